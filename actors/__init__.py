@@ -1,0 +1,1 @@
+"""artoo.actors: who acts — the Bus, the roles, the Dispatcher and the Supervisor."""

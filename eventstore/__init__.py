@@ -1,0 +1,1 @@
+"""artoo.eventstore: where it is kept — the EventLog, the MegramStore, the AuditLog."""

@@ -1,0 +1,519 @@
+"""Every message that flows on the bus, as msgspec Structs in one tagged union.
+
+Schema-evolution rules (msgspec's, see docs/ARCHITECTURE.md):
+
+1. A new field always gets a default, and is appended after the existing ones.
+2. A field's type never changes; a field is never renamed (add a new one instead).
+3. A tag (the class name) is never reused for a different shape.
+4. A reader that meets a tag it does not know gets an :class:`UnknownMessage`
+   holding the raw bytes, never an error.
+
+All times are UTC epoch seconds (``float``) unless a field name ends in ``_ms``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+__all__ = [
+    "MESSAGE_TYPES",
+    "AnyMessage",
+    "Check",
+    "ConfirmationDecision",
+    "ConfirmationRequest",
+    "CorrectionSignal",
+    "Cost",
+    "Criterion",
+    "DispatchManifest",
+    "EscalationTicket",
+    "ExecutionResult",
+    "FinalResult",
+    "GGSDecision",
+    "JudgeObservation",
+    "LLMCall",
+    "Megram",
+    "MegramDemoted",
+    "MegramForgotten",
+    "MegramRecalled",
+    "MegramRecorded",
+    "MemoryQuery",
+    "MemoryRecall",
+    "Message",
+    "OutcomeSummary",
+    "PlanDirective",
+    "ReplanRequest",
+    "RoleFailed",
+    "SOPPromoted",
+    "SubTask",
+    "SubTaskOutcome",
+    "TagPotential",
+    "TaskCancelled",
+    "TaskRequest",
+    "TaskSpec",
+    "ToolCall",
+    "ToolSpec",
+    "UnknownMessage",
+    "UserRequest",
+    "Verdict",
+]
+
+CriterionMode = Literal["verifiable", "plausible"]
+FailureClass = Literal["logical", "environmental"]
+Signal = Literal["rule", "llm", "human"]
+Level = Literal["M", "K", "C", "T"]
+MacroState = Literal[
+    "abandon", "success", "accept", "break_symmetry", "change_approach", "change_path", "refine"
+]
+FinalStatus = Literal["accept", "success", "abandon"]
+OutcomeStatus = Literal["matched", "failed", "skipped"]
+Tier = Literal["brain", "tool"]
+
+
+# --------------------------------------------------------------------------- value types
+class Check(msgspec.Struct, frozen=True, kw_only=True):
+    """A deterministic check that decides a verifiable criterion by code.
+
+    ``kind`` is one of the documented vocabulary (see ``artoo.actors.checks``):
+    ``exit_code``, ``file_exists``, ``output_contains``, ``output_matches``,
+    ``json_path_equals``, ``count_equals``. ``path`` is a file path or a JSON path,
+    ``value`` the expected value.
+    """
+
+    kind: str
+    path: str = ""
+    value: str | int | float | bool | None = None
+
+
+class Criterion(msgspec.Struct, frozen=True, kw_only=True):
+    """One success criterion of a task or subtask."""
+
+    id: str
+    text: str
+    mode: CriterionMode = "plausible"
+    check: Check | None = None
+    weight: float = 1.0
+
+
+class Verdict(msgspec.Struct, frozen=True, kw_only=True):
+    """The decision on one criterion for one attempt."""
+
+    criterion_id: str
+    passed: bool
+    failure_class: FailureClass | None = None
+    evidence: str = ""
+    signal: Signal = "rule"
+    confidence: float = 1.0
+    attempt: int = 1
+
+
+class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
+    """A structured record of one tool invocation (DESIGN §4.1: targets are structured)."""
+
+    tool: str
+    args: dict[str, Any] = {}
+    target: str | None = None
+    ok: bool = True
+    output_preview: str = ""
+    spill_ref: str | None = None
+    error: str | None = None
+    elapsed_ms: float = 0.0
+    subtask_id: str = ""
+    attempt: int = 1
+
+
+class ToolSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """A tool as described to a model: name, description, JSON-schema parameters."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = {}
+
+
+class Cost(msgspec.Struct, frozen=True, kw_only=True):
+    """The paper's two costs (§10): time (sequential calls, elapsed) and tokens."""
+
+    model_calls: int = 0
+    sequential_calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    elapsed_ms: float = 0.0
+
+
+class Megram(msgspec.Struct, frozen=True, kw_only=True):
+    """The paper's 11-tuple memory unit (§6.2). Times are UTC epoch seconds."""
+
+    id: str
+    level: Level
+    created_at: float
+    last_recalled_at: float | None = None
+    space: str
+    entity: str
+    content: str = ""
+    state: str = ""
+    f: float = 0.0
+    sigma: float = 0.0
+    k: float = 0.0
+
+
+class TagPotential(msgspec.Struct, frozen=True, kw_only=True):
+    """The live dual-channel potentials of one (space, entity) tag pair."""
+
+    space: str
+    entity: str
+    attention: float
+    decision: float
+    action: str = "ignore"
+
+
+# --------------------------------------------------------------------------- messages
+class Message(msgspec.Struct, tag=True, frozen=True, kw_only=True):
+    """Base of every bus message body; the tag is the class name."""
+
+
+class UserRequest(Message):
+    """Free text from the user, to the Queen."""
+
+    text: str
+    deadline_s: float | None = None
+
+
+class TaskRequest(Message):
+    """The Queen's admitted task, to the Perceiver."""
+
+    text: str
+    deadline_s: float | None = None
+
+
+class TaskSpec(Message):
+    """The Perceiver's reading of a task: intent, slug and task-level criteria."""
+
+    text: str
+    intent: str
+    slug: str
+    criteria: list[Criterion] = []
+    environment: str = "local"
+
+
+class SubTask(Message):
+    """One unit of work for one Executor–Agent-Validator pair (addressed by ``to``)."""
+
+    subtask_id: str
+    round: int = 0
+    sequence: int = 1
+    instruction: str = ""
+    criteria: list[Criterion] = []
+    context: str = ""
+    tools: list[str] = []
+    blocked_tools: list[str] = []
+    blocked_targets: list[str] = []
+
+
+class DispatchManifest(Message):
+    """The Planner's plan for one round: subtasks grouped by ``sequence``."""
+
+    round: int = 0
+    subtasks: list[SubTask] = []
+    task_criteria: list[Criterion] = []
+    must_not: list[str] = []
+    should_prefer: list[str] = []
+    caution: list[str] = []
+    rationale: str = ""
+
+
+class ExecutionResult(Message):
+    """What an Executor attempt produced."""
+
+    subtask_id: str
+    round: int = 0
+    attempt: int = 1
+    ok: bool = True
+    output: str = ""
+    tool_calls: list[ToolCall] = []
+    error: str | None = None
+
+
+class CorrectionSignal(Message):
+    """The Agent-Validator's feedback asking the Executor to retry."""
+
+    subtask_id: str
+    round: int = 0
+    attempt: int = 1
+    verdicts: list[Verdict] = []
+    feedback: str = ""
+    failure_class: FailureClass | None = None
+
+
+class SubTaskOutcome(Message):
+    """The one result of a subtask's fast loop that crosses into the medium loop."""
+
+    subtask_id: str
+    round: int = 0
+    status: OutcomeStatus = "matched"
+    output: str = ""
+    verdicts: list[Verdict] = []
+    history: list[Verdict] = []
+    attempts: int = 1
+    tool_calls: list[ToolCall] = []
+    failure_class: FailureClass | None = None
+    reason: str = ""
+
+
+class ReplanRequest(Message):
+    """The Meta-Validator's fan-in when something failed."""
+
+    round: int = 0
+    outcomes: list[SubTaskOutcome] = []
+    task_verdicts: list[Verdict] = []
+    merged_output: str = ""
+
+
+class OutcomeSummary(Message):
+    """The Meta-Validator's fan-in when every subtask and task criterion passed."""
+
+    round: int = 0
+    outcomes: list[SubTaskOutcome] = []
+    task_verdicts: list[Verdict] = []
+    merged_output: str = ""
+
+
+class GGSDecision(Message):
+    """One medium-loop decision of the Goal Gradient Solver, with every input kept."""
+
+    round: int
+    d: float
+    p: float
+    omega: float
+    loss: float
+    grad: float
+    directive: MacroState
+    urgency: str = "normal"
+    rationale: str = ""
+    replans: int = 0
+    elapsed_ms: float = 0.0
+    blocked_tools: list[str] = []
+    blocked_targets: list[str] = []
+    law2_worsening: int = 0
+
+
+class PlanDirective(Message):
+    """GGS's instruction to the Planner for the next round (MUST NOT sets included)."""
+
+    round: int
+    directive: MacroState
+    blocked_tools: list[str] = []
+    blocked_targets: list[str] = []
+    rationale: str = ""
+    urgency: str = "normal"
+    failure_class: FailureClass | None = None
+
+
+class FinalResult(Message):
+    """The one and only end of a task, on every path."""
+
+    task_id: str
+    status: FinalStatus
+    summary: str = ""
+    output: str = ""
+    loss: float | None = None
+    replans: int = 0
+    cost: Cost = Cost()
+
+
+class MemoryQuery(Message):
+    """The Planner asks Memory for SOPs and potentials of a tag pair."""
+
+    space: str
+    entity: str
+    round: int = 0
+    tool_prefix: str = "tool:"
+
+
+class MemoryRecall(Message):
+    """Memory's answer: C-level SOPs, live potentials and the strongest Avoid pairs."""
+
+    space: str
+    entity: str
+    round: int = 0
+    sops: list[Megram] = []
+    attention: float = 0.0
+    decision: float = 0.0
+    action: str = "ignore"
+    avoid: list[TagPotential] = []
+
+
+class MegramRecorded(Message):
+    """A new Megram, whole (GGS writes, Memory applies)."""
+
+    megram: Megram
+
+
+class MegramRecalled(Message):
+    """Megrams whose decay clock restarts at ``at``."""
+
+    ids: list[str]
+    at: float
+
+
+class MegramForgotten(Message):
+    """A Megram physically forgotten by the Dreamer."""
+
+    id: str
+    reason: str = ""
+
+
+class MegramDemoted(Message):
+    """A Common-Sense entry stripped of its time immunity (trust bankruptcy)."""
+
+    id: str
+    level: Level = "K"
+    k: float = 0.05
+    reason: str = ""
+
+
+class SOPPromoted(Message):
+    """A consolidated cluster: a new C-level Megram and the sources it came from."""
+
+    megram: Megram
+    source_ids: list[str] = []
+    kind: Literal["best_practice", "constraint"] = "best_practice"
+
+
+class LLMCall(Message):
+    """One model call, recorded so a run can be replayed without the model."""
+
+    call_id: str
+    role: str
+    tier: Tier
+    model: str
+    request: dict[str, Any] = {}
+    response: str | None = None
+    tool_calls: list[dict[str, Any]] = []
+    usage: dict[str, int] = {}
+    latency_ms: float = 0.0
+    error: str | None = None
+    subtask_id: str = ""
+
+
+class ConfirmationRequest(Message):
+    """Law 1: an irreversible action waiting for a human's yes."""
+
+    request_id: str
+    action: str
+    reason: str
+    tool: str = ""
+    args: dict[str, Any] = {}
+    target: str | None = None
+    subtask_id: str = ""
+    timeout_s: float = 60.0
+
+
+class ConfirmationDecision(Message):
+    """The answer to a ConfirmationRequest (denied at its timeout)."""
+
+    request_id: str
+    approved: bool
+    by: str = "operator"
+    reason: str = ""
+
+
+class EscalationTicket(Message):
+    """The Judge's structured report of degradation, to the Queen."""
+
+    ticket_id: str
+    severity: Literal["low", "medium", "high", "critical"] = "medium"
+    kind: str = ""
+    summary: str = ""
+    evidence: list[int] = []
+
+
+class JudgeObservation(Message):
+    """A periodic health observation of the Judge."""
+
+    summary: str = ""
+    healthy: bool = True
+    metrics: dict[str, float] = {}
+
+
+class TaskCancelled(Message):
+    """A task was cancelled by the user or the host."""
+
+    reason: str = ""
+
+
+class RoleFailed(Message):
+    """A role raised; the Supervisor restarts it and ends the tasks it served."""
+
+    role: str
+    error: str
+    traceback: str = ""
+    task_ids: list[str] = []
+
+
+class UnknownMessage(msgspec.Struct, frozen=True):
+    """What a reader gets for a body whose tag it does not know: the tag and raw bytes."""
+
+    tag: str
+    raw: bytes
+
+
+MESSAGE_TYPES: tuple[type[Message], ...] = (
+    UserRequest,
+    TaskRequest,
+    TaskSpec,
+    DispatchManifest,
+    SubTask,
+    ExecutionResult,
+    CorrectionSignal,
+    SubTaskOutcome,
+    ReplanRequest,
+    OutcomeSummary,
+    GGSDecision,
+    PlanDirective,
+    FinalResult,
+    MemoryQuery,
+    MemoryRecall,
+    MegramRecorded,
+    MegramRecalled,
+    MegramForgotten,
+    MegramDemoted,
+    SOPPromoted,
+    LLMCall,
+    ConfirmationRequest,
+    ConfirmationDecision,
+    EscalationTicket,
+    JudgeObservation,
+    TaskCancelled,
+    RoleFailed,
+)
+
+AnyMessage = (
+    UserRequest
+    | TaskRequest
+    | TaskSpec
+    | DispatchManifest
+    | SubTask
+    | ExecutionResult
+    | CorrectionSignal
+    | SubTaskOutcome
+    | ReplanRequest
+    | OutcomeSummary
+    | GGSDecision
+    | PlanDirective
+    | FinalResult
+    | MemoryQuery
+    | MemoryRecall
+    | MegramRecorded
+    | MegramRecalled
+    | MegramForgotten
+    | MegramDemoted
+    | SOPPromoted
+    | LLMCall
+    | ConfirmationRequest
+    | ConfirmationDecision
+    | EscalationTicket
+    | JudgeObservation
+    | TaskCancelled
+    | RoleFailed
+)
