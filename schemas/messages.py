@@ -121,6 +121,7 @@ class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
     elapsed_ms: float = 0.0
     subtask_id: str = ""
     attempt: int = 1
+    exit_code: int | None = None
 
 
 class ToolSpec(msgspec.Struct, frozen=True, kw_only=True):
@@ -449,6 +450,7 @@ class RoleFailed(Message):
     error: str
     traceback: str = ""
     task_ids: list[str] = []
+    last_seq: int = 0
 
 
 class UnknownMessage(msgspec.Struct, frozen=True):

@@ -1,0 +1,580 @@
+"""The write-ahead Bus: publish never blocks; one writer logs, then delivers (DESIGN §2).
+
+``publish`` validates and encodes the body in the caller's thread, queues it and returns.
+One writer thread drains the queue in groups (at most ``max_group`` messages), assigns the
+seqs, stamps ``ts`` from the clock, appends the whole group to the EventLog in one
+WriteBatch (group commit, fsynced per the log's durability mode) and only then delivers it,
+in seq order. So log order is delivery order, and anything delivered is in the log.
+
+Two kinds of receivers:
+
+- **subscribers** (role actors): each committed group reaches a subscriber as ONE
+  ``actor_ref.tell(Delivery(envelopes))`` carrying the envelopes it subscribed to, in seq
+  order. Actor mailboxes are unbounded, so a subscriber never loses a message. A dead actor
+  (``pykka.ActorDeadError``) is unsubscribed and counted; the bus keeps running.
+- **taps** (observers: Auditor, Judge, host listeners, a UI): bounded queues. A full tap
+  drops and counts; it never slows the writer. ``Tap.catch_up()`` re-reads exactly the
+  dropped envelopes from the log.
+
+Example::
+
+    log = EventLog.open(store / "events", durability="batch")
+    bus = Bus(log)
+    bus.subscribe([TaskRequest], perceiver_ref)
+    bus.publish(TaskRequest(text="count files"), sender="queen", task_id=task_id)
+    bus.flush()        # persisted and told
+    bus.close()        # flushes, stops the writer; the log stays open
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Protocol, Self
+
+from artoo.actors.clock import Clock, SystemClock
+from artoo.eventstore import EventLog, envelope_tail
+from artoo.schemas import MESSAGE_TYPES, Envelope, Message, UnknownMessage
+
+__all__ = [
+    "MAX_GROUP",
+    "Bus",
+    "BusClosed",
+    "BusError",
+    "Delivery",
+    "Receiver",
+    "Subscription",
+    "Tap",
+    "kind_set",
+    "select",
+]
+
+_logger = logging.getLogger(__name__)
+
+MAX_GROUP = 4096  # messages per group commit: bounds the latency of one group
+_KNOWN_TYPES: tuple[type, ...] = (*MESSAGE_TYPES, UnknownMessage)
+_BODY_TYPES = frozenset(MESSAGE_TYPES)
+
+
+# --------------------------------------------------------------------------- errors
+class BusClosed(RuntimeError):
+    """The bus was closed: it takes no more messages."""
+
+
+class BusError(RuntimeError):
+    """The bus writer failed (``__cause__`` is the error); the bus takes no more messages."""
+
+
+# --------------------------------------------------------------------------- plain data
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """One committed group as one subscriber sees it: its envelopes, in seq order."""
+
+    envelopes: tuple[Envelope, ...]
+
+    def __iter__(self) -> Iterator[Envelope]:
+        return iter(self.envelopes)
+
+    def __len__(self) -> int:
+        return len(self.envelopes)
+
+
+@dataclass(frozen=True, slots=True)
+class _Join:
+    """A control in the writer's queue: replay the log to a subscriber, then add it."""
+
+    subscription: Subscription
+    from_seq: int
+
+
+class Receiver(Protocol):
+    """What a subscriber must offer: a non-blocking ``tell`` (a pykka ActorRef does)."""
+
+    def tell(self, message: Any) -> None: ...
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Subscription:
+    """A subscriber's filter: message ``kinds`` (None = all) and address ``to`` (None = any)."""
+
+    kinds: frozenset[type] | None
+    to: str | None
+    ref: Receiver
+
+
+def kind_set(kinds: Iterable[type] | None) -> frozenset[type] | None:
+    """The exact body types a kinds filter admits (a base class admits its known subclasses)."""
+    if kinds is None:
+        return None
+    wanted = tuple(kinds)
+    for kind in wanted:
+        if not isinstance(kind, type):
+            raise TypeError(f"kinds must be message classes, not {kind!r}")
+    return frozenset(wanted) | {t for t in _KNOWN_TYPES if issubclass(t, wanted)}
+
+
+def select(
+    envelopes: tuple[Envelope, ...], kinds: frozenset[type] | None, to: str | None
+) -> tuple[Envelope, ...]:
+    """The envelopes whose body type is in ``kinds`` and whose ``to`` matches, in order."""
+    if kinds is None:
+        if to is None:
+            return envelopes
+        return tuple(e for e in envelopes if e.to == to)
+    if to is None:
+        return tuple(e for e in envelopes if type(e.body) in kinds)
+    return tuple(e for e in envelopes if e.to == to and type(e.body) in kinds)
+
+
+# --------------------------------------------------------------------------- taps
+class Tap:
+    """A bounded queue of envelopes for an observer; iterate it, or ``get`` one at a time.
+
+    A full tap drops what does not fit and counts it in ``dropped``; ``catch_up()`` then
+    returns exactly those envelopes, re-read from the log. Iteration blocks and ends once
+    the tap or the bus is closed and the queue is empty.
+
+    Example::
+
+        with bus.tap(maxsize=1000, kinds=[FinalResult]) as tap:
+            for envelope in tap:
+                ...
+            missed = tap.catch_up()
+    """
+
+    def __init__(
+        self, bus: Bus, event_log: EventLog, maxsize: int, kinds: frozenset[type] | None
+    ) -> None:
+        """Made by :meth:`Bus.tap`."""
+        if maxsize < 1:
+            raise ValueError(f"maxsize must be at least 1, not {maxsize}")
+        self._bus = bus
+        self._log = event_log
+        self._maxsize = maxsize
+        self._kinds = kinds
+        self._items: deque[Envelope] = deque()
+        self._cond = threading.Condition(threading.Lock())
+        self._closed = False
+        self._dropped = 0
+        self._lost: list[list[int]] = []  # [first, last] seq ranges of dropped envelopes
+        self._dropping = False  # the last offer ended with a drop
+
+    @property
+    def dropped(self) -> int:
+        """How many envelopes this tap dropped since it was made (not reset by catch_up)."""
+        return self._dropped
+
+    @property
+    def closed(self) -> bool:
+        """True once the tap (or its bus) was closed."""
+        return self._closed
+
+    @property
+    def pending(self) -> int:
+        """How many envelopes wait to be read."""
+        return len(self._items)
+
+    def get(self, timeout: float | None = None) -> Envelope | None:
+        """The next envelope; None on timeout, or when closed and empty."""
+        with self._cond:
+            if not self._items and not self._closed:
+                self._cond.wait_for(self._ready, timeout)
+            return self._items.popleft() if self._items else None
+
+    def __iter__(self) -> Iterator[Envelope]:
+        while (envelope := self.get()) is not None:
+            yield envelope
+
+    def catch_up(self) -> list[Envelope]:
+        """Re-read from the log exactly the envelopes dropped since the last catch-up."""
+        with self._cond:
+            lost, self._lost = self._lost, []
+        kinds = self._kinds
+        out: list[Envelope] = []
+        for first, last in lost:
+            out.extend(select(tuple(self._log.read(first, last)), kinds, None))
+        return out
+
+    def close(self) -> None:
+        """Stop receiving; a blocked ``get`` or iteration ends once the queue is empty."""
+        self._bus._remove_tap(self)
+        self._end()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ the writer's side
+    def _ready(self) -> bool:
+        return bool(self._items) or self._closed
+
+    def _end(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
+    def _offer(self, envelopes: tuple[Envelope, ...]) -> None:
+        """Queue what fits, record the rest as dropped. Never blocks on the consumer."""
+        envelopes = select(envelopes, self._kinds, None)
+        if not envelopes:
+            return
+        with self._cond:
+            if self._closed:
+                return
+            room = self._maxsize - len(self._items)
+            if room >= len(envelopes):
+                self._items.extend(envelopes)
+                self._dropping = False
+            else:
+                if room > 0:
+                    self._items.extend(envelopes[:room])
+                first, last = envelopes[max(room, 0)].seq, envelopes[-1].seq
+                self._dropped += len(envelopes) - max(room, 0)
+                if self._dropping and room <= 0 and self._lost:
+                    self._lost[-1][1] = last  # nothing of ours got through in between
+                else:
+                    self._lost.append([first, last])
+                self._dropping = True
+            self._cond.notify_all()
+
+
+# --------------------------------------------------------------------------- the bus
+class Bus:
+    """The write-ahead bus over one EventLog (see the module docstring).
+
+    ``clock`` stamps each group's ``ts`` (default: the system clock). The bus continues
+    the log's seqs; it never closes the log. ``max_group`` bounds a group commit.
+    """
+
+    def __init__(
+        self, log: EventLog, clock: Clock | None = None, *, max_group: int = MAX_GROUP
+    ) -> None:
+        """Start the writer thread over ``log``."""
+        if max_group < 1:
+            raise ValueError(f"max_group must be at least 1, not {max_group}")
+        self._log = log
+        self._now = (clock or SystemClock()).now
+        self._max_group = max_group
+        self._append = log.append_encoded
+        # The queue holds message tuples and controls (flush barriers, from_seq joins), in
+        # publish order. The gate guards the queue's producer side, the receivers and the
+        # bus state; the writer also holds it while it stages a group in memory, so that
+        # publishers sleep then instead of contending for the GIL (plyvel releases the GIL
+        # on every put) — they never wait for I/O.
+        self._queue: deque[Any] = deque()
+        self._push = self._queue.append
+        self._gate = threading.Lock()
+        self._published = 0
+        self._halted = False  # closed or failed: refuse publishes
+        self._exited = False  # the writer loop ended
+        self._controls = 0  # controls queued and not yet handled
+        self._subscriptions: tuple[Subscription, ...] = ()
+        self._taps: tuple[Tap, ...] = ()
+        # writer side
+        self._last_seq = log.last_seq
+        self._idle = False
+        self._stopping = False
+        self._wake = threading.Event()
+        self._pending: list[Any] = []  # the controls of the group being committed
+        self._committed = 0
+        self._groups = 0
+        self._dead = 0
+        self._dropped_by_closed_taps = 0
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="artoo-bus-writer", daemon=True)
+        self._thread.start()
+
+    # ------------------------------------------------------------------ publishing
+    def publish(
+        self,
+        body: Message,
+        *,
+        sender: str,
+        task_id: str | None = None,
+        to: str | None = None,
+        cause: int | None = None,
+    ) -> None:
+        """Queue one message and return at once; never waits for I/O.
+
+        The body is encoded here, so a body that cannot be encoded raises TypeError (or
+        msgspec.EncodeError) in the caller. Raises :class:`BusClosed` after :meth:`close`
+        and :class:`BusError` after the writer failed.
+        """
+        if type(body) not in _BODY_TYPES and not isinstance(body, Message):
+            raise TypeError(f"a bus message must be an artoo.schemas.Message, not {body!r}")
+        item = (task_id, envelope_tail(task_id, sender, to, cause, body), body, sender, to, cause)
+        with self._gate:
+            if self._halted:
+                self._refuse()
+            self._push(item)
+            self._published += 1
+        if self._idle:
+            self._wake.set()
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until everything published before this call is persisted and delivered.
+
+        Returns False if ``timeout`` (seconds) passed first. Raises :class:`BusError` if
+        the writer failed.
+        """
+        if threading.current_thread() is self._thread:
+            raise RuntimeError("flush() called from the bus writer (a subscriber's tell?)")
+        barrier = threading.Event()
+        done = not self._control(barrier) or barrier.wait(timeout)
+        if self._error is not None:
+            raise BusError(f"the bus writer failed: {self._error!r}") from self._error
+        return done
+
+    # ------------------------------------------------------------------ receivers
+    def subscribe(
+        self,
+        kinds: Iterable[type] | None,
+        actor_ref: Receiver,
+        to: str | None = None,
+        *,
+        from_seq: int | None = None,
+    ) -> Subscription:
+        """Tell ``actor_ref`` one :class:`Delivery` per committed group holding its envelopes.
+
+        ``kinds``: message classes (None = all). ``to``: only envelopes addressed to it
+        (None = any address). Without ``from_seq`` it takes effect from the next group.
+        With ``from_seq`` the subscriber first gets the logged envelopes from that seq on
+        (re-read from the log, in deliveries of at most ``max_group``), then the live
+        ones — no gap, no duplicate (a restarted role resumes so).
+        """
+        subscription = Subscription(kind_set(kinds), to, actor_ref)
+        if from_seq is None:
+            self._add(subscription)
+        elif not self._control(_Join(subscription, from_seq)):  # the writer has exited
+            self._replay(subscription, from_seq)
+        return subscription
+
+    def _add(self, subscription: Subscription) -> None:
+        with self._gate:
+            self._subscriptions = (*self._subscriptions, subscription)
+
+    def _control(self, control: threading.Event | _Join) -> bool:
+        """Queue a control for the writer; False if the writer has exited."""
+        with self._gate:
+            if self._exited:
+                return False
+            self._controls += 1
+            self._push(control)
+        self._wake.set()
+        return True
+
+    def unsubscribe(self, subscription: Subscription) -> None:
+        """Stop a subscription (idempotent)."""
+        with self._gate:
+            self._subscriptions = tuple(s for s in self._subscriptions if s is not subscription)
+
+    def tap(self, maxsize: int = 10_000, kinds: Iterable[type] | None = None) -> Tap:
+        """A bounded observer queue receiving every committed envelope of ``kinds``."""
+        tap = Tap(self, self._log, maxsize, kind_set(kinds))
+        with self._gate:
+            if self._halted:
+                tap._end()
+            else:
+                self._taps = (*self._taps, tap)
+        return tap
+
+    def _remove_tap(self, tap: Tap) -> None:
+        with self._gate:
+            if tap in self._taps:
+                self._taps = tuple(t for t in self._taps if t is not tap)
+                self._dropped_by_closed_taps += tap.dropped
+
+    # ------------------------------------------------------------------ state
+    @property
+    def last_seq(self) -> int:
+        """The seq of the last committed (persisted and delivered) envelope."""
+        return self._last_seq
+
+    def stats(self) -> dict[str, int | float]:
+        """Counters: published, committed, last_seq, groups, average group size, queue
+        depth, tap drops, dead subscriptions, subscriptions and taps."""
+        groups = self._groups
+        depth = max(len(self._queue) - self._controls, 0)
+        return {
+            "published": self._published,
+            "committed": self._committed,
+            "last_seq": self._last_seq,
+            "groups": groups,
+            "avg_group_size": self._committed / groups if groups else 0.0,
+            "queue_depth": depth,
+            "tap_drops": self._dropped_by_closed_taps + sum(t.dropped for t in self._taps),
+            "dead_subscriptions": self._dead,
+            "subscriptions": len(self._subscriptions),
+            "taps": len(self._taps),
+        }
+
+    def close(self, timeout: float | None = None) -> None:
+        """Commit what was published, stop the writer and end the taps (idempotent).
+
+        The log stays open. Raises :class:`BusError` if the writer had failed.
+        """
+        with self._gate:
+            self._halted = True
+        self._stopping = True
+        self._wake.set()
+        if threading.current_thread() is not self._thread:
+            self._thread.join(timeout)
+        for tap in self._taps:
+            tap._end()
+        if self._error is not None:
+            raise BusError(f"the bus writer failed: {self._error!r}") from self._error
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _refuse(self) -> None:
+        if self._error is not None:
+            raise BusError(f"the bus writer failed: {self._error!r}") from self._error
+        raise BusClosed("the bus is closed; publish before close()")
+
+    # ------------------------------------------------------------------ the writer
+    def _run(self) -> None:
+        queue = self._queue
+        try:
+            while True:
+                if not queue:
+                    if self._stopping and self._exit():
+                        return
+                    self._sleep()
+                    continue
+                self._cycle()
+        except BaseException as exc:
+            self._fail(exc)
+
+    def _cycle(self) -> None:
+        """Take one group, stage it (holding the gate), write it, deliver it."""
+        ts = self._now()
+        gate = self._gate
+        gate.acquire()
+        held = True
+
+        def staged() -> None:
+            nonlocal held
+            held = False
+            gate.release()
+
+        try:
+            queue = self._queue
+            group = [queue.popleft() for _ in range(min(len(queue), self._max_group))]
+            controls = []
+            if self._controls:
+                controls = [item for item in group if type(item) is not tuple]
+                if controls:
+                    group = [item for item in group if type(item) is tuple]
+                    self._controls -= len(controls)
+            self._pending = controls
+            if group:
+                first = self._last_seq + 1
+                envelopes = tuple(
+                    [
+                        Envelope(seq, ts, task_id, sender, to, cause, body)
+                        for seq, (task_id, _, body, sender, to, cause) in enumerate(group, first)
+                    ]
+                )
+                # items start (task_id, tail): the log's records
+                self._append(first, ts, group, staged=staged)
+                self._last_seq = first + len(group) - 1
+        finally:
+            if held:
+                gate.release()
+        if group:
+            self._deliver(envelopes)
+            self._committed += len(group)
+            self._groups += 1
+        if controls:
+            self._handle(controls)
+        self._pending = []
+
+    def _exit(self) -> bool:
+        with self._gate:
+            if self._queue:
+                return False
+            self._exited = True
+            return True
+
+    def _sleep(self) -> None:
+        # Publishers push before they read _idle; we set _idle before we re-check the
+        # queue, so a message is either seen here or its publisher sets _wake.
+        self._idle = True
+        self._wake.clear()
+        if not self._queue and not self._stopping:
+            self._wake.wait()
+        self._idle = False
+
+    def _handle(self, controls: list[Any]) -> None:
+        # After the group they came with is committed: everything before them is logged.
+        for control in controls:
+            if isinstance(control, _Join):
+                if self._replay(control.subscription, control.from_seq):
+                    self._add(control.subscription)
+            else:
+                control.set()
+
+    def _replay(self, subscription: Subscription, from_seq: int) -> bool:
+        """Tell a subscriber the logged envelopes from ``from_seq`` to ``last_seq``.
+
+        False if the subscriber turned out dead.
+        """
+        envelopes = self._log.read(from_seq, self._last_seq)
+        while chunk := tuple(itertools.islice(envelopes, self._max_group)):
+            selected = select(chunk, subscription.kinds, subscription.to)
+            if selected and not self._tell(subscription, selected):
+                return False
+        return True
+
+    def _deliver(self, envelopes: tuple[Envelope, ...]) -> None:
+        for subscription in self._subscriptions:
+            selected = select(envelopes, subscription.kinds, subscription.to)
+            if selected:
+                self._tell(subscription, selected)
+        for tap in self._taps:
+            tap._offer(envelopes)
+
+    def _tell(self, subscription: Subscription, envelopes: tuple[Envelope, ...]) -> bool:
+        try:
+            subscription.ref.tell(Delivery(envelopes))
+        except Exception as exc:  # a dead actor (ActorDeadError) or a broken receiver
+            self.unsubscribe(subscription)
+            self._dead += 1
+            _logger.warning("bus: dropped subscriber %r: %r", subscription.ref, exc)
+            return False
+        return True
+
+    def _fail(self, exc: BaseException) -> None:
+        _logger.error("bus writer failed; the bus takes no more messages", exc_info=exc)
+        with self._gate:
+            self._error = exc
+            self._halted = True
+            self._exited = True
+            left = [*self._pending, *self._queue]
+            self._queue.clear()
+        for item in left:
+            if isinstance(item, threading.Event):
+                item.set()  # wake flushers; they raise BusError
+        for tap in self._taps:
+            tap._end()

@@ -1,0 +1,254 @@
+"""Test helpers shipped with artoo: a manual clock, a throw-away store, a recording subscriber.
+
+Example::
+
+    from artoo.testing import ManualClock, Recorder, temporary_store
+
+    with temporary_store() as store, EventLog.open(store / "events") as log:
+        bus = Bus(log, clock=ManualClock())
+        with Recorder() as recorder:
+            bus.subscribe([TaskRequest], recorder.ref)
+            bus.publish(TaskRequest(text="hi"), sender="queen")
+            assert recorder.wait_for(1)
+            assert recorder.envelopes[0].body.text == "hi"
+        bus.close()
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import pykka
+
+from artoo.actors.bus import Delivery
+from artoo.schemas import Envelope
+
+__all__ = ["ManualClock", "Recorder", "Timer", "temporary_store"]
+
+
+# --------------------------------------------------------------------------- clock
+class Timer:
+    """A callback scheduled on a :class:`ManualClock`; ``cancel()`` it before it fires."""
+
+    __slots__ = ("cancelled", "fn", "when")
+
+    def __init__(self, when: float, fn: Callable[[], object]) -> None:
+        """Made by :meth:`ManualClock.call_at`."""
+        self.when = when
+        self.fn = fn
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        """Do not fire (no effect once fired)."""
+        self.cancelled = True
+
+
+class ManualClock:
+    """A clock that moves only when told; thread-safe. Implements the ``Clock`` protocol.
+
+    ``now()`` starts at ``start`` (UTC epoch seconds), ``monotonic()`` at 0. ``advance``
+    moves both forward and fires due timers (in time order, outside the lock, so a timer
+    may schedule another). ``set(t)`` jumps the wall clock: forward like ``advance``,
+    backward without touching ``monotonic`` or firing anything.
+
+    Example::
+
+        clock = ManualClock()
+        fired = []
+        clock.call_later(5, lambda: fired.append(clock.now()))
+        clock.advance(4.9)   # nothing yet
+        clock.advance(0.1)   # fires; fired == [clock.now()]
+    """
+
+    def __init__(self, start: float = 1_700_000_000.0) -> None:
+        """Start the wall clock at ``start``."""
+        self._lock = threading.Lock()
+        self._now = float(start)
+        self._monotonic = 0.0
+        self._timers: list[tuple[float, int, Timer]] = []
+        self._order = itertools.count()
+
+    def now(self) -> float:
+        """The current wall time (UTC epoch seconds)."""
+        with self._lock:
+            return self._now
+
+    def monotonic(self) -> float:
+        """Seconds since the clock was made (never goes back)."""
+        with self._lock:
+            return self._monotonic
+
+    def advance(self, seconds: float) -> None:
+        """Move time forward by ``seconds`` (≥ 0) and fire the timers that came due."""
+        if seconds < 0:
+            raise ValueError(f"cannot advance by a negative amount ({seconds})")
+        with self._lock:
+            self._now += seconds
+            self._monotonic += seconds
+        self._fire_due()
+
+    def set(self, t: float) -> None:
+        """Set the wall time to ``t`` (forward: as ``advance``; backward: a clock jump)."""
+        with self._lock:
+            delta = t - self._now
+            self._now = float(t)
+            if delta > 0:
+                self._monotonic += delta
+        if delta > 0:
+            self._fire_due()
+
+    def call_at(self, when: float, fn: Callable[[], object]) -> Timer:
+        """Call ``fn()`` once ``now()`` reaches ``when`` (fired by ``advance``/``set``)."""
+        timer = Timer(when, fn)
+        with self._lock:
+            heapq.heappush(self._timers, (when, next(self._order), timer))
+        return timer
+
+    def call_later(self, delay: float, fn: Callable[[], object]) -> Timer:
+        """Call ``fn()`` ``delay`` seconds from now."""
+        return self.call_at(self.now() + delay, fn)
+
+    def pending(self) -> int:
+        """How many timers wait to fire (cancelled ones excluded)."""
+        with self._lock:
+            return sum(1 for _, _, timer in self._timers if not timer.cancelled)
+
+    def _fire_due(self) -> None:
+        while True:
+            with self._lock:
+                if not self._timers or self._timers[0][0] > self._now:
+                    return
+                _, _, timer = heapq.heappop(self._timers)
+            if not timer.cancelled:
+                timer.cancelled = True
+                timer.fn()
+
+    def __repr__(self) -> str:
+        return f"ManualClock(now={self._now!r}, monotonic={self._monotonic!r})"
+
+
+# --------------------------------------------------------------------------- store
+@contextmanager
+def temporary_store() -> Iterator[Path]:
+    """A fresh, empty store directory, removed afterwards.
+
+    Example::
+
+        with temporary_store() as store:
+            log = EventLog.open(store / "events")
+    """
+    path = Path(tempfile.mkdtemp(prefix="artoo-store-"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------- recorder
+class _RecorderActor(pykka.ThreadingActor):
+    use_daemon_thread = True
+
+    def __init__(self, sink: Callable[[Any], None]) -> None:
+        super().__init__()
+        self._sink = sink
+
+    def on_receive(self, message: Any) -> None:
+        self._sink(message)
+
+
+class Recorder:
+    """A subscriber actor that records every envelope it is told (as Delivery or Envelope).
+
+    Subscribe ``recorder.ref``; read ``recorder.envelopes`` (a snapshot, in arrival order);
+    ``wait_for(n)`` or ``wait_for(predicate)`` to block until they arrive; ``stop()`` it
+    (or use it as a context manager).
+
+    Example::
+
+        with Recorder() as recorder:
+            bus.subscribe(None, recorder.ref)
+            bus.publish(TaskCancelled(reason="x"), sender="host")
+            assert recorder.wait_for(lambda envs: envs[-1].kind == "TaskCancelled")
+    """
+
+    def __init__(self) -> None:
+        """Start the actor."""
+        self._cond = threading.Condition()
+        self._envelopes: list[Envelope] = []
+        self._deliveries = 0
+        self.ref: pykka.ActorRef[Any] = _RecorderActor.start(self._record)
+
+    def _record(self, message: Any) -> None:
+        with self._cond:
+            if isinstance(message, Delivery):
+                self._envelopes.extend(message.envelopes)
+                self._deliveries += 1
+            elif isinstance(message, Envelope):
+                self._envelopes.append(message)
+                self._deliveries += 1
+            else:
+                return
+            self._cond.notify_all()
+
+    @property
+    def envelopes(self) -> list[Envelope]:
+        """A copy of everything received so far, in arrival order."""
+        with self._cond:
+            return list(self._envelopes)
+
+    @property
+    def deliveries(self) -> int:
+        """How many mailbox messages (Delivery or Envelope) arrived."""
+        with self._cond:
+            return self._deliveries
+
+    def wait_for(
+        self,
+        predicate_or_count: int | Callable[[list[Envelope]], bool],
+        timeout: float = 5.0,
+    ) -> bool:
+        """Block until ``count`` envelopes arrived, or ``predicate(envelopes)`` holds.
+
+        Returns False when ``timeout`` seconds pass first.
+        """
+        if isinstance(predicate_or_count, int):
+            count = predicate_or_count
+
+            def check(envelopes: list[Envelope]) -> bool:
+                return len(envelopes) >= count
+        else:
+            check = predicate_or_count
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while not check(self._envelopes):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(left)
+            return True
+
+    def stop(self) -> None:
+        """Stop the actor (idempotent); later tells raise pykka.ActorDeadError."""
+        if self.ref.is_alive():
+            self.ref.stop()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

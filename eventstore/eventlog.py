@@ -1,0 +1,439 @@
+"""The EventLog: every bus envelope, in seq order, in one LevelDB directory.
+
+Keys (DESIGN §5)::
+
+    e|<seq>            -> the envelope, msgpack (``encode_envelope``)
+    t|<task_id>|<seq>  -> b""  (per-task index)
+
+``<seq>`` is 8 bytes big-endian, so LevelDB's key order is seq order. Seqs start at 1 and
+have no gap. Each ``append`` call is one WriteBatch (group commit); how it reaches the disk
+depends on the durability mode:
+
+- ``"none"``: ``sync=False`` — the OS buffers the write (survives a process crash, not a
+  power cut);
+- ``"batch"``: one fsync per append call (``WriteBatch(sync=True)``);
+- ``"always"``: one fsync per message — each message is its own synced batch, durable
+  before the next one is written.
+
+Only one process may hold the directory. Opening writes a ``HOLDER`` file (pid and command
+line) next to LevelDB's files, so a second opener gets a :class:`StoreLocked` that names the
+holder.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import struct
+import sys
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal, Self, get_args
+
+import msgspec
+import plyvel
+
+from artoo.schemas import CorruptRecord, Envelope, decode_envelope, encode_envelope
+
+__all__ = [
+    "DURABILITY_MODES",
+    "Durability",
+    "EventLog",
+    "NotAStore",
+    "StoreError",
+    "StoreLocked",
+    "close_leveldb",
+    "envelope_tail",
+    "open_leveldb",
+]
+
+Durability = Literal["none", "batch", "always"]
+DURABILITY_MODES: tuple[str, ...] = get_args(Durability)
+
+HOLDER_FILE = "HOLDER"
+_EVENT = b"e|"
+_EVENT_END = b"e}"  # the first key after every e|<seq> ("}" follows "|")
+_TASK = b"t|"
+_SEP = b"|"
+_PREFIX_CACHE = 4096  # task prefixes kept encoded
+_SEQ = struct.Struct(">Q")
+_pack_seq = _SEQ.pack
+_unpack_seq = _SEQ.unpack
+_pack_float = struct.Struct(">d").pack
+
+# The record of an envelope written by append_encoded: [seq, ts, *tail] as msgpack.
+_ENVELOPE_FIELDS = ("seq", "ts", "task_id", "sender", "to", "cause", "body")
+if Envelope.__struct_fields__ != _ENVELOPE_FIELDS:  # pragma: no cover - schema guard
+    raise ImportError(f"EventLog.append_encoded writes Envelope as {_ENVELOPE_FIELDS}")
+_HEAD = b"\x97\xcf"  # fixarray of 7, then seq as uint64
+_encode_tail = msgspec.msgpack.Encoder().encode
+_join = b"".join
+
+
+# --------------------------------------------------------------------------- errors
+class StoreError(RuntimeError):
+    """A store directory cannot be opened. ``path`` names the directory."""
+
+    def __init__(self, message: str, path: Path) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class StoreLocked(StoreError):
+    """Another process (or another open in this one) holds the directory.
+
+    ``holder_pid`` and ``holder_command`` come from the holder's ``HOLDER`` file (None when
+    the holder has not written it).
+    """
+
+    def __init__(self, path: Path, holder_pid: int | None, holder_command: str | None) -> None:
+        if holder_pid is None:
+            who = "an unknown process (no HOLDER file)"
+        else:
+            who = f"pid {holder_pid}" + (f" ({holder_command})" if holder_command else "")
+        super().__init__(
+            f"store {path} is in use by {who}; stop that process or open another store", path
+        )
+        self.holder_pid = holder_pid
+        self.holder_command = holder_command
+
+
+class NotAStore(StoreError):
+    """A path that is not a LevelDB: a file, or a non-empty directory with no CURRENT file."""
+
+    def __init__(self, path: Path) -> None:
+        why = (
+            "it is not a directory"
+            if path.exists() and not path.is_dir()
+            else "the directory is not empty and holds no LevelDB (no CURRENT file)"
+        )
+        super().__init__(f"{path} is not an artoo store: {why}", path)
+
+
+# --------------------------------------------------------------------------- keys
+def event_key(seq: int) -> bytes:
+    """The ``e|<seq>`` key of one envelope."""
+    return _EVENT + _pack_seq(seq)
+
+
+def task_prefix(task_id: str) -> bytes:
+    """The ``t|<task_id>|`` prefix of a task's index keys."""
+    return _TASK + task_id.encode() + _SEP
+
+
+def envelope_tail(
+    task_id: str | None, sender: str, to: str | None, cause: int | None, body: object
+) -> bytes:
+    """An envelope encoded without its seq and ts, for :meth:`EventLog.append_encoded`.
+
+    The log prefixes the 7-array header, the seq (uint64) and the ts (float64): byte for
+    byte a msgpack ``Envelope`` that ``decode_envelope`` reads. ``body`` is encoded as is.
+    """
+    return _encode_tail((task_id, sender, to, cause, body))[1:]  # drop the 5-array header
+
+
+def _pack_ts(ts: float) -> bytes:
+    return b"\xcb" + _pack_float(ts)
+
+
+def _seq_of_key(key: bytes) -> int:
+    return _unpack_seq(key[-8:])[0]
+
+
+# --------------------------------------------------------------------------- LevelDB access
+def open_leveldb(path: str | os.PathLike[str]) -> plyvel.DB:
+    """Open (creating if missing or empty) the LevelDB at ``path`` for this process alone.
+
+    Writes a ``HOLDER`` file with this process's pid and command line. Raises
+    :class:`StoreLocked` when another holder has it and :class:`NotAStore` when the
+    directory holds something other than a LevelDB. Release with :func:`close_leveldb`.
+    """
+    directory = Path(path)
+    if directory.exists() and not directory.is_dir():
+        raise NotAStore(directory)
+    if directory.is_dir() and not (directory / "CURRENT").exists():
+        if any(entry.name != HOLDER_FILE for entry in directory.iterdir()):
+            raise NotAStore(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        db = plyvel.DB(str(directory), create_if_missing=True)
+    except plyvel.IOError as exc:
+        if "lock" in str(exc).lower():
+            pid, command = _read_holder(directory)
+            raise StoreLocked(directory, pid, command) from exc
+        raise StoreError(f"cannot open store {directory}: {exc}", directory) from exc
+    except plyvel.CorruptionError as exc:
+        raise StoreError(f"store {directory} is corrupt: {exc}", directory) from exc
+    _write_holder(directory)
+    return db
+
+
+def close_leveldb(db: plyvel.DB, path: str | os.PathLike[str]) -> None:
+    """Close a LevelDB opened by :func:`open_leveldb` and remove our ``HOLDER`` file."""
+    if db.closed:
+        return
+    db.close()
+    holder = Path(path) / HOLDER_FILE
+    try:
+        if holder.read_text().split("\n", 1)[0] == str(os.getpid()):
+            holder.unlink()
+    except OSError:
+        pass
+
+
+def _write_holder(directory: Path) -> None:
+    command = shlex.join([sys.executable, *sys.argv])
+    tmp = directory / f".{HOLDER_FILE}.{os.getpid()}"
+    tmp.write_text(f"{os.getpid()}\n{command}\n")
+    tmp.replace(directory / HOLDER_FILE)
+
+
+def _read_holder(directory: Path) -> tuple[int | None, str | None]:
+    try:
+        text = (directory / HOLDER_FILE).read_text()
+    except OSError:
+        return None, None
+    pid_line, _, rest = text.partition("\n")
+    try:
+        pid = int(pid_line)
+    except ValueError:
+        return None, None
+    return pid, rest.strip() or None
+
+
+# --------------------------------------------------------------------------- the log
+class EventLog:
+    """The append-only log of envelopes (see the module docstring for keys and modes).
+
+    ``append`` and ``append_encoded`` are safe to call from several threads (they are
+    serialised); reads may run concurrently with appends and see a consistent snapshot.
+
+    Example::
+
+        with EventLog.open(store / "events", durability="batch") as log:
+            log.append([Envelope(0, now, "t1", "queen", None, None, TaskRequest(text="hi"))])
+            for envelope in log.read_task("t1"):
+                ...
+    """
+
+    def __init__(self, db: plyvel.DB, path: Path, durability: Durability) -> None:
+        """Wrap an open LevelDB; use :meth:`open` instead."""
+        self._db = db
+        self._path = path
+        self._durability: Durability = durability
+        self._lock = threading.Lock()
+        self._task_prefixes: dict[str, bytes] = {}
+        self._last_seq = _recover_last_seq(db)
+
+    # ------------------------------------------------------------------ lifecycle
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], durability: Durability = "batch") -> EventLog:
+        """Open the log at ``path`` (the LevelDB directory itself; created if missing or empty).
+
+        Raises ValueError for an unknown durability mode, :class:`StoreLocked` when another
+        holder has the directory, :class:`NotAStore` when it is not a LevelDB.
+        """
+        if durability not in DURABILITY_MODES:
+            raise ValueError(
+                f"durability must be one of {', '.join(map(repr, DURABILITY_MODES))}, "
+                f"not {durability!r}"
+            )
+        directory = Path(path)
+        return cls(open_leveldb(directory), directory, durability)
+
+    def close(self) -> None:
+        """Close the log (idempotent) and release the directory."""
+        with self._lock:
+            close_leveldb(self._db, self._path)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"EventLog({str(self._path)!r}, durability={self._durability!r})"
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def path(self) -> Path:
+        """The LevelDB directory."""
+        return self._path
+
+    @property
+    def durability(self) -> Durability:
+        """The durability mode this log was opened with."""
+        return self._durability
+
+    @property
+    def last_seq(self) -> int:
+        """The seq of the last appended envelope (0 when the log is empty)."""
+        return self._last_seq
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` ran."""
+        return bool(self._db.closed)
+
+    # ------------------------------------------------------------------ writing
+    def append(self, envelopes: Iterable[Envelope]) -> list[int]:
+        """Append envelopes in one group commit; return their seqs.
+
+        An envelope with ``seq == 0`` is given the next seq (its other fields are kept).
+        A nonzero seq must be exactly the next one (``last_seq + 1`` for the first,
+        contiguous after that); anything else raises ValueError and writes nothing.
+        """
+        with self._lock:
+            expected = self._last_seq + 1
+            seqs: list[int] = []
+            records: list[tuple[str | None, bytes]] = []
+            for envelope in envelopes:
+                if envelope.seq == 0:
+                    envelope = msgspec.structs.replace(envelope, seq=expected)
+                elif envelope.seq != expected:
+                    raise ValueError(
+                        f"envelope seq {envelope.seq} does not continue the log: expected "
+                        f"{expected} (or 0 to have it assigned)"
+                    )
+                seqs.append(expected)
+                records.append((envelope.task_id, encode_envelope(envelope)))
+                expected += 1
+            self._write(self._last_seq + 1, records)
+            return seqs
+
+    def append_encoded(
+        self,
+        first_seq: int,
+        ts: float,
+        records: Sequence[tuple[Any, ...]],
+        *,
+        staged: Callable[[], object] | None = None,
+    ) -> None:
+        """The bus's fast path: write one group of pre-encoded messages in one group commit.
+
+        Each record is a tuple starting ``(task_id, tail, ...)`` (later items are ignored)
+        with ``tail = envelope_tail(task_id, sender, to, cause, body)``; the log completes
+        each envelope with its seq (``first_seq``, ``first_seq + 1``, …) and the group's
+        ``ts``, without re-encoding the body. ``first_seq`` must be ``last_seq + 1``, else
+        ValueError. ``staged`` is called once the group is built in memory, before any of
+        it is written (the bus lets its publishers go on there).
+        """
+        with self._lock:
+            if first_seq != self._last_seq + 1:
+                raise ValueError(
+                    f"first_seq {first_seq} does not continue the log: expected "
+                    f"{self._last_seq + 1}"
+                )
+            self._write(first_seq, records, _pack_ts(ts), staged)
+
+    def _write(
+        self,
+        first_seq: int,
+        records: Sequence[tuple[Any, ...]],
+        stamp: bytes | None = None,
+        staged: Callable[[], object] | None = None,
+    ) -> None:
+        # Caller holds self._lock. With a stamp the records are tails, else whole envelopes.
+        db = self._db
+        prefixes = self._task_prefixes
+        if self._durability == "always":  # each message durable before the next is written
+            batches = []
+            for seq, record in enumerate(records, first_seq):
+                batch = db.write_batch(sync=True)
+                _fill(batch.put, prefixes, seq, (record,), stamp)
+                batches.append(batch)
+            if staged is not None:
+                staged()
+            for seq, batch in enumerate(batches, first_seq):
+                batch.write()
+                self._last_seq = seq
+            return
+        batch = db.write_batch(sync=self._durability == "batch")
+        _fill(batch.put, prefixes, first_seq, records, stamp)
+        if staged is not None:
+            staged()
+        if records:
+            batch.write()
+            self._last_seq = first_seq + len(records) - 1
+
+    # ------------------------------------------------------------------ reading
+    def read(self, from_seq: int = 1, to_seq: int | None = None) -> Iterator[Envelope]:
+        """Envelopes with ``from_seq <= seq <= to_seq`` (to the end when None), in seq order.
+
+        An undecodable record raises :class:`~artoo.schemas.CorruptRecord` naming its seq
+        when the iteration reaches it; an unknown message tag reads as UnknownMessage.
+        """
+        if to_seq is not None and to_seq < from_seq:
+            return iter(())
+        start = event_key(max(from_seq, 1))
+        stop = event_key(to_seq + 1) if to_seq is not None else _EVENT_END
+        return _decode_items(self._db.iterator(start=start, stop=stop))
+
+    def read_task(self, task_id: str) -> Iterator[Envelope]:
+        """The envelopes of one task (by the per-task index), in seq order."""
+        prefix = task_prefix(task_id)
+        size = len(prefix) + 8
+        with self._db.snapshot() as snapshot:
+            get = snapshot.get
+            for key in snapshot.iterator(prefix=prefix, include_value=False):
+                if len(key) != size:  # a longer task id that happens to share the prefix
+                    continue
+                seq = _seq_of_key(key)
+                data = get(event_key(seq))
+                if data is None:
+                    raise CorruptRecord(f"task index names seq {seq}, missing from the log")
+                yield _decode(seq, data)
+
+
+def _fill(
+    put: Callable[[bytes, bytes], None],
+    prefixes: dict[str, bytes],
+    first_seq: int,
+    records: Sequence[tuple[Any, ...]],
+    stamp: bytes | None,
+) -> None:
+    """Put each record's ``e|`` key and, with a task, its ``t|`` index key.
+
+    A record is ``(task_id, data, ...)``. With a ``stamp`` (the encoded ts) ``data`` is a
+    tail and becomes a whole envelope here.
+    """
+    for seq, record in enumerate(records, first_seq):
+        task_id = record[0]
+        packed = _pack_seq(seq)
+        if stamp is None:
+            put(_EVENT + packed, record[1])
+        else:
+            put(_EVENT + packed, _join((_HEAD, packed, stamp, record[1])))
+        if task_id is not None:
+            prefix = prefixes.get(task_id)
+            if prefix is None:
+                if len(prefixes) >= _PREFIX_CACHE:
+                    prefixes.clear()
+                prefix = prefixes[task_id] = task_prefix(task_id)
+            put(prefix + packed, b"")
+
+
+def _decode_items(items: Iterator[tuple[bytes, bytes]]) -> Iterator[Envelope]:
+    for key, data in items:
+        yield _decode(_seq_of_key(key), data)
+
+
+def _decode(seq: int, data: bytes) -> Envelope:
+    envelope = decode_envelope(data, seq=seq)
+    if envelope.seq != seq:
+        raise CorruptRecord(f"record at seq {seq} holds an envelope with seq {envelope.seq}")
+    return envelope
+
+
+def _recover_last_seq(db: plyvel.DB) -> int:
+    for key in db.iterator(prefix=_EVENT, reverse=True, include_value=False):
+        return _seq_of_key(key)
+    return 0
