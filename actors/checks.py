@@ -1,0 +1,361 @@
+"""Deterministic criterion checks: the rules rung of the verification ladder.
+
+A verifiable criterion that carries a :class:`artoo.schemas.Check` is decided by code,
+before any LLM is asked (DESIGN §3). The vocabulary — ``kind``, ``path``, ``value``:
+
+``exit_code``
+    ``value``: the expected exit code (an integer; default 0). Passes when the
+    attempt's exit code equals it; fails when no command reported one.
+``file_exists``
+    ``path``: a file or directory, relative to the workspace root (absolute paths
+    must lie inside it). ``value``: ``true`` (default) — it must exist — or ``false`` —
+    it must not.
+``output_contains``
+    ``value``: a text. Passes when the text occurs in the output (case-sensitive).
+``output_matches``
+    ``value``: a Python regular expression. Passes when ``re.search`` finds it in the
+    output (``^``/``$`` match at line boundaries).
+``json_path_equals``
+    ``path``: ``$.a.b[0]`` reads the output as JSON; ``data/out.json:$.a`` reads that
+    workspace file instead. Steps are ``.key``, ``['key']`` and ``[index]`` (negative
+    indexes count from the end). The output is JSON when it parses whole, or else the
+    first JSON object or array in it (a fenced code block counts). ``value``: the
+    expected value; equal means equal JSON values of the same type (``1`` is not
+    ``true``, ``"1"`` is not ``1``) — a string value that is itself JSON (``"[1, 2]"``)
+    is also compared parsed. ``value`` left empty expects ``null``.
+``count_equals``
+    ``value``: the expected count (an integer). ``path`` picks the reading:
+    ``lines`` counts the non-empty lines of the output; ``number`` takes the first
+    integer the output states; empty (the default) takes the integer that a one-line
+    output starts with (``42``, ``42 files``, ``  42 total`` from ``wc -l``) and
+    otherwise counts non-empty lines.
+
+Every result carries evidence (what was seen) and, on failure, a suggested
+``failure_class``: ``environmental`` when the environment is missing something the check
+needs to read (the file is missing, the JSON does not parse), ``logical`` when the work
+itself is wrong (a different value, a missing match, a wrong exit code).
+
+A check that cannot be evaluated at all — an unknown kind (the error lists the
+vocabulary), a bad regex or JSON path, a value of the wrong type — raises ValueError,
+so the caller can fall back to the next rung of the ladder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from artoo.schemas import Check
+from artoo.schemas.messages import FailureClass
+
+__all__ = ["VOCABULARY", "CheckResult", "evaluate"]
+
+VOCABULARY: dict[str, str] = {
+    "exit_code": "value = expected exit code (int, default 0)",
+    "file_exists": "path = workspace file; value = true (default) or false for must-not-exist",
+    "output_contains": "value = text that must occur in the output",
+    "output_matches": "value = regex that re.search must find in the output",
+    "json_path_equals": (
+        "path = '$.a.b[0]' into the output as JSON, or 'file.json:$.a' into a workspace "
+        "file; value = expected JSON value"
+    ),
+    "count_equals": (
+        "value = expected int; path = '' (auto), 'lines' (non-empty lines) or 'number' "
+        "(first integer stated)"
+    ),
+}
+"""The check kinds with a one-line description each (for the Perceiver's prompt)."""
+
+_SNIPPET = 120
+
+
+class CheckResult(msgspec.Struct, frozen=True, kw_only=True):
+    """The decision of one check: passed, what was seen, and a failure class hint."""
+
+    passed: bool
+    evidence: str
+    failure_class: FailureClass | None = None
+
+
+def evaluate(
+    check: Check, *, output: str, exit_code: int | None, workspace: str | os.PathLike[str]
+) -> CheckResult:
+    """Decide ``check`` against an attempt's output, exit code and workspace.
+
+    Raises ValueError when the check is malformed (see the module docstring).
+    """
+    rule = _RULES.get(check.kind)
+    if rule is None:
+        kinds = ", ".join(VOCABULARY)
+        raise ValueError(f"unknown check kind {check.kind!r}; the vocabulary is: {kinds}")
+    return rule(check, output, exit_code, Path(workspace))
+
+
+# =========================================================================== rules
+def _exit_code(check: Check, output: str, exit_code: int | None, workspace: Path) -> CheckResult:
+    expected = 0 if check.value is None else _integer(check.value, "exit_code")
+    if exit_code is None:
+        return _fail("no exit code was recorded (no command ran)", "logical")
+    if exit_code == expected:
+        return _pass(f"exit code {exit_code}, as expected")
+    return _fail(f"exit code {exit_code}, expected {expected}", "logical")
+
+
+def _file_exists(check: Check, output: str, exit_code: int | None, workspace: Path) -> CheckResult:
+    if check.value not in (None, True, False):
+        raise ValueError(f"file_exists: value must be true or false, got {check.value!r}")
+    want = check.value is not False
+    path, shown = _workspace_path(check.path, workspace, "file_exists")
+    exists = path.exists()
+    if exists:
+        what = "a directory" if path.is_dir() else f"{path.stat().st_size} bytes"
+        seen = f"'{shown}' exists ({what})"
+    else:
+        seen = f"'{shown}' does not exist"
+    if exists == want:
+        return _pass(seen)
+    return _fail(seen, "environmental" if want else "logical")
+
+
+def _output_contains(
+    check: Check, output: str, exit_code: int | None, workspace: Path
+) -> CheckResult:
+    if check.value is None or isinstance(check.value, bool) or check.value == "":
+        raise ValueError("output_contains: value must be a non-empty text")
+    needle = str(check.value)
+    at = output.find(needle)
+    if at >= 0:
+        return _pass(f"found {needle!r} at character {at}: {_around(output, at, len(needle))}")
+    return _fail(f"{needle!r} not in the output ({_describe(output)})", "logical")
+
+
+def _output_matches(
+    check: Check, output: str, exit_code: int | None, workspace: Path
+) -> CheckResult:
+    if not isinstance(check.value, str) or not check.value:
+        raise ValueError("output_matches: value must be a non-empty regular expression")
+    try:
+        pattern = re.compile(check.value, re.MULTILINE)
+    except re.error as exc:
+        raise ValueError(f"output_matches: bad regular expression {check.value!r}: {exc}") from None
+    m = pattern.search(output)
+    if m:
+        return _pass(f"/{check.value}/ matched {_clip(m.group())!r} at character {m.start()}")
+    return _fail(f"no match for /{check.value}/ in the output ({_describe(output)})", "logical")
+
+
+def _json_path_equals(
+    check: Check, output: str, exit_code: int | None, workspace: Path
+) -> CheckResult:
+    source, expression = _split_json_path(check.path)
+    steps = _json_steps(expression)
+    if source is None:
+        try:
+            document = _json_in(output)
+        except ValueError:
+            return _fail(f"the output is not JSON ({_describe(output)})", "environmental")
+        where = "the output"
+    else:
+        path, shown = _workspace_path(source, workspace, "json_path_equals")
+        if not path.is_file():
+            return _fail(f"'{shown}' does not exist", "environmental")
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError) as exc:
+            return _fail(f"'{shown}' is not valid JSON: {exc}", "environmental")
+        where = f"'{shown}'"
+    try:
+        actual = _walk(document, steps)
+    except LookupError as exc:
+        return _fail(f"{exc} in {where}", "logical")
+    expected = check.value
+    seen = f"{expression} in {where} is {_show(actual)}"
+    if _equal(actual, expected):
+        return _pass(seen)
+    return _fail(f"{seen}, expected {_show(expected)}", "logical")
+
+
+def _count_equals(check: Check, output: str, exit_code: int | None, workspace: Path) -> CheckResult:
+    expected = _integer(check.value, "count_equals")
+    mode = check.path.strip()
+    if mode not in ("", "lines", "number"):
+        raise ValueError(f"count_equals: path must be '', 'lines' or 'number', got {mode!r}")
+    lines = [line for line in output.splitlines() if line.strip()]
+    if mode == "number":
+        m = re.search(r"-?\d+", output)
+        if m is None:
+            return _fail(f"the output states no number ({_describe(output)})", "logical")
+        count, how = int(m.group()), "the output states"
+    elif mode == "" and len(lines) == 1 and (m := re.match(r"^\s*(-?\d+)\b", lines[0])):
+        count, how = int(m.group(1)), "the output states"
+    else:
+        count, how = len(lines), "non-empty lines counted:"
+    if count == expected:
+        return _pass(f"{how} {count}, as expected")
+    return _fail(f"{how} {count}, expected {expected}", "logical")
+
+
+_Rule = Callable[[Check, str, "int | None", Path], CheckResult]
+_RULES: dict[str, _Rule] = {
+    "exit_code": _exit_code,
+    "file_exists": _file_exists,
+    "output_contains": _output_contains,
+    "output_matches": _output_matches,
+    "json_path_equals": _json_path_equals,
+    "count_equals": _count_equals,
+}
+
+
+# =========================================================================== helpers
+def _pass(evidence: str) -> CheckResult:
+    return CheckResult(passed=True, evidence=evidence)
+
+
+def _fail(evidence: str, failure_class: FailureClass) -> CheckResult:
+    return CheckResult(passed=False, evidence=evidence, failure_class=failure_class)
+
+
+def _integer(value: Any, kind: str) -> int:
+    if isinstance(value, bool):
+        raise ValueError(f"{kind}: value must be an integer, got {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
+        return int(value)
+    raise ValueError(f"{kind}: value must be an integer, got {value!r}")
+
+
+def _workspace_path(raw: str, workspace: Path, kind: str) -> tuple[Path, str]:
+    if not raw.strip():
+        raise ValueError(f"{kind}: path is empty")
+    root = workspace.resolve()
+    path = Path(os.path.normpath(root / raw))
+    if path != root and root not in path.parents:
+        raise ValueError(f"{kind}: path {raw!r} is outside the workspace")
+    return path, path.relative_to(root).as_posix()
+
+
+def _clip(text: str, limit: int = _SNIPPET) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _around(text: str, at: int, width: int) -> str:
+    start = max(0, at - 40)
+    return repr(_clip(text[start : at + width + 40]))
+
+
+def _describe(output: str) -> str:
+    if not output:
+        return "the output is empty"
+    tail = output.rstrip()[-_SNIPPET:]
+    return f"{len(output)} chars, ending {tail!r}"
+
+
+def _show(value: Any) -> str:
+    return _clip(json.dumps(value, ensure_ascii=False))
+
+
+# --------------------------------------------------------------------------- JSON
+_STEP = re.compile(r"\.([^.\[\]]+)|\[\s*(-?\d+)\s*\]|\[\s*'([^']*)'\s*\]|\[\s*\"([^\"]*)\"\s*\]")
+
+
+def _split_json_path(path: str) -> tuple[str | None, str]:
+    path = path.strip()
+    if not path:
+        raise ValueError("json_path_equals: path is empty (use '$' for the whole output)")
+    if path.startswith("$"):
+        return None, path
+    source, sep, expression = path.rpartition(":$")
+    if not sep or not source:
+        raise ValueError(f"json_path_equals: path {path!r} must be '$…' or 'file.json:$…'")
+    return source, "$" + expression
+
+
+def _json_steps(expression: str) -> list[str | int]:
+    steps: list[str | int] = []
+    at = 1
+    while at < len(expression):
+        m = _STEP.match(expression, at)
+        if m is None:
+            raise ValueError(f"json_path_equals: cannot read {expression!r} at {expression[at:]!r}")
+        key, index, single, double = m.groups()
+        steps.append(
+            int(index)
+            if index is not None
+            else next(s for s in (key, single, double) if s is not None)
+        )
+        at = m.end()
+    return steps
+
+
+def _walk(document: Any, steps: list[str | int]) -> Any:
+    node = document
+    walked = "$"
+    for step in steps:
+        if isinstance(step, int):
+            if not isinstance(node, list):
+                raise LookupError(f"{walked} is not an array")
+            if not -len(node) <= step < len(node):
+                raise LookupError(f"no index {step} at {walked} (length {len(node)})")
+            node = node[step]
+            walked += f"[{step}]"
+        else:
+            if not isinstance(node, dict):
+                raise LookupError(f"{walked} is not an object")
+            if step not in node:
+                raise LookupError(f"no key {step!r} at {walked}")
+            node = node[step]
+            walked += f".{step}"
+    return node
+
+
+def _json_in(output: str) -> Any:
+    """The JSON value of the output: the whole text, a fenced block, or the first
+    object or array in it."""
+    text = output.strip()
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    fenced = re.search(r"```(?:json)?[ \t]*\n(.*?)```", output, re.DOTALL)
+    if fenced:
+        try:
+            return json.loads(fenced.group(1))
+        except ValueError:
+            pass
+    decoder = json.JSONDecoder()
+    for tries, m in enumerate(re.finditer(r"[\[{]", output)):
+        if tries >= 50:
+            break
+        try:
+            return decoder.raw_decode(output, m.start())[0]
+        except ValueError:
+            continue
+    raise ValueError("no JSON value in the output")
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    return type(a) is type(b) and a == b
+
+
+def _equal(actual: Any, expected: Any) -> bool:
+    if _same(actual, expected):
+        return True
+    if isinstance(expected, str) and not isinstance(actual, str):
+        try:
+            return _same(actual, json.loads(expected))
+        except ValueError:
+            return False
+    return False
