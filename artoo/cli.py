@@ -3,29 +3,167 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+import time
+from pathlib import Path
+
+import msgspec
+from rich.console import Console
 
 from . import __version__
 
+EXIT_OK = 0
+EXIT_ABANDON = 1
+EXIT_USAGE = 2
+
 
 def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``artoo`` (``artoo --help``)."""
     parser = argparse.ArgumentParser(
         prog="artoo",
-        description="artoo: an event-sourced actor system that runs LLM agents as roles.",
+        description="artoo: an event-sourced actor system that runs LLM agents as a hierarchy "
+        "of roles. Every message is kept in the store's event log.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run one task to its FinalResult")
+    run.add_argument("text", help="the task, in free text")
+    run.add_argument("--store", default="./.artoo", help="the store directory (default ./.artoo)")
+    run.add_argument(
+        "--model",
+        help="litellm model string or scripted:<path> (default: $ARTOO_MODEL)",
+    )
+    run.add_argument("--workspace", default=".", help="the root the file tools may touch")
+    run.add_argument("--timeout", type=float, default=None, help="task deadline in seconds")
+    run.add_argument("--json", action="store_true", help="print the FinalResult as JSON only")
+
+    demo = sub.add_parser("demo", help="run five scripted scenarios offline (no network, no key)")
+    demo.add_argument("--store", default=None, help="store directory (default: a fresh temp dir)")
+
+    mem = sub.add_parser("memory", help="show memory: potentials per tag pair and the SOPs")
+    mem.add_argument("store", nargs="?", default="./.artoo", help="the store directory")
+    mem.add_argument("--rebuild", action="store_true", help="recompute memory from the event log")
+
+    dream = sub.add_parser("dream", help="run one Dreamer pass on a store now")
+    dream.add_argument("store", nargs="?", default="./.artoo", help="the store directory")
+
     sub.add_parser("version", help="print the installed version")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``artoo`` console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command == "version":
-        print(f"artoo {__version__}")
-        return 0
+    console = Console(stderr=False)
+    try:
+        if args.command == "version":
+            print(f"artoo {__version__}")
+            return EXIT_OK
+        if args.command == "run":
+            return _run(args, console)
+        if args.command == "demo":
+            from .demo import run_demo
+
+            return run_demo(Path(args.store) if args.store else None, console)
+        if args.command == "memory":
+            return _memory(args, console)
+        if args.command == "dream":
+            return _dream(args, console)
+    except Exception as exc:  # a clear one-line error, not a traceback
+        from artoo.actors.llm import ModelNotConfigured
+
+        if isinstance(exc, ModelNotConfigured | OSError | ValueError):
+            console.print(f"[red]artoo: {exc}[/]")
+            return EXIT_USAGE
+        raise
     parser.print_help()
-    return 0
+    return EXIT_OK
+
+
+def _run(args: argparse.Namespace, console: Console) -> int:
+    from .system import System
+
+    started = time.monotonic()
+
+    def progress(env: object) -> None:
+        body = env.body  # type: ignore[attr-defined]
+        kind = type(body).__name__
+        detail = ""
+        if kind == "GGSDecision":
+            detail = f" {body.directive} D={body.d:.2f} P={body.p:.2f} Ω={body.omega:.2f}"
+        elif kind == "SubTaskOutcome":
+            detail = f" {body.status}"
+        elif kind == "ToolCall":
+            detail = f" {body.tool}"
+        console.print(
+            f"[dim]{time.monotonic() - started:6.2f}s[/] {env.sender:>24}  {kind}{detail}"  # type: ignore[attr-defined]
+        )
+
+    with System.open(args.store, model=args.model, workspace=args.workspace) as system:
+        if not args.json:
+            system.subscribe(progress)
+        result = system.run(args.text, timeout=args.timeout)
+    if args.json:
+        print(json.dumps(msgspec.to_builtins(result)))
+    else:
+        c = result.cost
+        console.print(f"\n[bold]{result.status}[/]: {result.summary}")
+        if result.output:
+            console.print(result.output)
+        console.print(
+            f"[dim]cost: {c.model_calls} model calls ({c.sequential_calls} sequential), "
+            f"{c.tokens_in} tokens in, {c.tokens_out} out, {c.elapsed_ms / 1000:.1f} s; "
+            f"{result.replans} replans[/]"
+        )
+    return EXIT_OK if result.status in ("accept", "success") else EXIT_ABANDON
+
+
+def _memory(args: argparse.Namespace, console: Console) -> int:
+    from rich.table import Table
+
+    from .memoryview import memory_rows, rebuild_memory
+
+    store = Path(args.store)
+    if not (store / "events").exists():
+        raise ValueError(f"{store} is not an artoo store (no events/ directory)")
+    if args.rebuild:
+        n = rebuild_memory(store)
+        console.print(f"rebuilt memory from {n} memory events in the log")
+    pairs, sops = memory_rows(store, time.time())
+    table = Table(title=f"memory of {store}")
+    for col in ("space", "entity", "megrams", "attention", "decision", "action"):
+        table.add_column(col)
+    for row in pairs:
+        table.add_row(
+            row.space,
+            row.entity,
+            str(row.count),
+            f"{row.attention:.2f}",
+            f"{row.decision:+.2f}",
+            row.action,
+        )
+    console.print(table)
+    sop_table = Table(title="Common Sense (SOPs)")
+    for col in ("space", "entity", "σ", "content"):
+        sop_table.add_column(col)
+    for m in sops:
+        sop_table.add_row(m.space, m.entity, f"{m.sigma:+.0f}", m.content)
+    console.print(sop_table)
+    return EXIT_OK
+
+
+def _dream(args: argparse.Namespace, console: Console) -> int:
+    from .system import System
+
+    store = Path(args.store)
+    if not (store / "events").exists():
+        raise ValueError(f"{store} is not an artoo store (no events/ directory)")
+    with System.open_offline(store) as system:
+        n = system.dream()
+    console.print(f"dream pass: {n} memory events (forgotten, demoted, promoted)")
+    return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -1,0 +1,263 @@
+"""R4a Agent-Validator — sensor and controller of the fast loop.
+
+Responsibilities:
+    Check each ExecutionResult of its pair against the subtask's criteria with the
+    verification ladder: a criterion with a ``check`` is decided by code; any other by a
+    tool-tier model verdict with a confidence; a verdict under the confidence threshold
+    goes to a human (through the Queen, as a ConfirmationRequest). On failure, send a
+    CorrectionSignal naming the failure class and retry, at most ``max_retries`` times;
+    then publish the one SubTaskOutcome of the subtask.
+
+Input contract:
+    SubTask and ExecutionResult, both addressed ``to`` this pair.
+
+Output contract:
+    CorrectionSignal (addressed to the pair), SubTaskOutcome, ConfirmationRequest (human
+    rung of the ladder).
+
+Constraints:
+    Fails closed — a model error, an unparsable verdict, a low-confidence verdict nobody
+    confirms, or a failed execution never counts as a pass. Does NOT execute tools;
+    does NOT judge the whole task (that is the Meta-Validator's scope).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from artoo.schemas import (
+    ConfirmationDecision,
+    ConfirmationRequest,
+    CorrectionSignal,
+    Criterion,
+    Envelope,
+    ExecutionResult,
+    FinalResult,
+    Message,
+    SubTask,
+    SubTaskOutcome,
+    ToolCall,
+    Verdict,
+)
+
+from .answers import VerdictAnswer
+from .base import Role
+from .llm import LLMRequest, ask_structured
+from .verification import execution_failure_class, majority_class, rule_verdict
+
+__all__ = ["IMPLICIT_CRITERION", "AgentValidator"]
+
+IMPLICIT_CRITERION = Criterion(id="done", text="the subtask completed without error")
+
+
+@dataclass
+class _Sub:
+    subtask: SubTask
+    task_id: str
+    history: list[Verdict] = field(default_factory=list)
+    calls: list[ToolCall] = field(default_factory=list)
+
+
+class AgentValidator(Role):
+    """The Agent-Validator actor (one per effector pair)."""
+
+    name: ClassVar[str] = "agent_validator"
+    consumes: ClassVar[tuple[type[Message], ...]] = ()
+    addressed: ClassVar[tuple[type[Message], ...]] = (SubTask, ExecutionResult)
+
+    def __init__(self, ctx, instance=None) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(ctx, instance)
+        self.subs: dict[str, _Sub] = {}
+        self._tap: Any = None
+
+    def on_start(self) -> None:
+        """Open a tap for human answers; runs in the actor's thread."""
+        self._tap = self.ctx.bus.tap(maxsize=10_000, kinds=[ConfirmationDecision, FinalResult])
+
+    def on_stop(self) -> None:
+        """Close the tap; runs in the actor's thread."""
+        if self._tap is not None:
+            self._tap.close()
+
+    def active_tasks(self) -> list[str]:
+        return sorted({s.task_id for s in self.subs.values()})
+
+    def forget_task(self, task_id: str) -> None:
+        for sid in [k for k, s in self.subs.items() if s.task_id == task_id]:
+            del self.subs[sid]
+
+    def on_sub_task(self, env: Envelope) -> None:
+        st: SubTask = env.body
+        self.subs[st.subtask_id] = _Sub(subtask=st, task_id=env.task_id or "")
+
+    def on_execution_result(self, env: Envelope) -> None:
+        result: ExecutionResult = env.body
+        sub = self.subs.get(result.subtask_id)
+        if sub is None:
+            return
+        sub.calls.extend(result.tool_calls)
+        criteria = sub.subtask.criteria or [IMPLICIT_CRITERION]
+        denied = [c for c in result.tool_calls if "[LAW1]" in (c.error or "")]
+        if denied:
+            # the work needed an action a human did not allow: the subtask failed, whatever
+            # the model says, and retrying will not change the answer
+            verdicts = [
+                Verdict(
+                    criterion_id=c.id,
+                    passed=False,
+                    failure_class="environmental",
+                    evidence=denied[0].error or "[LAW1] denied",
+                    attempt=result.attempt,
+                )
+                for c in criteria
+            ]
+        else:
+            verdicts = [self._verdict(c, result, sub) for c in criteria]
+        sub.history.extend(verdicts)
+        passed = all(v.passed for v in verdicts)
+        law1 = bool(denied) or "[LAW1]" in (result.error or "")
+        fclass = majority_class(verdicts)
+        if not passed and result.attempt <= self.ctx.config.max_retries and not law1:
+            feedback = "; ".join(
+                f"{v.criterion_id}: {v.evidence or 'failed'}" for v in verdicts if not v.passed
+            )
+            self.publish(
+                CorrectionSignal(
+                    subtask_id=result.subtask_id,
+                    round=result.round,
+                    attempt=result.attempt,
+                    verdicts=verdicts,
+                    feedback=feedback,
+                    failure_class=fclass,  # type: ignore[arg-type]
+                ),
+                to=self.instance,
+            )
+            return
+        self.publish(
+            SubTaskOutcome(
+                subtask_id=result.subtask_id,
+                round=result.round,
+                status="matched" if passed else "failed",
+                output=result.output,
+                verdicts=verdicts,
+                history=list(sub.history),
+                attempts=result.attempt,
+                tool_calls=list(sub.calls),
+                failure_class=None if passed else fclass,  # type: ignore[arg-type]
+                reason="" if passed else (result.error or "criteria failed"),
+            )
+        )
+        del self.subs[result.subtask_id]
+
+    # ------------------------------------------------------------------ the ladder
+    def _verdict(self, criterion: Criterion, result: ExecutionResult, sub: _Sub) -> Verdict:
+        attempt = result.attempt
+        if not result.ok:
+            return Verdict(
+                criterion_id=criterion.id,
+                passed=False,
+                failure_class=execution_failure_class(result),  # type: ignore[arg-type]
+                evidence=result.error or "execution failed",
+                signal="rule",
+                attempt=attempt,
+            )
+        if criterion is IMPLICIT_CRITERION:
+            return Verdict(
+                criterion_id=criterion.id, passed=True, evidence="completed", attempt=attempt
+            )
+        if criterion.check is not None:
+            return rule_verdict(
+                criterion, result.output, result.tool_calls, Path(self.ctx.workspace), attempt
+            )
+        return self._llm_verdict(criterion, result, sub, attempt)
+
+    def _llm_verdict(
+        self, criterion: Criterion, result: ExecutionResult, sub: _Sub, attempt: int
+    ) -> Verdict:
+        calls = "\n".join(
+            f"- {c.tool}({c.target or ''}) ok={c.ok} {c.error or c.output_preview[:300]}"
+            for c in result.tool_calls
+        )
+        request = LLMRequest(
+            role=self.name,
+            tier="tool",
+            task_id=sub.task_id,
+            subtask_id=sub.subtask.subtask_id,
+            messages=[
+                {
+                    "role": "system",
+                    "content": "You are an Agent-Validator of artoo. Judge whether the output "
+                    'meets the criterion. Answer JSON: {"passed": bool, "confidence": 0..1, '
+                    '"failure_class": "logical"|"environmental"|null, "evidence": str}.',
+                },
+                {
+                    "role": "user",
+                    "content": f"Subtask: {sub.subtask.instruction}\nCriterion: {criterion.text}\n"
+                    f"Tool calls:\n{calls}\nOutput:\n{result.output}",
+                },
+            ],
+        )
+        answer = ask_structured(self.ctx.gateway, request, VerdictAnswer)
+        if not answer.ok or answer.value is None:
+            return Verdict(
+                criterion_id=criterion.id,
+                passed=False,
+                evidence=f"no valid verdict (fails closed): {answer.error}",
+                signal="llm",
+                confidence=0.0,
+                attempt=attempt,
+            )
+        v: VerdictAnswer = answer.value
+        confidence = min(max(v.confidence, 0.0), 1.0)
+        if confidence >= self.ctx.config.llm_confidence_threshold:
+            return Verdict(
+                criterion_id=criterion.id,
+                passed=v.passed,
+                failure_class=None if v.passed else (v.failure_class or "logical"),
+                evidence=v.evidence,
+                signal="llm",
+                confidence=confidence,
+                attempt=attempt,
+            )
+        approved = self._ask_human(criterion, result, sub, v)
+        return Verdict(
+            criterion_id=criterion.id,
+            passed=approved,
+            failure_class=None if approved else (v.failure_class or "logical"),
+            evidence=f"low model confidence ({confidence:.2f}); human "
+            f"{'confirmed' if approved else 'did not confirm'}: {v.evidence}",
+            signal="human",
+            confidence=1.0 if approved else confidence,
+            attempt=attempt,
+        )
+
+    def _ask_human(
+        self, criterion: Criterion, result: ExecutionResult, sub: _Sub, v: VerdictAnswer
+    ) -> bool:
+        request_id = self.ctx.new_id()
+        timeout = self.ctx.config.confirmation_timeout_s
+        self.publish(
+            ConfirmationRequest(
+                request_id=request_id,
+                action=f"accept that '{criterion.text}' is met",
+                reason=f"model verdict {'pass' if v.passed else 'fail'} with low confidence: "
+                f"{v.evidence}",
+                subtask_id=sub.subtask.subtask_id,
+                timeout_s=timeout,
+            ),
+            task_id=sub.task_id,
+        )
+        deadline = time.monotonic() + timeout + 5.0
+        while time.monotonic() < deadline:
+            env = self._tap.get(timeout=0.5) if self._tap is not None else None
+            if env is None:
+                continue
+            body = env.body
+            if isinstance(body, ConfirmationDecision) and body.request_id == request_id:
+                return body.approved
+            if isinstance(body, FinalResult) and body.task_id == sub.task_id:
+                return False
+        return False

@@ -1,0 +1,155 @@
+"""Dispatcher — runs a plan's subtasks group by group on the effector pairs.
+
+Responsibilities:
+    Take a DispatchManifest, group its subtasks by ``sequence``, and send each group's
+    subtasks to free Executor–Agent-Validator pairs (addressed SubTasks), at most
+    ``max_parallel`` at once across all tasks. When a group has all its outcomes, inject
+    its outputs into the next group's context and send that group; after a failed group,
+    mark every later subtask ``skipped``.
+
+Input contract:
+    DispatchManifest, SubTaskOutcome.
+
+Output contract:
+    SubTask (addressed ``to`` one pair), SubTaskOutcome(status="skipped").
+
+Constraints:
+    Does NOT execute or judge; does NOT change a plan; never drops a subtask — one that
+    finds no free pair waits in a FIFO queue.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import msgspec
+
+from artoo.schemas import DispatchManifest, Envelope, Message, SubTask, SubTaskOutcome
+
+from .base import Role
+
+__all__ = ["Dispatcher", "group_subtasks", "inject_outputs"]
+
+
+def group_subtasks(subtasks: list[SubTask]) -> list[list[SubTask]]:
+    """Subtasks grouped by ``sequence``, groups in ascending order, input order within."""
+    groups: dict[int, list[SubTask]] = {}
+    for st in subtasks:
+        groups.setdefault(st.sequence, []).append(st)
+    return [groups[k] for k in sorted(groups)]
+
+
+def inject_outputs(subtask: SubTask, previous: list[tuple[SubTask, str]]) -> SubTask:
+    """``subtask`` with the previous group's outputs appended to its context."""
+    if not previous:
+        return subtask
+    lines = ["Outputs of the previous step:"]
+    lines += [f"- {st.instruction}: {out}" for st, out in previous]
+    context = (subtask.context + "\n\n" if subtask.context else "") + "\n".join(lines)
+    return msgspec.structs.replace(subtask, context=context)
+
+
+@dataclass
+class _TaskRun:
+    round: int
+    groups: list[list[SubTask]]
+    cause: int
+    index: int = 0
+    outstanding: dict[str, str] = field(default_factory=dict)  # subtask_id -> pair ("" queued)
+    outcomes: dict[str, SubTaskOutcome] = field(default_factory=dict)
+
+
+class Dispatcher(Role):
+    """The Dispatcher actor."""
+
+    name: ClassVar[str] = "dispatcher"
+    consumes: ClassVar[tuple[type[Message], ...]] = (DispatchManifest, SubTaskOutcome)
+
+    def __init__(self, ctx, instance=None) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(ctx, instance)
+        pairs = ctx.services.get("pairs") or ["pair-0"]
+        self.free: deque[str] = deque(pairs)
+        self.busy: dict[str, tuple[str, str]] = {}  # pair -> (task_id, subtask_id)
+        self.queue: deque[tuple[str, SubTask, int]] = deque()
+        self.runs: dict[str, _TaskRun] = {}
+
+    def active_tasks(self) -> list[str]:
+        return list(self.runs)
+
+    def forget_task(self, task_id: str) -> None:
+        self.runs.pop(task_id, None)
+        self.queue = deque(q for q in self.queue if q[0] != task_id)
+        for pair, (tid, _) in list(self.busy.items()):
+            if tid == task_id:
+                del self.busy[pair]
+                self.free.append(pair)
+        self._pump()
+
+    def on_dispatch_manifest(self, env: Envelope) -> None:
+        body: DispatchManifest = env.body
+        task_id = env.task_id or ""
+        self.forget_task(task_id)  # a new round replaces the old one
+        run = _TaskRun(round=body.round, groups=group_subtasks(body.subtasks), cause=env.seq)
+        self.runs[task_id] = run
+        self._start_group(task_id, run, [])
+
+    def _start_group(
+        self, task_id: str, run: _TaskRun, previous: list[tuple[SubTask, str]]
+    ) -> None:
+        if run.index >= len(run.groups):
+            return
+        for st in run.groups[run.index]:
+            st = inject_outputs(st, previous)
+            run.outstanding[st.subtask_id] = ""
+            self.queue.append((task_id, st, run.cause))
+        self._pump()
+
+    def _pump(self) -> None:
+        while self.free and self.queue:
+            task_id, st, cause = self.queue.popleft()
+            pair = self.free.popleft()
+            self.busy[pair] = (task_id, st.subtask_id)
+            run = self.runs.get(task_id)
+            if run is not None:
+                run.outstanding[st.subtask_id] = pair
+            self.publish(st, task_id=task_id, to=pair, cause=cause)
+
+    def on_sub_task_outcome(self, env: Envelope) -> None:
+        body: SubTaskOutcome = env.body
+        if env.sender == self.sender:
+            return  # our own "skipped" notices
+        task_id = env.task_id or ""
+        for pair, (tid, sid) in list(self.busy.items()):
+            if tid == task_id and sid == body.subtask_id:
+                del self.busy[pair]
+                self.free.append(pair)
+        run = self.runs.get(task_id)
+        if run is not None and body.round == run.round and body.subtask_id in run.outstanding:
+            del run.outstanding[body.subtask_id]
+            run.outcomes[body.subtask_id] = body
+            if not run.outstanding:
+                self._group_done(task_id, run)
+        self._pump()
+
+    def _group_done(self, task_id: str, run: _TaskRun) -> None:
+        group = run.groups[run.index]
+        failed = any(run.outcomes[st.subtask_id].status != "matched" for st in group)
+        run.index += 1
+        if failed:
+            for later in run.groups[run.index :]:
+                for st in later:
+                    self.publish(
+                        SubTaskOutcome(
+                            subtask_id=st.subtask_id,
+                            round=run.round,
+                            status="skipped",
+                            reason="an earlier group failed",
+                        ),
+                        task_id=task_id,
+                    )
+            run.index = len(run.groups)
+            return
+        previous = [(st, run.outcomes[st.subtask_id].output) for st in group]
+        self._start_group(task_id, run, previous)

@@ -1,0 +1,488 @@
+"""Dreamer — the slow loop: forgets, demotes and consolidates memory between tasks.
+
+Responsibilities:
+    Between tasks (after a FinalResult, and on its timer), plan one pass over the MKCT
+    memory (paper §7) and publish what it decided:
+
+    - physical forgetting: an M/K megram whose own live attention |f|·e^(−kΔt) is under
+      0.1 is forgotten;
+    - trust bankruptcy (DESIGN §4.5): a C-level entry is judged against the M/K evidence
+      of its (space, entity) pair recorded after it was promoted. A best practice (σ > 0)
+      falls when that evidence's decision potential is negative, a constraint (σ < 0)
+      when it is positive; it is demoted to K with k = 0.05;
+    - consolidation: a pair whose not yet consolidated M/K megrams reach attention ≥ 5.0
+      and decision ≥ +3.0 (best practice) or ≤ −3.0 (constraint) is distilled by the
+      brain-tier model into one timeless C-level rule (k = 0). A pair that already has a
+      live C-level rule of the same kind is not distilled again.
+
+Input contract:
+    FinalResult (a task ended: a pass is due), timer ticks.
+
+Output contract:
+    MegramForgotten, MegramDemoted, SOPPromoted (the new C-level Megram and the ids of
+    the megrams it consolidates); LLMCall for each distillation.
+
+Constraints:
+    Does NOT write the MegramStore: Memory applies the events it publishes (every memory
+    change is an event, DESIGN §4.10). Does NOT block a task: it runs between tasks.
+    Does NOT let a model choose ids or parameters: the model writes only the rule's text,
+    code sets level, f, σ, k and state; with no model (or a blank answer) the rule is the
+    deterministic :func:`fallback_sop`. Does NOT touch T-level entries.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+import msgspec
+import numpy as np
+
+from artoo.eventstore.megrams import (
+    C_CODE,
+    K_CODE,
+    QUANTUM,
+    MegramColumns,
+    MegramStore,
+    pair_sums,
+    quantized_terms,
+)
+from artoo.schemas import (
+    Envelope,
+    FinalResult,
+    Megram,
+    MegramDemoted,
+    MegramForgotten,
+    Message,
+    SOPPromoted,
+)
+
+from .base import Role
+from .llm import LLMError, LLMRequest
+
+__all__ = [
+    "CONSOLIDATE_ATTENTION",
+    "CONSOLIDATE_DECISION",
+    "DEMOTED_K",
+    "FORGET_BELOW",
+    "MAX_CANDIDATES",
+    "MAX_RULE_CHARS",
+    "PROMPT_EVIDENCE",
+    "ConsolidationCandidate",
+    "PassPlan",
+    "distillation_prompt",
+    "fallback_sop",
+    "parse_distillation",
+    "plan_columns",
+    "plan_pass",
+]
+
+FORGET_BELOW = 0.1
+"""An M/K megram whose own live attention is below this is forgotten (paper §7.1)."""
+CONSOLIDATE_ATTENTION = 5.0
+"""A cluster's attention must reach this to be consolidated (paper §7.2)."""
+CONSOLIDATE_DECISION = 3.0
+"""… and its decision ≥ +this (best practice) or ≤ −this (constraint)."""
+DEMOTED_K = 0.05
+"""The decay rate a bankrupt C-level entry gets back (paper §7.1)."""
+MAX_RULE_CHARS = 2000
+"""A distilled rule longer than this is cut."""
+MAX_CANDIDATES = 32
+"""At most this many clusters are distilled per pass (each is one model call)."""
+PROMPT_EVIDENCE = 20
+"""At most this many source megrams are shown to the model."""
+
+Kind = Literal["best_practice", "constraint"]
+
+_FORGET_Q = round(FORGET_BELOW / QUANTUM)
+
+
+# --------------------------------------------------------------------------- plans
+class ConsolidationCandidate(msgspec.Struct, frozen=True, kw_only=True):
+    """A (space, entity) cluster ready to become one C-level rule.
+
+    ``sources`` are the live, not yet consolidated M/K megrams of the pair (by id);
+    ``attention`` and ``decision`` their potentials at the pass.
+    """
+
+    space: str
+    entity: str
+    kind: Kind
+    attention: float
+    decision: float
+    sources: tuple[Megram, ...] = ()
+
+    @property
+    def source_ids(self) -> list[str]:
+        """The ids of the sources (what SOPPromoted marks consolidated)."""
+        return [m.id for m in self.sources]
+
+
+class PassPlan(msgspec.Struct, frozen=True, kw_only=True):
+    """What one pass decided, as row indices into the MegramColumns it was planned over.
+
+    ``clusters`` holds (pair index, kind, attention, decision, source rows) per candidate.
+    """
+
+    forget: list[int]
+    forget_attention: list[float]
+    demote: list[tuple[int, float, int]]  # (row, evidence decision, evidence count)
+    clusters: list[tuple[int, Kind, float, float, list[int]]]
+
+
+def plan_columns(cols: MegramColumns, now: float) -> PassPlan:
+    """Plan one Dreamer pass over live-megram columns at ``now`` (pure, vectorised).
+
+    Order of the rules: forgetting first; bankruptcy and consolidation then judge the
+    memory as it stands once the forgotten megrams are gone.
+    """
+    att_q, dec_q = quantized_terms(cols.f, cols.sigma, cols.k, cols.t_ref, now)
+    mk = cols.level <= K_CODE
+    forget = mk & (att_q < _FORGET_Q)
+    evidence = mk & ~forget
+    forget_rows = np.flatnonzero(forget)
+    demote = _bankrupt(cols, evidence, dec_q)
+    clusters = _clusters(cols, evidence & ~cols.consolidated, att_q, dec_q, demote)
+    return PassPlan(
+        forget=forget_rows.tolist(),
+        forget_attention=(att_q[forget_rows] * QUANTUM).tolist(),
+        demote=demote,
+        clusters=clusters,
+    )
+
+
+def _bankrupt(
+    cols: MegramColumns, evidence: np.ndarray, dec_q: np.ndarray
+) -> list[tuple[int, float, int]]:
+    """C-level rows contradicted by the evidence recorded after their promotion."""
+    c_rows = np.flatnonzero((cols.level == C_CODE) & (cols.sigma != 0))
+    if len(c_rows) == 0:
+        return []
+    has_c = np.zeros(len(cols.pairs), dtype=bool)
+    has_c[cols.pair[c_rows]] = True
+    ev = np.flatnonzero(evidence & has_c[cols.pair])
+    order = np.lexsort((cols.created[ev], cols.pair[ev]))  # by pair, then creation time
+    ev = ev[order]
+    ev_pair, ev_created = cols.pair[ev], cols.created[ev]
+    cum = np.concatenate(([0], np.cumsum(dec_q[ev])))
+    out: list[tuple[int, float, int]] = []
+    for row in c_rows.tolist():
+        p = cols.pair[row]
+        lo = int(np.searchsorted(ev_pair, p, "left"))
+        hi = int(np.searchsorted(ev_pair, p, "right"))
+        first = lo + int(np.searchsorted(ev_created[lo:hi], cols.created[row], "right"))
+        count = hi - first
+        if count == 0:
+            continue
+        dec = float(int(cum[hi] - cum[first])) * QUANTUM
+        sigma = cols.sigma[row]
+        if (sigma > 0 and dec < 0) or (sigma < 0 and dec > 0):
+            out.append((row, dec, count))
+    return out
+
+
+def _clusters(
+    cols: MegramColumns,
+    pool: np.ndarray,
+    att_q: np.ndarray,
+    dec_q: np.ndarray,
+    demote: list[tuple[int, float, int]],
+) -> list[tuple[int, Kind, float, float, list[int]]]:
+    """Pairs whose unconsolidated evidence crosses the consolidation thresholds."""
+    rows = np.flatnonzero(pool)
+    n_pairs = len(cols.pairs)
+    att, dec, _ = pair_sums(cols.pair[rows], att_q[rows], dec_q[rows], n_pairs)
+    strong = att >= CONSOLIDATE_ATTENTION
+    best = strong & (dec >= CONSOLIDATE_DECISION)
+    worst = strong & (dec <= -CONSOLIDATE_DECISION)
+    # A pair keeps at most one live rule of each kind (after this pass's demotions).
+    c_live = cols.level == C_CODE
+    c_live[[row for row, _, _ in demote]] = False
+    best[cols.pair[c_live & (cols.sigma > 0)]] = False
+    worst[cols.pair[c_live & (cols.sigma < 0)]] = False
+    chosen = best | worst
+    if not chosen.any():
+        return []
+    members = rows[chosen[cols.pair[rows]]]
+    members = members[np.argsort(cols.pair[members], kind="stable")]
+    bounds = np.searchsorted(cols.pair[members], np.flatnonzero(chosen), "left")
+    ends = np.append(bounds[1:], len(members))
+    out: list[tuple[int, Kind, float, float, list[int]]] = []
+    for p, lo, hi in zip(np.flatnonzero(chosen).tolist(), bounds, ends, strict=True):
+        kind: Kind = "best_practice" if best[p] else "constraint"
+        out.append((p, kind, float(att[p]), float(dec[p]), members[lo:hi].tolist()))
+    return out
+
+
+def plan_pass(
+    store: MegramStore, now: float, *, max_candidates: int | None = MAX_CANDIDATES
+) -> list[MegramForgotten | MegramDemoted | ConsolidationCandidate]:
+    """One Dreamer pass over ``store`` at ``now``: events to publish and clusters to distil.
+
+    Returns the MegramForgotten events (by id), then the MegramDemoted events (by id),
+    then the ConsolidationCandidates (by space, entity). Nothing is written: the caller
+    publishes the events, distils each candidate into an SOPPromoted, and Memory applies
+    them. Each candidate costs one model call, so at most ``max_candidates`` are returned
+    (the strongest |decision| first; None = all); the others stay unconsolidated and
+    come back at a later pass.
+    """
+    cols = store.snapshot()
+    plan = plan_columns(cols, now)
+    forgotten = [
+        MegramForgotten(id=cols.ids[row], reason=f"attention {att:.4f} < {FORGET_BELOW}")
+        for row, att in zip(plan.forget, plan.forget_attention, strict=True)
+    ]
+    forgotten.sort(key=lambda e: e.id)
+    demoted = [_demotion(cols, row, dec, count) for row, dec, count in plan.demote]
+    demoted.sort(key=lambda e: e.id)
+    clusters = sorted(plan.clusters, key=lambda c: (-abs(c[3]), cols.pairs[c[0]]))
+    clusters = clusters if max_candidates is None else clusters[: max(0, max_candidates)]
+    wanted = [cols.ids[row] for *_, rows in clusters for row in rows]
+    by_id = {m.id: m for m in store.get_many(wanted)}
+    candidates = []
+    for p, kind, att, dec, rows in clusters:
+        space, entity = cols.pairs[p]
+        ids = sorted(cols.ids[row] for row in rows)
+        candidates.append(
+            ConsolidationCandidate(
+                space=space,
+                entity=entity,
+                kind=kind,
+                attention=att,
+                decision=dec,
+                sources=tuple(by_id[mid] for mid in ids if mid in by_id),
+            )
+        )
+    candidates.sort(key=lambda c: (c.space, c.entity))
+    return [*forgotten, *demoted, *candidates]
+
+
+def _demotion(cols: MegramColumns, row: int, dec: float, count: int) -> MegramDemoted:
+    what = "best practice" if cols.sigma[row] > 0 else "constraint"
+    return MegramDemoted(
+        id=cols.ids[row],
+        level="K",
+        k=DEMOTED_K,
+        reason=(
+            f"trust bankruptcy: {what} contradicted by {count} megram(s) recorded after "
+            f"its promotion (decision {dec:+.3f})"
+        ),
+    )
+
+
+# --------------------------------------------------------------------------- distillation
+_SYSTEM = (
+    "You are the Dreamer of artoo, an agent system that learns from its own outcomes. "
+    "You distil a cluster of recorded outcomes that share one tag pair into ONE short, "
+    "imperative, reusable rule for future plans. Be concrete (name the tool, path or "
+    "approach), never invent facts that the evidence does not show, and keep it under "
+    '60 words. Answer with one JSON object: {"rule": "<the rule>"}.'
+)
+
+_KIND_TEXT = {
+    "best_practice": "a BEST PRACTICE: what to keep doing, because it consistently worked",
+    "constraint": "an ABSOLUTE CONSTRAINT: what must not be done, because it kept failing",
+}
+
+
+def distillation_prompt(candidate: ConsolidationCandidate) -> list[dict[str, str]]:
+    """The chat messages asking a model to distil ``candidate`` into one rule."""
+    evidence = sorted(candidate.sources, key=lambda m: (-abs(m.f), m.id))[:PROMPT_EVIDENCE]
+    lines = [
+        f"- [{m.state or m.level}] f={m.f:.2f} σ={m.sigma:+.2f}: {_one_line(m.content)}"
+        for m in evidence
+    ]
+    more = len(candidate.sources) - len(evidence)
+    if more > 0:
+        lines.append(f"- … and {more} more of the same pair")
+    user = (
+        f"Tag pair: space={candidate.space!r}, entity={candidate.entity!r}.\n"
+        f"Potentials: attention {candidate.attention:.2f}, decision {candidate.decision:+.2f}.\n"
+        f"Write {_KIND_TEXT[candidate.kind]}.\n"
+        f"Evidence ({len(candidate.sources)} recorded outcomes):\n" + "\n".join(lines)
+    )
+    return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": user}]
+
+
+def _one_line(text: str, limit: int = 240) -> str:
+    flat = " ".join(text.split()) or "(no content)"
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+_FENCE = re.compile(r"^```[\w-]*\s*\n?(.*?)\n?```$", re.DOTALL)
+_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+_LABEL = re.compile(
+    r"^(?:rule|sop|best[ _-]?practice|(?:absolute\s+)?constraint)\s*[:\-–—]\s*", re.IGNORECASE
+)
+_RULE_KEYS = ("rule", "sop", "content", "best_practice", "constraint", "text", "answer")
+
+
+def parse_distillation(
+    text: str | None, candidate: ConsolidationCandidate, *, new_id: str, now: float
+) -> Megram:
+    """The C-level Megram for a model's answer to :func:`distillation_prompt`.
+
+    Accepts a JSON object (``{"rule": …}``; also ``sop``, ``content``, ``text`` …), a
+    JSON string, fenced JSON, or plain text (a leading "Rule:" label and quotes are
+    dropped). Raises ValueError when no rule text is left.
+    """
+    rule = _rule_text(text or "")
+    if not rule:
+        raise ValueError("the distillation answer holds no rule")
+    return _sop(candidate, rule, new_id=new_id, now=now)
+
+
+def fallback_sop(candidate: ConsolidationCandidate, *, new_id: str, now: float) -> Megram:
+    """A deterministic C-level Megram for ``candidate`` when no model is available."""
+    n = len(candidate.sources)
+    examples = []
+    for m in sorted(candidate.sources, key=lambda m: (-abs(m.f), m.id)):
+        line = _one_line(m.content, 120)
+        if m.content.strip() and line not in examples:
+            examples.append(line)
+        if len(examples) == 3:
+            break
+    if candidate.kind == "best_practice":
+        head = (
+            f"Prefer the approach recorded for {candidate.space} on {candidate.entity}: "
+            f"{n} recorded outcome(s) favour it"
+        )
+    else:
+        head = (
+            f"Do not repeat the approach recorded for {candidate.space} on "
+            f"{candidate.entity}: {n} recorded outcome(s) count against it"
+        )
+    rule = f"{head} (decision {candidate.decision:+.2f}, attention {candidate.attention:.2f})."
+    if examples:
+        rule += " Evidence: " + "; ".join(examples)
+    return _sop(candidate, rule, new_id=new_id, now=now)
+
+
+def _sop(candidate: ConsolidationCandidate, rule: str, *, new_id: str, now: float) -> Megram:
+    fs = [m.f for m in candidate.sources]
+    return Megram(
+        id=new_id,
+        level="C",
+        created_at=now,
+        space=candidate.space,
+        entity=candidate.entity,
+        content=rule[:MAX_RULE_CHARS],
+        state=candidate.kind,
+        f=sum(fs) / len(fs) if fs else 1.0,
+        sigma=1.0 if candidate.kind == "best_practice" else -1.0,
+        k=0.0,
+    )
+
+
+def _rule_text(text: str) -> str:
+    body = text.strip()
+    fenced = _FENCE.match(body)
+    if fenced:
+        body = fenced.group(1).strip()
+    value = _json_rule(body)
+    if value is None:
+        found = _OBJECT.search(body)
+        value = _json_rule(found.group(0)) if found else None
+    if value is None:
+        value = body
+    value = _LABEL.sub("", value.strip()).strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'`":
+        value = value[1:-1].strip()
+    return value
+
+
+def _json_rule(body: str) -> str | None:
+    """The rule in a JSON answer, "" for JSON without one, None when not JSON."""
+    try:
+        data: Any = json.loads(body)
+    except ValueError:
+        return None
+    if isinstance(data, str):
+        return data
+    if isinstance(data, list):
+        return "; ".join(str(x).strip() for x in data if str(x).strip())
+    if isinstance(data, dict):
+        for key in _RULE_KEYS:
+            value = data.get(key)
+            if isinstance(value, str) and value.strip():
+                return value
+        return ""
+    return None
+
+
+# ---- actor ----
+@dataclass(frozen=True)
+class DreamNow:
+    """Ask the Dreamer for one pass now (from the host, e.g. ``artoo dream``)."""
+
+
+class Dreamer(Role):
+    """The Dreamer actor: a pass on its timer and a debounced pass after each FinalResult."""
+
+    name: ClassVar[str] = "dreamer"
+    consumes: ClassVar[tuple[type[Message], ...]] = (FinalResult,)
+    wants_ticks: ClassVar[bool] = True
+    debounce_s: ClassVar[float] = 1.0
+
+    def __init__(self, ctx, instance=None) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(ctx, instance)
+        self.store = ctx.services["megrams"]
+        self.pending_at: float | None = None
+        self.next_timer = ctx.clock.now() + ctx.config.dream_interval_s
+        self.promoted: set[tuple[str, str]] = set()
+
+    def on_receive(self, message: Any) -> Any:
+        if isinstance(message, DreamNow):
+            return self.dream()
+        return super().on_receive(message)
+
+    def on_final_result(self, env: Envelope) -> None:
+        self.pending_at = self.ctx.clock.now() + self.debounce_s
+
+    def on_tick(self, now: float) -> None:
+        if (self.pending_at is not None and now >= self.pending_at) or now >= self.next_timer:
+            self.dream()
+
+    def dream(self) -> int:
+        """One pass: publish what ``plan_pass`` finds; returns how many events."""
+        now = self.ctx.clock.now()
+        self.pending_at = None
+        self.next_timer = now + self.ctx.config.dream_interval_s
+        self.envelope = None
+        planned = plan_pass(self.store, now)
+        count = 0
+        for item in planned:
+            if isinstance(item, ConsolidationCandidate):
+                key = (item.space, item.entity)
+                if key in self.promoted:
+                    continue
+                self.promoted.add(key)
+                megram = self._distil(item, now)
+                self.publish(
+                    SOPPromoted(
+                        megram=megram,
+                        source_ids=list(item.source_ids),
+                        kind=item.kind,
+                    )
+                )
+            else:
+                self.publish(item)
+            count += 1
+        return count
+
+    def _distil(self, candidate: ConsolidationCandidate, now: float) -> Megram:
+        gateway = self.ctx.gateway
+        if gateway is not None:
+            request = LLMRequest(
+                role=self.name, tier="brain", messages=distillation_prompt(candidate)
+            )
+            try:
+                response = gateway.complete(request)
+                return parse_distillation(
+                    response.content or "", candidate, new_id=self.ctx.new_id(), now=now
+                )
+            except (LLMError, ValueError):
+                pass
+        return fallback_sop(candidate, new_id=self.ctx.new_id(), now=now)

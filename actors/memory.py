@@ -1,0 +1,95 @@
+"""R5 Memory — the only writer of the MegramStore.
+
+Responsibilities:
+    Answer the Planner's MemoryQuery with the C-level SOPs of the task's tag pair, the
+    live dual-channel potentials (attention, decision, action) of its M/K megrams, and
+    the strongest Avoid pairs of tool space (at most 10). Apply every memory event it
+    sees on the bus to the store, which is therefore a projection of the log
+    (``artoo memory --rebuild`` recomputes it). A recall restarts the decay clock of the
+    SOPs it returned — as a MegramRecalled event, applied like any other.
+
+Input contract:
+    MemoryQuery, MegramRecorded, MegramRecalled, MegramForgotten, MegramDemoted,
+    SOPPromoted.
+
+Output contract:
+    MemoryRecall, MegramRecalled.
+
+Constraints:
+    Does NOT decide what a memory means for a plan (the Planner calibrates); does NOT
+    create megrams (the GGS and the Dreamer do, as events); never changes the store
+    except by applying a bus event.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from artoo.schemas import (
+    Envelope,
+    MegramDemoted,
+    MegramForgotten,
+    MegramRecalled,
+    MegramRecorded,
+    MemoryQuery,
+    MemoryRecall,
+    Message,
+    SOPPromoted,
+)
+
+from .base import Role
+
+__all__ = ["AVOID_LIMIT", "Memory", "recall"]
+
+AVOID_LIMIT = 10
+
+
+def recall(store: Any, query: MemoryQuery, now: float) -> MemoryRecall:
+    """The MemoryRecall answering ``query`` from ``store`` at time ``now``."""
+    sops = store.query_c(query.space, query.entity)
+    attention, decision, action = store.query_mk(query.space, query.entity, now)
+    avoid = store.strongest(query.tool_prefix, "avoid", AVOID_LIMIT, now)
+    return MemoryRecall(
+        space=query.space,
+        entity=query.entity,
+        round=query.round,
+        sops=list(sops),
+        attention=attention,
+        decision=decision,
+        action=action,
+        avoid=list(avoid),
+    )
+
+
+class Memory(Role):
+    """The Memory actor."""
+
+    name: ClassVar[str] = "memory"
+    consumes: ClassVar[tuple[type[Message], ...]] = (
+        MemoryQuery,
+        MegramRecorded,
+        MegramRecalled,
+        MegramForgotten,
+        MegramDemoted,
+        SOPPromoted,
+    )
+
+    def __init__(self, ctx, instance=None) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(ctx, instance)
+        self.store = ctx.services["megrams"]
+
+    def on_memory_query(self, env: Envelope) -> None:
+        now = self.ctx.clock.now()
+        answer = recall(self.store, env.body, now)
+        if answer.sops:
+            self.publish(MegramRecalled(ids=[m.id for m in answer.sops], at=now))
+        self.publish(answer)
+
+    def _apply(self, env: Envelope) -> None:
+        self.store.apply(env.body, seq=env.seq)
+
+    on_megram_recorded = _apply
+    on_megram_recalled = _apply
+    on_megram_forgotten = _apply
+    on_megram_demoted = _apply
+    on_sop_promoted = _apply

@@ -1,0 +1,166 @@
+"""R4b Meta-Validator — the sensor of the medium loop.
+
+Responsibilities:
+    Fan in the SubTaskOutcomes of one plan round (the DispatchManifest says which to
+    expect), merge their outputs in plan order, and judge the merged result against the
+    task-level criteria with the verification ladder (rules first, then a brain-tier
+    model verdict, failing closed). Everything passed → OutcomeSummary; anything failed
+    → ReplanRequest. Either carries every outcome and every task verdict to the GGS.
+
+Input contract:
+    DispatchManifest, SubTaskOutcome.
+
+Output contract:
+    ReplanRequest, OutcomeSummary.
+
+Constraints:
+    Does NOT decide what happens next (the GGS does); does NOT write memory; the merged
+    output is only what the subtasks really produced (Law 0); does NOT judge plausible
+    task criteria while a subtask has failed (no model call spent on a known failure).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar
+
+from artoo.schemas import (
+    Criterion,
+    DispatchManifest,
+    Envelope,
+    Message,
+    OutcomeSummary,
+    ReplanRequest,
+    SubTaskOutcome,
+    Verdict,
+)
+
+from .answers import VerdictAnswer
+from .base import Role
+from .llm import LLMRequest, ask_structured
+from .verification import rule_verdict
+
+__all__ = ["MetaValidator", "merge_outputs"]
+
+
+def merge_outputs(order: list[str], outcomes: dict[str, SubTaskOutcome]) -> str:
+    """The outputs of matched subtasks, in plan order, one paragraph each (pure)."""
+    parts = [outcomes[sid].output for sid in order if sid in outcomes]
+    return "\n\n".join(p for p in parts if p)
+
+
+@dataclass
+class _Round:
+    round: int
+    order: list[str]
+    criteria: list[Criterion]
+    outcomes: dict[str, SubTaskOutcome] = field(default_factory=dict)
+
+
+class MetaValidator(Role):
+    """The Meta-Validator actor."""
+
+    name: ClassVar[str] = "meta_validator"
+    consumes: ClassVar[tuple[type[Message], ...]] = (DispatchManifest, SubTaskOutcome)
+
+    def __init__(self, ctx, instance=None) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(ctx, instance)
+        self.rounds: dict[str, _Round] = {}
+
+    def active_tasks(self) -> list[str]:
+        return list(self.rounds)
+
+    def forget_task(self, task_id: str) -> None:
+        self.rounds.pop(task_id, None)
+
+    def on_dispatch_manifest(self, env: Envelope) -> None:
+        body: DispatchManifest = env.body
+        self.rounds[env.task_id or ""] = _Round(
+            round=body.round,
+            order=[st.subtask_id for st in body.subtasks],
+            criteria=list(body.task_criteria),
+        )
+
+    def on_sub_task_outcome(self, env: Envelope) -> None:
+        body: SubTaskOutcome = env.body
+        task_id = env.task_id or ""
+        rnd = self.rounds.get(task_id)
+        if rnd is None or body.round != rnd.round or body.subtask_id not in rnd.order:
+            return
+        rnd.outcomes[body.subtask_id] = body
+        if len(rnd.outcomes) < len(rnd.order):
+            return
+        del self.rounds[task_id]
+        outcomes = [rnd.outcomes[sid] for sid in rnd.order]
+        merged = merge_outputs(rnd.order, rnd.outcomes)
+        all_matched = all(o.status == "matched" for o in outcomes)
+        verdicts = self._judge(task_id, rnd, outcomes, merged, all_matched)
+        if all_matched and all(v.passed for v in verdicts):
+            self.publish(
+                OutcomeSummary(
+                    round=rnd.round, outcomes=outcomes, task_verdicts=verdicts, merged_output=merged
+                )
+            )
+        else:
+            self.publish(
+                ReplanRequest(
+                    round=rnd.round, outcomes=outcomes, task_verdicts=verdicts, merged_output=merged
+                )
+            )
+
+    def _judge(
+        self,
+        task_id: str,
+        rnd: _Round,
+        outcomes: list[SubTaskOutcome],
+        merged: str,
+        all_matched: bool,
+    ) -> list[Verdict]:
+        verdicts: list[Verdict] = []
+        calls = [c for o in outcomes for c in o.tool_calls]
+        for criterion in rnd.criteria:
+            if criterion.check is not None:
+                verdicts.append(rule_verdict(criterion, merged, calls, Path(self.ctx.workspace)))
+            elif all_matched:
+                verdicts.append(self._llm_verdict(task_id, criterion, merged))
+        return verdicts
+
+    def _llm_verdict(self, task_id: str, criterion: Criterion, merged: str) -> Verdict:
+        request = LLMRequest(
+            role=self.name,
+            tier="brain",
+            task_id=task_id,
+            messages=[
+                {
+                    "role": "system",
+                    "content": "You are the Meta-Validator of artoo. Judge whether the merged "
+                    'result meets the task criterion. Answer JSON: {"passed": bool, '
+                    '"confidence": 0..1, "failure_class": "logical"|"environmental"|null, '
+                    '"evidence": str}.',
+                },
+                {"role": "user", "content": f"Criterion: {criterion.text}\nResult:\n{merged}"},
+            ],
+        )
+        answer = ask_structured(self.ctx.gateway, request, VerdictAnswer)
+        if not answer.ok or answer.value is None:
+            return Verdict(
+                criterion_id=criterion.id,
+                passed=False,
+                evidence=f"no valid verdict (fails closed): {answer.error}",
+                signal="llm",
+                confidence=0.0,
+            )
+        v: VerdictAnswer = answer.value
+        confident = v.confidence >= self.ctx.config.llm_confidence_threshold
+        passed = v.passed and confident
+        return Verdict(
+            criterion_id=criterion.id,
+            passed=passed,
+            failure_class=None if passed else (v.failure_class or "logical"),
+            evidence=v.evidence
+            if confident
+            else f"low confidence ({v.confidence:.2f}): {v.evidence}",
+            signal="llm",
+            confidence=v.confidence,
+        )

@@ -1,0 +1,83 @@
+"""R1 Perceiver — turns free text into a TaskSpec.
+
+Responsibilities:
+    Read the user's request and state its intent, a stable slug (the memory tag of the
+    task) and the task-level success criteria. A criterion that code can decide is
+    marked ``verifiable`` with a deterministic ``check`` from the documented vocabulary
+    (see ``artoo.actors.checks``); any other is ``plausible``.
+
+Input contract:
+    TaskRequest.
+
+Output contract:
+    TaskSpec; RoleFailed (a clean failure) when the model gives no valid answer after
+    one repair attempt.
+
+Constraints:
+    Does NOT plan or execute; does NOT invent criteria when the model fails (Law 0);
+    does NOT choose ids (criteria get ids ``t1``, ``t2`` … from code).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from artoo.schemas import Envelope, Message, RoleFailed, TaskRequest, TaskSpec
+
+from .answers import PerceiverAnswer, make_criteria, slugify
+from .base import Role
+from .llm import LLMRequest, ask_structured
+
+__all__ = ["SYSTEM_PROMPT", "Perceiver", "build_spec"]
+
+SYSTEM_PROMPT = """You are the Perceiver of artoo. Read the user's request and answer with one JSON
+object: {"intent": "<one sentence>", "slug": "<short-kebab-case-topic>", "criteria": [
+{"text": "...", "mode": "verifiable"|"plausible", "check": {"kind": "...", "path": "...",
+"value": ...} | null}]}.
+A criterion is verifiable only when code can decide it with one check of this vocabulary:
+exit_code (value: expected exit code of the last shell command), file_exists (path),
+output_contains (value: a substring of the output), output_matches (value: a regex),
+json_path_equals (path: $.a.b, value), count_equals (value: the expected count).
+Otherwise mark it plausible with check null. Do not state what you cannot check."""
+
+
+def build_spec(text: str, answer: PerceiverAnswer, environment: str = "local") -> TaskSpec:
+    """The TaskSpec for ``text`` from a valid model answer (pure)."""
+    return TaskSpec(
+        text=text,
+        intent=answer.intent.strip() or text,
+        slug=slugify(answer.slug or answer.intent or text),
+        criteria=make_criteria(answer.criteria, "t"),
+        environment=environment,
+    )
+
+
+class Perceiver(Role):
+    """The Perceiver actor."""
+
+    name: ClassVar[str] = "perceiver"
+    consumes: ClassVar[tuple[type[Message], ...]] = (TaskRequest,)
+
+    def on_task_request(self, env: Envelope) -> None:
+        body: TaskRequest = env.body
+        request = LLMRequest(
+            role=self.name,
+            tier="brain",
+            task_id=env.task_id,
+            messages=[
+                {"role": "system", "content": SYSTEM_PROMPT},
+                {"role": "user", "content": body.text},
+            ],
+        )
+        answer = ask_structured(self.ctx.gateway, request, PerceiverAnswer)
+        if not answer.ok or answer.value is None:
+            self.publish(
+                RoleFailed(
+                    role=self.sender,
+                    error=f"perceiver: no valid task reading: {answer.error}",
+                    task_ids=[env.task_id] if env.task_id else [],
+                    last_seq=env.seq,
+                )
+            )
+            return
+        self.publish(build_spec(body.text, answer.value))

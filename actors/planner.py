@@ -1,0 +1,361 @@
+"""R2 — Planner: the actuator of the medium loop.
+
+Responsibilities
+    Turn a TaskSpec into a plan: subtasks grouped by ``sequence`` (same number runs in
+    parallel), each with its criteria, tools and context, plus the task-level criteria.
+    Before planning, run the memory calibration protocol of paper §6.5 — deterministic,
+    no model call: query Memory for the task's tag pair, map the potentials' action and
+    the C-level SOPs to SHOULD PREFER / MUST NOT / CAUTION, merge the MUST NOT set with
+    the GGS directive's blocked tools and targets and with the strongest tool-space Avoid
+    pairs (DESIGN §4.7), at most 10 memory entries. Enforce the MUST NOT set in code: a
+    plan that uses a blocked tool or names a blocked target is rejected and asked again
+    (DESIGN §4.1); every SubTask carries the blocked sets and the calibration text.
+
+Input contract (consumes)
+    ``TaskSpec`` — intent, slug, task criteria, environment (round 0).
+    ``MemoryRecall`` — SOPs, live potentials and Avoid pairs of the queried tag pair.
+    ``PlanDirective`` — GGS's macro-state and MUST NOT sets for the next round.
+
+Output contract (publishes)
+    ``MemoryQuery`` — the tag pair ``(intent:<slug>, env:<environment>)`` of the task.
+    ``DispatchManifest`` — the round's subtasks, task criteria and calibration sets.
+
+Constraints
+    Does NOT execute tools, validate results or decide to replan (GGS does). Does NOT
+    write memory (GGS is the only writer). Does NOT add a model call for calibration.
+    Does NOT publish a plan that violates the MUST NOT set. Does NOT import another
+    role module.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import msgspec
+
+from artoo.schemas import (
+    DispatchManifest,
+    Envelope,
+    Megram,
+    MemoryQuery,
+    MemoryRecall,
+    Message,
+    PlanDirective,
+    RoleFailed,
+    SubTask,
+    TagPotential,
+    TaskSpec,
+)
+
+from .answers import PlanAnswer, make_criteria
+from .base import Role
+from .llm import LLMRequest, ask_structured
+
+__all__ = [
+    "MEMORY_CAP",
+    "Calibration",
+    "apply_calibration",
+    "calibrate",
+    "validate_plan",
+]
+
+MEMORY_CAP = 10
+"""At most this many memory entries reach a plan (paper §10: bounded context)."""
+
+_TOOL = "tool:"
+_PATH = "path:"
+
+
+# --------------------------------------------------------------------------- calibration
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    """The result of the calibration protocol (paper §6.5), as text and as code sets.
+
+    ``must_not`` is the merged MUST NOT set — memory Avoid entries ∪ blocked tools ∪
+    blocked targets — deduplicated in a stable order; ``blocked_tools`` and
+    ``blocked_targets`` are its structured part, for enforcement in code.
+    """
+
+    should_prefer: list[str] = field(default_factory=list)
+    must_not: list[str] = field(default_factory=list)
+    caution: list[str] = field(default_factory=list)
+    blocked_tools: list[str] = field(default_factory=list)
+    blocked_targets: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """The prompt lines: every SHOULD PREFER, then MUST NOT, then CAUTION entry."""
+        tools, targets = set(self.blocked_tools), set(self.blocked_targets)
+        out = [f"SHOULD PREFER: {item}" for item in self.should_prefer]
+        for item in self.must_not:
+            if item in tools:
+                out.append(f"MUST NOT: use the tool {item}")
+            elif item in targets:
+                out.append(f"MUST NOT: touch {item}")
+            else:
+                out.append(f"MUST NOT: {item}")
+        out += [f"CAUTION: {item}" for item in self.caution]
+        return out
+
+    @property
+    def text(self) -> str:
+        """The prompt lines joined by newlines ("" when there is nothing to say)."""
+        return "\n".join(self.lines())
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    kind: str  # "prefer" | "must_not" | "caution"
+    text: str
+    target: str | None = None
+
+
+def _own_entry(recall: MemoryRecall) -> list[_Entry]:
+    kind = {"exploit": "prefer", "avoid": "must_not", "caution": "caution"}.get(recall.action)
+    if kind is None:
+        return []
+    text = (
+        f"the approach recorded for {recall.space} on {recall.entity} "
+        f"(attention {recall.attention:.2f}, decision {recall.decision:+.2f})"
+    )
+    return [_Entry(kind, text)]
+
+
+def _sop_entries(sops: Iterable[Megram]) -> list[_Entry]:
+    ranked = sorted(sops, key=lambda m: (-abs(m.sigma) * m.f, m.id))
+    return [
+        _Entry("prefer" if m.sigma > 0 else "must_not", m.content or f"{m.space} on {m.entity}")
+        for m in ranked
+    ]
+
+
+def _target_of(pair: TagPotential) -> str:
+    return pair.entity.removeprefix(_PATH)
+
+
+def _avoid_entries(pairs: Iterable[TagPotential]) -> list[_Entry]:
+    avoid = [p for p in pairs if p.action == "avoid" and p.space.startswith(_TOOL)]
+    ranked = sorted(avoid, key=lambda p: (p.decision, -p.attention, p.space, p.entity))
+    return [_Entry("must_not", _target_of(p), target=_target_of(p)) for p in ranked]
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def calibrate(recall: MemoryRecall, directive: PlanDirective | None = None) -> Calibration:
+    """The calibration protocol of paper §6.5 — deterministic, no model call.
+
+    The task's own potentials map by action: exploit → SHOULD PREFER, avoid → MUST NOT,
+    caution → CAUTION, ignore → nothing. C-level SOPs (strongest ``f·|σ|`` first): σ > 0 →
+    SHOULD PREFER, σ ≤ 0 → MUST NOT. Tool-space Avoid pairs (``tool:<name>``,
+    ``path:<target>``; most negative decision first) → their targets become MUST NOT and
+    blocked targets. At most :data:`MEMORY_CAP` distinct memory entries, in that priority
+    order. The directive's blocked tools and targets are then merged in (never capped).
+    """
+    seen: dict[tuple[str, str], _Entry] = {}
+    for entry in _own_entry(recall) + _sop_entries(recall.sops) + _avoid_entries(recall.avoid):
+        if len(seen) == MEMORY_CAP:
+            break
+        seen.setdefault((entry.kind, entry.text), entry)
+    memory = list(seen.values())
+
+    tools = _unique(directive.blocked_tools) if directive else []
+    remembered = [e.target for e in memory if e.target is not None]
+    targets = _unique(remembered + (list(directive.blocked_targets) if directive else []))
+    must_not = _unique([e.text for e in memory if e.kind == "must_not"] + tools + targets)
+    return Calibration(
+        should_prefer=[e.text for e in memory if e.kind == "prefer"],
+        must_not=must_not,
+        caution=[e.text for e in memory if e.kind == "caution"],
+        blocked_tools=tools,
+        blocked_targets=targets,
+    )
+
+
+# --------------------------------------------------------------------------- enforcement
+def _mentions(text: str, target: str) -> bool:
+    """Whether ``text`` names ``target`` as a whole path (or a path under it).
+
+    ``/tmp/a`` is named by "read /tmp/a." and "/tmp/a/b", not by "/tmp/ab" or "/var/tmp/a".
+    """
+    if not target:
+        return False
+    pattern = rf"(?<![\w.\-]){re.escape(target)}(?![\w\-]|\.\w)"
+    return re.search(pattern, text) is not None
+
+
+def validate_plan(subtasks: Sequence[SubTask], calibration: Calibration) -> list[str]:
+    """The MUST NOT violations of a plan; empty when the plan may be dispatched.
+
+    A subtask violates the set when its ``tools`` include a blocked tool or its
+    ``instruction`` names a blocked target. (The calibration text in ``context`` is not
+    checked: it names the targets on purpose.)
+    """
+    blocked = set(calibration.blocked_tools)
+    violations: list[str] = []
+    for subtask in subtasks:
+        for tool in _unique(subtask.tools):
+            if tool in blocked:
+                violations.append(f"{subtask.subtask_id}: uses blocked tool {tool}")
+        for target in calibration.blocked_targets:
+            if _mentions(subtask.instruction, target):
+                violations.append(f"{subtask.subtask_id}: names blocked target {target}")
+    return violations
+
+
+def apply_calibration(subtasks: Sequence[SubTask], calibration: Calibration) -> list[SubTask]:
+    """The subtasks carrying the blocked sets and, ahead of their context, the calibration.
+
+    Blocked sets already on a subtask are kept (merged, deduplicated).
+    """
+    text = calibration.text
+    return [
+        msgspec.structs.replace(
+            s,
+            blocked_tools=_unique([*s.blocked_tools, *calibration.blocked_tools]),
+            blocked_targets=_unique([*s.blocked_targets, *calibration.blocked_targets]),
+            context="\n\n".join(part for part in (text, s.context) if part),
+        )
+        for s in subtasks
+    ]
+
+
+# ---- actor ----
+PLANNER_PROMPT = """You are the Planner of artoo. Decompose the task into subtasks for Executors
+that have these tools: {tools}. Answer with one JSON object: {{"subtasks": [{{"instruction": "...",
+"sequence": 1, "tools": ["..."], "criteria": [{{"text": "...", "mode": "verifiable"|"plausible",
+"check": {{"kind": "...", "path": "...", "value": ...}} | null}}]}}], "rationale": "..."}}.
+Subtasks with the same sequence number run in parallel; a later sequence sees the outputs of
+the earlier ones. Obey every MUST NOT line."""
+
+
+@dataclass
+class _Plan:
+    spec: TaskSpec
+    round: int = 0
+    directive: PlanDirective | None = None
+
+
+def plan_messages(
+    spec: TaskSpec, calibration: Calibration, directive: PlanDirective | None, tools: list[str]
+) -> list[dict[str, str]]:
+    """The chat messages asking for a plan (pure)."""
+    system = PLANNER_PROMPT.format(tools=", ".join(tools))
+    if calibration.text:
+        system += "\n\nMemory and constraints:\n" + calibration.text
+    user = [f"Task: {spec.text}", f"Intent: {spec.intent}"]
+    if spec.criteria:
+        user.append("Task criteria:\n" + "\n".join(f"- {c.text}" for c in spec.criteria))
+    if directive is not None:
+        user.append(
+            f"The previous round failed. Directive: {directive.directive} "
+            f"(urgency {directive.urgency}). {directive.rationale}"
+        )
+    return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(user)}]
+
+
+def build_subtasks(answer: PlanAnswer, round: int, new_id: Callable[[], str]) -> list[SubTask]:
+    """SubTasks with code-chosen ids from a model's plan (pure apart from ``new_id``)."""
+    out = []
+    for i, p in enumerate(answer.subtasks, start=1):
+        out.append(
+            SubTask(
+                subtask_id=new_id(),
+                round=round,
+                sequence=max(p.sequence, 1),
+                instruction=p.instruction,
+                criteria=make_criteria(p.criteria, f"s{i}c"),
+                tools=list(p.tools),
+            )
+        )
+    return out
+
+
+class Planner(Role):
+    """The Planner actor."""
+
+    name: ClassVar[str] = "planner"
+    consumes: ClassVar[tuple[type[Message], ...]] = (TaskSpec, MemoryRecall, PlanDirective)
+    max_plan_attempts: ClassVar[int] = 2
+
+    def __init__(self, ctx, instance=None) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(ctx, instance)
+        self.plans: dict[str, _Plan] = {}
+
+    def active_tasks(self) -> list[str]:
+        return list(self.plans)
+
+    def forget_task(self, task_id: str) -> None:
+        self.plans.pop(task_id, None)
+
+    def _query(self, plan: _Plan) -> None:
+        self.publish(
+            MemoryQuery(
+                space=f"intent:{plan.spec.slug}",
+                entity=f"env:{plan.spec.environment}",
+                round=plan.round,
+            )
+        )
+
+    def on_task_spec(self, env: Envelope) -> None:
+        plan = _Plan(spec=env.body)
+        self.plans[env.task_id or ""] = plan
+        self._query(plan)
+
+    def on_plan_directive(self, env: Envelope) -> None:
+        plan = self.plans.get(env.task_id or "")
+        if plan is None:
+            return
+        body: PlanDirective = env.body
+        plan.directive = body
+        plan.round = body.round
+        self._query(plan)
+
+    def on_memory_recall(self, env: Envelope) -> None:
+        task_id = env.task_id or ""
+        plan = self.plans.get(task_id)
+        body: MemoryRecall = env.body
+        if plan is None or body.round != plan.round:
+            return
+        calibration = calibrate(body, plan.directive)
+        tools = self.ctx.services.get("tool_names") or ["glob", "read_file", "write_file", "shell"]
+        messages = plan_messages(plan.spec, calibration, plan.directive, list(tools))
+        problem = ""
+        for _ in range(self.max_plan_attempts):
+            request = LLMRequest(role=self.name, tier="brain", task_id=task_id, messages=messages)
+            answer = ask_structured(self.ctx.gateway, request, PlanAnswer)
+            if not answer.ok or answer.value is None:
+                problem = f"no valid plan: {answer.error}"
+                break
+            if not answer.value.subtasks:
+                problem = "the plan has no subtasks"
+                break
+            subtasks = build_subtasks(answer.value, plan.round, self.ctx.new_id)
+            violations = validate_plan(subtasks, calibration)
+            if not violations:
+                self.publish(
+                    DispatchManifest(
+                        round=plan.round,
+                        subtasks=apply_calibration(subtasks, calibration),
+                        task_criteria=list(plan.spec.criteria),
+                        must_not=calibration.must_not,
+                        should_prefer=calibration.should_prefer,
+                        caution=calibration.caution,
+                        rationale=answer.value.rationale,
+                    )
+                )
+                return
+            problem = "the plan breaks the MUST NOT set: " + "; ".join(violations)
+            messages = [
+                *messages,
+                {"role": "assistant", "content": msgspec.json.encode(answer.value).decode()},
+                {"role": "user", "content": problem + ". Give a plan that obeys it."},
+            ]
+        self.publish(
+            RoleFailed(
+                role=self.sender, error=f"planner: {problem}", task_ids=[task_id], last_seq=env.seq
+            )
+        )

@@ -1,0 +1,399 @@
+"""End-to-end: the whole actor system on the scripted backend, real threads, real LevelDB."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import threading
+from importlib import resources
+from pathlib import Path
+
+import msgspec
+import pytest
+
+import artoo
+from artoo.actors.llm import ModelNotConfigured
+from artoo.demo import SCENARIOS, run_scenario
+from artoo.eventstore import EventLog
+from artoo.schemas import (
+    Config,
+    ConfirmationRequest,
+    FinalResult,
+    GGSDecision,
+    LLMCall,
+    RoleFailed,
+    SubTask,
+)
+
+DATA = Path(str(resources.files("artoo") / "demo_data"))
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "workspace"
+    shutil.copytree(DATA / "workspace", ws)
+    return ws
+
+
+def write_script(path: Path, entries: list[dict]) -> str:
+    """A scripted: model string for ``entries`` (TOML via JSON-compatible inline tables)."""
+    lines = []
+    for e in entries:
+        lines.append("[[response]]")
+        for key, value in e.items():
+            lines.append(f"{key} = {_toml(value)}")
+    path.write_text("\n".join(lines) + "\n")
+    return f"scripted:{path}"
+
+
+def _toml(value: object) -> str:
+    if isinstance(value, str):
+        return msgspec.json.encode(value).decode()
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + " }"
+    raise TypeError(value)
+
+
+def task_events(store: Path, task_id: str) -> list:
+    with EventLog.open(store / "events", durability="none") as log:
+        return list(log.read_task(task_id))
+
+
+CONFIG = Config(durability="none", max_parallel=2, confirmation_timeout_s=2.0)
+
+PERCEIVE = {
+    "role": "perceiver",
+    "times": 0,
+    "content": {"intent": "say hello", "slug": "hello", "criteria": []},
+}
+
+
+def simple_plan(instruction: str = "Say hello", times: int = 0) -> dict:
+    return {
+        "role": "planner",
+        "times": times,
+        "content": {"subtasks": [{"instruction": instruction, "sequence": 1}]},
+    }
+
+
+# --------------------------------------------------------------------------- the scenarios
+def test_every_demo_scenario_takes_its_exact_macro_states(tmp_path: Path, workspace: Path) -> None:
+    store = tmp_path / "store"
+    for scenario in SCENARIOS:
+        run = run_scenario(scenario, store, workspace)
+        assert run.states == list(scenario.expect_states), scenario.title
+        assert run.result.status == scenario.expect_status, run.result.summary
+        assert scenario.expect_in_summary in run.result.summary
+        assert run.final_results == 1
+        assert run.result.task_id == run.task_id
+        # every model call is in the log, each carrying a response or an error
+        calls = [e.body for e in task_events(store, run.task_id) if isinstance(e.body, LLMCall)]
+        assert len(calls) == run.result.cost.model_calls > 0
+        assert all(c.response is not None or c.tool_calls or c.error for c in calls)
+    # scenario 4 was denied: the file is still there
+    assert (workspace / "archive" / "old.log").exists()
+
+
+def test_scenario_5_plans_from_memory(tmp_path: Path, workspace: Path) -> None:
+    store = tmp_path / "store"
+    by_key = {s.key: s for s in SCENARIOS}
+    first = run_scenario(by_key["2"], store, workspace)
+    assert first.states == ["change_path", "accept"]
+    assert first.calibration[0] == "(no memory lines)"
+    again = run_scenario(by_key["5"], store, workspace)
+    assert again.states == ["accept"]
+    assert any(line.startswith("SHOULD PREFER") for line in again.calibration[0].split(" | "))
+
+
+def test_scenario_2_blocks_the_dead_end_by_structured_target(
+    tmp_path: Path, workspace: Path
+) -> None:
+    store = tmp_path / "store"
+    run = run_scenario(SCENARIOS[1], store, workspace)
+    events = task_events(store, run.task_id)
+    decision = next(e.body for e in events if isinstance(e.body, GGSDecision))
+    assert decision.directive == "change_path"
+    assert decision.blocked_targets == ["data/sales_2024.csv"]
+    assert decision.replans == 0
+    round1 = [e.body for e in events if isinstance(e.body, SubTask) and e.body.round == 1]
+    assert round1 and round1[0].blocked_targets == ["data/sales_2024.csv"]
+
+
+# --------------------------------------------------------------------------- concurrency
+def test_sixteen_parallel_subtasks(tmp_path: Path, workspace: Path) -> None:
+    n = 16
+    entries = [
+        {"role": "perceiver", "content": {"intent": "sixteen parts", "slug": "sixteen"}},
+        {
+            "role": "planner",
+            "content": {
+                "subtasks": [
+                    {
+                        "instruction": f"Write part {i:02d}",
+                        "sequence": 1,
+                        "criteria": [
+                            {
+                                "text": "names its part",
+                                "mode": "verifiable",
+                                "check": {"kind": "output_contains", "value": f"part {i:02d}"},
+                            }
+                        ],
+                    }
+                    for i in range(n)
+                ]
+            },
+        },
+    ] + [
+        {
+            "role": "executor",
+            "match": f"Subtask: Write part {i:02d}",
+            "content": f"this is part {i:02d}",
+            "delay_ms": 50,
+        }
+        for i in range(n)
+    ]
+    model = write_script(tmp_path / "s.toml", entries)
+    config = Config(durability="none", max_parallel=n)
+    with artoo.System.open(
+        tmp_path / "store", model=model, workspace=workspace, config=config
+    ) as s:
+        handle = s.submit("sixteen parts")
+        result = handle.result(60)
+    assert result.status == "accept", result.summary
+    for i in range(n):
+        assert f"this is part {i:02d}" in result.output
+    # parallel subtasks do not add to the sequential chain: 1 perceiver + 1 planner + 1 executor
+    assert result.cost.model_calls == 2 + n
+    assert result.cost.sequential_calls == 3
+
+
+def test_many_tasks_at_once_each_end_in_exactly_one_final_result(
+    tmp_path: Path, workspace: Path
+) -> None:
+    entries = [
+        PERCEIVE,
+        simple_plan(),
+        {"role": "executor", "times": 0, "content": "hello"},
+    ]
+    model = write_script(tmp_path / "s.toml", entries)
+    with artoo.System.open(
+        tmp_path / "store", model=model, workspace=workspace, config=CONFIG
+    ) as s:
+        handles = [s.submit(f"say hello {i}") for i in range(12)]
+        results = [h.result(60) for h in handles]
+    assert [r.status for r in results] == ["accept"] * 12
+    with EventLog.open(tmp_path / "store" / "events", durability="none") as log:
+        finals = [e.body.task_id for e in log.read() if isinstance(e.body, FinalResult)]
+    assert sorted(finals) == sorted(h.task_id for h in handles)
+
+
+# --------------------------------------------------------------------------- failure paths
+def test_a_role_that_raises_ends_its_task_and_the_next_task_succeeds(
+    tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import artoo.actors.meta_validator as mv
+
+    real = mv.merge_outputs
+    calls = {"n": 0}
+
+    def flaky(order, outcomes):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("boom in the meta-validator")
+        return real(order, outcomes)
+
+    monkeypatch.setattr(mv, "merge_outputs", flaky)
+    entries = [PERCEIVE, simple_plan(), {"role": "executor", "times": 0, "content": "hello"}]
+    model = write_script(tmp_path / "s.toml", entries)
+    with artoo.System.open(
+        tmp_path / "store", model=model, workspace=workspace, config=CONFIG
+    ) as s:
+        first = s.run("say hello", timeout=30)
+        second = s.run("say hello again", timeout=30)
+    assert first.status == "abandon"
+    assert "boom in the meta-validator" in first.summary
+    assert "meta_validator" in first.summary
+    assert second.status == "accept", second.summary
+    with EventLog.open(tmp_path / "store" / "events", durability="none") as log:
+        everything = list(log.read())
+    failed = [e.body for e in everything if isinstance(e.body, RoleFailed)]
+    assert [f.role for f in failed] == ["meta_validator"]
+    assert failed[0].task_ids == [first.task_id]
+    finals = [e.body for e in everything if isinstance(e.body, FinalResult)]
+    assert sorted(f.task_id for f in finals) == sorted([first.task_id, second.task_id])
+
+
+def test_deadline_expiry_abandons(tmp_path: Path, workspace: Path) -> None:
+    entries = [
+        PERCEIVE,
+        simple_plan(),
+        {"role": "executor", "times": 0, "content": "hello", "delay_ms": 1500},
+    ]
+    model = write_script(tmp_path / "s.toml", entries)
+    with artoo.System.open(
+        tmp_path / "store", model=model, workspace=workspace, config=CONFIG
+    ) as s:
+        result = s.submit("say hello", deadline_s=0.3).result(30)
+        s.flush(5)
+    assert result.status == "abandon"
+    assert "deadline" in result.summary
+    events = task_events(tmp_path / "store", result.task_id)
+    assert sum(isinstance(e.body, FinalResult) for e in events) == 1
+
+
+def test_cancel_ends_the_task_once(tmp_path: Path, workspace: Path) -> None:
+    entries = [
+        PERCEIVE,
+        simple_plan(),
+        {"role": "executor", "times": 0, "content": "hello", "delay_ms": 1000},
+    ]
+    model = write_script(tmp_path / "s.toml", entries)
+    with artoo.System.open(
+        tmp_path / "store", model=model, workspace=workspace, config=CONFIG
+    ) as s:
+        handle = s.submit("say hello")
+        handle.cancel("changed my mind")
+        result = handle.result(30)
+        s.flush(5)
+    assert result.status == "abandon"
+    assert "changed my mind" in result.summary
+    events = task_events(tmp_path / "store", handle.task_id)
+    assert sum(isinstance(e.body, FinalResult) for e in events) == 1
+
+
+def test_model_failure_is_a_clean_abandon(tmp_path: Path, workspace: Path) -> None:
+    # the perceiver's answer is never valid: one repair, then a clean failure (Law 0)
+    entries = [{"role": "perceiver", "times": 0, "content": "not json at all"}]
+    model = write_script(tmp_path / "s.toml", entries)
+    with artoo.System.open(
+        tmp_path / "store", model=model, workspace=workspace, config=CONFIG
+    ) as s:
+        result = s.run("say hello", timeout=30)
+    assert result.status == "abandon"
+    assert "perceiver" in result.summary
+    assert result.cost.model_calls == 2  # the answer and its one repair
+
+
+def test_two_systems_in_one_process(tmp_path: Path, workspace: Path) -> None:
+    entries = [PERCEIVE, simple_plan(), {"role": "executor", "times": 0, "content": "hello"}]
+    model = write_script(tmp_path / "s.toml", entries)
+    a = artoo.System.open(tmp_path / "a", model=model, workspace=workspace, config=CONFIG)
+    b = artoo.System.open(tmp_path / "b", model=model, workspace=workspace, config=CONFIG)
+    try:
+        ha, hb = a.submit("say hello"), b.submit("say hello")
+        ra, rb = ha.result(30), hb.result(30)
+    finally:
+        a.close()
+        b.close()
+    assert ra.status == rb.status == "accept"
+    assert task_events(tmp_path / "a", ha.task_id) and not task_events(tmp_path / "a", hb.task_id)
+
+
+def test_async_twins(tmp_path: Path, workspace: Path) -> None:
+    entries = [PERCEIVE, simple_plan(), {"role": "executor", "times": 0, "content": "hello"}]
+    model = write_script(tmp_path / "s.toml", entries)
+
+    async def main() -> str:
+        with artoo.System.open(
+            tmp_path / "s", model=model, workspace=workspace, config=CONFIG
+        ) as s:
+            handle = await s.asubmit("say hello")
+            first = await handle.aresult(30)
+            second = await s.arun("say hello again", timeout=30)
+            return first.status + second.status
+
+    assert asyncio.run(main()) == "acceptaccept"
+
+
+def test_missing_model_says_how_to_set_one(tmp_path: Path) -> None:
+    with pytest.raises(ModelNotConfigured, match="ARTOO_MODEL"):
+        artoo.System.open(tmp_path / "s", env={})
+
+
+def test_subscribe_sees_every_envelope_of_a_task(tmp_path: Path, workspace: Path) -> None:
+    entries = [PERCEIVE, simple_plan(), {"role": "executor", "times": 0, "content": "hello"}]
+    model = write_script(tmp_path / "s.toml", entries)
+    seen: list[int] = []
+    done = threading.Event()
+
+    def listener(env) -> None:  # type: ignore[no-untyped-def]
+        seen.append(env.seq)
+        if isinstance(env.body, FinalResult):
+            done.set()
+
+    with artoo.System.open(tmp_path / "s", model=model, workspace=workspace, config=CONFIG) as s:
+        s.subscribe(listener)
+        result = s.run("say hello", timeout=30)
+        assert done.wait(10)
+    assert result.status == "accept"
+    assert seen == sorted(seen) and seen == list(range(seen[0], seen[0] + len(seen)))
+
+
+# --------------------------------------------------------------------------- Law 1
+def _rm_script(tmp_path: Path) -> str:
+    entries = [
+        {"role": "perceiver", "content": {"intent": "delete old log", "slug": "delete-old-log"}},
+        simple_plan("Delete archive/old.log with rm", times=3),
+        {
+            "role": "executor",
+            "tool_calls": [{"name": "shell", "arguments": {"command": "rm archive/old.log"}}],
+        },
+        {"role": "executor", "times": 0, "content": "done"},
+    ]
+    return write_script(tmp_path / "rm.toml", entries)
+
+
+def test_law1_operator_approves(tmp_path: Path, workspace: Path) -> None:
+    asked: list[ConfirmationRequest] = []
+
+    def operator(request: ConfirmationRequest) -> bool:
+        asked.append(request)
+        return True
+
+    with artoo.System.open(
+        tmp_path / "s",
+        model=_rm_script(tmp_path),
+        workspace=workspace,
+        config=CONFIG,
+        operator=operator,
+    ) as s:
+        result = s.run("delete the old log", timeout=30)
+    assert result.status == "accept", result.summary
+    assert len(asked) == 1 and asked[0].tool == "shell"
+    assert "rm" in asked[0].action or "rm" in str(asked[0].args)
+    assert not (workspace / "archive" / "old.log").exists()
+    assert "[LAW1]" not in result.summary
+
+
+def test_law1_operator_that_never_answers_is_a_denial(tmp_path: Path, workspace: Path) -> None:
+    never = threading.Event()
+
+    def operator(request: ConfirmationRequest) -> bool:
+        never.wait(30)
+        return True
+
+    config = Config(durability="none", max_parallel=1, confirmation_timeout_s=0.5)
+    try:
+        with artoo.System.open(
+            tmp_path / "s",
+            model=_rm_script(tmp_path),
+            workspace=workspace,
+            config=config,
+            operator=operator,
+        ) as s:
+            result = s.run("delete the old log", timeout=30)
+    finally:
+        never.set()
+    assert result.status == "abandon"
+    assert result.summary.startswith("[LAW1]")
+    assert (workspace / "archive" / "old.log").exists()
+    events = task_events(tmp_path / "s", result.task_id)
+    decisions = [e.body for e in events if type(e.body).__name__ == "ConfirmationDecision"]
+    assert [d.approved for d in decisions] == [False]
+    assert "no answer within" in decisions[0].reason
