@@ -102,6 +102,7 @@ from pathlib import Path
 from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 import msgspec
+
 from artoo.actors.clock import Clock, SystemClock
 from artoo.actors.clock import new_id as _default_new_id
 from artoo.schemas import Config, LLMCall, ToolSpec

@@ -73,9 +73,10 @@ def main(argv: list[str] | None = None) -> int:
             return _dream(args, console)
     except Exception as exc:  # a clear one-line error, not a traceback
         from artoo.actors.llm import ModelNotConfigured
+        from artoo.eventstore import StoreError
 
-        if isinstance(exc, ModelNotConfigured | OSError | ValueError):
-            console.print(f"[red]artoo: {exc}[/]")
+        if isinstance(exc, ModelNotConfigured | StoreError | OSError | ValueError):
+            print(f"artoo: {exc}", file=sys.stderr)
             return EXIT_USAGE
         raise
     parser.print_help()
@@ -144,6 +145,8 @@ def _memory(args: argparse.Namespace, console: Console) -> int:
             f"{row.decision:+.2f}",
             row.action,
         )
+    if not console.is_terminal:  # piped output: never cut a tag
+        console = Console(width=200)
     console.print(table)
     sop_table = Table(title="Common Sense (SOPs)")
     for col in ("space", "entity", "σ", "content"):

@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
 from artoo.actors.planner import (
     MEMORY_CAP,
     Calibration,
@@ -13,8 +16,6 @@ from artoo.actors.planner import (
     validate_plan,
 )
 from artoo.schemas import Megram, MemoryRecall, PlanDirective, SubTask, TagPotential
-from hypothesis import given
-from hypothesis import strategies as st
 
 
 # --------------------------------------------------------------------------- builders

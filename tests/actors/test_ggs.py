@@ -9,6 +9,9 @@ from typing import get_args
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from artoo.actors.ggs import (
     ACTION_STATES,
     TERMINAL_STATES,
@@ -37,8 +40,6 @@ from artoo.schemas import (
     Verdict,
 )
 from artoo.schemas.messages import MacroState
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 P = GGSParams()
 S = 1000.0  # one second in ms

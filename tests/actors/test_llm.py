@@ -12,9 +12,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
-import artoo.actors.llm as llm
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import artoo.actors.llm as llm
 from artoo.actors.llm import (
     LitellmBackend,
     LLMError,
@@ -44,8 +47,6 @@ from artoo.schemas import (
     decode_envelope,
     encode_envelope,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 DATA = Path(__file__).parent / "data"
 MOCK_MODEL = "openai/gpt-4o-mini"

@@ -1,0 +1,141 @@
+"""The command line, run in-process through ``artoo.cli.main`` and as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from artoo.cli import build_parser, main
+from artoo.demo import SCENARIOS, run_scenario
+from artoo.eventstore.megrams import MegramStore
+from artoo.memoryview import memory_rows, rebuild_memory
+
+DATA = Path(str(resources.files("artoo") / "demo_data"))
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "workspace"
+    shutil.copytree(DATA / "workspace", ws)
+    return ws
+
+
+def test_help_lists_every_command() -> None:
+    text = build_parser().format_help()
+    for command in ("run", "demo", "memory", "dream", "version"):
+        assert command in text
+
+
+def test_run_prints_json_and_exits_by_status(
+    tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = DATA / "scenarios" / "1_success.toml"
+    code = main(
+        [
+            "run",
+            "count the python files under src",
+            "--store",
+            str(tmp_path / "s"),
+            "--model",
+            f"scripted:{script}",
+            "--workspace",
+            str(workspace),
+            "--json",
+        ]
+    )
+    out = capsys.readouterr().out.strip().splitlines()[-1]
+    result = json.loads(out)
+    assert code == 0
+    assert result["status"] == "accept"
+    assert "3 python files" in result["output"]
+    assert result["cost"]["model_calls"] == 4
+
+
+def test_run_exits_1_on_abandon(tmp_path: Path, workspace: Path) -> None:
+    script = DATA / "scenarios" / "4_law1_denied.toml"
+    code = main(
+        [
+            "run",
+            "delete the old log",
+            "--store",
+            str(tmp_path / "s"),
+            "--model",
+            f"scripted:{script}",
+            "--workspace",
+            str(workspace),
+        ]
+    )
+    assert code == 1
+    assert (workspace / "archive" / "old.log").exists()
+
+
+def test_run_without_a_model_says_how_to_set_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for var in ("ARTOO_MODEL", "ARTOO_BRAIN_MODEL", "ARTOO_TOOL_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    code = main(["run", "anything", "--store", str(tmp_path / "s")])
+    assert code == 2
+    assert "ARTOO_MODEL" in capsys.readouterr().err
+
+
+def test_memory_shows_potentials_and_rebuild_recomputes_them(
+    tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "store"
+    for scenario in SCENARIOS[:3]:
+        run_scenario(scenario, store, workspace)
+    now = 1e10  # far future: same answer for both reads, whatever the wall clock does
+    before = memory_rows(store, now)
+    assert main(["memory", str(store)]) == 0
+    shown = capsys.readouterr().out
+    assert "intent:sales-total" in shown and "tool:read_file" in shown
+    n = rebuild_memory(store)
+    assert n == 4  # three terminal megrams and one for the blocked target of scenario 2
+    assert memory_rows(store, now) == before
+    assert main(["memory", str(store), "--rebuild"]) == 0
+
+
+def test_dream_runs_a_pass_that_consolidates_six_accepts(
+    tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "store"
+    success = SCENARIOS[0]
+    for _ in range(6):
+        run_scenario(success, store, workspace)
+    assert main(["dream", str(store)]) == 0
+    assert "dream pass:" in capsys.readouterr().out
+    with MegramStore.open(store / "memory") as megrams:
+        sops = megrams.query_c("intent:count-python-files", "env:local")
+    assert len(sops) == 1
+    assert sops[0].level == "C" and sops[0].sigma > 0
+
+
+def test_a_second_process_gets_a_clear_error_for_a_held_store(
+    tmp_path: Path, workspace: Path
+) -> None:
+    import artoo
+
+    script = DATA / "scenarios" / "1_success.toml"
+    store = tmp_path / "store"
+    with artoo.System.open(store, model=f"scripted:{script}", workspace=workspace):
+        proc = subprocess.run(
+            [sys.executable, "-m", "artoo.cli", "memory", str(store)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert proc.returncode == 2
+    assert "in use" in proc.stderr and str(store) in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_not_a_store_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["memory", str(tmp_path / "nothing-here")]) == 2
+    assert "not an artoo store" in capsys.readouterr().err
