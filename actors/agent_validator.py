@@ -71,16 +71,6 @@ class AgentValidator(Role):
     def __init__(self, ctx, instance=None) -> None:  # type: ignore[no-untyped-def]
         super().__init__(ctx, instance)
         self.subs: dict[str, _Sub] = {}
-        self._tap: Any = None
-
-    def on_start(self) -> None:
-        """Open a tap for human answers; runs in the actor's thread."""
-        self._tap = self.ctx.bus.tap(maxsize=10_000, kinds=[ConfirmationDecision, FinalResult])
-
-    def on_stop(self) -> None:
-        """Close the tap; runs in the actor's thread."""
-        if self._tap is not None:
-            self._tap.close()
 
     def active_tasks(self) -> list[str]:
         return sorted({s.task_id for s in self.subs.values()})
@@ -239,6 +229,19 @@ class AgentValidator(Role):
     ) -> bool:
         request_id = self.ctx.new_id()
         timeout = self.ctx.config.confirmation_timeout_s
+        # opened before asking, so the answer cannot slip past
+        with self.ctx.bus.tap(maxsize=1_000, kinds=[ConfirmationDecision, FinalResult]) as tap:
+            return self._wait_for_human(tap, request_id, timeout, criterion, sub, v)
+
+    def _wait_for_human(
+        self,
+        tap: Any,
+        request_id: str,
+        timeout: float,
+        criterion: Criterion,
+        sub: _Sub,
+        v: VerdictAnswer,
+    ) -> bool:
         self.publish(
             ConfirmationRequest(
                 request_id=request_id,
@@ -252,7 +255,7 @@ class AgentValidator(Role):
         )
         deadline = time.monotonic() + timeout + 5.0
         while time.monotonic() < deadline:
-            env = self._tap.get(timeout=0.5) if self._tap is not None else None
+            env = tap.get(timeout=0.5)
             if env is None:
                 continue
             body = env.body

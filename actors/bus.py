@@ -470,6 +470,9 @@ class Bus:
         """Take one group, stage it (holding the gate), write it, deliver it."""
         ts = self._now()
         gate = self._gate
+        group: list[tuple[Any, ...]] = []
+        controls: list[Any] = []
+        envelopes: tuple[Envelope, ...] = ()
         gate.acquire()
         held = True
 
@@ -481,7 +484,6 @@ class Bus:
         try:
             queue = self._queue
             group = [queue.popleft() for _ in range(min(len(queue), self._max_group))]
-            controls = []
             if self._controls:
                 controls = [item for item in group if type(item) is not tuple]
                 if controls:

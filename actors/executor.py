@@ -94,15 +94,6 @@ class Executor(Role):
         self._ended: set[str] = set()
         self._tap: Any = None
 
-    def on_start(self) -> None:
-        """Open a tap for confirmations and task ends; runs in the actor's thread."""
-        self._tap = self.ctx.bus.tap(maxsize=10_000, kinds=[ConfirmationDecision, FinalResult])
-
-    def on_stop(self) -> None:
-        """Close the tap; runs in the actor's thread."""
-        if self._tap is not None:
-            self._tap.close()
-
     def active_tasks(self) -> list[str]:
         return sorted({r.task_id for r in self.runs.values()})
 
@@ -146,6 +137,18 @@ class Executor(Role):
         return reg
 
     def _attempt(self, run: _Run) -> None:
+        # while an attempt runs the mailbox is not read: a tap brings the confirmations and
+        # task ends it must see (opened per attempt, so an idle pair holds nothing)
+        self._tap = self.ctx.bus.tap(maxsize=1_000, kinds=[ConfirmationDecision, FinalResult])
+        try:
+            self._run_attempt(run)
+        finally:
+            self._tap.close()
+            self._tap = None
+            self._decisions.clear()
+            self._ended.clear()
+
+    def _run_attempt(self, run: _Run) -> None:
         run.attempt += 1
         st = run.subtask
         registry = self._registry(run)

@@ -293,6 +293,9 @@ def _indent_of(lines: list[str], name: str) -> int:
     return 0
 
 
+_BUILTIN_SPECS: dict[tuple[Any, str], tuple[ToolSpec, tuple[_Param, ...]]] = {}
+
+
 def _describe(
     fn: Callable[..., Any], name: str, *, skip: int
 ) -> tuple[ToolSpec, tuple[_Param, ...]]:
@@ -539,7 +542,10 @@ class ToolRegistry:
             ("shell", self._shell),
             ("load_data", self._load_data),
         ):
-            spec, params = _describe(method, name, skip=1)
+            key = (method.__func__, name)
+            if key not in _BUILTIN_SPECS:  # describing a function is slow; do it once
+                _BUILTIN_SPECS[key] = _describe(method, name, skip=1)
+            spec, params = _BUILTIN_SPECS[key]
             self._tools[name] = _Tool(
                 spec, params, lambda a, c, m=method: m(c, **a), spill=name != "load_data"
             )

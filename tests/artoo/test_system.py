@@ -397,3 +397,93 @@ def test_law1_operator_that_never_answers_is_a_denial(tmp_path: Path, workspace:
     decisions = [e.body for e in events if type(e.body).__name__ == "ConfirmationDecision"]
     assert [d.approved for d in decisions] == [False]
     assert "no answer within" in decisions[0].reason
+
+
+# --------------------------------------------------------------------------- the ladder
+def _plausible_plan() -> dict:
+    return {
+        "role": "planner",
+        "times": 0,
+        "content": {
+            "subtasks": [
+                {
+                    "instruction": "Write a friendly greeting",
+                    "criteria": [{"text": "the greeting is friendly", "mode": "plausible"}],
+                }
+            ]
+        },
+    }
+
+
+def test_confident_model_verdict_passes(tmp_path: Path, workspace: Path) -> None:
+    entries = [
+        PERCEIVE,
+        _plausible_plan(),
+        {"role": "executor", "content": "Hello, friend!"},
+        {
+            "role": "agent_validator",
+            "content": {"passed": True, "confidence": 0.95, "evidence": "warm tone"},
+        },
+    ]
+    model = write_script(tmp_path / "s.toml", entries)
+    with artoo.System.open(tmp_path / "s", model=model, workspace=workspace, config=CONFIG) as s:
+        result = s.run("greet", timeout=30)
+    assert result.status == "accept", result.summary
+    outcome = next(
+        e.body
+        for e in task_events(tmp_path / "s", result.task_id)
+        if type(e.body).__name__ == "SubTaskOutcome"
+    )
+    assert [(v.signal, v.passed, v.confidence) for v in outcome.verdicts] == [("llm", True, 0.95)]
+
+
+def test_low_confidence_goes_to_a_human(tmp_path: Path, workspace: Path) -> None:
+    entries = [
+        PERCEIVE,
+        _plausible_plan(),
+        {"role": "executor", "content": "Hello, friend!"},
+        {"role": "agent_validator", "content": {"passed": True, "confidence": 0.3}},
+    ]
+    model = write_script(tmp_path / "s.toml", entries)
+    asked: list[str] = []
+
+    def operator(request: ConfirmationRequest) -> bool:
+        asked.append(request.action)
+        return True
+
+    with artoo.System.open(
+        tmp_path / "s", model=model, workspace=workspace, config=CONFIG, operator=operator
+    ) as s:
+        result = s.run("greet", timeout=30)
+    assert result.status == "accept", result.summary
+    assert asked == ["accept that 'the greeting is friendly' is met"]
+    outcome = next(
+        e.body
+        for e in task_events(tmp_path / "s", result.task_id)
+        if type(e.body).__name__ == "SubTaskOutcome"
+    )
+    assert outcome.verdicts[0].signal == "human"
+    assert "[LAW1]" not in result.summary  # a human verdict is not a Law 1 gate
+
+
+def test_unparsable_verdict_fails_closed_until_the_replan_budget_ends_it(
+    tmp_path: Path, workspace: Path
+) -> None:
+    entries = [
+        PERCEIVE,
+        _plausible_plan(),
+        {"role": "executor", "times": 0, "content": "Hello, friend!"},
+        {"role": "agent_validator", "times": 0, "content": "looks fine to me"},
+    ]
+    model = write_script(tmp_path / "s.toml", entries)
+    config = Config(durability="none", max_retries=0)
+    with artoo.System.open(tmp_path / "s", model=model, workspace=workspace, config=config) as s:
+        result = s.run("greet", timeout=60)
+    assert result.status == "abandon"
+    assert "replan budget spent" in result.summary
+    events = task_events(tmp_path / "s", result.task_id)
+    states = [e.body.directive for e in events if isinstance(e.body, GGSDecision)]
+    assert len(states) == 4 and states[-1] == "abandon"
+    outcomes = [e.body for e in events if type(e.body).__name__ == "SubTaskOutcome"]
+    assert outcomes and all(o.status == "failed" for o in outcomes)
+    assert all("fails closed" in o.verdicts[0].evidence for o in outcomes)
