@@ -26,19 +26,21 @@ from artoo.schemas import Envelope, Message, RoleFailed, TaskRequest, TaskSpec
 
 from .answers import PerceiverAnswer, make_criteria, slugify
 from .base import Role
+from .checks import VOCABULARY
 from .llm import LLMRequest, ask_structured
 
 __all__ = ["SYSTEM_PROMPT", "Perceiver", "build_spec"]
 
-SYSTEM_PROMPT = """You are the Perceiver of artoo. Read the user's request and answer with one JSON
-object: {"intent": "<one sentence>", "slug": "<short-kebab-case-topic>", "criteria": [
-{"text": "...", "mode": "verifiable"|"plausible", "check": {"kind": "...", "path": "...",
-"value": ...} | null}]}.
-A criterion is verifiable only when code can decide it with one check of this vocabulary:
-exit_code (value: expected exit code of the last shell command), file_exists (path),
-output_contains (value: a substring of the output), output_matches (value: a regex),
-json_path_equals (path: $.a.b, value), count_equals (value: the expected count).
-Otherwise mark it plausible with check null. Do not state what you cannot check."""
+SYSTEM_PROMPT = (
+    "You are the Perceiver of artoo. Read the user's request and answer with one JSON "
+    'object: {"intent": "<one sentence>", "slug": "<short-kebab-case-topic>", "criteria": '
+    '[{"text": "...", "mode": "verifiable"|"plausible", "check": {"kind": "...", '
+    '"path": "...", "value": ...} | null}]}.\n'
+    "A criterion is verifiable only when code can decide it with one check of this "
+    "vocabulary:\n"
+    + "\n".join(f"- {kind}: {how}" for kind, how in VOCABULARY.items())
+    + "\nOtherwise mark it plausible with check null. Do not state what you cannot check."
+)
 
 
 def build_spec(text: str, answer: PerceiverAnswer, environment: str = "local") -> TaskSpec:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -87,10 +88,13 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     from .system import System
 
     started = time.monotonic()
+    shown_final = threading.Event()
 
     def progress(env: object) -> None:
         body = env.body  # type: ignore[attr-defined]
         kind = type(body).__name__
+        if kind == "FinalResult":
+            shown_final.set()
         detail = ""
         if kind == "GGSDecision":
             detail = f" {body.directive} D={body.d:.2f} P={body.p:.2f} Ω={body.omega:.2f}"
@@ -106,6 +110,8 @@ def _run(args: argparse.Namespace, console: Console) -> int:
         if not args.json:
             system.subscribe(progress)
         result = system.run(args.text, timeout=args.timeout)
+        if not args.json:
+            shown_final.wait(5.0)  # let the progress lines finish before closing
     if args.json:
         print(json.dumps(msgspec.to_builtins(result)))
     else:

@@ -139,3 +139,25 @@ def test_a_second_process_gets_a_clear_error_for_a_held_store(
 def test_not_a_store_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["memory", str(tmp_path / "nothing-here")]) == 2
     assert "not an artoo store" in capsys.readouterr().err
+
+
+def test_run_shows_live_progress_and_cost(
+    tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = DATA / "scenarios" / "2_change_path.toml"
+    code = main(
+        [
+            "run",
+            "report the sales total",
+            "--store",
+            str(tmp_path / "s"),
+            "--model",
+            f"scripted:{script}",
+            "--workspace",
+            str(workspace),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "GGSDecision change_path" in out and "GGSDecision accept" in out
+    assert "accept:" in out and "11 model calls" in out and "1 replans" in out

@@ -487,3 +487,53 @@ def test_unparsable_verdict_fails_closed_until_the_replan_budget_ends_it(
     outcomes = [e.body for e in events if type(e.body).__name__ == "SubTaskOutcome"]
     assert outcomes and all(o.status == "failed" for o in outcomes)
     assert all("fails closed" in o.verdicts[0].evidence for o in outcomes)
+
+
+# --------------------------------------------------------------------------- the Dreamer
+def _accept_entries() -> list[dict]:
+    return [
+        {
+            "role": "perceiver",
+            "times": 0,
+            "content": {"intent": "say hello", "slug": "hello", "criteria": []},
+        },
+        simple_plan(),
+        {"role": "executor", "times": 0, "content": "hello"},
+    ]
+
+
+def test_dreamer_distils_six_accepts_into_one_sop_with_the_model(
+    tmp_path: Path, workspace: Path
+) -> None:
+    rule = "Answer greetings directly; no tools are needed."
+    entries = [*_accept_entries(), {"role": "dreamer", "content": {"rule": rule}}]
+    model = write_script(tmp_path / "s.toml", entries)
+    config = Config(durability="none", dream_interval_s=3600)
+    with artoo.System.open(tmp_path / "s", model=model, workspace=workspace, config=config) as s:
+        for i in range(5):
+            s.run(f"say hello {i}", timeout=30)
+        assert s.dream() == 0  # five accepts: attention 4.5 < 5
+        s.run("say hello 5", timeout=30)
+        assert s.dream() == 1  # six: 5.4 ≥ 5 and decision 5.4 ≥ 3
+        assert s.dream() == 0  # never promoted twice
+        sops = s.megrams.query_c("intent:hello", "env:local")
+    assert [m.content for m in sops] == [rule]
+    assert sops[0].level == "C" and sops[0].k == 0.0 and sops[0].sigma > 0
+
+
+def test_dreamer_passes_by_itself_shortly_after_a_final_result(
+    tmp_path: Path, workspace: Path
+) -> None:
+    from artoo.schemas import SOPPromoted
+
+    model = write_script(tmp_path / "s.toml", _accept_entries())  # no dreamer entry: fallback
+    config = Config(durability="none", dream_interval_s=3600)
+    promoted = threading.Event()
+    with artoo.System.open(tmp_path / "s", model=model, workspace=workspace, config=config) as s:
+        s.subscribe(lambda env: isinstance(env.body, SOPPromoted) and promoted.set())
+        for i in range(6):
+            s.run(f"say hello {i}", timeout=30)
+        assert promoted.wait(10), "no debounced pass after the sixth FinalResult"
+        s.flush(5)
+        sops = s.megrams.query_c("intent:hello", "env:local")
+    assert len(sops) == 1 and sops[0].content  # a deterministic fallback rule
