@@ -45,8 +45,14 @@ from artoo.schemas import (
 
 from .answers import VerdictAnswer
 from .base import Role
-from .llm import LLMRequest, ask_structured
-from .verification import execution_failure_class, majority_class, rule_verdict
+from .llm import LLMRequest
+from .verification import (
+    VERDICT_FORMAT,
+    execution_failure_class,
+    majority_class,
+    model_verdict,
+    rule_verdict,
+)
 
 __all__ = ["IMPLICIT_CRITERION", "AgentValidator"]
 
@@ -180,8 +186,7 @@ class AgentValidator(Role):
                 {
                     "role": "system",
                     "content": "You are an Agent-Validator of artoo. Judge whether the output "
-                    'meets the criterion. Answer JSON: {"passed": bool, "confidence": 0..1, '
-                    '"failure_class": "logical"|"environmental"|null, "evidence": str}.',
+                    f"meets the criterion. {VERDICT_FORMAT}",
                 },
                 {
                     "role": "user",
@@ -190,28 +195,13 @@ class AgentValidator(Role):
                 },
             ],
         )
-        answer = ask_structured(self.ctx.gateway, request, VerdictAnswer)
-        if not answer.ok or answer.value is None:
-            return Verdict(
-                criterion_id=criterion.id,
-                passed=False,
-                evidence=f"no valid verdict (fails closed): {answer.error}",
-                signal="llm",
-                confidence=0.0,
-                attempt=attempt,
-            )
-        v: VerdictAnswer = answer.value
-        confidence = min(max(v.confidence, 0.0), 1.0)
-        if confidence >= self.ctx.config.llm_confidence_threshold:
-            return Verdict(
-                criterion_id=criterion.id,
-                passed=v.passed,
-                failure_class=None if v.passed else (v.failure_class or "logical"),
-                evidence=v.evidence,
-                signal="llm",
-                confidence=confidence,
-                attempt=attempt,
-            )
+        threshold = self.ctx.config.llm_confidence_threshold
+        verdict, v = model_verdict(
+            self.ctx.gateway, request, criterion, threshold=threshold, attempt=attempt
+        )
+        if v is None or verdict.confidence >= threshold:
+            return verdict
+        confidence = verdict.confidence
         approved = self._ask_human(criterion, result, sub, v)
         return Verdict(
             criterion_id=criterion.id,

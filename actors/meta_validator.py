@@ -36,10 +36,9 @@ from artoo.schemas import (
     Verdict,
 )
 
-from .answers import VerdictAnswer
 from .base import Role
-from .llm import LLMRequest, ask_structured
-from .verification import rule_verdict
+from .llm import LLMRequest
+from .verification import VERDICT_FORMAT, model_verdict, rule_verdict
 
 __all__ = ["MetaValidator", "merge_outputs"]
 
@@ -135,32 +134,11 @@ class MetaValidator(Role):
                 {
                     "role": "system",
                     "content": "You are the Meta-Validator of artoo. Judge whether the merged "
-                    'result meets the task criterion. Answer JSON: {"passed": bool, '
-                    '"confidence": 0..1, "failure_class": "logical"|"environmental"|null, '
-                    '"evidence": str}.',
+                    f"result meets the task criterion. {VERDICT_FORMAT}",
                 },
                 {"role": "user", "content": f"Criterion: {criterion.text}\nResult:\n{merged}"},
             ],
         )
-        answer = ask_structured(self.ctx.gateway, request, VerdictAnswer)
-        if not answer.ok or answer.value is None:
-            return Verdict(
-                criterion_id=criterion.id,
-                passed=False,
-                evidence=f"no valid verdict (fails closed): {answer.error}",
-                signal="llm",
-                confidence=0.0,
-            )
-        v: VerdictAnswer = answer.value
-        confident = v.confidence >= self.ctx.config.llm_confidence_threshold
-        passed = v.passed and confident
-        return Verdict(
-            criterion_id=criterion.id,
-            passed=passed,
-            failure_class=None if passed else (v.failure_class or "logical"),
-            evidence=v.evidence
-            if confident
-            else f"low confidence ({v.confidence:.2f}): {v.evidence}",
-            signal="llm",
-            confidence=v.confidence,
-        )
+        threshold = self.ctx.config.llm_confidence_threshold
+        verdict, _ = model_verdict(self.ctx.gateway, request, criterion, threshold=threshold)
+        return verdict

@@ -7,12 +7,27 @@ classifying why an execution failed.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from artoo.schemas import Criterion, ExecutionResult, ToolCall, Verdict
 
+from .answers import VerdictAnswer
 from .checks import evaluate
+from .llm import LLMRequest, ask_structured
 
-__all__ = ["execution_failure_class", "last_exit_code", "majority_class", "rule_verdict"]
+__all__ = [
+    "VERDICT_FORMAT",
+    "execution_failure_class",
+    "last_exit_code",
+    "majority_class",
+    "model_verdict",
+    "rule_verdict",
+]
+
+VERDICT_FORMAT = (
+    'Answer JSON: {"passed": bool, "confidence": 0..1, '
+    '"failure_class": "logical"|"environmental"|null, "evidence": str}.'
+)
 
 
 def last_exit_code(calls: list[ToolCall]) -> int | None:
@@ -79,3 +94,44 @@ def majority_class(verdicts: list[Verdict]) -> str | None:
     if env == 0 and logical == 0:
         return None
     return "environmental" if env > logical else "logical"
+
+
+def model_verdict(
+    gateway: Any,
+    request: LLMRequest,
+    criterion: Criterion,
+    *,
+    threshold: float,
+    attempt: int = 1,
+) -> tuple[Verdict, VerdictAnswer | None]:
+    """The model rung: ask for a verdict; fail closed.
+
+    Returns the Verdict (a pass only when the model passed it with at least ``threshold``
+    confidence) and the model's answer (None when there was no valid answer), so that a
+    caller may take a low-confidence answer to a human.
+    """
+    answer = ask_structured(gateway, request, VerdictAnswer)
+    if not answer.ok or answer.value is None:
+        failed = Verdict(
+            criterion_id=criterion.id,
+            passed=False,
+            evidence=f"no valid verdict (fails closed): {answer.error}",
+            signal="llm",
+            confidence=0.0,
+            attempt=attempt,
+        )
+        return failed, None
+    v: VerdictAnswer = answer.value
+    confidence = min(max(v.confidence, 0.0), 1.0)
+    confident = confidence >= threshold
+    passed = v.passed and confident
+    verdict = Verdict(
+        criterion_id=criterion.id,
+        passed=passed,
+        failure_class=None if passed else (v.failure_class or "logical"),
+        evidence=v.evidence if confident else f"low confidence ({confidence:.2f}): {v.evidence}",
+        signal="llm",
+        confidence=confidence,
+        attempt=attempt,
+    )
+    return verdict, v

@@ -537,3 +537,31 @@ def test_dreamer_passes_by_itself_shortly_after_a_final_result(
         s.flush(5)
         sops = s.megrams.query_c("intent:hello", "env:local")
     assert len(sops) == 1 and sops[0].content  # a deterministic fallback rule
+
+
+def test_meta_validator_judges_a_plausible_task_criterion(tmp_path: Path, workspace: Path) -> None:
+    entries = [
+        {
+            "role": "perceiver",
+            "content": {
+                "intent": "greet",
+                "slug": "greet",
+                "criteria": [{"text": "the reply greets the user", "mode": "plausible"}],
+            },
+        },
+        simple_plan(),
+        {"role": "executor", "content": "Hello there!"},
+        {"role": "meta_validator", "content": {"passed": True, "confidence": 0.9}},
+    ]
+    model = write_script(tmp_path / "s.toml", entries)
+    with artoo.System.open(tmp_path / "s", model=model, workspace=workspace, config=CONFIG) as s:
+        result = s.run("greet me", timeout=30)
+    assert result.status == "accept", result.summary
+    summary = next(
+        e.body
+        for e in task_events(tmp_path / "s", result.task_id)
+        if type(e.body).__name__ == "OutcomeSummary"
+    )
+    assert [(v.criterion_id, v.signal, v.passed) for v in summary.task_verdicts] == [
+        ("t1", "llm", True)
+    ]

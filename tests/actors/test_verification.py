@@ -1,0 +1,91 @@
+"""The verification ladder's shared rungs (actors/verification.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from artoo.actors.llm import LLMRequest, ScriptedBackend
+from artoo.actors.verification import majority_class, model_verdict, rule_verdict
+from artoo.schemas import Check, Criterion, ToolCall, Verdict
+
+CRITERION = Criterion(id="c1", text="the answer is polite")
+REQUEST = LLMRequest(
+    role="agent_validator", tier="tool", messages=[{"role": "user", "content": "x"}]
+)
+
+
+def backend(*contents: str) -> ScriptedBackend:
+    return ScriptedBackend.from_entries(
+        [{"role": "agent_validator", "content": c} for c in contents]
+    )
+
+
+def test_confident_pass() -> None:
+    verdict, answer = model_verdict(
+        backend('{"passed": true, "confidence": 0.9, "evidence": "kind words"}'),
+        REQUEST,
+        CRITERION,
+        threshold=0.7,
+        attempt=2,
+    )
+    assert (verdict.passed, verdict.signal, verdict.confidence, verdict.attempt) == (
+        True,
+        "llm",
+        0.9,
+        2,
+    )
+    assert answer is not None and answer.evidence == "kind words"
+
+
+def test_low_confidence_is_not_a_pass_but_keeps_the_answer() -> None:
+    verdict, answer = model_verdict(
+        backend('{"passed": true, "confidence": 0.4}'), REQUEST, CRITERION, threshold=0.7
+    )
+    assert not verdict.passed
+    assert verdict.evidence.startswith("low confidence (0.40)")
+    assert answer is not None and answer.passed
+
+
+@pytest.mark.parametrize("confidence", [-3.0, 7.0])
+def test_confidence_is_clamped(confidence: float) -> None:
+    verdict, _ = model_verdict(
+        backend(f'{{"passed": false, "confidence": {confidence}}}'),
+        REQUEST,
+        CRITERION,
+        threshold=0.5,
+    )
+    assert 0.0 <= verdict.confidence <= 1.0
+    assert not verdict.passed and verdict.failure_class == "logical"
+
+
+def test_unparsable_twice_fails_closed() -> None:
+    verdict, answer = model_verdict(
+        backend("sure, fine", "still not json"), REQUEST, CRITERION, threshold=0.7
+    )
+    assert answer is None
+    assert not verdict.passed and verdict.confidence == 0.0
+    assert "fails closed" in verdict.evidence
+
+
+def test_rule_verdict_blames_the_environment_when_a_tool_failed(tmp_path: Path) -> None:
+    criterion = Criterion(
+        id="c", text="total", mode="verifiable", check=Check(kind="output_contains", value="42")
+    )
+    failed_call = ToolCall(tool="read_file", target="x.csv", ok=False, error="no such file")
+    verdict = rule_verdict(criterion, "I could not read it", [failed_call], tmp_path)
+    assert not verdict.passed and verdict.failure_class == "environmental"
+    verdict = rule_verdict(criterion, "the total is 41", [], tmp_path)
+    assert not verdict.passed and verdict.failure_class == "logical"
+    assert rule_verdict(criterion, "the total is 42", [], tmp_path).passed
+
+
+def test_majority_class() -> None:
+    def v(fc: str | None, passed: bool = False) -> Verdict:
+        return Verdict(criterion_id="c", passed=passed, failure_class=fc)  # type: ignore[arg-type]
+
+    assert majority_class([v(None, True)]) is None
+    assert majority_class([v("environmental"), v("environmental"), v("logical")]) == "environmental"
+    assert majority_class([v("environmental"), v("logical")]) == "logical"
+    assert majority_class([v(None)]) is None
