@@ -22,7 +22,13 @@ from artoo.actors.dispatcher import Dispatcher
 from artoo.actors.dreamer import Dreamer, DreamNow
 from artoo.actors.executor import Executor
 from artoo.actors.ggs import GGS
-from artoo.actors.llm import LLMGateway, ModelNotConfigured, UsageTotals, resolve_models
+from artoo.actors.llm import (
+    LLMGateway,
+    ModelNotConfigured,
+    UsageTotals,
+    resolve_backend,
+    resolve_models,
+)
 from artoo.actors.memory import Memory
 from artoo.actors.meta_validator import MetaValidator
 from artoo.actors.perceiver import Perceiver
@@ -194,6 +200,7 @@ class System:
         clock: Clock | None = None,
         tools: Iterable[Callable[..., Any]] = (),
         env: Mapping[str, str] | None = None,
+        model_options: Mapping[str, Any] | None = None,
     ) -> System:
         """Open (or create) the store and start every role.
 
@@ -203,6 +210,8 @@ class System:
         ModelNotConfigured says how to set one. ``operator`` answers Law 1
         confirmations (True approves); without one every irreversible action is denied.
         ``tools`` are Python functions offered to the Executors as extra tools.
+        ``model_options`` go to every litellm call (``api_base``, ``api_key`` …); each
+        call also gets ``timeout = config.role_timeout_s``.
         """
         cfg = config if isinstance(config, Config) else Config(**dict(config or {}))
         if model is not None:
@@ -210,7 +219,17 @@ class System:
         models = resolve_models(cfg, env)
 
         def gateway_factory(bus: Bus, clk: Clock, new_id: Callable[[], str]) -> LLMGateway:
-            return LLMGateway.from_models(models, record=_recorder(bus), clock=clk, new_id=new_id)
+            built: dict[str, Any] = {}  # tiers with the same model share one backend
+            for name in models.values():
+                if name not in built:
+                    options = (
+                        {}
+                        if name.startswith("scripted:")
+                        else {"timeout": cfg.role_timeout_s, **dict(model_options or {})}
+                    )
+                    built[name] = resolve_backend(name, **options)
+            backends = {tier: built[name] for tier, name in models.items()}
+            return LLMGateway(backends, models, record=_recorder(bus), clock=clk, new_id=new_id)
 
         return cls(
             Path(store),

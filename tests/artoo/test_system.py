@@ -565,3 +565,27 @@ def test_meta_validator_judges_a_plausible_task_criterion(tmp_path: Path, worksp
     assert [(v.criterion_id, v.signal, v.passed) for v in summary.task_verdicts] == [
         ("t1", "llm", True)
     ]
+
+
+@pytest.mark.slow
+def test_the_litellm_path_end_to_end_with_mock_response(tmp_path: Path, workspace: Path) -> None:
+    # one mock answer that is a valid Perceiver answer and a valid plan (unknown fields are
+    # ignored), and a plain final answer for the Executor: the whole loop on litellm
+    answer = msgspec.json.encode(
+        {"intent": "say hello", "slug": "hello", "subtasks": [{"instruction": "Say hello"}]}
+    ).decode()
+    with artoo.System.open(
+        tmp_path / "s",
+        model="openai/gpt-4o-mini",
+        workspace=workspace,
+        config=CONFIG,
+        model_options={"mock_response": answer, "api_key": "sk-test-not-used"},
+    ) as s:
+        result = s.run("say hello", timeout=60)
+    assert result.status == "accept", result.summary
+    calls = [
+        e.body for e in task_events(tmp_path / "s", result.task_id) if isinstance(e.body, LLMCall)
+    ]
+    assert [c.role for c in calls] == ["perceiver", "planner", "executor"]
+    assert all(c.model == "openai/gpt-4o-mini" and c.error is None for c in calls)
+    assert result.cost.tokens_in > 0 and result.cost.tokens_out > 0
