@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Protocol, Self
 
+import msgspec
+
 from artoo.actors.clock import Clock, SystemClock
 from artoo.eventstore import EventLog, envelope_tail
 from artoo.schemas import MESSAGE_TYPES, Envelope, Message, UnknownMessage
@@ -82,6 +84,18 @@ class Delivery:
 
     def __len__(self) -> int:
         return len(self.envelopes)
+
+
+class _Item(msgspec.Struct, gc=False, eq=False):
+    """A published message waiting for the writer (gc=False: the collector never scans the
+    queue, however deep it gets)."""
+
+    task_id: str | None
+    tail: bytes  # envelope_tail(...)
+    body: Any
+    sender: str
+    to: str | None
+    cause: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,17 +282,13 @@ class Bus:
         self._now = (clock or SystemClock()).now
         self._max_group = max_group
         self._append = log.append_encoded
-        # The queue holds message tuples and controls (flush barriers, from_seq joins), in
-        # publish order. The gate guards the queue's producer side, the receivers and the
-        # bus state; the writer also holds it while it stages a group in memory, so that
-        # publishers sleep then instead of contending for the GIL (plyvel releases the GIL
-        # on every put) — they never wait for I/O.
+        # The queue holds _Items and controls (flush barriers, from_seq joins), in publish
+        # order. publish() takes no lock: it pushes, then re-checks _halted (see _settle).
         self._queue: deque[Any] = deque()
         self._push = self._queue.append
-        self._gate = threading.Lock()
-        self._published = 0
+        self._lock = threading.Lock()  # receivers, controls, halting, the writer's exit
         self._halted = False  # closed or failed: refuse publishes
-        self._exited = False  # the writer loop ended
+        self._exited = False  # the writer loop ended (set under _lock)
         self._controls = 0  # controls queued and not yet handled
         self._subscriptions: tuple[Subscription, ...] = ()
         self._taps: tuple[Tap, ...] = ()
@@ -287,7 +297,7 @@ class Bus:
         self._idle = False
         self._stopping = False
         self._wake = threading.Event()
-        self._pending: list[Any] = []  # the controls of the group being committed
+        self._taken = 0
         self._committed = 0
         self._groups = 0
         self._dead = 0
@@ -306,7 +316,7 @@ class Bus:
         to: str | None = None,
         cause: int | None = None,
     ) -> None:
-        """Queue one message and return at once; never waits for I/O.
+        """Queue one message and return at once (never waits for I/O or a lock).
 
         The body is encoded here, so a body that cannot be encoded raises TypeError (or
         msgspec.EncodeError) in the caller. Raises :class:`BusClosed` after :meth:`close`
@@ -314,14 +324,31 @@ class Bus:
         """
         if type(body) not in _BODY_TYPES and not isinstance(body, Message):
             raise TypeError(f"a bus message must be an artoo.schemas.Message, not {body!r}")
-        item = (task_id, envelope_tail(task_id, sender, to, cause, body), body, sender, to, cause)
-        with self._gate:
-            if self._halted:
-                self._refuse()
-            self._push(item)
-            self._published += 1
+        item = _Item(
+            task_id, envelope_tail(task_id, sender, to, cause, body), body, sender, to, cause
+        )
+        if self._halted:
+            self._refuse()
+        self._push(item)
+        if self._halted:  # close() or a failure raced with us
+            self._settle(item)
         if self._idle:
             self._wake.set()
+
+    def _settle(self, item: _Item) -> None:
+        """Decide a message pushed while the bus halted: committed, or taken back (raise)."""
+        with self._lock:
+            if not self._exited:
+                return  # the writer checks the queue under this lock before it exits
+            if self._error is None:
+                # a snapshot: other late publishers may still append (they only append)
+                for index, queued in enumerate(list(self._queue)):
+                    if queued is item:
+                        del self._queue[index]
+                        break
+                else:
+                    return  # the writer committed it before it exited
+        self._refuse()
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until everything published before this call is persisted and delivered.
@@ -362,12 +389,12 @@ class Bus:
         return subscription
 
     def _add(self, subscription: Subscription) -> None:
-        with self._gate:
+        with self._lock:
             self._subscriptions = (*self._subscriptions, subscription)
 
     def _control(self, control: threading.Event | _Join) -> bool:
         """Queue a control for the writer; False if the writer has exited."""
-        with self._gate:
+        with self._lock:
             if self._exited:
                 return False
             self._controls += 1
@@ -377,13 +404,13 @@ class Bus:
 
     def unsubscribe(self, subscription: Subscription) -> None:
         """Stop a subscription (idempotent)."""
-        with self._gate:
+        with self._lock:
             self._subscriptions = tuple(s for s in self._subscriptions if s is not subscription)
 
     def tap(self, maxsize: int = 10_000, kinds: Iterable[type] | None = None) -> Tap:
         """A bounded observer queue receiving every committed envelope of ``kinds``."""
         tap = Tap(self, self._log, maxsize, kind_set(kinds))
-        with self._gate:
+        with self._lock:
             if self._halted:
                 tap._end()
             else:
@@ -391,7 +418,7 @@ class Bus:
         return tap
 
     def _remove_tap(self, tap: Tap) -> None:
-        with self._gate:
+        with self._lock:
             if tap in self._taps:
                 self._taps = tuple(t for t in self._taps if t is not tap)
                 self._dropped_by_closed_taps += tap.dropped
@@ -408,7 +435,7 @@ class Bus:
         groups = self._groups
         depth = max(len(self._queue) - self._controls, 0)
         return {
-            "published": self._published,
+            "published": self._taken + depth,
             "committed": self._committed,
             "last_seq": self._last_seq,
             "groups": groups,
@@ -425,7 +452,7 @@ class Bus:
 
         The log stays open. Raises :class:`BusError` if the writer had failed.
         """
-        with self._gate:
+        with self._lock:
             self._halted = True
         self._stopping = True
         self._wake.set()
@@ -455,6 +482,9 @@ class Bus:
     # ------------------------------------------------------------------ the writer
     def _run(self) -> None:
         queue = self._queue
+        popleft = queue.popleft
+        max_group = self._max_group
+        controls: list[Any] = []
         try:
             while True:
                 if not queue:
@@ -462,58 +492,22 @@ class Bus:
                         return
                     self._sleep()
                     continue
-                self._cycle()
-        except BaseException as exc:
-            self._fail(exc)
-
-    def _cycle(self) -> None:
-        """Take one group, stage it (holding the gate), write it, deliver it."""
-        ts = self._now()
-        gate = self._gate
-        group: list[tuple[Any, ...]] = []
-        controls: list[Any] = []
-        envelopes: tuple[Envelope, ...] = ()
-        gate.acquire()
-        held = True
-
-        def staged() -> None:
-            nonlocal held
-            held = False
-            gate.release()
-
-        try:
-            queue = self._queue
-            group = [queue.popleft() for _ in range(min(len(queue), self._max_group))]
-            if self._controls:
-                controls = [item for item in group if type(item) is not tuple]
+                group = [popleft() for _ in range(min(len(queue), max_group))]
+                if self._controls:
+                    controls = [item for item in group if type(item) is not _Item]
+                    if controls:
+                        group = [item for item in group if type(item) is _Item]
+                if group:
+                    self._taken += len(group)
+                    self._commit(group)
                 if controls:
-                    group = [item for item in group if type(item) is tuple]
-                    self._controls -= len(controls)
-            self._pending = controls
-            if group:
-                first = self._last_seq + 1
-                envelopes = tuple(
-                    [
-                        Envelope(seq, ts, task_id, sender, to, cause, body)
-                        for seq, (task_id, _, body, sender, to, cause) in enumerate(group, first)
-                    ]
-                )
-                # items start (task_id, tail): the log's records
-                self._append(first, ts, group, staged=staged)
-                self._last_seq = first + len(group) - 1
-        finally:
-            if held:
-                gate.release()
-        if group:
-            self._deliver(envelopes)
-            self._committed += len(group)
-            self._groups += 1
-        if controls:
-            self._handle(controls)
-        self._pending = []
+                    self._handle(controls)
+                    controls = []
+        except BaseException as exc:
+            self._fail(exc, controls)
 
     def _exit(self) -> bool:
-        with self._gate:
+        with self._lock:
             if self._queue:
                 return False
             self._exited = True
@@ -528,8 +522,25 @@ class Bus:
             self._wake.wait()
         self._idle = False
 
+    def _commit(self, group: list[_Item]) -> None:
+        first = self._last_seq + 1
+        ts = self._now()
+        envelopes = tuple(
+            [
+                Envelope(seq, ts, i.task_id, i.sender, i.to, i.cause, i.body)
+                for seq, i in enumerate(group, first)
+            ]
+        )
+        self._append(first, ts, [e.task_id for e in envelopes], [i.tail for i in group])
+        self._last_seq = first + len(group) - 1
+        self._deliver(envelopes)
+        self._committed += len(group)
+        self._groups += 1
+
     def _handle(self, controls: list[Any]) -> None:
         # After the group they came with is committed: everything before them is logged.
+        with self._lock:
+            self._controls -= len(controls)
         for control in controls:
             if isinstance(control, _Join):
                 if self._replay(control.subscription, control.from_seq):
@@ -567,15 +578,15 @@ class Bus:
             return False
         return True
 
-    def _fail(self, exc: BaseException) -> None:
+    def _fail(self, exc: BaseException, controls: list[Any]) -> None:
         _logger.error("bus writer failed; the bus takes no more messages", exc_info=exc)
-        with self._gate:
+        with self._lock:
             self._error = exc
             self._halted = True
             self._exited = True
-            left = [*self._pending, *self._queue]
+            left = list(self._queue)
             self._queue.clear()
-        for item in left:
+        for item in (*controls, *left):
             if isinstance(item, threading.Event):
                 item.set()  # wake flushers; they raise BusError
         for tap in self._taps:

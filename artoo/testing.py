@@ -219,7 +219,8 @@ class Recorder:
     ) -> bool:
         """Block until ``count`` envelopes arrived, or ``predicate(envelopes)`` holds.
 
-        Returns False when ``timeout`` seconds pass first.
+        The predicate sees the live list (read it, do not keep or change it) and runs
+        each time something arrives. Returns False when ``timeout`` seconds pass first.
         """
         if isinstance(predicate_or_count, int):
             count = predicate_or_count

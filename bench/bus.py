@@ -6,20 +6,22 @@ interleaved so that machine noise hits every figure alike:
 
 a. raw plyvel: ``WriteBatch`` puts of the pre-encoded envelopes under ``e|<seq>`` in groups
    of 4096, ``sync=False`` — the baseline every ratio divides by; also the same with the
-   ``t|<task>|<seq>`` index keys the EventLog writes (``raw_indexed``);
+   ``t|<task>|<seq>`` index keys the EventLog writes (``raw_plyvel_indexed``);
 b. ``EventLog.append`` (encodes each Envelope) and ``EventLog.append_encoded`` (the bus's
    pre-encoded path), groups of 4096, durability ``none``;
 c. the Bus end to end — ``publish`` → persisted → delivered to one subscriber actor (timed
    until that actor has received every message) — durability ``none`` and ``batch``, with
-   1 and 8 publishing threads;
-d. each of the above as a ratio to (a);
+   1 and 8 publishing threads; and ``bus_none_1pub_no_index``: messages of no task, so the
+   log writes the same keys as (a) (no ``t|`` index) — the bus's own overhead;
+d. each of the above as a ratio to (a), and to ``raw_plyvel_indexed`` (the same key set);
 e. the same append workload on the ``eventsourcing`` library's SQLite application recorder
    (``insert_events`` in groups of 4096; WAL, autocommit per group);
 f. publish → deliver to one subscribing agent on AutoGen core's in-memory
    ``SingleThreadedAgentRuntime`` (no persistence at all).
 
-(e) and (f) are skipped with "skipped: not installed" when the library is absent
-(``pip install eventsourcing autogen-core``).
+Encoded forms are n distinct byte strings; publishers cycle through 1,024 distinct bodies
+(as warm in cache as a body just built). (e) and (f) are skipped with "skipped: not
+installed" when the library is absent (``pip install eventsourcing autogen-core``).
 
 Usage: ``python bench/bus.py [--n 50000] [--repeat 3] [--json]``. With ``--json`` the last
 line printed is one JSON object with every figure.
@@ -53,15 +55,43 @@ from artoo.eventstore import EventLog, envelope_tail
 from artoo.schemas import Envelope, ExecutionResult, ToolCall, encode_envelope
 
 GROUP = 4096
+POOL = 1024  # distinct bodies the publishers cycle through
 TASK = "01JB6Z6QW7V6M2YQ3K4N5P6R7S"
 _pack_seq = struct.Struct(">Q").pack
 
 
 # --------------------------------------------------------------------------- data
-def sample_body() -> ExecutionResult:
+def sample_body(i: int = 0) -> ExecutionResult:
     """A realistic Executor result with one structured tool call (~230-byte body)."""
     call = ToolCall(tool="list_dir", args={"path": "src"}, target="src")
-    return ExecutionResult(subtask_id="01JB6Z7A1", output="12 entries", tool_calls=[call])
+    return ExecutionResult(subtask_id=f"01JB6Z{i:06d}", output="12 entries", tool_calls=[call])
+
+
+@dataclass
+class Workload:
+    """The same n messages in every form a case takes, built before any timing."""
+
+    bodies: list[ExecutionResult]
+    envelopes: list[Envelope]  # seq 0: EventLog.append assigns
+    records: list[bytes]  # encode_envelope of each, with its seq (1..n)
+    tails: list[bytes]  # what EventLog.append_encoded takes (all of task TASK)
+
+    @classmethod
+    def build(cls, n: int) -> Workload:
+        """n messages. The encoded forms are n distinct byte strings; the bodies cycle
+        through a pool of POOL distinct objects, as warm in cache as a body its publisher
+        has just built (n cold pre-built bodies would add cache misses a real bus avoids).
+        """
+        ts = 1_700_000_000.0
+        pool = [sample_body(i) for i in range(POOL)]
+        bodies = [pool[i % POOL] for i in range(n)]
+        envelopes = [Envelope(0, ts, TASK, "executor", "pair-1", 41, b) for b in bodies]
+        records = [
+            encode_envelope(Envelope(seq, ts, TASK, "executor", "pair-1", 41, b))
+            for seq, b in enumerate(bodies, 1)
+        ]
+        tails = [envelope_tail(TASK, "executor", "pair-1", 41, b) for b in bodies]
+        return cls(bodies, envelopes, records, tails)
 
 
 def machine() -> dict[str, Any]:
@@ -93,15 +123,17 @@ def _version(package: str) -> str:
 
 
 # --------------------------------------------------------------------------- measurements
-def bench_raw(path: Path, n: int, data: bytes, indexed: bool) -> float:
-    """Raw plyvel WriteBatch puts of pre-encoded envelopes (and, indexed, the task keys)."""
+def bench_raw(path: Path, work: Workload, indexed: bool) -> float:
+    """Raw plyvel WriteBatch puts of the pre-encoded envelopes (indexed: + the task keys)."""
     db = plyvel.DB(str(path), create_if_missing=True)
     prefix = b"t|" + TASK.encode() + b"|"
+    records = work.records
+    n = len(records)
     start = time.perf_counter()
-    for first in range(1, n + 1, GROUP):
+    for first in range(0, n, GROUP):
         batch = db.write_batch()
         put = batch.put
-        for seq in range(first, min(first + GROUP, n + 1)):
+        for seq, data in enumerate(records[first : first + GROUP], first + 1):
             packed = _pack_seq(seq)
             put(b"e|" + packed, data)
             if indexed:
@@ -112,24 +144,26 @@ def bench_raw(path: Path, n: int, data: bytes, indexed: bool) -> float:
     return n / elapsed
 
 
-def bench_append(path: Path, n: int, body: ExecutionResult) -> float:
+def bench_append(path: Path, work: Workload) -> float:
     """EventLog.append: Envelope objects in, encoded and written in groups of 4096."""
-    envelopes = [Envelope(0, 1.0, TASK, "executor", "pair-1", 41, body)] * GROUP
+    envelopes = work.envelopes
     with EventLog.open(path, durability="none") as log:
         start = time.perf_counter()
-        for first in range(0, n, GROUP):
-            log.append(envelopes[: min(GROUP, n - first)])
-        return n / (time.perf_counter() - start)
+        for first in range(0, len(envelopes), GROUP):
+            log.append(envelopes[first : first + GROUP])
+        return len(envelopes) / (time.perf_counter() - start)
 
 
-def bench_append_encoded(path: Path, n: int, body: ExecutionResult) -> float:
+def bench_append_encoded(path: Path, work: Workload) -> float:
     """EventLog.append_encoded: the bus's path, pre-encoded tails in groups of 4096."""
-    records = [(TASK, envelope_tail(TASK, "executor", "pair-1", 41, body))] * GROUP
+    tails = work.tails
+    task_ids = [TASK] * GROUP
     with EventLog.open(path, durability="none") as log:
         start = time.perf_counter()
-        for first in range(0, n, GROUP):
-            log.append_encoded(first + 1, 1.0, records[: min(GROUP, n - first)])
-        return n / (time.perf_counter() - start)
+        for first in range(0, len(tails), GROUP):
+            group = tails[first : first + GROUP]
+            log.append_encoded(first + 1, 1.0, task_ids[: len(group)], group)
+        return len(tails) / (time.perf_counter() - start)
 
 
 @dataclass
@@ -170,24 +204,29 @@ class BusFigure:
 
 
 def bench_bus(
-    path: Path, n: int, body: ExecutionResult, durability: str, threads: int
+    path: Path, work: Workload, durability: str, threads: int, task_id: str | None = TASK
 ) -> BusFigure:
-    """publish → persisted → delivered to one subscriber actor, with ``threads`` publishers."""
+    """publish → persisted → delivered to one subscriber actor, with ``threads`` publishers.
+
+    ``task_id=None`` publishes messages of no task: no ``t|`` index key, so the log writes
+    exactly the keys of raw plyvel (``e|<seq>`` only).
+    """
+    n = len(work.bodies)
     done = threading.Event()
     with EventLog.open(path, durability=durability) as log:  # type: ignore[arg-type]
         bus = Bus(log)
         counter = _Counter.start(n, done)
         bus.subscribe(None, counter)
-        per = [n // threads + (1 if k < n % threads else 0) for k in range(threads)]
         gate = threading.Barrier(threads + 1)
 
-        def publisher(count: int) -> None:
+        def publisher(bodies: list[ExecutionResult]) -> None:
             publish = bus.publish
             gate.wait()
-            for _ in range(count):
-                publish(body, sender="executor", task_id=TASK, to="pair-1", cause=41)
+            for body in bodies:
+                publish(body, sender="executor", task_id=task_id, to="pair-1", cause=41)
 
-        workers = [threading.Thread(target=publisher, args=(c,)) for c in per]
+        shares = [work.bodies[k::threads] for k in range(threads)]
+        workers = [threading.Thread(target=publisher, args=(share,)) for share in shares]
         for worker in workers:
             worker.start()
         gate.wait()
@@ -203,7 +242,7 @@ def bench_bus(
     return BusFigure(n / elapsed, int(stats["groups"]), float(stats["avg_group_size"]))
 
 
-def bench_eventsourcing(path: Path, n: int, data: bytes) -> float | None:
+def bench_eventsourcing(path: Path, work: Workload) -> float | None:
     """The same append workload on eventsourcing's SQLite application recorder."""
     try:
         from eventsourcing.persistence import StoredEvent
@@ -216,12 +255,14 @@ def bench_eventsourcing(path: Path, n: int, data: bytes) -> float | None:
     recorder.create_table()
     originator = uuid.uuid4()
     topic = "artoo.schemas:ExecutionResult"
+    records = work.records
+    n = len(records)
     start = time.perf_counter()
-    for first in range(1, n + 1, GROUP):
+    for first in range(0, n, GROUP):
         recorder.insert_events(
             [
                 StoredEvent(originator, version, topic, data)
-                for version in range(first, min(first + GROUP, n + 1))
+                for version, data in enumerate(records[first : first + GROUP], first + 1)
             ]
         )
     elapsed = time.perf_counter() - start
@@ -260,10 +301,10 @@ def bench_autogen(n: int) -> float | None:
 
         handle = message_handler(on_result)
 
-    body = sample_body()
-    payload = AutogenResult(
-        body.subtask_id, body.output, [msgspec.to_builtins(c) for c in body.tool_calls]
-    )
+    payloads = [
+        AutogenResult(b.subtask_id, b.output, [msgspec.to_builtins(c) for c in b.tool_calls])
+        for b in map(sample_body, range(n))
+    ]
 
     async def run() -> float:
         runtime = SingleThreadedAgentRuntime()
@@ -272,7 +313,7 @@ def bench_autogen(n: int) -> float | None:
         runtime.start()
         topic = TopicId("bench", "default")
         start = time.perf_counter()
-        for _ in range(n):
+        for payload in payloads:
             await runtime.publish_message(payload, topic_id=topic)
         await done.wait()
         elapsed = time.perf_counter() - start
@@ -285,8 +326,8 @@ def bench_autogen(n: int) -> float | None:
 # --------------------------------------------------------------------------- the run
 def run(n: int, repeat: int) -> dict[str, Any]:
     """Every figure, best of ``repeat`` interleaved rounds, with ratios to raw plyvel."""
-    body = sample_body()
-    data = encode_envelope(Envelope(1, time.time(), TASK, "executor", "pair-1", 41, body))
+    work = Workload.build(n)
+    body = work.bodies[0]
     n_slow = max(1_000, n // 10)  # AutoGen handles a few thousand messages per second
     best: dict[str, float] = {}
     groups: dict[str, float] = {}
@@ -300,23 +341,26 @@ def run(n: int, repeat: int) -> dict[str, Any]:
             best[name] = max(best.get(name, 0.0), value)
 
     cases: list[tuple[str, Callable[[Path], float | None]]] = [
-        ("raw_plyvel", lambda p: bench_raw(p, n, data, indexed=False)),
-        ("raw_plyvel_indexed", lambda p: bench_raw(p, n, data, indexed=True)),
-        ("eventlog_append", lambda p: bench_append(p, n, body)),
-        ("eventlog_append_encoded", lambda p: bench_append_encoded(p, n, body)),
+        ("raw_plyvel", lambda p: bench_raw(p, work, indexed=False)),
+        ("raw_plyvel_indexed", lambda p: bench_raw(p, work, indexed=True)),
+        ("eventlog_append", lambda p: bench_append(p, work)),
+        ("eventlog_append_encoded", lambda p: bench_append_encoded(p, work)),
     ]
     for durability in ("none", "batch"):
         for threads in (1, 8):
             name = f"bus_{durability}_{threads}pub"
 
             def case(p: Path, d: str = durability, t: int = threads, name: str = name) -> float:
-                figure = bench_bus(p, n, body, d, t)
+                figure = bench_bus(p, work, d, t)
                 if figure.rate >= best.get(name, 0.0):
                     groups[name] = figure.avg_group
                 return figure.rate
 
             cases.append((name, case))
-    cases.append(("eventsourcing_sqlite", lambda p: bench_eventsourcing(p, n, data)))
+    cases.append(
+        ("bus_none_1pub_no_index", lambda p: bench_bus(p, work, "none", 1, task_id=None).rate)
+    )
+    cases.append(("eventsourcing_sqlite", lambda p: bench_eventsourcing(p, work)))
     cases.append(("autogen_core_inmemory", lambda p: bench_autogen(n_slow)))
 
     for _ in range(repeat):
@@ -326,16 +370,18 @@ def run(n: int, repeat: int) -> dict[str, Any]:
             with tempfile.TemporaryDirectory(prefix="artoo-bench-") as tmp:
                 keep(name, case(Path(tmp) / "db"))
     raw = best["raw_plyvel"]
+    indexed = best["raw_plyvel_indexed"]
     return {
         "bench": "bus",
         "machine": machine(),
         "n": n,
         "n_autogen": n_slow,
         "repeat": repeat,
-        "envelope_bytes": len(data),
+        "envelope_bytes": len(work.records[0]),
         "body_bytes": len(msgspec.msgpack.encode(body)),
         "rates_per_s": {k: round(v) for k, v in best.items()},
         "ratio_to_raw": {k: round(v / raw, 3) for k, v in best.items()},
+        "ratio_to_raw_indexed": {k: round(v / indexed, 3) for k, v in best.items()},
         "avg_group_size": {k: round(v, 1) for k, v in groups.items()},
         "skipped": skipped,
     }
@@ -351,12 +397,12 @@ def print_human(result: dict[str, Any]) -> None:
         f"{result['repeat']}; envelope {result['envelope_bytes']} B, "
         f"body {result['body_bytes']} B"
     )
-    print(f"{'case':28s} {'msg/s':>12s} {'× raw':>7s}  group")
+    print(f"{'case':26s} {'msg/s':>10s} {'× raw':>7s} {'× raw+index':>12s}  group")
     for name, rate in result["rates_per_s"].items():
         group = result["avg_group_size"].get(name)
         print(
-            f"{name:28s} {rate:12,d} {result['ratio_to_raw'][name]:7.3f}"
-            + (f"  {group:.0f}" if group else "")
+            f"{name:26s} {rate:10,d} {result['ratio_to_raw'][name]:7.3f} "
+            f"{result['ratio_to_raw_indexed'][name]:12.3f}" + (f"  {group:.0f}" if group else "")
         )
     for name in result["skipped"]:
         print(f"{name:28s} skipped: not installed")

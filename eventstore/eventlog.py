@@ -22,6 +22,7 @@ holder.
 
 from __future__ import annotations
 
+import itertools
 import os
 import shlex
 import struct
@@ -30,7 +31,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, Self, get_args
+from typing import Literal, Self, get_args
 
 import msgspec
 import plyvel
@@ -294,7 +295,8 @@ class EventLog:
         with self._lock:
             expected = self._last_seq + 1
             seqs: list[int] = []
-            records: list[tuple[str | None, bytes]] = []
+            task_ids: list[str | None] = []
+            records: list[bytes] = []
             for envelope in envelopes:
                 if envelope.seq == 0:
                     envelope = msgspec.structs.replace(envelope, seq=expected)
@@ -304,65 +306,54 @@ class EventLog:
                         f"{expected} (or 0 to have it assigned)"
                     )
                 seqs.append(expected)
-                records.append((envelope.task_id, encode_envelope(envelope)))
+                task_ids.append(envelope.task_id)
+                records.append(encode_envelope(envelope))
                 expected += 1
-            self._write(self._last_seq + 1, records)
+            self._write(self._last_seq + 1, task_ids, records)
             return seqs
 
     def append_encoded(
-        self,
-        first_seq: int,
-        ts: float,
-        records: Sequence[tuple[Any, ...]],
-        *,
-        staged: Callable[[], object] | None = None,
+        self, first_seq: int, ts: float, task_ids: Sequence[str | None], tails: Sequence[bytes]
     ) -> None:
         """The bus's fast path: write one group of pre-encoded messages in one group commit.
 
-        Each record is a tuple starting ``(task_id, tail, ...)`` (later items are ignored)
-        with ``tail = envelope_tail(task_id, sender, to, cause, body)``; the log completes
+        ``tails[i] = envelope_tail(task_ids[i], sender, to, cause, body)``; the log completes
         each envelope with its seq (``first_seq``, ``first_seq + 1``, …) and the group's
         ``ts``, without re-encoding the body. ``first_seq`` must be ``last_seq + 1``, else
-        ValueError. ``staged`` is called once the group is built in memory, before any of
-        it is written (the bus lets its publishers go on there).
+        ValueError.
         """
+        if len(task_ids) != len(tails):
+            raise ValueError(f"{len(task_ids)} task ids for {len(tails)} tails")
         with self._lock:
             if first_seq != self._last_seq + 1:
                 raise ValueError(
                     f"first_seq {first_seq} does not continue the log: expected "
                     f"{self._last_seq + 1}"
                 )
-            self._write(first_seq, records, _pack_ts(ts), staged)
+            self._write(first_seq, task_ids, tails, _pack_ts(ts))
 
     def _write(
         self,
         first_seq: int,
-        records: Sequence[tuple[Any, ...]],
+        task_ids: Sequence[str | None],
+        datas: Sequence[bytes],
         stamp: bytes | None = None,
-        staged: Callable[[], object] | None = None,
     ) -> None:
-        # Caller holds self._lock. With a stamp the records are tails, else whole envelopes.
+        # Caller holds self._lock. With a stamp the datas are tails, else whole envelopes.
         db = self._db
         prefixes = self._task_prefixes
         if self._durability == "always":  # each message durable before the next is written
-            batches = []
-            for seq, record in enumerate(records, first_seq):
+            for seq, task_id, data in zip(itertools.count(first_seq), task_ids, datas):
                 batch = db.write_batch(sync=True)
-                _fill(batch.put, prefixes, seq, (record,), stamp)
-                batches.append(batch)
-            if staged is not None:
-                staged()
-            for seq, batch in enumerate(batches, first_seq):
+                _fill(batch.put, prefixes, seq, (task_id,), (data,), stamp)
                 batch.write()
                 self._last_seq = seq
             return
         batch = db.write_batch(sync=self._durability == "batch")
-        _fill(batch.put, prefixes, first_seq, records, stamp)
-        if staged is not None:
-            staged()
-        if records:
+        _fill(batch.put, prefixes, first_seq, task_ids, datas, stamp)
+        if datas:
             batch.write()
-            self._last_seq = first_seq + len(records) - 1
+            self._last_seq = first_seq + len(datas) - 1
 
     # ------------------------------------------------------------------ reading
     def read(self, from_seq: int = 1, to_seq: int | None = None) -> Iterator[Envelope]:
@@ -397,21 +388,20 @@ def _fill(
     put: Callable[[bytes, bytes], None],
     prefixes: dict[str, bytes],
     first_seq: int,
-    records: Sequence[tuple[Any, ...]],
+    task_ids: Iterable[str | None],
+    datas: Iterable[bytes],
     stamp: bytes | None,
 ) -> None:
     """Put each record's ``e|`` key and, with a task, its ``t|`` index key.
 
-    A record is ``(task_id, data, ...)``. With a ``stamp`` (the encoded ts) ``data`` is a
-    tail and becomes a whole envelope here.
+    With a ``stamp`` (the encoded ts) each data is a tail and becomes a whole envelope here.
     """
-    for seq, record in enumerate(records, first_seq):
-        task_id = record[0]
+    for seq, task_id, data in zip(itertools.count(first_seq), task_ids, datas):
         packed = _pack_seq(seq)
         if stamp is None:
-            put(_EVENT + packed, record[1])
+            put(_EVENT + packed, data)
         else:
-            put(_EVENT + packed, _join((_HEAD, packed, stamp, record[1])))
+            put(_EVENT + packed, _join((_HEAD, packed, stamp, data)))
         if task_id is not None:
             prefix = prefixes.get(task_id)
             if prefix is None:

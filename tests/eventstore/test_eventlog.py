@@ -73,8 +73,10 @@ def test_append_encoded_must_continue(path: Path) -> None:
         log.append([env()])
         tail = envelope_tail("t1", "bus", None, None, TaskCancelled())
         with pytest.raises(ValueError, match="expected 2"):
-            log.append_encoded(3, 1.0, [("t1", tail)])
-        log.append_encoded(2, 9.5, [("t1", tail), (None, tail)])
+            log.append_encoded(3, 1.0, ["t1"], [tail])
+        with pytest.raises(ValueError, match="1 task ids for 2 tails"):
+            log.append_encoded(2, 1.0, ["t1"], [tail, tail])
+        log.append_encoded(2, 9.5, ["t1", None], [tail, tail])
         second, third = list(log.read(2))
     assert (second.seq, second.ts, second.sender, second.body) == (2, 9.5, "bus", TaskCancelled())
     assert third.seq == 3
@@ -152,7 +154,7 @@ def test_unknown_tag_reads_as_unknown_message_and_the_rest_still_reads(path: Pat
     future_body = {"type": "FutureThing", "x": [1, 2], "y": "z"}
     with EventLog.open(path, durability="none") as log:
         log.append([env("before")])
-        log.append_encoded(2, 5.0, [("t1", envelope_tail("t1", "future", None, 1, future_body))])
+        log.append_encoded(2, 5.0, ["t1"], [envelope_tail("t1", "future", None, 1, future_body)])
         log.append([env("after")])
     with EventLog.open(path, durability="none") as log:
         first, unknown, last = list(log.read())
@@ -213,7 +215,7 @@ def test_every_durability_mode_writes_and_reads(path: Path, mode: str) -> None:
     with EventLog.open(path, durability=mode) as log:  # type: ignore[arg-type]
         assert log.durability == mode
         log.append([env("a"), env("b")])
-        log.append_encoded(3, 2.0, [("t1", envelope_tail("t1", "s", None, None, TaskCancelled()))])
+        log.append_encoded(3, 2.0, ["t1"], [envelope_tail("t1", "s", None, None, TaskCancelled())])
     with EventLog.open(path, durability=mode) as log:  # type: ignore[arg-type]
         assert [e.seq for e in log.read()] == [1, 2, 3]
         assert [e.seq for e in log.read_task("t1")] == [1, 2, 3]

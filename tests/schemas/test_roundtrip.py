@@ -141,7 +141,7 @@ def test_log_roundtrip_both_write_paths(
     tail = envelope_tail(
         envelope.task_id, envelope.sender, envelope.to, envelope.cause, envelope.body
     )
-    log.append_encoded(first + 1, envelope.ts, [(envelope.task_id, tail)])
+    log.append_encoded(first + 1, envelope.ts, [envelope.task_id], [tail])
     read = list(log.read(first, first + 1))
     assert read == [
         msgspec.structs.replace(envelope, seq=first),
