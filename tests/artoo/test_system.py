@@ -589,3 +589,93 @@ def test_the_litellm_path_end_to_end_with_mock_response(tmp_path: Path, workspac
     assert [c.role for c in calls] == ["perceiver", "planner", "executor"]
     assert all(c.model == "openai/gpt-4o-mini" and c.error is None for c in calls)
     assert result.cost.tokens_in > 0 and result.cost.tokens_out > 0
+
+
+# --------------------------------------------------------------------------- the Dispatcher
+def _two_group_plan(first_check: str) -> dict:
+    return {
+        "role": "planner",
+        "times": 0,
+        "content": {
+            "subtasks": [
+                {
+                    "instruction": "Find the word",
+                    "sequence": 1,
+                    "criteria": [
+                        {
+                            "text": "names the word",
+                            "mode": "verifiable",
+                            "check": {"kind": "output_contains", "value": first_check},
+                        }
+                    ],
+                },
+                {"instruction": "Use the word", "sequence": 2},
+            ]
+        },
+    }
+
+
+def test_a_group_sees_the_outputs_of_the_group_before(tmp_path: Path, workspace: Path) -> None:
+    entries = [
+        PERCEIVE,
+        _two_group_plan("alpha"),
+        {"role": "executor", "match": "Subtask: Find the word", "content": "the word is alpha"},
+        {
+            "role": "executor",
+            "match": r"Outputs of the previous step:\n- Find the word: the word is alpha",
+            "content": "I used alpha",
+        },
+    ]
+    model = write_script(tmp_path / "s.toml", entries)
+    with artoo.System.open(tmp_path / "s", model=model, workspace=workspace, config=CONFIG) as s:
+        result = s.run("two steps", timeout=30)
+    assert result.status == "accept", result.summary
+    assert result.output == "the word is alpha\n\nI used alpha"
+    assert result.cost.sequential_calls == 4  # perceiver, planner, then one call per group
+
+
+def test_later_groups_are_skipped_after_a_failed_group(tmp_path: Path, workspace: Path) -> None:
+    entries = [
+        PERCEIVE,
+        _two_group_plan("omega"),  # the first group can never pass
+        {"role": "executor", "times": 0, "match": "Subtask: Find the word", "content": "alpha"},
+    ]
+    model = write_script(tmp_path / "s.toml", entries)
+    config = Config(durability="none", max_retries=0, ggs={"max_replans": 0})
+    with artoo.System.open(tmp_path / "s", model=model, workspace=workspace, config=config) as s:
+        result = s.run("two steps", timeout=30)
+    assert result.status == "abandon"
+    events = task_events(tmp_path / "s", result.task_id)
+    outcomes = {
+        e.body.subtask_id: e.body.status
+        for e in events
+        if type(e.body).__name__ == "SubTaskOutcome"
+    }
+    assert sorted(outcomes.values()) == ["failed", "skipped"]
+    executed = [e.body for e in events if type(e.body).__name__ == "ExecutionResult"]
+    assert len(executed) == 1  # the second group never ran
+
+
+def test_the_same_call_three_times_ends_the_attempt_as_a_doom_loop(
+    tmp_path: Path, workspace: Path
+) -> None:
+    entries = [
+        PERCEIVE,
+        simple_plan(),
+        {
+            "role": "executor",
+            "times": 0,
+            "tool_calls": [{"name": "glob", "arguments": {"pattern": "*.md"}}],
+        },
+    ]
+    model = write_script(tmp_path / "s.toml", entries)
+    config = Config(durability="none", max_retries=0, ggs={"max_replans": 0})
+    with artoo.System.open(tmp_path / "s", model=model, workspace=workspace, config=config) as s:
+        result = s.run("loop", timeout=30)
+    assert result.status == "abandon"
+    events = task_events(tmp_path / "s", result.task_id)
+    execution = next(e.body for e in events if type(e.body).__name__ == "ExecutionResult")
+    assert not execution.ok and execution.error.startswith("doom loop")
+    assert len(execution.tool_calls) == 3
+    decision = next(e.body for e in events if isinstance(e.body, GGSDecision))
+    assert decision.p == 1.0  # a doom loop is a logical failure

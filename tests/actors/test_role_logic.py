@@ -1,0 +1,93 @@
+"""Pure logic kept above the thin actor classes: dispatcher grouping, doom loops, prompts."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from artoo.actors.answers import CriterionAnswer, make_criteria, slugify
+from artoo.actors.dispatcher import group_subtasks, inject_outputs
+from artoo.actors.executor import is_doom_loop, subtask_prompt
+from artoo.actors.meta_validator import merge_outputs
+from artoo.schemas import Check, SubTask, SubTaskOutcome
+
+
+def sub(i: int, seq: int) -> SubTask:
+    return SubTask(subtask_id=f"s{i}", sequence=seq, instruction=f"step {i}")
+
+
+@given(st.lists(st.integers(min_value=1, max_value=5), max_size=20))
+def test_groups_are_ascending_and_keep_input_order(seqs: list[int]) -> None:
+    subtasks = [sub(i, s) for i, s in enumerate(seqs)]
+    groups = group_subtasks(subtasks)
+    assert [g[0].sequence for g in groups] == sorted(set(seqs))
+    assert [s for g in groups for s in g] == sorted(subtasks, key=lambda s: s.sequence)
+    for g in groups:
+        assert [s.subtask_id for s in g] == [
+            s.subtask_id for s in subtasks if s.sequence == g[0].sequence
+        ]
+
+
+def test_inject_outputs_appends_the_previous_group() -> None:
+    later = SubTask(subtask_id="b", instruction="use it", context="MUST NOT: x")
+    out = inject_outputs(later, [(sub(1, 1), "alpha"), (sub(2, 1), "beta")])
+    assert (
+        out.context
+        == "MUST NOT: x\n\nOutputs of the previous step:\n- step 1: alpha\n- step 2: beta"
+    )
+    assert inject_outputs(later, []) is later
+
+
+def test_doom_loop_is_three_identical_calls_in_a_row() -> None:
+    a, b = ("shell", '{"command": "ls"}'), ("shell", '{"command": "pwd"}')
+    assert not is_doom_loop([a, a])
+    assert is_doom_loop([b, a, a, a])
+    assert not is_doom_loop([a, a, b])
+    assert not is_doom_loop([a, b, a])
+
+
+def test_subtask_prompt_states_criteria_context_and_must_not() -> None:
+    s = SubTask(
+        subtask_id="s",
+        instruction="count files",
+        context="SHOULD PREFER: glob",
+        blocked_tools=["shell"],
+        blocked_targets=["secret/"],
+        criteria=make_criteria([CriterionAnswer(text="a number")], "c"),
+    )
+    text = subtask_prompt(s)
+    assert text.startswith("Subtask: count files")
+    assert "- a number" in text and "SHOULD PREFER: glob" in text
+    assert "MUST NOT use: shell, secret/" in text
+
+
+def test_criteria_get_code_ids_and_unchecked_verifiable_becomes_plausible() -> None:
+    got = make_criteria(
+        [
+            CriterionAnswer(text="x", mode="verifiable"),
+            CriterionAnswer(text="y", mode="verifiable", check=Check(kind="file_exists", path="a")),
+            CriterionAnswer(text="z", weight=-2),
+        ],
+        "t",
+    )
+    assert [(c.id, c.mode, c.weight) for c in got] == [
+        ("t1", "plausible", 1.0),
+        ("t2", "verifiable", 1.0),
+        ("t3", "plausible", 0.0),
+    ]
+
+
+@given(st.text())
+def test_slugs_are_tag_safe(text: str) -> None:
+    slug = slugify(text)
+    assert slug and len(slug) <= 48
+    assert set(slug) <= set("abcdefghijklmnopqrstuvwxyz0123456789-")
+
+
+def test_merge_outputs_in_plan_order_skipping_missing_and_empty() -> None:
+    outcomes = {
+        "b": SubTaskOutcome(subtask_id="b", output="second"),
+        "a": SubTaskOutcome(subtask_id="a", output="first"),
+        "c": SubTaskOutcome(subtask_id="c", status="skipped"),
+    }
+    assert merge_outputs(["a", "b", "c", "d"], outcomes) == "first\n\nsecond"
