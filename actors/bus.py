@@ -40,7 +40,8 @@ from typing import Any, Protocol, Self
 import msgspec
 
 from artoo.actors.clock import Clock, SystemClock
-from artoo.eventstore import EventLog, envelope_tail
+from artoo.eventstore import EventLog
+from artoo.eventstore.eventlog import encode_tail
 from artoo.schemas import MESSAGE_TYPES, Envelope, Message, UnknownMessage
 
 __all__ = [
@@ -91,11 +92,11 @@ class _Item(msgspec.Struct, gc=False, eq=False):
     queue, however deep it gets)."""
 
     task_id: str | None
-    tail: bytes  # envelope_tail(...)
-    body: Any
     sender: str
     to: str | None
     cause: int | None
+    body: Any
+    tail: bytes  # encode_tail((task_id, sender, to, cause, body))
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,13 +137,46 @@ def select(
     envelopes: tuple[Envelope, ...], kinds: frozenset[type] | None, to: str | None
 ) -> tuple[Envelope, ...]:
     """The envelopes whose body type is in ``kinds`` and whose ``to`` matches, in order."""
+    return _pick(envelopes, _Kinds(envelopes), kinds, to)
+
+
+class _Kinds:
+    """The body types of one group, computed once (on first use) for every receiver."""
+
+    __slots__ = ("_envelopes", "_present", "_types")
+
+    def __init__(self, envelopes: tuple[Envelope, ...]) -> None:
+        self._envelopes = envelopes
+        self._types: list[type] | None = None
+        self._present: frozenset[type] = frozenset()
+
+    def types(self) -> tuple[list[type], frozenset[type]]:
+        """Each envelope's body type, in order, and the set of them."""
+        if self._types is None:
+            self._types = [type(e.body) for e in self._envelopes]
+            self._present = frozenset(self._types)
+        return self._types, self._present
+
+
+def _pick(
+    envelopes: tuple[Envelope, ...], group: _Kinds, kinds: frozenset[type] | None, to: str | None
+) -> tuple[Envelope, ...]:
+    """``select`` over a group whose body types are known: a receiver that wants every kind
+    in the group (or none of them) costs no per-envelope check."""
+    types: list[type] = []
+    if kinds is not None:
+        types, present = group.types()
+        if present.isdisjoint(kinds):
+            return ()
+        if present <= kinds:
+            kinds = None
     if kinds is None:
         if to is None:
             return envelopes
-        return tuple(e for e in envelopes if e.to == to)
+        return tuple([e for e in envelopes if e.to == to])
     if to is None:
-        return tuple(e for e in envelopes if type(e.body) in kinds)
-    return tuple(e for e in envelopes if e.to == to and type(e.body) in kinds)
+        return tuple([e for e, t in zip(envelopes, types, strict=True) if t in kinds])
+    return tuple([e for e, t in zip(envelopes, types, strict=True) if t in kinds and e.to == to])
 
 
 # --------------------------------------------------------------------------- taps
@@ -239,9 +273,9 @@ class Tap:
             self._closed = True
             self._cond.notify_all()
 
-    def _offer(self, envelopes: tuple[Envelope, ...]) -> None:
+    def _offer(self, envelopes: tuple[Envelope, ...], group: _Kinds | None = None) -> None:
         """Queue what fits, record the rest as dropped. Never blocks on the consumer."""
-        envelopes = select(envelopes, self._kinds, None)
+        envelopes = _pick(envelopes, group or _Kinds(envelopes), self._kinds, None)
         if not envelopes:
             return
         with self._cond:
@@ -325,7 +359,7 @@ class Bus:
         if type(body) not in _BODY_TYPES and not isinstance(body, Message):
             raise TypeError(f"a bus message must be an artoo.schemas.Message, not {body!r}")
         item = _Item(
-            task_id, envelope_tail(task_id, sender, to, cause, body), body, sender, to, cause
+            task_id, sender, to, cause, body, encode_tail((task_id, sender, to, cause, body))
         )
         if self._halted:
             self._refuse()
@@ -531,7 +565,7 @@ class Bus:
                 for seq, i in enumerate(group, first)
             ]
         )
-        self._append(first, ts, [e.task_id for e in envelopes], [i.tail for i in group])
+        self._append(first, ts, [i.task_id for i in group], [i.tail for i in group])
         self._last_seq = first + len(group) - 1
         self._deliver(envelopes)
         self._committed += len(group)
@@ -561,12 +595,13 @@ class Bus:
         return True
 
     def _deliver(self, envelopes: tuple[Envelope, ...]) -> None:
+        group = _Kinds(envelopes)
         for subscription in self._subscriptions:
-            selected = select(envelopes, subscription.kinds, subscription.to)
+            selected = _pick(envelopes, group, subscription.kinds, subscription.to)
             if selected:
                 self._tell(subscription, selected)
         for tap in self._taps:
-            tap._offer(envelopes)
+            tap._offer(envelopes, group)
 
     def _tell(self, subscription: Subscription, envelopes: tuple[Envelope, ...]) -> bool:
         try:

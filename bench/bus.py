@@ -5,14 +5,16 @@ ToolCall, ~230-byte body, ~290-byte envelope) it measures, best of ``--repeat`` 
 interleaved so that machine noise hits every figure alike:
 
 a. raw plyvel: ``WriteBatch`` puts of the pre-encoded envelopes under ``e|<seq>`` in groups
-   of 4096, ``sync=False`` — the baseline every ratio divides by; also the same with the
-   ``t|<task>|<seq>`` index keys the EventLog writes (``raw_plyvel_indexed``);
+   of 4096, ``sync=False`` — the baseline every ratio divides by; also the same plus the
+   per-task index entries the EventLog writes, built before timing
+   (``raw_plyvel_indexed``: one ``t|<task>|<first seq>`` key per task and group);
 b. ``EventLog.append`` (encodes each Envelope) and ``EventLog.append_encoded`` (the bus's
    pre-encoded path), groups of 4096, durability ``none``;
 c. the Bus end to end — ``publish`` → persisted → delivered to one subscriber actor (timed
    until that actor has received every message) — durability ``none`` and ``batch``, with
-   1 and 8 publishing threads; and ``bus_none_1pub_no_index``: messages of no task, so the
-   log writes the same keys as (a) (no ``t|`` index) — the bus's own overhead;
+   1 and 8 publishing threads; ``bus_none_1pub_64tasks``: the same over 64 tasks; and
+   ``bus_none_1pub_no_index``: messages of no task, so the log writes the same keys as (a)
+   (no ``t|`` index) — the bus's own overhead;
 d. each of the above as a ratio to (a), and to ``raw_plyvel_indexed`` (the same key set);
 e. the same append workload on the ``eventsourcing`` library's SQLite application recorder
    (``insert_events`` in groups of 4096; WAL, autocommit per group);
@@ -20,11 +22,14 @@ f. publish → deliver to one subscribing agent on AutoGen core's in-memory
    ``SingleThreadedAgentRuntime`` (no persistence at all).
 
 Encoded forms are n distinct byte strings; publishers cycle through 1,024 distinct bodies
-(as warm in cache as a body just built). (e) and (f) are skipped with "skipped: not
-installed" when the library is absent (``pip install eventsourcing autogen-core``).
+(as warm in cache as a body just built). The messages belong to ``--tasks`` concurrent tasks
+(default 8), interleaved round robin (message i is of task i mod tasks): every group holds
+messages of every task, as when several tasks run at once. (e) and (f) are skipped with
+"skipped: not installed" when the library is absent (``pip install eventsourcing
+autogen-core``).
 
-Usage: ``python bench/bus.py [--n 50000] [--repeat 3] [--json]``. With ``--json`` the last
-line printed is one JSON object with every figure.
+Usage: ``python bench/bus.py [--n 50000] [--repeat 3] [--tasks 8] [--json]``. With
+``--json`` the last line printed is one JSON object with every figure.
 """
 
 from __future__ import annotations
@@ -56,8 +61,15 @@ from artoo.schemas import Envelope, ExecutionResult, ToolCall, encode_envelope
 
 GROUP = 4096
 POOL = 1024  # distinct bodies the publishers cycle through
-TASK = "01JB6Z6QW7V6M2YQ3K4N5P6R7S"
+TASKS = 8  # concurrent tasks the messages belong to (--tasks)
+MANY_TASKS = 64  # the bus_none_1pub_64tasks case
 _pack_seq = struct.Struct(">Q").pack
+
+
+def task_ids(n: int, tasks: int) -> list[str]:
+    """n task ids, round robin over ``tasks`` distinct ULID-like ids."""
+    ids = [f"01JB6Z6QW7V6M2YQ3K4N5P{k:04d}" for k in range(tasks)]
+    return [ids[i % tasks] for i in range(n)]
 
 
 # --------------------------------------------------------------------------- data
@@ -72,26 +84,51 @@ class Workload:
     """The same n messages in every form a case takes, built before any timing."""
 
     bodies: list[ExecutionResult]
+    task_ids: list[str]  # the task of each message
     envelopes: list[Envelope]  # seq 0: EventLog.append assigns
     records: list[bytes]  # encode_envelope of each, with its seq (1..n)
-    tails: list[bytes]  # what EventLog.append_encoded takes (all of task TASK)
+    tails: list[bytes]  # what EventLog.append_encoded takes
+    index: list[list[tuple[bytes, bytes]]]  # per group of GROUP: its t| index entries
 
     @classmethod
-    def build(cls, n: int) -> Workload:
-        """n messages. The encoded forms are n distinct byte strings; the bodies cycle
-        through a pool of POOL distinct objects, as warm in cache as a body its publisher
-        has just built (n cold pre-built bodies would add cache misses a real bus avoids).
+    def build(cls, n: int, tasks: int = TASKS) -> Workload:
+        """n messages of ``tasks`` tasks. The encoded forms are n distinct byte strings; the
+        bodies cycle through a pool of POOL distinct objects, as warm in cache as a body its
+        publisher has just built (n cold pre-built bodies would add cache misses a real bus
+        avoids).
         """
         ts = 1_700_000_000.0
         pool = [sample_body(i) for i in range(POOL)]
         bodies = [pool[i % POOL] for i in range(n)]
-        envelopes = [Envelope(0, ts, TASK, "executor", "pair-1", 41, b) for b in bodies]
-        records = [
-            encode_envelope(Envelope(seq, ts, TASK, "executor", "pair-1", 41, b))
-            for seq, b in enumerate(bodies, 1)
+        ids = task_ids(n, tasks)
+        envelopes = [
+            Envelope(0, ts, t, "executor", "pair-1", 41, b)
+            for t, b in zip(ids, bodies, strict=True)
         ]
-        tails = [envelope_tail(TASK, "executor", "pair-1", 41, b) for b in bodies]
-        return cls(bodies, envelopes, records, tails)
+        records = [
+            encode_envelope(Envelope(seq, ts, t, "executor", "pair-1", 41, b))
+            for seq, (t, b) in enumerate(zip(ids, bodies, strict=True), 1)
+        ]
+        tails = [
+            envelope_tail(t, "executor", "pair-1", 41, b) for t, b in zip(ids, bodies, strict=True)
+        ]
+        index = [_index(first + 1, ids[first : first + GROUP]) for first in range(0, n, GROUP)]
+        return cls(bodies, ids, envelopes, records, tails, index)
+
+
+def _index(first_seq: int, ids: list[str]) -> list[tuple[bytes, bytes]]:
+    """One group's index entries as the EventLog writes them: per task, the key of its
+    first seq, the value its other seqs (8 bytes big-endian each)."""
+    seqs: dict[str, list[int]] = {}
+    for seq, task_id in enumerate(ids, first_seq):
+        seqs.setdefault(task_id, []).append(seq)
+    return [
+        (
+            b"t|" + task_id.encode() + b"|" + _pack_seq(own[0]),
+            struct.pack(f">{len(own) - 1}Q", *own[1:]),
+        )
+        for task_id, own in seqs.items()
+    ]
 
 
 def machine() -> dict[str, Any]:
@@ -124,9 +161,9 @@ def _version(package: str) -> str:
 
 # --------------------------------------------------------------------------- measurements
 def bench_raw(path: Path, work: Workload, indexed: bool) -> float:
-    """Raw plyvel WriteBatch puts of the pre-encoded envelopes (indexed: + the task keys)."""
+    """Raw plyvel WriteBatch puts of the pre-encoded envelopes (indexed: + the task index
+    entries, built beforehand)."""
     db = plyvel.DB(str(path), create_if_missing=True)
-    prefix = b"t|" + TASK.encode() + b"|"
     records = work.records
     n = len(records)
     start = time.perf_counter()
@@ -134,10 +171,10 @@ def bench_raw(path: Path, work: Workload, indexed: bool) -> float:
         batch = db.write_batch()
         put = batch.put
         for seq, data in enumerate(records[first : first + GROUP], first + 1):
-            packed = _pack_seq(seq)
-            put(b"e|" + packed, data)
-            if indexed:
-                put(prefix + packed, b"")
+            put(b"e|" + _pack_seq(seq), data)
+        if indexed:
+            for key, value in work.index[first // GROUP]:
+                put(key, value)
         batch.write()
     elapsed = time.perf_counter() - start
     db.close()
@@ -157,12 +194,12 @@ def bench_append(path: Path, work: Workload) -> float:
 def bench_append_encoded(path: Path, work: Workload) -> float:
     """EventLog.append_encoded: the bus's path, pre-encoded tails in groups of 4096."""
     tails = work.tails
-    task_ids = [TASK] * GROUP
+    ids = work.task_ids
     with EventLog.open(path, durability="none") as log:
         start = time.perf_counter()
         for first in range(0, len(tails), GROUP):
-            group = tails[first : first + GROUP]
-            log.append_encoded(first + 1, 1.0, task_ids[: len(group)], group)
+            last = first + GROUP
+            log.append_encoded(first + 1, 1.0, ids[first:last], tails[first:last])
         return len(tails) / (time.perf_counter() - start)
 
 
@@ -204,14 +241,20 @@ class BusFigure:
 
 
 def bench_bus(
-    path: Path, work: Workload, durability: str, threads: int, task_id: str | None = TASK
+    path: Path,
+    work: Workload,
+    durability: str,
+    threads: int,
+    ids: list[str] | list[None] | None = None,
 ) -> BusFigure:
     """publish → persisted → delivered to one subscriber actor, with ``threads`` publishers.
 
-    ``task_id=None`` publishes messages of no task: no ``t|`` index key, so the log writes
-    exactly the keys of raw plyvel (``e|<seq>`` only).
+    ``ids``: the task of each message (default: the workload's). ``[None] * n`` publishes
+    messages of no task: no ``t|`` index key, so the log writes exactly the keys of raw
+    plyvel (``e|<seq>`` only).
     """
     n = len(work.bodies)
+    tasks = work.task_ids if ids is None else ids
     done = threading.Event()
     with EventLog.open(path, durability=durability) as log:  # type: ignore[arg-type]
         bus = Bus(log)
@@ -219,14 +262,14 @@ def bench_bus(
         bus.subscribe(None, counter)
         gate = threading.Barrier(threads + 1)
 
-        def publisher(bodies: list[ExecutionResult]) -> None:
+        def publisher(bodies: list[ExecutionResult], share: list[str] | list[None]) -> None:
             publish = bus.publish
             gate.wait()
-            for body in bodies:
+            for body, task_id in zip(bodies, share, strict=True):
                 publish(body, sender="executor", task_id=task_id, to="pair-1", cause=41)
 
-        shares = [work.bodies[k::threads] for k in range(threads)]
-        workers = [threading.Thread(target=publisher, args=(share,)) for share in shares]
+        shares = [(work.bodies[k::threads], tasks[k::threads]) for k in range(threads)]
+        workers = [threading.Thread(target=publisher, args=share) for share in shares]
         for worker in workers:
             worker.start()
         gate.wait()
@@ -324,9 +367,10 @@ def bench_autogen(n: int) -> float | None:
 
 
 # --------------------------------------------------------------------------- the run
-def run(n: int, repeat: int) -> dict[str, Any]:
+def run(n: int, repeat: int, tasks: int = TASKS) -> dict[str, Any]:
     """Every figure, best of ``repeat`` interleaved rounds, with ratios to raw plyvel."""
-    work = Workload.build(n)
+    work = Workload.build(n, tasks)
+    many = task_ids(n, MANY_TASKS)
     body = work.bodies[0]
     n_slow = max(1_000, n // 10)  # AutoGen handles a few thousand messages per second
     best: dict[str, float] = {}
@@ -358,7 +402,10 @@ def run(n: int, repeat: int) -> dict[str, Any]:
 
             cases.append((name, case))
     cases.append(
-        ("bus_none_1pub_no_index", lambda p: bench_bus(p, work, "none", 1, task_id=None).rate)
+        (f"bus_none_1pub_{MANY_TASKS}tasks", lambda p: bench_bus(p, work, "none", 1, many).rate)
+    )
+    cases.append(
+        ("bus_none_1pub_no_index", lambda p: bench_bus(p, work, "none", 1, [None] * n).rate)
     )
     cases.append(("eventsourcing_sqlite", lambda p: bench_eventsourcing(p, work)))
     cases.append(("autogen_core_inmemory", lambda p: bench_autogen(n_slow)))
@@ -375,6 +422,7 @@ def run(n: int, repeat: int) -> dict[str, Any]:
         "bench": "bus",
         "machine": machine(),
         "n": n,
+        "tasks": tasks,
         "n_autogen": n_slow,
         "repeat": repeat,
         "envelope_bytes": len(work.records[0]),
@@ -393,9 +441,9 @@ def print_human(result: dict[str, Any]) -> None:
     print(f"machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}, {m['platform']}")
     print(f"libraries: plyvel {m['plyvel']}, msgspec {m['msgspec']}, pykka {m['pykka']}")
     print(
-        f"n = {result['n']} messages (AutoGen: {result['n_autogen']}), best of "
-        f"{result['repeat']}; envelope {result['envelope_bytes']} B, "
-        f"body {result['body_bytes']} B"
+        f"n = {result['n']} messages of {result['tasks']} interleaved tasks (AutoGen: "
+        f"{result['n_autogen']}), best of {result['repeat']}; envelope "
+        f"{result['envelope_bytes']} B, body {result['body_bytes']} B"
     )
     print(f"{'case':26s} {'msg/s':>10s} {'× raw':>7s} {'× raw+index':>12s}  group")
     for name, rate in result["rates_per_s"].items():
@@ -413,9 +461,10 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=50_000, help="messages per measurement")
     parser.add_argument("--repeat", type=int, default=3, help="rounds; the best is kept")
+    parser.add_argument("--tasks", type=int, default=TASKS, help="concurrent tasks (round robin)")
     parser.add_argument("--json", action="store_true", help="print one JSON object last")
     args = parser.parse_args(argv)
-    result = run(args.n, args.repeat)
+    result = run(args.n, args.repeat, args.tasks)
     print_human(result)
     if args.json:
         print(json.dumps(result))

@@ -3,7 +3,7 @@
 Keys (DESIGN §5)::
 
     e|<seq>            -> the envelope, msgpack (``encode_envelope``)
-    t|<task_id>|<seq>  -> b""  (per-task index)
+    t|<task_id>|<seq>  -> the task's further seqs in the same group (per-task index)
 
 ``<seq>`` is 8 bytes big-endian, so LevelDB's key order is seq order. Seqs start at 1 and
 have no gap. Each ``append`` call is one WriteBatch (group commit); how it reaches the disk
@@ -14,6 +14,13 @@ depends on the durability mode:
 - ``"batch"``: one fsync per append call (``WriteBatch(sync=True)``);
 - ``"always"``: one fsync per message — each message is its own synced batch, durable
   before the next one is written.
+
+The per-task index holds one key per task and group: ``t|<task_id>|<s>`` where ``<s>`` is
+the task's first seq in that group; its value is the task's other seqs of the group, in
+ascending order, each 8 bytes big-endian (so ``b""`` when the group held one message of
+the task — which is also how a log written one index key per message reads). Groups never
+interleave, so reading the keys in order and expanding each value yields the task's seqs
+in seq order.
 
 Only one process may hold the directory. Opening writes a ``HOLDER`` file (pid and command
 line) next to LevelDB's files, so a second opener gets a :class:`StoreLocked` that names the
@@ -28,7 +35,10 @@ import shlex
 import struct
 import sys
 import threading
+from array import array
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import repeat
 from pathlib import Path
 from types import TracebackType
 from typing import Literal, Self, get_args
@@ -62,15 +72,25 @@ _PREFIX_CACHE = 4096  # task prefixes kept encoded
 _SEQ = struct.Struct(">Q")
 _pack_seq = _SEQ.pack
 _unpack_seq = _SEQ.unpack
-_pack_float = struct.Struct(">d").pack
+_pack_event_key = struct.Struct(">2sQ").pack  # (b"e|", seq) -> e|<seq>
+_LITTLE_ENDIAN = sys.byteorder == "little"
+if array("Q").itemsize != 8:  # pragma: no cover - every CPython platform we run on
+    raise ImportError("the task index packs seqs as array('Q'), which is not 8 bytes here")
 
 # The record of an envelope written by append_encoded: [seq, ts, *tail] as msgpack.
 _ENVELOPE_FIELDS = ("seq", "ts", "task_id", "sender", "to", "cause", "body")
 if Envelope.__struct_fields__ != _ENVELOPE_FIELDS:  # pragma: no cover - schema guard
     raise ImportError(f"EventLog.append_encoded writes Envelope as {_ENVELOPE_FIELDS}")
 _HEAD = b"\x97\xcf"  # fixarray of 7, then seq as uint64
-_encode_tail = msgspec.msgpack.Encoder().encode
-_join = b"".join
+_FLOAT64 = 0xCB  # then ts as float64
+_pack_head = struct.Struct(">2sQBd").pack  # (_HEAD, seq, _FLOAT64, ts)
+_ARRAY5 = b"\x95"  # the header of a tail: fixarray of 5
+
+encode_tail: Callable[[tuple[str | None, str, str | None, int | None, object]], bytes] = (
+    msgspec.msgpack.Encoder().encode
+)
+"""``encode_tail((task_id, sender, to, cause, body))``: the tail :meth:`EventLog.append_encoded`
+takes (the same bytes as :func:`envelope_tail`, without the call)."""
 
 
 # --------------------------------------------------------------------------- errors
@@ -116,7 +136,7 @@ class NotAStore(StoreError):
 # --------------------------------------------------------------------------- keys
 def event_key(seq: int) -> bytes:
     """The ``e|<seq>`` key of one envelope."""
-    return _EVENT + _pack_seq(seq)
+    return _pack_event_key(_EVENT, seq)
 
 
 def task_prefix(task_id: str) -> bytes:
@@ -129,14 +149,60 @@ def envelope_tail(
 ) -> bytes:
     """An envelope encoded without its seq and ts, for :meth:`EventLog.append_encoded`.
 
-    The log prefixes the 7-array header, the seq (uint64) and the ts (float64): byte for
-    byte a msgpack ``Envelope`` that ``decode_envelope`` reads. ``body`` is encoded as is.
+    The msgpack array ``[task_id, sender, to, cause, body]``; the log swaps its 5-array
+    header for the 7-array header, the seq (uint64) and the ts (float64): byte for byte a
+    msgpack ``Envelope`` that ``decode_envelope`` reads. ``body`` is encoded as is.
     """
-    return _encode_tail((task_id, sender, to, cause, body))[1:]  # drop the 5-array header
+    return encode_tail((task_id, sender, to, cause, body))
 
 
-def _pack_ts(ts: float) -> bytes:
-    return b"\xcb" + _pack_float(ts)
+def index_entries(first_seq: int, task_ids: Sequence[str | None]) -> list[tuple[str, int, bytes]]:
+    """The per-task index of one group: ``(task_id, first seq, value)`` per task in it.
+
+    ``task_ids[i]`` is the task of seq ``first_seq + i`` (None: no task, not indexed). The
+    value packs the task's other seqs of the group, 8 bytes big-endian each, ascending.
+    """
+    seqs = range(first_seq, first_seq + len(task_ids))
+    if task_ids and task_ids.count(task_ids[0]) == len(task_ids):  # one task: the usual
+        by_task: dict[str | None, list[int]] = {task_ids[0]: list(seqs)}
+    else:
+        by_task = {}
+        for seq, task_id in zip(seqs, task_ids, strict=True):
+            try:
+                by_task[task_id].append(seq)
+            except KeyError:
+                by_task[task_id] = [seq]
+    return [
+        (task_id, task_seqs[0], _pack_seqs(task_seqs[1:]))
+        for task_id, task_seqs in by_task.items()
+        if task_id is not None
+    ]
+
+
+def index_seqs(key: bytes, value: bytes) -> list[int]:
+    """The seqs one ``t|<task_id>|<seq>`` index entry names, ascending.
+
+    An empty value (one message, or a log written one index key per message) names the
+    key's seq alone. Raises :class:`~artoo.schemas.CorruptRecord` for a value that is not
+    whole 8-byte seqs.
+    """
+    first = _seq_of_key(key)
+    if not value:
+        return [first]
+    count, rest = divmod(len(value), 8)
+    if rest:
+        raise CorruptRecord(
+            f"task index entry at seq {first} has a {len(value)}-byte value, "
+            "not a whole number of 8-byte seqs"
+        )
+    return [first, *struct.unpack(f">{count}Q", value)]
+
+
+def _pack_seqs(seqs: list[int]) -> bytes:
+    packed = array("Q", seqs)  # 8-byte unsigned (asserted at import)
+    if _LITTLE_ENDIAN:
+        packed.byteswap()
+    return packed.tobytes()
 
 
 def _seq_of_key(key: bytes) -> int:
@@ -330,27 +396,27 @@ class EventLog:
                     f"first_seq {first_seq} does not continue the log: expected "
                     f"{self._last_seq + 1}"
                 )
-            self._write(first_seq, task_ids, tails, _pack_ts(ts))
+            self._write(first_seq, task_ids, tails, ts)
 
     def _write(
         self,
         first_seq: int,
         task_ids: Sequence[str | None],
         datas: Sequence[bytes],
-        stamp: bytes | None = None,
+        ts: float | None = None,
     ) -> None:
-        # Caller holds self._lock. With a stamp the datas are tails, else whole envelopes.
+        # Caller holds self._lock. With a ts the datas are tails, else whole envelopes.
         db = self._db
         prefixes = self._task_prefixes
         if self._durability == "always":  # each message durable before the next is written
             for seq, task_id, data in zip(itertools.count(first_seq), task_ids, datas):
                 batch = db.write_batch(sync=True)
-                _fill(batch.put, prefixes, seq, (task_id,), (data,), stamp)
+                _fill(batch.put, prefixes, seq, (task_id,), (data,), ts)
                 batch.write()
                 self._last_seq = seq
             return
         batch = db.write_batch(sync=self._durability == "batch")
-        _fill(batch.put, prefixes, first_seq, task_ids, datas, stamp)
+        _fill(batch.put, prefixes, first_seq, task_ids, datas, ts)
         if datas:
             batch.write()
             self._last_seq = first_seq + len(datas) - 1
@@ -374,41 +440,43 @@ class EventLog:
         size = len(prefix) + 8
         with self._db.snapshot() as snapshot:
             get = snapshot.get
-            for key in snapshot.iterator(prefix=prefix, include_value=False):
+            for key, value in snapshot.iterator(prefix=prefix):
                 if len(key) != size:  # a longer task id that happens to share the prefix
                     continue
-                seq = _seq_of_key(key)
-                data = get(event_key(seq))
-                if data is None:
-                    raise CorruptRecord(f"task index names seq {seq}, missing from the log")
-                yield _decode(seq, data)
+                for seq in index_seqs(key, value):
+                    data = get(event_key(seq))
+                    if data is None:
+                        raise CorruptRecord(f"task index names seq {seq}, missing from the log")
+                    yield _decode(seq, data)
 
 
 def _fill(
     put: Callable[[bytes, bytes], None],
     prefixes: dict[str, bytes],
     first_seq: int,
-    task_ids: Iterable[str | None],
-    datas: Iterable[bytes],
-    stamp: bytes | None,
+    task_ids: Sequence[str | None],
+    datas: Sequence[bytes],
+    ts: float | None,
 ) -> None:
-    """Put each record's ``e|`` key and, with a task, its ``t|`` index key.
+    """Put each record under its ``e|`` key, then the group's per-task index entries.
 
-    With a ``stamp`` (the encoded ts) each data is a tail and becomes a whole envelope here.
+    With a ``ts`` each data is a tail and becomes a whole envelope here. The per-message
+    work runs in C (``map``), without a bytecode loop: it is the writer's hot path.
     """
-    for seq, task_id, data in zip(itertools.count(first_seq), task_ids, datas):
-        packed = _pack_seq(seq)
-        if stamp is None:
-            put(_EVENT + packed, data)
-        else:
-            put(_EVENT + packed, _join((_HEAD, packed, stamp, data)))
-        if task_id is not None:
-            prefix = prefixes.get(task_id)
-            if prefix is None:
-                if len(prefixes) >= _PREFIX_CACHE:
-                    prefixes.clear()
-                prefix = prefixes[task_id] = task_prefix(task_id)
-            put(prefix + packed, b"")
+    n = len(datas)
+    seqs = range(first_seq, first_seq + n)
+    records: Iterable[bytes] = datas
+    if ts is not None:  # swap each tail's 5-array header for the envelope's head
+        heads = map(_pack_head, repeat(_HEAD, n), seqs, repeat(_FLOAT64, n), repeat(ts, n))
+        records = map(bytes.replace, datas, repeat(_ARRAY5, n), heads, repeat(1, n))
+    deque(map(put, map(_pack_event_key, repeat(_EVENT, n), seqs), records), maxlen=0)
+    for task_id, seq, value in index_entries(first_seq, task_ids):
+        prefix = prefixes.get(task_id)
+        if prefix is None:
+            if len(prefixes) >= _PREFIX_CACHE:
+                prefixes.clear()
+            prefix = prefixes[task_id] = task_prefix(task_id)
+        put(prefix + _pack_seq(seq), value)
 
 
 def _decode_items(items: Iterator[tuple[bytes, bytes]]) -> Iterator[Envelope]:

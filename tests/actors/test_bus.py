@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from artoo.actors.bus import Bus, BusClosed, BusError, Delivery, Tap, kind_set
+from artoo.actors.bus import Bus, BusClosed, BusError, Delivery, Tap, kind_set, select
 from artoo.eventstore import EventLog
 from artoo.schemas import (
     Envelope,
@@ -178,6 +178,41 @@ def test_kinds_filter_and_base_class_admits_all(bus: Bus) -> None:
     assert [e.body for e in base.envelopes] == bodies
     assert [e.seq for e in requests.envelopes] == [1, 4]
     assert [e.seq for e in stops.envelopes] == [2, 3]
+
+
+_BODIES: dict[type, Message] = {
+    TaskRequest: TaskRequest(text="t"),
+    TaskCancelled: TaskCancelled(),
+    FinalResult: FinalResult(task_id="t", status="success"),
+    SubTask: SubTask(subtask_id="s"),
+}
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    group=st.lists(
+        st.tuples(st.sampled_from(list(_BODIES)), st.sampled_from([None, "pair-1", "pair-2"])),
+        max_size=12,
+    ),
+    kinds=st.none() | st.sets(st.sampled_from([*_BODIES, Message]), max_size=3),
+    to=st.sampled_from([None, "pair-1"]),
+)
+def test_select_is_the_plain_filter(
+    group: list[tuple[type, str | None]], kinds: set[type] | None, to: str | None
+) -> None:
+    """Property: select (which skips per-envelope checks when a receiver wants all or none
+    of a group's kinds) keeps exactly the envelopes a plain filter keeps, in order."""
+    envelopes = tuple(
+        Envelope(seq, 1.0, None, "s", address, None, _BODIES[kind])
+        for seq, (kind, address) in enumerate(group, 1)
+    )
+    wanted = kind_set(kinds)
+    expected = tuple(
+        e
+        for e in envelopes
+        if (wanted is None or type(e.body) in wanted) and (to is None or e.to == to)
+    )
+    assert select(envelopes, wanted, to) == expected
 
 
 def test_no_empty_deliveries(bus: Bus) -> None:

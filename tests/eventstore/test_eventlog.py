@@ -21,7 +21,14 @@ from artoo.eventstore import (
     StoreLocked,
     envelope_tail,
 )
-from artoo.eventstore.eventlog import HOLDER_FILE, event_key
+from artoo.eventstore.eventlog import (
+    HOLDER_FILE,
+    encode_tail,
+    event_key,
+    index_entries,
+    index_seqs,
+    task_prefix,
+)
 from artoo.schemas import (
     CorruptRecord,
     Envelope,
@@ -137,6 +144,82 @@ def test_any_appends_read_back_in_order_and_by_task(groups: list[list[str | None
             assert [e.seq for e in read] == list(range(1, len(expected) + 1))
             for task in ("t1", "t2", "t|3"):
                 assert list(log.read_task(task)) == [e for e in read if e.task_id == task]
+
+
+# --------------------------------------------------------------------------- the task index
+def _index_rows(path: Path) -> list[tuple[bytes, bytes]]:
+    db = plyvel.DB(str(path))
+    try:
+        return list(db.iterator(prefix=b"t|"))
+    finally:
+        db.close()
+
+
+def _be(*seqs: int) -> bytes:
+    return b"".join(s.to_bytes(8, "big") for s in seqs)
+
+
+def test_one_index_key_per_task_and_group_holding_its_other_seqs(path: Path) -> None:
+    """Worked example: groups [a b a None a] and [b]: a's key at 1 names 3 and 5."""
+    with EventLog.open(path, durability="none") as log:
+        log.append([env(task_id=t) for t in ["a", "b", "a", None, "a"]])
+        tail = envelope_tail("b", "s", None, None, TaskCancelled())
+        log.append_encoded(6, 2.0, ["b"], [tail])
+    assert _index_rows(path) == [
+        (task_prefix("a") + _be(1), _be(3, 5)),
+        (task_prefix("b") + _be(2), b""),
+        (task_prefix("b") + _be(6), b""),
+    ]
+    with EventLog.open(path, durability="none") as log:
+        assert [e.seq for e in log.read_task("a")] == [1, 3, 5]
+        assert [e.seq for e in log.read_task("b")] == [2, 6]
+
+
+def test_an_index_written_one_empty_key_per_message_still_reads(path: Path) -> None:
+    """A log written by the first EventLog (``t|<task>|<seq> -> b""`` per message) reads the
+    same, also mixed with keys in the grouped form."""
+    with EventLog.open(path, durability="none") as log:
+        log.append([env(str(i), task_id=None) for i in range(1, 6)])
+    db = plyvel.DB(str(path))
+    for seq in (1, 2, 4):  # the old form
+        db.put(task_prefix("old") + _be(seq), b"")
+    db.close()
+    with EventLog.open(path, durability="none") as log:
+        log.append([env("6", task_id="old"), env("7", task_id="old")])  # the grouped form
+        assert [e.seq for e in log.read_task("old")] == [1, 2, 4, 6, 7]
+    assert (task_prefix("old") + _be(6), _be(7)) in _index_rows(path)
+
+
+def test_a_torn_index_value_is_corrupt(path: Path) -> None:
+    with EventLog.open(path, durability="none") as log:
+        log.append([env(), env()])
+    db = plyvel.DB(str(path))
+    db.put(task_prefix("t1") + _be(1), _be(2)[:5])
+    db.close()
+    with EventLog.open(path, durability="none") as log:
+        with pytest.raises(CorruptRecord, match=r"seq 1 has a 5-byte value"):
+            list(log.read_task("t1"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    first=st.integers(min_value=1, max_value=2**63),
+    ids=st.lists(st.sampled_from(["a", "b", "a|b", "", None]), max_size=40),
+)
+def test_index_entries_name_each_tasks_seqs_exactly(first: int, ids: list[str | None]) -> None:
+    """Property: expanding a group's entries gives each task its seqs, ascending, once."""
+    entries = index_entries(first, ids)
+    assert len({task for task, _, _ in entries}) == len(entries)
+    for task, seq, value in entries:
+        assert task is not None
+        wanted = [first + i for i, t in enumerate(ids) if t == task]
+        assert index_seqs(task_prefix(task) + seq.to_bytes(8, "big"), value) == wanted
+    assert {task for task, _, _ in entries} == {t for t in ids if t is not None}
+
+
+def test_encode_tail_is_envelope_tail() -> None:
+    fields = ("t1", "s", "pair-1", 7, TaskCancelled(reason="r"))
+    assert encode_tail(fields) == envelope_tail(*fields)
 
 
 def test_reopen_recovers_last_seq_and_continues(path: Path) -> None:
