@@ -106,12 +106,21 @@ class Role(pykka.ThreadingActor):
     # ------------------------------------------------------------------ wiring
     @classmethod
     def subscribe(
-        cls, bus: Bus, ref: pykka.ActorRef[Any], instance: str | None = None
+        cls,
+        bus: Bus,
+        ref: pykka.ActorRef[Any],
+        instance: str | None = None,
+        *,
+        from_seq: int | None = None,
     ) -> list[Any]:
-        """Subscribe ``ref`` (an instance of this role) to what it consumes."""
-        subs = [bus.subscribe((*cls.consumes, FinalResult), ref)]
+        """Subscribe ``ref`` (an instance of this role) to what it consumes.
+
+        With ``from_seq`` (a restarted role) it first receives the logged envelopes from
+        that seq on, then live ones, with no gap and no duplicate.
+        """
+        subs = [bus.subscribe((*cls.consumes, FinalResult), ref, from_seq=from_seq)]
         if cls.addressed:
-            subs.append(bus.subscribe(cls.addressed, ref, to=instance))
+            subs.append(bus.subscribe(cls.addressed, ref, to=instance, from_seq=from_seq))
         return subs
 
     # ------------------------------------------------------------------ pykka hooks

@@ -94,6 +94,11 @@ class _Listener(pykka.ThreadingActor):
         return None
 
 
+@dataclass(frozen=True)
+class _Sync:
+    """Asked of a role by the host to wait until its mailbox so far is handled."""
+
+
 @dataclass
 class _Running:
     cls: type[Role]
@@ -258,19 +263,7 @@ class System:
 
     def _start(self, role: type[Role], instance: str | None, from_seq: int | None = None) -> None:
         ref = role.start(self.ctx, instance)
-        subs = (
-            role.subscribe(self.bus, ref, instance)
-            if from_seq is None
-            else [
-                self.bus.subscribe((*role.consumes, FinalResult), ref, from_seq=from_seq),
-                *(
-                    [self.bus.subscribe(role.addressed, ref, to=instance, from_seq=from_seq)]
-                    if role.addressed
-                    else []
-                ),
-            ]
-        )
-        del subs
+        role.subscribe(self.bus, ref, instance, from_seq=from_seq)
         sender = role.name if instance is None else f"{role.name}/{instance}"
         self._running[sender] = _Running(role, instance, ref)
 
@@ -331,11 +324,20 @@ class System:
         return tap
 
     def dream(self, timeout: float = 60.0) -> int:
-        """Run one Dreamer pass now; returns the number of memory events it published."""
-        ref = self._running["dreamer"].ref
-        count = ref.ask(DreamNow(), timeout=timeout)
-        self.bus.flush(timeout)
+        """Run one Dreamer pass now; returns the number of memory events it published.
+
+        Memory first applies everything already published (so the pass sees the latest
+        megrams), and applies what the pass published before this returns.
+        """
+        self._sync_memory(timeout)
+        count = self._running["dreamer"].ref.ask(DreamNow(), timeout=timeout)
+        self._sync_memory(timeout)
         return int(count)
+
+    def _sync_memory(self, timeout: float) -> None:
+        # delivered is not yet applied: an ask waits behind every message in the mailbox
+        self.bus.flush(timeout)
+        self._running["memory"].ref.ask(_Sync(), timeout=timeout)
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until everything published so far is persisted and delivered."""
