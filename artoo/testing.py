@@ -28,12 +28,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
+import msgspec
 import pykka
 
 from artoo.actors.bus import Delivery
 from artoo.schemas import Envelope
 
-__all__ = ["ManualClock", "Recorder", "Timer", "temporary_store"]
+__all__ = ["ManualClock", "Recorder", "Timer", "temporary_store", "write_script"]
 
 
 # --------------------------------------------------------------------------- clock
@@ -253,3 +254,37 @@ class Recorder:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+def write_script(path: str | Path, entries: list[dict[str, Any]]) -> str:
+    """Write ``entries`` as a ``scripted:`` TOML script; returns the model string.
+
+    Each entry is one ``[[response]]`` table (keys as in the README's script format)::
+
+        model = write_script(tmp_path / "s.toml", [
+            {"role": "perceiver", "content": {"intent": "say hello", "slug": "hello"}},
+            {"role": "planner", "content": {"subtasks": [{"instruction": "Say hello"}]}},
+            {"role": "executor", "content": "hello"},
+        ])
+        with artoo.System.open(tmp_path / "store", model=model) as system: ...
+    """
+    lines: list[str] = []
+    for entry in entries:
+        lines.append("[[response]]")
+        lines.extend(f"{key} = {_toml(value)}" for key, value in entry.items())
+    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return f"scripted:{path}"
+
+
+def _toml(value: object) -> str:
+    if isinstance(value, str):
+        return msgspec.json.encode(value).decode()  # a JSON string is a TOML basic string
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + " }"
+    raise TypeError(f"no TOML for {value!r}")

@@ -54,6 +54,7 @@ import artoo
 from artoo.actors.llm import LLMRequest, ScriptedBackend
 from artoo.eventstore import EventLog
 from artoo.schemas import Config, LLMCall
+from artoo.testing import write_script
 
 TARGET_OVERHEAD_MS = 20.0
 TARGET_PARALLEL_RATIO = 1.5
@@ -102,30 +103,6 @@ def script_entries(subtasks: int, executor_delay_ms: int) -> list[dict[str, Any]
             entry["delay_ms"] = executor_delay_ms
         entries.append(entry)
     return entries
-
-
-def write_script(path: Path, entries: list[dict[str, Any]]) -> str:
-    """Write ``entries`` as a TOML script; returns the ``scripted:`` model string."""
-    lines: list[str] = []
-    for entry in entries:
-        lines.append("[[response]]")
-        lines.extend(f"{key} = {_toml(value)}" for key, value in entry.items())
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return f"{SCRIPTED}{path}"
-
-
-def _toml(value: object) -> str:
-    if isinstance(value, str):
-        return msgspec.json.encode(value).decode()
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + " }"
-    raise TypeError(f"no TOML for {value!r}")
 
 
 # --------------------------------------------------------------------------- figures

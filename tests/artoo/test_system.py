@@ -24,6 +24,7 @@ from artoo.schemas import (
     RoleFailed,
     SubTask,
 )
+from artoo.testing import write_script
 
 DATA = Path(str(resources.files("artoo") / "demo_data"))
 
@@ -33,31 +34,6 @@ def workspace(tmp_path: Path) -> Path:
     ws = tmp_path / "workspace"
     shutil.copytree(DATA / "workspace", ws)
     return ws
-
-
-def write_script(path: Path, entries: list[dict]) -> str:
-    """A scripted: model string for ``entries`` (TOML via JSON-compatible inline tables)."""
-    lines = []
-    for e in entries:
-        lines.append("[[response]]")
-        for key, value in e.items():
-            lines.append(f"{key} = {_toml(value)}")
-    path.write_text("\n".join(lines) + "\n")
-    return f"scripted:{path}"
-
-
-def _toml(value: object) -> str:
-    if isinstance(value, str):
-        return msgspec.json.encode(value).decode()
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + " }"
-    raise TypeError(value)
 
 
 def task_events(store: Path, task_id: str) -> list:
