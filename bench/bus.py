@@ -14,7 +14,9 @@ c. the Bus end to end — ``publish`` → persisted → delivered to one subscri
    until that actor has received every message) — durability ``none`` and ``batch``, with
    1 and 8 publishing threads; ``bus_none_1pub_64tasks``: the same over 64 tasks; and
    ``bus_none_1pub_no_index``: messages of no task, so the log writes the same keys as (a)
-   (no ``t|`` index) — the bus's own overhead;
+   (no ``t|`` index) — the bus's own overhead; ``bus_none_1pub_slow_tap``: the 1-publisher
+   ``none`` case beside a tap (maxsize 100) whose reader sleeps 1 ms on every envelope —
+   its ratio to the same case without the tap is ``slow_tap_ratio`` (issue 2: ≥ 0.8);
 d. each of the above as a ratio to (a), and to ``raw_plyvel_indexed`` (the same key set);
 e. the same append workload on the ``eventsourcing`` library's SQLite application recorder
    (``insert_events`` in groups of 4096; WAL, autocommit per group);
@@ -55,7 +57,7 @@ import msgspec
 import plyvel
 import pykka
 
-from artoo.actors.bus import Bus, Delivery
+from artoo.actors.bus import Bus, Delivery, Tap
 from artoo.eventstore import EventLog, envelope_tail
 from artoo.schemas import Envelope, ExecutionResult, ToolCall, encode_envelope
 
@@ -246,12 +248,14 @@ def bench_bus(
     durability: str,
     threads: int,
     ids: list[str] | list[None] | None = None,
+    slow_tap: bool = False,
 ) -> BusFigure:
     """publish → persisted → delivered to one subscriber actor, with ``threads`` publishers.
 
     ``ids``: the task of each message (default: the workload's). ``[None] * n`` publishes
     messages of no task: no ``t|`` index key, so the log writes exactly the keys of raw
-    plyvel (``e|<seq>`` only).
+    plyvel (``e|<seq>`` only). ``slow_tap``: beside the subscriber, a tap (maxsize 100)
+    whose reader sleeps 1 ms on every envelope; its drops are in ``extra``.
     """
     n = len(work.bodies)
     tasks = work.task_ids if ids is None else ids
@@ -260,6 +264,9 @@ def bench_bus(
         bus = Bus(log)
         counter = _Counter.start(n, done)
         bus.subscribe(None, counter)
+        tap = bus.tap(maxsize=100) if slow_tap else None
+        reader = threading.Thread(target=_sleep_through, args=(tap,), daemon=True)
+        reader.start()
         gate = threading.Barrier(threads + 1)
 
         def publisher(bodies: list[ExecutionResult], share: list[str] | list[None]) -> None:
@@ -282,7 +289,17 @@ def bench_bus(
         stats = bus.stats()
         bus.close()
         counter.stop()
-    return BusFigure(n / elapsed, int(stats["groups"]), float(stats["avg_group_size"]))
+        reader.join(30)
+    extra = {"tap_dropped": tap.dropped} if tap is not None else {}
+    return BusFigure(n / elapsed, int(stats["groups"]), float(stats["avg_group_size"]), extra)
+
+
+def _sleep_through(tap: Tap | None) -> None:
+    """A slow observer: sleep 1 ms on every envelope until the tap ends."""
+    if tap is None:
+        return
+    for _ in tap:
+        time.sleep(0.001)
 
 
 def bench_eventsourcing(path: Path, work: Workload) -> float | None:
@@ -407,6 +424,9 @@ def run(n: int, repeat: int, tasks: int = TASKS) -> dict[str, Any]:
     cases.append(
         ("bus_none_1pub_no_index", lambda p: bench_bus(p, work, "none", 1, [None] * n).rate)
     )
+    cases.append(
+        ("bus_none_1pub_slow_tap", lambda p: bench_bus(p, work, "none", 1, slow_tap=True).rate)
+    )
     cases.append(("eventsourcing_sqlite", lambda p: bench_eventsourcing(p, work)))
     cases.append(("autogen_core_inmemory", lambda p: bench_autogen(n_slow)))
 
@@ -431,6 +451,7 @@ def run(n: int, repeat: int, tasks: int = TASKS) -> dict[str, Any]:
         "ratio_to_raw": {k: round(v / raw, 3) for k, v in best.items()},
         "ratio_to_raw_indexed": {k: round(v / indexed, 3) for k, v in best.items()},
         "avg_group_size": {k: round(v, 1) for k, v in groups.items()},
+        "slow_tap_ratio": round(best["bus_none_1pub_slow_tap"] / best["bus_none_1pub"], 3),
         "skipped": skipped,
     }
 
@@ -452,6 +473,10 @@ def print_human(result: dict[str, Any]) -> None:
             f"{name:26s} {rate:10,d} {result['ratio_to_raw'][name]:7.3f} "
             f"{result['ratio_to_raw_indexed'][name]:12.3f}" + (f"  {group:.0f}" if group else "")
         )
+    print(
+        f"a tap sleeping 1 ms per envelope: {result['slow_tap_ratio']:.3f}× the rate without "
+        "(target ≥ 0.8)"
+    )
     for name in result["skipped"]:
         print(f"{name:28s} skipped: not installed")
 
