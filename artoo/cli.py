@@ -40,7 +40,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print the FinalResult as JSON only")
 
     demo = sub.add_parser("demo", help="run five scripted scenarios offline (no network, no key)")
-    demo.add_argument("--store", default=None, help="store directory (default: a fresh temp dir)")
+    demo.add_argument(
+        "--store", default=None, help="store directory, kept (default: a temp dir, removed)"
+    )
+    demo.add_argument(
+        "--keep", action="store_true", help="keep the temp workspace and store to inspect"
+    )
 
     mem = sub.add_parser("memory", help="show memory: potentials per tag pair and the SOPs")
     mem.add_argument("store", nargs="?", default="./.artoo", help="the store directory")
@@ -67,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "demo":
             from .demo import run_demo
 
-            return run_demo(Path(args.store) if args.store else None, console)
+            return run_demo(Path(args.store) if args.store else None, console, keep=args.keep)
         if args.command == "memory":
             return _memory(args, console)
         if args.command == "dream":

@@ -134,14 +134,32 @@ def run_scenario(
     return run
 
 
-def run_demo(store: Path | None = None, console: Console | None = None) -> int:
-    """Run every scenario; print their macro-states; 0 when all showed what they promise."""
+def run_demo(
+    store: Path | None = None, console: Console | None = None, *, keep: bool = False
+) -> int:
+    """Run every scenario; print their macro-states; 0 when all showed what they promise.
+
+    The workspace (and the store, unless ``store`` names one) lives in a fresh temporary
+    directory that is removed at the end unless ``keep``; a ``store`` you name is kept.
+    """
     console = console or Console()
     base = Path(tempfile.mkdtemp(prefix="artoo-demo-"))
-    store = store or base / "store"
-    workspace = base / "workspace"
+    try:
+        return _run_all(store or base / "store", base / "workspace", console)
+    finally:
+        if keep:
+            what = "the workspace" if store else "the workspace and the store"
+            console.print(f"kept {base} ({what})", soft_wrap=True)
+        else:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+def _run_all(store: Path, workspace: Path, console: Console) -> int:
     shutil.copytree(_data_dir() / "workspace", workspace)
-    console.print(f"[bold]artoo demo[/] — store {store}, workspace {workspace} (scripted model)")
+    console.print(
+        f"[bold]artoo demo[/] — store {store}, workspace {workspace} (scripted model)",
+        soft_wrap=True,
+    )
     runs = []
     for scenario in SCENARIOS:
         run = run_scenario(scenario, store, workspace)

@@ -161,3 +161,38 @@ def test_run_shows_live_progress_and_cost(
     assert code == 0
     assert "GGSDecision change_path" in out and "GGSDecision accept" in out
     assert "accept:" in out and "11 model calls" in out and "1 replans" in out
+
+
+def test_demo_passes_and_removes_its_temp_dir_but_keeps_a_named_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(temp))
+    store = tmp_path / "store"
+    assert main(["demo", "--store", str(store)]) == 0
+    out = capsys.readouterr().out
+    assert "all scenarios as expected" in out
+    assert list(temp.iterdir()) == []  # the workspace went with its temp dir
+    assert (store / "events" / "CURRENT").exists()
+
+
+def test_demo_keep_keeps_the_temp_dir_even_when_a_scenario_raises(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import artoo.demo as demo
+
+    def boom(store: Path, workspace: Path, console: object) -> int:
+        workspace.mkdir(parents=True)
+        raise RuntimeError("scenario failed")
+
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    monkeypatch.setattr(demo, "_run_all", boom)
+    with pytest.raises(RuntimeError):
+        demo.run_demo(keep=True)
+    (kept,) = tmp_path.glob("artoo-demo-*")
+    assert (kept / "workspace").is_dir()
+    assert f"kept {kept}" in capsys.readouterr().out
+    with pytest.raises(RuntimeError):
+        demo.run_demo()
+    assert list(tmp_path.glob("artoo-demo-*")) == [kept]  # the second one was removed
