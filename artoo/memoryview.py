@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from artoo.schemas import (
     MegramForgotten,
     MegramRecalled,
     MegramRecorded,
+    Message,
     SOPPromoted,
 )
 
@@ -56,13 +58,25 @@ def memory_rows(store: Path, now: float) -> tuple[list[PairRow], list[Megram]]:
 
 
 def catch_up_memory(log: EventLog, megrams: MegramStore) -> int:
-    """Apply the memory events the log has past the store's watermark; returns how many."""
-    n = 0
-    for env in log.read(from_seq=megrams.applied_seq + 1):
-        if isinstance(env.body, MEMORY_EVENTS):
-            megrams.apply(env.body, seq=env.seq)
-            n += 1
-    return n
+    """Apply the memory events the log has past the store's watermark; returns how many.
+
+    The watermark then moves to the last seq read, memory event or not, so the next
+    catch-up (the next ``System.open``) reads only what was appended since.
+    """
+    last = megrams.applied_seq
+    found = 0
+
+    def events() -> Iterator[tuple[int, Message]]:
+        nonlocal last, found
+        for env in log.read(from_seq=megrams.applied_seq + 1):
+            last = env.seq
+            if isinstance(env.body, MEMORY_EVENTS):
+                found += 1
+                yield env.seq, env.body
+
+    megrams.apply_many(events(), with_seq=True)
+    megrams.mark_applied(last)
+    return found
 
 
 def rebuild_memory(store: Path) -> int:

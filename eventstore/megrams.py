@@ -440,7 +440,10 @@ class MegramStore:
 
     @property
     def applied_seq(self) -> int:
-        """Seq of the last event applied with a ``seq`` (0 when none): replay resumes after it."""
+        """The log seq up to which memory events are applied (0: none); replay resumes after it.
+
+        Advanced by :meth:`apply` / :meth:`apply_many` with a seq, and by :meth:`mark_applied`.
+        """
         return self._applied_seq
 
     def __len__(self) -> int:
@@ -534,6 +537,18 @@ class MegramStore:
         self._pair_rows = [_Rows(rows[bounds[p] : bounds[p + 1]]) for p in range(len(self._pairs))]
 
     # ---- applying events
+    def mark_applied(self, seq: int) -> None:
+        """Record that the log was read up to ``seq``: every memory event at or below it is in.
+
+        Moves :attr:`applied_seq` forward only (a lower ``seq`` changes nothing), so the next
+        catch-up starts after ``seq`` even when that stretch of the log held no memory event.
+        """
+        with self._lock:
+            db = self._require_db()
+            if seq > self._applied_seq:
+                db.put(_APPLIED, _megram_encoder.encode(seq))
+                self._applied_seq = seq
+
     def apply(self, event: Message, *, seq: int | None = None) -> bool:
         """Fold one memory event into the store; True when it changed anything.
 

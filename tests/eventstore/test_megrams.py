@@ -261,6 +261,36 @@ def test_events_at_or_below_the_applied_seq_are_skipped(tmp_path: Path) -> None:
         assert sorted(m.id for m in s.megrams()) == ["a", "d"]
 
 
+def test_mark_applied_only_moves_forward_and_persists(tmp_path: Path) -> None:
+    with MegramStore.open(tmp_path / "m") as s:
+        s.mark_applied(9)
+        s.mark_applied(3)
+        assert s.applied_seq == 9
+        assert not s.apply(rec(mg("a")), seq=8)  # at or below the mark: already read
+    with MegramStore.open(tmp_path / "m") as s:
+        assert s.applied_seq == 9 and len(s) == 0
+
+
+def test_catch_up_reads_the_log_once_even_when_it_holds_no_memory_event(
+    tmp_path: Path,
+) -> None:
+    from artoo.eventstore import EventLog
+    from artoo.memoryview import catch_up_memory
+    from artoo.schemas import Envelope
+
+    def env(body: object) -> Envelope:
+        return Envelope(0, 1.0, "t", "s", None, None, body)  # type: ignore[arg-type]
+
+    with EventLog.open(tmp_path / "events") as log, MegramStore.open(tmp_path / "m") as s:
+        log.append([env(TaskCancelled(reason="x")) for _ in range(3)])
+        assert catch_up_memory(log, s) == 0
+        assert s.applied_seq == 3  # the next open starts after seq 3
+        log.append([env(rec(mg("a"))), env(TaskCancelled(reason="y"))])
+        assert catch_up_memory(log, s) == 1
+        assert s.applied_seq == 5 and [m.id for m in s.megrams()] == ["a"]
+        assert catch_up_memory(log, s) == 0 and len(s) == 1
+
+
 def test_demoting_in_the_same_batch_as_recording(store: MegramStore) -> None:
     sop = msgspec.structs.replace(mg("s", level="C"), k=0.0)
     store.apply_many([rec(sop), MegramDemoted(id="s", level="K", k=0.05)])
