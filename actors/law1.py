@@ -23,12 +23,19 @@ How a command is read:
   ``flock``, ``strace``, ``xargs [opts]``, ``parallel``, ``watch``. The program is the
   basename of the first word, so ``/bin/rm``, ``./rm``, ``\\rm`` and ``"rm"`` are all rm.
 * ``sh -c``/``bash -c``/``su -c``/``eval``/``ssh host CMD``/``env -S`` strings are parsed
-  recursively; a program whose name is only known at run time (``$CMD``) is irreversible.
+  recursively (and :func:`parse_commands` lists their commands, so blocked targets are
+  found inside them); a program whose name is only known at run time (``$CMD``) is
+  irreversible.
 * Overwrites are checked against the file system relative to ``cwd``: a redirection
   ``>``/``>|``/``&>`` onto an existing file, ``tee`` without ``-a``, ``mv``/``cp``/
   ``install``/``ln -f`` onto an existing destination (``-n``, ``--no-clobber``,
   ``--update=none`` and ``--backup`` make them safe), ``sort -o``, ``curl -o``,
-  ``wget -O``, ``tar -cf`` onto an existing archive. ``>>`` appends are allowed and
+  ``wget -O``, ``tar -cf`` onto an existing archive; ``tar -x`` of a member whose name
+  exists (the archive's member list is read; an archive that cannot be read, such as
+  stdin, counts when the destination is not empty; ``-k``/``--skip-old-files``/``-O`` are
+  safe); ``rsync`` onto existing files (the source tree is compared with the destination;
+  ``-n``, ``-b``, ``--ignore-existing`` are safe; a remote destination always counts);
+  ``patch`` (edits in place, unless ``--dry-run`` or ``-b``). ``>>`` appends are allowed and
   ``/dev/null`` (and the other standard devices) never counts. A destination that is
   only known at run time (``xargs``, ``find -exec``, ``$VAR``) counts as existing.
 * Any write — append included — to system locations (``/etc``, ``/usr``, ``/boot`` …) or
@@ -79,12 +86,15 @@ class ShellCommand(msgspec.Struct, frozen=True):
     """One simple command of a command line, after keywords and wrappers are removed.
 
     ``program`` is the basename of the program ("" for a bare redirection), ``args``
-    its arguments with quotes removed, ``redirects`` the targets of its redirections.
+    its arguments with quotes removed, ``redirects`` the targets of its redirections,
+    ``inline`` the command strings among the args that it runs (``sh -c STR``, ``eval``),
+    whose commands :func:`parse_commands` lists as well.
     """
 
     program: str
     args: tuple[str, ...] = ()
     redirects: tuple[str, ...] = ()
+    inline: tuple[str, ...] = ()
 
 
 # =========================================================================== public API
@@ -113,12 +123,22 @@ def classify_write(path: str | os.PathLike[str], workspace: str | os.PathLike[st
 
 
 def parse_commands(command: str) -> list[ShellCommand]:
-    """Every simple command of ``command`` (substitutions included), wrappers removed.
+    """Every simple command of ``command``, wrappers removed.
 
-    Raises ShellSyntaxError when the command cannot be read.
+    Commands inside substitutions (``$(…)``, backticks, ``<(…)``) and inside command strings
+    (``sh -c``/``bash -c``…, ``su -c``, ``eval``) are listed too, after the command that
+    holds them. Raises ShellSyntaxError when the command cannot be read, or nests deeper
+    than the classifier follows.
     """
+    return _parse_commands(command, 0)
+
+
+def _parse_commands(command: str, depth: int) -> list[ShellCommand]:
+    if depth > _MAX_DEPTH:
+        raise ShellSyntaxError("command nests too deeply to read")
     parsed = _parse(command)
     out: list[ShellCommand] = []
+    inner: list[str] = []
     for simple in parsed.commands:
         words = _strip_keywords(simple.words)
         ctx = _Ctx(cwd=None)
@@ -128,16 +148,34 @@ def parse_commands(command: str) -> list[ShellCommand]:
                 break
             words, ctx = step
         program = _program(words[0].text) if words else ""
+        strings = _command_strings(program, words[1:])
         out.append(
             ShellCommand(
                 program=program,
                 args=tuple(w.text for w in words[1:]),
                 redirects=tuple(r.target.text for r in simple.redirects if _writes(r)),
+                inline=tuple(strings),
             )
         )
-    for sub in parsed.substitutions:
-        out.extend(parse_commands(sub))
+        inner.extend(strings)
+    for text in (*parsed.substitutions, *inner):
+        out.extend(_parse_commands(text, depth + 1))
     return out
+
+
+def _command_strings(program: str, args: list[_Word]) -> list[str]:
+    """The command text a shell, ``su -c`` or ``eval`` runs (empty for other programs)."""
+    if program in _SHELLS:
+        o = _options(args, "oO", ("rcfile", "init-file"), stop_at_operand=True)
+        if ("c" in o.flags or "command" in o.longs) and o.operands and not o.operands[0].dynamic:
+            return [o.operands[0].text]
+    elif program == "su":
+        o = _options(args, "cgGsw", ("command", "group", "shell", "whitelist-environment"))
+        text = o.values.get("c") or _long_word(o, "command")
+        return [text.text] if text is not None and not text.dynamic else []
+    elif program == "eval" and args and not any(w.dynamic for w in args):
+        return [" ".join(w.text for w in args)]
+    return []
 
 
 # =========================================================================== lexer
@@ -1139,13 +1177,94 @@ def _find(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
     return None
 
 
+_RSYNC_SHORT = "eBfTM"
+_RSYNC_LONG = (
+    "rsh", "rsync-path", "exclude", "include", "filter", "exclude-from", "include-from",
+    "files-from", "backup-dir", "suffix", "compare-dest", "copy-dest", "link-dest",
+    "temp-dir", "partial-dir", "log-file", "log-file-format", "out-format", "chmod",
+    "chown", "usermap", "groupmap", "timeout", "contimeout", "bwlimit", "max-size",
+    "min-size", "max-delete", "block-size", "modify-window", "port", "password-file",
+    "info", "debug", "sockopts", "protocol", "iconv", "checksum-choice",
+    "compress-choice", "compress-level", "skip-compress", "remote-option", "outbuf",
+)  # fmt: skip
+_TREE_LIMIT = 10_000  # entries a classifier walks before it assumes the worst
+
+
+def _remote(word: _Word) -> bool:
+    """``host:path``, ``user@host:path`` or ``rsync://…`` (a local path may hold ':' only
+    after a '/')."""
+    head = word.text.split("/", 1)[0]
+    return "://" in word.text or ("::" in word.text) or (":" in head and not word.quoted)
+
+
 def _rsync(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
-    for w in args:
-        if w.text.startswith("--del"):
-            return f"{program}: {w.text.split('=')[0]} deletes files at the destination"
-        if w.text == "--remove-source-files":
-            return f"{program}: --remove-source-files deletes the source files"
+    o = _options(args, _RSYNC_SHORT, _RSYNC_LONG)
+    for name in o.longs:
+        if name.startswith("del"):
+            return f"{program}: --{name} deletes files at the destination"
+    if "remove-source-files" in o.longs:
+        return f"{program}: --remove-source-files deletes the source files"
+    if o.flags & {"n", "b"} or o.longs.keys() & {"dry-run", "backup", "ignore-existing"}:
+        return None
+    if "list-only" in o.longs or len(o.operands) < 2:
+        return None
+    *sources, dest = o.operands
+    if _remote(dest):
+        return f"{program}: writes to another host ('{dest.text}')"
+    if dest.dynamic or ctx.cwd is None or ctx.dynamic or any(s.dynamic for s in sources):
+        return f"{program}: destination not known before the command runs"
+    (dest_path,) = _expand(dest, ctx.cwd)[:1]
+    if not os.path.lexists(dest_path):
+        return None
+    if not os.path.isdir(dest_path):
+        return _write_reason(program, dest, ctx)
+    for src in sources:
+        if _remote(src):
+            if os.listdir(dest_path):
+                return f"{program}: may overwrite files in '{dest.text}' (remote source)"
+            continue
+        for path in _expand(src, ctx.cwd):
+            into = (
+                dest_path
+                if src.text.endswith("/")
+                else os.path.join(dest_path, os.path.basename(path.rstrip("/")))
+            )
+            hit = _overwritten(path, into)
+            if hit:
+                return f"{program}: overwrites existing file '{_shown_under(dest, dest_path, hit)}'"
     return None
+
+
+def _overwritten(source: str, target: str) -> str | None:
+    """The first existing non-directory under ``target`` that copying the tree ``source``
+    onto ``target`` would replace ('…' when the trees are too large to compare)."""
+    if not os.path.isdir(source):
+        return target if os.path.lexists(target) and not os.path.isdir(target) else None
+    if not os.path.isdir(target):
+        return target if os.path.lexists(target) else None
+    seen = 0
+    for root, dirs, files in os.walk(source):
+        rel = os.path.relpath(root, source)
+        for name in (*files, *dirs):
+            seen += 1
+            if seen > _TREE_LIMIT:
+                return target
+            there = os.path.normpath(os.path.join(target, rel, name))
+            if os.path.lexists(there) and not os.path.isdir(there):
+                return there
+    return None
+
+
+def _shown_under(dest: _Word, dest_path: str, hit: str) -> str:
+    rel = os.path.relpath(hit, dest_path)
+    return dest.text if rel == "." else os.path.join(dest.text, rel)
+
+
+def _patch(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
+    o = _options(args, "pidoDrBFgVYzi", ("directory", "input", "output", "reject-file"))
+    if "dry-run" in o.longs or "b" in o.flags or "backup" in o.longs:
+        return None
+    return f"{program}: edits files in place"
 
 
 def _sort(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
@@ -1156,6 +1275,9 @@ def _sort(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
     )
     out = o.values.get("o") or _long_word(o, "output")
     return _write_reason(program, out, ctx, how="-o") if out is not None else None
+
+
+_TAR_MAX_LIST = 256 * 1024 * 1024  # bytes of archive read to list its members
 
 
 def _tar(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
@@ -1169,7 +1291,51 @@ def _tar(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
     archive = o.values.get("f") or _long_word(o, "file")
     if archive is not None and ("c" in o.flags or "create" in o.longs):
         return _write_reason(program, archive, ctx, how="-f")
+    if "x" in o.flags or o.longs.keys() & {"extract", "get"}:
+        return _tar_extract(program, o, archive, ctx)
     return None
+
+
+def _tar_extract(program: str, o: _Opts, archive: _Word | None, ctx: _Ctx) -> str | None:
+    """Extraction replaces existing files of the same names, unless told to keep them."""
+    keep = {"keep-old-files", "skip-old-files", "to-stdout", "to-command"}
+    if o.flags & {"k", "O"} or o.longs.keys() & keep:
+        return None
+    into = o.values.get("C") or _long_word(o, "directory") or _Word(".")
+    if into.dynamic or ctx.cwd is None or (archive is not None and archive.dynamic):
+        return f"{program}: -x target not known before the command runs"
+    (dest,) = _expand(into, ctx.cwd)[:1]
+    if not os.path.isdir(dest) or not os.listdir(dest):
+        return None  # nothing there to overwrite (tar fails on a missing -C directory)
+    names = _tar_members(archive, ctx.cwd)
+    if names is None:
+        return f"{program}: -x may overwrite files in '{into.text}' (archive not readable)"
+    wanted = [w.text.rstrip("/") for w in o.operands if not w.dynamic]
+    for name in names:
+        name = name.lstrip("/")
+        if wanted and not any(name == w or name.startswith(w + "/") for w in wanted):
+            continue
+        there = os.path.normpath(os.path.join(dest, name))
+        if os.path.lexists(there) and not os.path.isdir(there):
+            shown = name if into.text == "." else os.path.join(into.text, name)
+            return f"{program}: -x overwrites existing file '{shown}'"
+    return None
+
+
+def _tar_members(archive: _Word | None, cwd: str) -> list[str] | None:
+    """The member names of a local archive; None when it cannot be read here."""
+    import tarfile
+
+    if archive is None or archive.text == "-":
+        return None  # stdin (or $TAPE)
+    (path,) = _expand(archive, cwd)[:1]
+    try:
+        if os.path.getsize(path) > _TAR_MAX_LIST:
+            return None
+        with tarfile.open(path) as tar:
+            return tar.getnames()
+    except (OSError, tarfile.TarError, EOFError):
+        return None
 
 
 def _unzip(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
@@ -1593,6 +1759,7 @@ _HANDLERS: dict[str, _Handler] = {
     "rsync": _rsync,
     "sort": _sort,
     "tar": _tar,
+    "patch": _patch,
     "unzip": _unzip,
     "chmod": _chmod,
     "chown": _chmod,

@@ -50,7 +50,7 @@ import threading
 import time
 import types
 import typing
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -939,7 +939,7 @@ class ToolRegistry:
             return command.split()[0]
         for cmd in commands:
             for arg in (*cmd.args, *cmd.redirects):
-                if self._pathish(arg):
+                if arg not in cmd.inline and self._pathish(arg):
                     return self._shown(arg)
         return next((c.program for c in commands if c.program), command.split()[0])
 
@@ -960,22 +960,42 @@ class ToolRegistry:
             return
         try:
             commands = parse_commands(command)
-            words = [w for c in commands for w in (*c.args, *c.redirects)]
+            words = [w for c in commands for w in (*c.args, *c.redirects) if w not in c.inline]
             programs = {c.program for c in commands}
+            # a path may be relative to a directory the command line changes into: try
+            # each (a cd inside a branch that does not run only makes this stricter)
+            bases = {self.workspace} | {
+                Path(os.path.normpath(self.workspace / os.path.expanduser(d)))
+                for c in commands
+                if c.program in ("cd", "pushd")
+                for d in _path_candidates(c.args[:1])
+            }
         except ShellSyntaxError:
             words = command.split()
             programs = set(words[:1])
+            bases = {self.workspace}
         for entry, _ in roots:
             if "/" not in entry and entry in programs:
                 raise _ToolError(f"blocked target '{entry}' (program)", target)
-        for word in words:
-            if not word or word.startswith("-") or "://" in word:
-                continue
-            lexical = Path(os.path.normpath(self.workspace / os.path.expanduser(word)))
-            for path in {lexical, lexical.resolve()}:
-                for entry, root in roots:
-                    if path == root or root in path.parents:
-                        raise _ToolError(f"blocked target '{entry}' (argument '{word}')", target)
+        for word in _path_candidates(words):
+            for base in bases:
+                lexical = Path(os.path.normpath(base / os.path.expanduser(word)))
+                for path in {lexical, lexical.resolve()}:
+                    for entry, root in roots:
+                        if path == root or root in path.parents:
+                            raise _ToolError(
+                                f"blocked target '{entry}' (argument '{word}')", target
+                            )
+
+
+def _path_candidates(words: Iterable[str]) -> Iterator[str]:
+    """The words that may name a path: plain words, and the value of ``--opt=value`` or
+    ``NAME=value`` (URLs and bare options are not paths)."""
+    for word in words:
+        if "=" in word and (word.startswith("-") or "/" not in word.split("=", 1)[0]):
+            word = word.split("=", 1)[1]
+        if word and not word.startswith("-") and "://" not in word:
+            yield word
 
 
 def _globby(part: str) -> bool:

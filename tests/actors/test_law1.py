@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import io
+import shlex
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -29,8 +32,24 @@ def ws(tmp_path: Path) -> Path:
     (tmp_path / "list").write_text("x\ny\n")
     (tmp_path / "dir").mkdir()
     (tmp_path / "dir" / "a").write_text("inner a\n")
-    (tmp_path / "archive.tar").write_text("not really a tar\n")
+    _tar(tmp_path / "archive.tar", {"fresh/new.txt": "new\n"})  # extracts over nothing
+    _tar(tmp_path / "clobber.tar", {"a": "other a\n", "dir/a": "other inner a\n"})
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a").write_text("src a\n")
+    (tmp_path / "src" / "b").write_text("src b\n")
+    (tmp_path / "dst").mkdir()
+    (tmp_path / "dst" / "b").write_text("dst b\n")
+    (tmp_path / "fix.diff").write_text("--- a/f\n+++ b/f\n@@ -1 +1 @@\n-f\n+g\n")
     return tmp_path
+
+
+def _tar(path: Path, members: dict[str, str]) -> None:
+    with tarfile.open(path, "w") as tar:
+        for name, text in members.items():
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
 
 
 DESTRUCTIVE = [
@@ -216,6 +235,20 @@ DESTRUCTIVE = [
     "unzip -o archive.zip",
     "curl -o existing.txt http://x",
     "wget -O existing.txt http://x",
+    # extraction, sync and patch onto existing data
+    "tar -xf clobber.tar",
+    "tar xvf clobber.tar",
+    "tar -x -f clobber.tar a",
+    "tar --extract --file=clobber.tar",
+    "tar -xf clobber.tar -C dir",
+    "tar -xf - < clobber.tar",
+    "rsync -a src/ dst/",
+    "rsync -av src dst/..",
+    "rsync a existing.txt",
+    "rsync -a a host:/tmp/",
+    "rsync -a src/ user@host:backup/",
+    "patch -p1 < fix.diff",
+    "patch f fix.diff",
 ]
 
 EVERYDAY = [
@@ -316,6 +349,17 @@ EVERYDAY = [
     "cd dir && ls",
     "[ -f x ] && echo yes",
     "rm --help",
+    "tar -xkf clobber.tar",
+    "tar -xf clobber.tar --skip-old-files",
+    "tar -xOf clobber.tar a",
+    "tar -xf clobber.tar fresh",
+    "rsync -a src/ newdest/",
+    "rsync -a src/a dst/",
+    "rsync -n -a src/ dst/",
+    "rsync --ignore-existing -a src/ dst/",
+    "rsync -b a existing.txt",
+    "patch --dry-run -p1 < fix.diff",
+    "patch -b f fix.diff",
 ]
 
 
@@ -355,6 +399,13 @@ def test_the_tables_are_large_enough() -> None:
         ("sed -i s/a/b/ f", "sed: edits files in place (-i)"),
         ("curl -X POST http://x", "curl: sends a POST request"),
         ("$CMD x", "$CMD: program not known before the command runs"),
+        ("tar -xf clobber.tar", "tar: -x overwrites existing file 'a'"),
+        ("tar xf clobber.tar -C dir", "tar: -x overwrites existing file 'dir/a'"),
+        ("tar -xf - < clobber.tar", "tar: -x may overwrite files in '.' (archive not readable)"),
+        ("rsync -a src/ dst/", "rsync: overwrites existing file 'dst/b'"),
+        ("rsync -a src/ h:/x", "rsync: writes to another host ('h:/x')"),
+        ("patch -p1 < fix.diff", "patch: edits files in place"),
+        ("bash -c 'tar -xf clobber.tar'", "bash -c: tar: -x overwrites existing file 'a'"),
     ],
 )
 def test_reason_names_the_program_and_why(ws: Path, command: str, reason: str) -> None:
@@ -431,6 +482,27 @@ def test_parse_commands_unwraps_and_splits() -> None:
 def test_parse_commands_includes_substitutions() -> None:
     programs = [c.program for c in parse_commands('echo "$(date)" `whoami`')]
     assert programs == ["echo", "date", "whoami"]
+
+
+def test_parse_commands_includes_command_strings() -> None:
+    assert parse_commands("bash -ec 'cat a > b' name; eval ls x; su -c 'rm c' root") == [
+        ShellCommand("bash", ("-ec", "cat a > b", "name"), inline=("cat a > b",)),
+        ShellCommand("eval", ("ls", "x"), inline=("ls x",)),
+        ShellCommand("su", ("-c", "rm c", "root"), inline=("rm c",)),
+        ShellCommand("cat", ("a",), ("b",)),
+        ShellCommand("ls", ("x",)),
+        ShellCommand("rm", ("c",)),
+    ]
+    assert parse_commands('bash script.sh; sh -c "$CMD"') == [
+        ShellCommand("bash", ("script.sh",)),
+        ShellCommand("sh", ("-c", "$CMD")),  # known only at run time: nothing to list
+    ]
+    deep = "ls"
+    for _ in range(12):
+        deep = "sh -c " + shlex.quote(deep)
+    with pytest.raises(ShellSyntaxError):
+        parse_commands(deep)
+    assert classify_shell(deep, ".").irreversible  # and the classifier refuses it too
 
 
 def test_parse_commands_raises_on_unbalanced_quotes() -> None:

@@ -143,6 +143,27 @@ def test_blocked_targets_are_refused_on_the_path_and_its_parents(ws: Path, spill
     assert tools.call("read_file", {"path": "notes.txt"}).call.ok
 
 
+def test_blocked_targets_are_found_inside_command_strings_and_option_values(
+    ws: Path, spill: Path
+) -> None:
+    tools = registry(ws, spill, blocked_targets=["secrets"])
+    for command in [
+        'bash -c "cat secrets/key.txt"',
+        "sh -ec 'cd src && cat ../secrets/key.txt' name",
+        'sudo bash -c "wc -l $(ls secrets)"',
+        'eval "cat secrets/key.txt"',
+        "grep --file=secrets/key.txt notes.txt",
+        "cd src && cat ../secrets/key.txt",
+        "pushd src; wc -c ../secrets/key.txt",
+    ]:
+        outcome = tools.call("shell", {"command": command})
+        assert (outcome.call.error or "").startswith("blocked target 'secrets'"), command
+    for command in ['bash -c "cat notes.txt"', "grep --color=never hello notes.txt"]:
+        assert tools.call("shell", {"command": command}).call.ok, command
+    nested = tools.call("shell", {"command": 'bash -c "cat notes.txt"'}).call
+    assert nested.target == "notes.txt"  # the path inside the string, not the string
+
+
 def test_a_symlink_to_a_blocked_target_is_refused(ws: Path, spill: Path) -> None:
     (ws / "alias").symlink_to(ws / "secrets")
     outcome = registry(ws, spill, blocked_targets=["secrets"]).call(
