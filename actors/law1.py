@@ -1191,10 +1191,9 @@ _TREE_LIMIT = 10_000  # entries a classifier walks before it assumes the worst
 
 
 def _remote(word: _Word) -> bool:
-    """``host:path``, ``user@host:path`` or ``rsync://…`` (a local path may hold ':' only
-    after a '/')."""
-    head = word.text.split("/", 1)[0]
-    return "://" in word.text or ("::" in word.text) or (":" in head and not word.quoted)
+    """``host:path``, ``user@host:path``, ``host::module`` or ``rsync://…``: rsync reads a
+    ':' before the first '/' as a host, quoted or not (``./a:b`` is the local file)."""
+    return "://" in word.text or ":" in word.text.split("/", 1)[0]
 
 
 def _rsync(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
