@@ -40,11 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print the FinalResult as JSON only")
 
     demo = sub.add_parser("demo", help="run five scripted scenarios offline (no network, no key)")
+    demo.add_argument("--store", default=None, help="store directory (default: a fresh temp dir)")
     demo.add_argument(
-        "--store", default=None, help="store directory, kept (default: a temp dir, removed)"
-    )
-    demo.add_argument(
-        "--keep", action="store_true", help="keep the temp workspace and store to inspect"
+        "--clean", action="store_true", help="remove the temp dir (workspace, store) at the end"
     )
 
     mem = sub.add_parser("memory", help="show memory: potentials per tag pair and the SOPs")
@@ -72,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "demo":
             from .demo import run_demo
 
-            return run_demo(Path(args.store) if args.store else None, console, keep=args.keep)
+            return run_demo(Path(args.store) if args.store else None, console, clean=args.clean)
         if args.command == "memory":
             return _memory(args, console)
         if args.command == "dream":

@@ -135,23 +135,29 @@ def run_scenario(
 
 
 def run_demo(
-    store: Path | None = None, console: Console | None = None, *, keep: bool = False
+    store: Path | None = None, console: Console | None = None, *, clean: bool = False
 ) -> int:
     """Run every scenario; print their macro-states; 0 when all showed what they promise.
 
     The workspace (and the store, unless ``store`` names one) lives in a fresh temporary
-    directory that is removed at the end unless ``keep``; a ``store`` you name is kept.
+    directory. It is kept, as the evidence to inspect (``artoo memory <store>``), unless
+    ``clean``; a ``store`` you name is always kept.
     """
     console = console or Console()
     base = Path(tempfile.mkdtemp(prefix="artoo-demo-"))
+    store_path = store or base / "store"
     try:
-        return _run_all(store or base / "store", base / "workspace", console)
+        return _run_all(store_path, base / "workspace", console)
     finally:
-        if keep:
-            what = "the workspace" if store else "the workspace and the store"
-            console.print(f"kept {base} ({what})", soft_wrap=True)
-        else:
+        if clean:
             shutil.rmtree(base, ignore_errors=True)
+            console.print(f"removed {base}", soft_wrap=True)
+        else:
+            console.print(
+                f"kept {base}: inspect the log with `artoo memory {store_path}`; "
+                f"`artoo demo --clean` removes it at the end",
+                soft_wrap=True,
+            )
 
 
 def _run_all(store: Path, workspace: Path, console: Console) -> int:

@@ -163,21 +163,21 @@ def test_run_shows_live_progress_and_cost(
     assert "accept:" in out and "11 model calls" in out and "1 replans" in out
 
 
-def test_demo_passes_and_removes_its_temp_dir_but_keeps_a_named_store(
+def test_demo_passes_and_clean_removes_its_temp_dir_but_keeps_a_named_store(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     temp = tmp_path / "temp"
     temp.mkdir()
     monkeypatch.setattr("tempfile.tempdir", str(temp))
     store = tmp_path / "store"
-    assert main(["demo", "--store", str(store)]) == 0
+    assert main(["demo", "--store", str(store), "--clean"]) == 0
     out = capsys.readouterr().out
     assert "all scenarios as expected" in out
     assert list(temp.iterdir()) == []  # the workspace went with its temp dir
     assert (store / "events" / "CURRENT").exists()
 
 
-def test_demo_keep_keeps_the_temp_dir_even_when_a_scenario_raises(
+def test_demo_keeps_its_temp_dir_by_default_even_when_a_scenario_raises(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     import artoo.demo as demo
@@ -189,10 +189,12 @@ def test_demo_keep_keeps_the_temp_dir_even_when_a_scenario_raises(
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
     monkeypatch.setattr(demo, "_run_all", boom)
     with pytest.raises(RuntimeError):
-        demo.run_demo(keep=True)
+        demo.run_demo()
     (kept,) = tmp_path.glob("artoo-demo-*")
     assert (kept / "workspace").is_dir()
-    assert f"kept {kept}" in capsys.readouterr().out
+    assert f"kept {kept}: inspect the log with `artoo memory {kept / 'store'}`" in (
+        capsys.readouterr().out
+    )
     with pytest.raises(RuntimeError):
-        demo.run_demo()
+        demo.run_demo(clean=True)
     assert list(tmp_path.glob("artoo-demo-*")) == [kept]  # the second one was removed
