@@ -38,6 +38,12 @@ How a command is read:
   ``patch`` (edits in place, unless ``--dry-run`` or ``-b``). ``>>`` appends are allowed and
   ``/dev/null`` (and the other standard devices) never counts. A destination that is
   only known at run time (``xargs``, ``find -exec``, ``$VAR``) counts as existing.
+* Other people's data: SQL clients (``sqlite3``, ``psql``, ``mysql``) running DROP, DELETE,
+  TRUNCATE, UPDATE, ALTER, REPLACE, GRANT or REVOKE, or SQL from a file or stdin; ``scp``
+  to another host or onto an existing file; ``gh``/``aws``/``gcloud``/``az`` subcommands
+  that delete, remove, terminate or destroy; ``git apply`` and ``git tag -d``/``-f``; an
+  ``awk`` program that prints into a file with ``>``; ``openssl -out``, ``ffmpeg -y`` and
+  ``convert`` onto an existing file.
 * Any write — append included — to system locations (``/etc``, ``/usr``, ``/boot`` …) or
   to a dotfile in the home directory outside ``cwd`` modifies system configuration.
 
@@ -52,6 +58,7 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from itertools import pairwise
 from pathlib import Path
 
 import msgspec
@@ -1151,6 +1158,8 @@ def _awk(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
     code = o.operands[0].text
     if "system(" in code or re.search(r'\|\s*(&|")', code):
         return f"{program}: program runs shell commands"
+    if re.search(r"\bprintf?\b[^;}]*[^>]>(?!>)", code):
+        return f"{program}: program writes files ('>' in print)"
     return None
 
 
@@ -1701,7 +1710,25 @@ def _git_config(args: list[_Word], ctx: _Ctx) -> str | None:
     return None
 
 
+def _git_apply(args: list[_Word], ctx: _Ctx) -> str | None:
+    o = _options(args, "pC", ("directory", "exclude", "include", "whitespace"))
+    if o.longs.keys() & {"check", "stat", "numstat", "summary", "cached"}:
+        return None  # only reports, or touches the index alone
+    return "edits files in place"
+
+
+def _git_tag(args: list[_Word], ctx: _Ctx) -> str | None:
+    o = _options(args, "mFu", ("message", "file", "local-user", "cleanup"))
+    if "d" in o.flags or "delete" in o.longs:
+        return "deletes tags"
+    if "f" in o.flags or "force" in o.longs:
+        return "moves an existing tag (-f)"
+    return None
+
+
 _GIT: dict[str, Callable[[list[_Word], _Ctx], str | None]] = {
+    "apply": _git_apply,
+    "tag": _git_tag,
     "clean": _git_clean,
     "reset": _git_reset,
     "checkout": _git_checkout,
@@ -1720,8 +1747,126 @@ _GIT: dict[str, Callable[[list[_Word], _Ctx], str | None]] = {
 }
 
 
+def _scp(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
+    o = _options(args, "cFiJlloOPSXD", ("",))
+    if len(o.operands) < 2:
+        return None
+    *sources, dest = o.operands
+    if _remote(dest):
+        return f"{program}: copies to another host ('{dest.text}')"
+    if dest.dynamic or ctx.cwd is None:
+        return f"{program}: destination '{dest.text}' not known before the command runs"
+    if _is_dir(dest, ctx):
+        if any(_remote(src) or src.dynamic for src in sources):
+            if os.listdir(_expand(dest, ctx.cwd)[0]):
+                return f"{program}: may overwrite files in '{dest.text}' (remote source)"
+            return None
+        return _into_dir(program, dest, sources, ctx)
+    return _write_reason(program, dest, ctx)
+
+
+_SQL_CHANGES = re.compile(
+    r"\b(drop|delete|truncate|update|alter|replace|grant|revoke)\b",
+    re.IGNORECASE,
+)
+
+
+def _sql_reason(program: str, sql: str | None) -> str | None:
+    if sql is None:
+        return f"{program}: runs SQL read from a file or stdin"
+    match = _SQL_CHANGES.search(sql)
+    return f"{program}: SQL {match.group(1).upper()} changes the database" if match else None
+
+
+def _sqlite(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
+    o = _options(args, "", ("cmd", "init", "separator", "newline", "nullvalue"))
+    if len(o.operands) < 2:
+        return _sql_reason(program, None) if o.operands else None
+    texts = [w.text for w in o.operands[1:]]
+    if any(t.startswith((".read", ".import", ".restore", ".save", ".backup")) for t in texts):
+        return f"{program}: dot-command writes or runs files"
+    return _sql_reason(program, " ".join(texts))
+
+
+def _psql(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
+    o = _options(args, "cdfhpUvoLTPF", ("command", "dbname", "file", "host", "port", "username"))
+    commands = [w.text for k, w in o.values.items() if k == "c"]
+    if "command" in o.longs and o.longs["command"] is not None:
+        commands.append(str(o.longs["command"]))
+    if "f" in o.values or "file" in o.longs:
+        return _sql_reason(program, None)
+    if not commands:
+        return None if "l" in o.flags or "list" in o.longs else _sql_reason(program, None)
+    return _sql_reason(program, " ".join(commands))
+
+
+def _mysql(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
+    o = _options(args, "eDhPuSp", ("execute", "database", "host", "port", "user", "socket"))
+    sql = o.values.get("e")
+    text = sql.text if sql is not None else o.longs.get("execute")
+    return _sql_reason(program, text)
+
+
+def _output_option(option: str) -> _Handler:
+    """A program that writes the file named after ``option`` (``-out f``, ``-o f``)."""
+
+    def handler(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
+        for word, value in pairwise(args):
+            if word.text == option:
+                return _write_reason(program, value, ctx, how=option)
+        return None
+
+    return handler
+
+
+def _ffmpeg(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
+    # without -y ffmpeg asks before overwriting, and declines when nobody answers
+    if not any(w.text == "-y" for w in args) or not args:
+        return None
+    return _write_reason(program, args[-1], ctx, how="-y")
+
+
+def _convert(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
+    operands = [w for w in args if not w.text.startswith(("-", "+"))]
+    if program == "magick" and operands[:1] and operands[0].text in ("mogrify",):
+        return f"{program}: mogrify rewrites images in place"
+    return _write_reason(program, operands[-1], ctx) if len(operands) >= 2 else None
+
+
+def _cloud(verbs: frozenset[str], what: str) -> _Handler:
+    """A CLI whose subcommand words name the action (``gh repo delete``, ``aws s3 rm``)."""
+
+    def handler(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
+        for w in args:
+            t = w.text.lower()
+            if t == "--delete":
+                return f"{program}: --delete deletes at the destination"
+            if t in verbs or t.startswith(("delete-", "terminate-", "remove-", "deregister-")):
+                return f"{program} {w.text}: {what}"
+        return None
+
+    return handler
+
+
+_CLOUD_VERBS = frozenset({"delete", "rm", "rb", "destroy", "remove", "purge", "terminate"})
+
+
 # --------------------------------------------------------------------------- table
 _HANDLERS: dict[str, _Handler] = {
+    "scp": _scp,
+    "sqlite3": _sqlite,
+    "psql": _psql,
+    "mysql": _mysql,
+    "mariadb": _mysql,
+    "openssl": _output_option("-out"),
+    "ffmpeg": _ffmpeg,
+    "convert": _convert,
+    "magick": _convert,
+    "mogrify": _always("rewrites images in place"),
+    "gh": _cloud(_CLOUD_VERBS, "deletes on GitHub"),
+    "aws": _cloud(_CLOUD_VERBS, "deletes cloud resources"),
+    "gcloud": _cloud(_CLOUD_VERBS, "deletes cloud resources"),
+    "az": _cloud(_CLOUD_VERBS, "deletes cloud resources"),
     "rm": _always("deletes files"),
     "rmdir": _always("deletes directories"),
     "unlink": _always("deletes a file"),
