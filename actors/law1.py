@@ -1748,7 +1748,7 @@ _GIT: dict[str, Callable[[list[_Word], _Ctx], str | None]] = {
 
 
 def _scp(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
-    o = _options(args, "cFiJlloOPSXD", ("",))
+    o = _options(args, "cFiJloPSXD")
     if len(o.operands) < 2:
         return None
     *sources, dest = o.operands
@@ -1790,14 +1790,12 @@ def _sqlite(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
 
 def _psql(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
     o = _options(args, "cdfhpUvoLTPF", ("command", "dbname", "file", "host", "port", "username"))
-    commands = [w.text for k, w in o.values.items() if k == "c"]
-    if "command" in o.longs and o.longs["command"] is not None:
-        commands.append(str(o.longs["command"]))
     if "f" in o.values or "file" in o.longs:
         return _sql_reason(program, None)
-    if not commands:
+    command = o.values.get("c") or _long_word(o, "command")
+    if command is None:
         return None if "l" in o.flags or "list" in o.longs else _sql_reason(program, None)
-    return _sql_reason(program, " ".join(commands))
+    return _sql_reason(program, command.text)
 
 
 def _mysql(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
