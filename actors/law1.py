@@ -173,12 +173,11 @@ def _parse_commands(command: str, depth: int) -> list[ShellCommand]:
 def _command_strings(program: str, args: list[_Word]) -> list[str]:
     """The command text a shell, ``su -c`` or ``eval`` runs (empty for other programs)."""
     if program in _SHELLS:
-        o = _options(args, "oO", ("rcfile", "init-file"), stop_at_operand=True)
+        o = _shell_options(args)
         if ("c" in o.flags or "command" in o.longs) and o.operands and not o.operands[0].dynamic:
             return [o.operands[0].text]
     elif program == "su":
-        o = _options(args, "cgGsw", ("command", "group", "shell", "whitelist-environment"))
-        text = o.values.get("c") or _long_word(o, "command")
+        text = _su_command(args)
         return [text.text] if text is not None and not text.dynamic else []
     elif program == "eval" and args and not any(w.dynamic for w in args):
         return [" ".join(w.text for w in args)]
@@ -809,9 +808,14 @@ def _ssh(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
 
 
 def _su(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
-    o = _options(args, "cgGsw", ("command", "group", "shell", "whitelist-environment"))
-    text = o.values.get("c") or _long_word(o, "command")
+    text = _su_command(args)
     return _text_reason(f"{program} -c", [text], ctx) if text is not None else None
+
+
+def _su_command(args: list[_Word]) -> _Word | None:
+    """The command string of ``su -c CMD`` / ``su --command=CMD``, if any."""
+    o = _options(args, "cgGsw", ("command", "group", "shell", "whitelist-environment"))
+    return o.values.get("c") or _long_word(o, "command")
 
 
 _SPECIAL_PREFIXES: dict[str, Callable[[str, list[_Word], _Ctx], str | None]] = {
@@ -1134,8 +1138,13 @@ def _interpreter(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "rbash"})
 
 
+def _shell_options(args: list[_Word]) -> _Opts:
+    """A shell's options up to its first operand (the script, or the ``-c`` string)."""
+    return _options(args, "oO", ("rcfile", "init-file"), stop_at_operand=True)
+
+
 def _shell(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
-    o = _options(args, "oO", ("rcfile", "init-file"), stop_at_operand=True)
+    o = _shell_options(args)
     if "c" in o.flags or "command" in o.longs:
         if not o.operands:
             return None
