@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -329,19 +330,28 @@ class System:
         Memory first applies everything already published (so the pass sees the latest
         megrams), and applies what the pass published before this returns.
         """
-        self._sync_memory(timeout)
+        if not self.flush(timeout):
+            raise TimeoutError(f"memory did not catch up within {timeout} s")
         count = self._running["dreamer"].ref.ask(DreamNow(), timeout=timeout)
-        self._sync_memory(timeout)
+        if not self.flush(timeout):
+            raise TimeoutError(f"memory did not apply the pass within {timeout} s")
         return int(count)
 
-    def _sync_memory(self, timeout: float) -> None:
-        # delivered is not yet applied: an ask waits behind every message in the mailbox
-        self.bus.flush(timeout)
-        self._running["memory"].ref.ask(_Sync(), timeout=timeout)
-
     def flush(self, timeout: float | None = None) -> bool:
-        """Wait until everything published so far is persisted and delivered."""
-        return self.bus.flush(timeout)
+        """Wait until everything published so far is persisted, delivered, and applied to
+        :attr:`megrams` by the Memory role; False if ``timeout`` seconds passed first."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if not self.bus.flush(timeout):
+            return False
+        if self._closed:
+            return True  # the roles are stopped; memory applied what it was given
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        try:
+            # delivered is not yet applied: an ask waits behind every message in the mailbox
+            self._running["memory"].ref.ask(_Sync(), timeout=left)
+        except (pykka.Timeout, pykka.ActorDeadError):
+            return False
+        return True
 
     # ------------------------------------------------------------------ internals
     def _publish(self, body: Any, *, task_id: str | None = None) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import threading
+import time
 from importlib import resources
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from artoo.eventstore import EventLog
 from artoo.schemas import (
     Config,
     ConfirmationRequest,
+    Envelope,
     FinalResult,
     GGSDecision,
     LLMCall,
@@ -495,6 +497,26 @@ def test_dreamer_distils_six_accepts_into_one_sop_with_the_model(
         sops = s.megrams.query_c("intent:hello", "env:local")
     assert [m.content for m in sops] == [rule]
     assert sops[0].level == "C" and sops[0].k == 0.0 and sops[0].sigma > 0
+
+
+def test_flush_returns_once_memory_applied_what_was_published(
+    tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from artoo.actors.memory import Memory
+
+    def slow_apply(self: Memory, env: Envelope) -> None:
+        time.sleep(0.2)  # a Memory role that lags behind the bus
+        self.store.apply(env.body, seq=env.seq)
+
+    monkeypatch.setattr(Memory, "on_megram_recorded", slow_apply)
+    model = write_script(tmp_path / "s.toml", _accept_entries())
+    with artoo.System.open(tmp_path / "s", model=model, workspace=workspace, config=CONFIG) as s:
+        for i in range(3):
+            s.run(f"say hello {i}", timeout=30)
+            assert s.flush(10)
+            # no wait: the task's megram is in the store once flush returned
+            assert len(s.megrams) == i + 1
+    assert s.flush(1)  # after close: nothing left to wait for
 
 
 def test_dreamer_passes_by_itself_shortly_after_a_final_result(
