@@ -3,7 +3,14 @@
 This package imports nothing else of artoo.
 """
 
-from .config import Config, GGSConfig
+from .config import (
+    Config,
+    DreamerConfig,
+    GGSConfig,
+    MemoryConfig,
+    SupervisorConfig,
+    ToolsConfig,
+)
 from .envelope import CorruptRecord, Envelope, decode_body, decode_envelope, encode_envelope
 from .messages import *  # noqa: F403
 from .messages import __all__ as _messages_all
@@ -12,7 +19,11 @@ __all__ = [
     "Config",
     "CorruptRecord",
     "Envelope",
+    "DreamerConfig",
     "GGSConfig",
+    "MemoryConfig",
+    "SupervisorConfig",
+    "ToolsConfig",
     "decode_body",
     "decode_envelope",
     "encode_envelope",

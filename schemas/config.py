@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["Config", "GGSConfig"]
+__all__ = ["Config", "DreamerConfig", "GGSConfig", "MemoryConfig", "SupervisorConfig", "ToolsConfig"]
 
 
 class GGSConfig(BaseModel):
@@ -28,6 +28,71 @@ class GGSConfig(BaseModel):
     law2_rounds: int = Field(2, ge=1, description="consecutive worsening rounds that kill")
 
 
+class MemoryConfig(BaseModel):
+    """Thresholds of the memory potentials and of what the Planner reads (paper §6)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    attention_floor: float = Field(
+        0.5, ge=0, description="attention potential below this: ignore (paper §6.4)"
+    )
+    decision_band: float = Field(
+        0.2, ge=0, description="|decision potential| within this: caution (paper §6.4)"
+    )
+    avoid_limit: int = Field(
+        10, ge=0, description="strongest tool-space Avoid pairs Memory returns per recall"
+    )
+    recall_cap: int = Field(
+        10, ge=0, description="memory entries the Planner puts into one plan (paper §6.5)"
+    )
+
+
+class DreamerConfig(BaseModel):
+    """The Dreamer's slow loop (paper §7)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    forget_below: float = Field(
+        0.1, ge=0, description="attention below this (and not Common Sense): forgotten"
+    )
+    consolidate_attention: float = Field(
+        5.0, ge=0, description="a cluster's attention at or above this may consolidate"
+    )
+    consolidate_decision: float = Field(
+        3.0, ge=0, description="|a cluster's decision| at or above this consolidates"
+    )
+    demoted_k: float = Field(0.05, ge=0, description="decay rate of a demoted entry")
+    max_rule_chars: int = Field(2000, ge=1, description="longest SOP text kept")
+    max_candidates: int = Field(32, ge=1, description="clusters distilled per pass")
+
+
+class ToolsConfig(BaseModel):
+    """The Executors' built-in tools."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    shell_timeout_s: float = Field(30.0, gt=0, description="longest one shell command may run")
+    context_limit: int = Field(
+        4 * 1024, ge=256, description="characters of a tool result put into the context"
+    )
+    spill_limit: int = Field(
+        30 * 1024, ge=1024, description="characters of one read page of a spilled result"
+    )
+
+
+class SupervisorConfig(BaseModel):
+    """How crashed role actors are restarted."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_restarts: int = Field(
+        5, ge=0, description="restarts of one role allowed within restart_window_s"
+    )
+    restart_window_s: float = Field(
+        60.0, gt=0, description="the window over which restarts are counted"
+    )
+
+
 class Config(BaseModel):
     """Everything a System can be told. Unknown keys are an error."""
 
@@ -46,3 +111,7 @@ class Config(BaseModel):
     llm_confidence_threshold: float = Field(0.7, ge=0, le=1)
     dream_interval_s: float = Field(300.0, gt=0)
     ggs: GGSConfig = GGSConfig()
+    memory: MemoryConfig = MemoryConfig()
+    dreamer: DreamerConfig = DreamerConfig()
+    tools: ToolsConfig = ToolsConfig()
+    supervisor: SupervisorConfig = SupervisorConfig()
