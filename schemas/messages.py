@@ -41,11 +41,16 @@ __all__ = [
     "MemoryQuery",
     "MemoryRecall",
     "Message",
+    "EndReason",
     "OutcomeSummary",
     "PlanDirective",
+    "PlanRejected",
+    "Refusal",
     "ReplanRequest",
     "RoleFailed",
     "SOPPromoted",
+    "StepFailed",
+    "StopReason",
     "SubTask",
     "SubTaskOutcome",
     "TagPotential",
@@ -69,6 +74,26 @@ MacroState = Literal[
 FinalStatus = Literal["accept", "success", "abandon"]
 OutcomeStatus = Literal["matched", "failed", "skipped"]
 Tier = Literal["brain", "tool"]
+Refusal = Literal[
+    "law1_denied", "blocked_tool", "blocked_target", "outside_workspace", "unsafe_file"
+]
+"""Why a tool call was refused before or instead of running (ToolCall.refusal)."""
+StopReason = Literal["answer", "doom_loop", "turn_cap", "model_error", "task_ended"]
+"""Why an Executor attempt stopped (ExecutionResult.stop)."""
+EndReason = Literal[
+    "criteria_met",
+    "omega",
+    "law2",
+    "replan_budget",
+    "deadline",
+    "cancelled",
+    "crash",
+    "closed",
+    "interrupted",
+    "budget",
+    "log_failed",
+]
+"""Why a task ended (FinalResult.reason); None in logs written before it existed."""
 
 
 # --------------------------------------------------------------------------- value types
@@ -122,6 +147,8 @@ class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
     subtask_id: str = ""
     attempt: int = 1
     exit_code: int | None = None
+    refusal: Refusal | None = None
+    """Set when the call was refused rather than run (its ``error`` says it to a person)."""
 
 
 class ToolSpec(msgspec.Struct, frozen=True, kw_only=True):
@@ -173,21 +200,21 @@ class Message(msgspec.Struct, tag=True, frozen=True, kw_only=True):
     """Base of every bus message body; the tag is the class name."""
 
 
-class UserRequest(Message):
+class UserRequest(Message, tag="UserRequest"):
     """Free text from the user, to the Queen."""
 
     text: str
     deadline_s: float | None = None
 
 
-class TaskRequest(Message):
+class TaskRequest(Message, tag="TaskRequest"):
     """The Queen's admitted task, to the Perceiver."""
 
     text: str
     deadline_s: float | None = None
 
 
-class TaskSpec(Message):
+class TaskSpec(Message, tag="TaskSpec"):
     """The Perceiver's reading of a task: intent, slug and task-level criteria."""
 
     text: str
@@ -197,7 +224,7 @@ class TaskSpec(Message):
     environment: str = "local"
 
 
-class SubTask(Message):
+class SubTask(Message, tag="SubTask"):
     """One unit of work for one Executor–Agent-Validator pair (addressed by ``to``)."""
 
     subtask_id: str
@@ -211,7 +238,7 @@ class SubTask(Message):
     blocked_targets: list[str] = []
 
 
-class DispatchManifest(Message):
+class DispatchManifest(Message, tag="DispatchManifest"):
     """The Planner's plan for one round: subtasks grouped by ``sequence``."""
 
     round: int = 0
@@ -223,7 +250,7 @@ class DispatchManifest(Message):
     rationale: str = ""
 
 
-class ExecutionResult(Message):
+class ExecutionResult(Message, tag="ExecutionResult"):
     """What an Executor attempt produced."""
 
     subtask_id: str
@@ -233,9 +260,11 @@ class ExecutionResult(Message):
     output: str = ""
     tool_calls: list[ToolCall] = []
     error: str | None = None
+    stop: StopReason | None = None
+    """Why the attempt stopped; None only in logs written before the field existed."""
 
 
-class CorrectionSignal(Message):
+class CorrectionSignal(Message, tag="CorrectionSignal"):
     """The Agent-Validator's feedback asking the Executor to retry."""
 
     subtask_id: str
@@ -246,7 +275,7 @@ class CorrectionSignal(Message):
     failure_class: FailureClass | None = None
 
 
-class SubTaskOutcome(Message):
+class SubTaskOutcome(Message, tag="SubTaskOutcome"):
     """The one result of a subtask's fast loop that crosses into the medium loop."""
 
     subtask_id: str
@@ -261,7 +290,7 @@ class SubTaskOutcome(Message):
     reason: str = ""
 
 
-class ReplanRequest(Message):
+class ReplanRequest(Message, tag="ReplanRequest"):
     """The Meta-Validator's fan-in when something failed."""
 
     round: int = 0
@@ -270,7 +299,7 @@ class ReplanRequest(Message):
     merged_output: str = ""
 
 
-class OutcomeSummary(Message):
+class OutcomeSummary(Message, tag="OutcomeSummary"):
     """The Meta-Validator's fan-in when every subtask and task criterion passed."""
 
     round: int = 0
@@ -279,7 +308,7 @@ class OutcomeSummary(Message):
     merged_output: str = ""
 
 
-class GGSDecision(Message):
+class GGSDecision(Message, tag="GGSDecision"):
     """One medium-loop decision of the Goal Gradient Solver, with every input kept."""
 
     round: int
@@ -298,7 +327,7 @@ class GGSDecision(Message):
     law2_worsening: int = 0
 
 
-class PlanDirective(Message):
+class PlanDirective(Message, tag="PlanDirective"):
     """GGS's instruction to the Planner for the next round (MUST NOT sets included)."""
 
     round: int
@@ -310,7 +339,7 @@ class PlanDirective(Message):
     failure_class: FailureClass | None = None
 
 
-class FinalResult(Message):
+class FinalResult(Message, tag="FinalResult"):
     """The one and only end of a task, on every path."""
 
     task_id: str
@@ -320,9 +349,13 @@ class FinalResult(Message):
     loss: float | None = None
     replans: int = 0
     cost: Cost = Cost()
+    reason: EndReason | None = None
+    """Why the task ended (structured; ``summary`` says it to a person)."""
+    law1_denied: bool = False
+    """An irreversible action was denied by the operator (rendered as ``[LAW1]``)."""
 
 
-class MemoryQuery(Message):
+class MemoryQuery(Message, tag="MemoryQuery"):
     """The Planner asks Memory for SOPs and potentials of a tag pair."""
 
     space: str
@@ -331,7 +364,7 @@ class MemoryQuery(Message):
     tool_prefix: str = "tool:"
 
 
-class MemoryRecall(Message):
+class MemoryRecall(Message, tag="MemoryRecall"):
     """Memory's answer: C-level SOPs, live potentials and the strongest Avoid pairs."""
 
     space: str
@@ -344,27 +377,27 @@ class MemoryRecall(Message):
     avoid: list[TagPotential] = []
 
 
-class MegramRecorded(Message):
+class MegramRecorded(Message, tag="MegramRecorded"):
     """A new Megram, whole (GGS writes, Memory applies)."""
 
     megram: Megram
 
 
-class MegramRecalled(Message):
+class MegramRecalled(Message, tag="MegramRecalled"):
     """Megrams whose decay clock restarts at ``at``."""
 
     ids: list[str]
     at: float
 
 
-class MegramForgotten(Message):
+class MegramForgotten(Message, tag="MegramForgotten"):
     """A Megram physically forgotten by the Dreamer."""
 
     id: str
     reason: str = ""
 
 
-class MegramDemoted(Message):
+class MegramDemoted(Message, tag="MegramDemoted"):
     """A Common-Sense entry stripped of its time immunity (trust bankruptcy)."""
 
     id: str
@@ -373,7 +406,7 @@ class MegramDemoted(Message):
     reason: str = ""
 
 
-class SOPPromoted(Message):
+class SOPPromoted(Message, tag="SOPPromoted"):
     """A consolidated cluster: a new C-level Megram and the sources it came from."""
 
     megram: Megram
@@ -381,7 +414,7 @@ class SOPPromoted(Message):
     kind: Literal["best_practice", "constraint"] = "best_practice"
 
 
-class LLMCall(Message):
+class LLMCall(Message, tag="LLMCall"):
     """One model call, recorded so a run can be replayed without the model."""
 
     call_id: str
@@ -397,7 +430,7 @@ class LLMCall(Message):
     subtask_id: str = ""
 
 
-class ConfirmationRequest(Message):
+class ConfirmationRequest(Message, tag="ConfirmationRequest"):
     """Law 1: an irreversible action waiting for a human's yes."""
 
     request_id: str
@@ -410,7 +443,7 @@ class ConfirmationRequest(Message):
     timeout_s: float = 60.0
 
 
-class ConfirmationDecision(Message):
+class ConfirmationDecision(Message, tag="ConfirmationDecision"):
     """The answer to a ConfirmationRequest (denied at its timeout)."""
 
     request_id: str
@@ -419,7 +452,7 @@ class ConfirmationDecision(Message):
     reason: str = ""
 
 
-class EscalationTicket(Message):
+class EscalationTicket(Message, tag="EscalationTicket"):
     """The Judge's structured report of degradation, to the Queen."""
 
     ticket_id: str
@@ -429,7 +462,7 @@ class EscalationTicket(Message):
     evidence: list[int] = []
 
 
-class JudgeObservation(Message):
+class JudgeObservation(Message, tag="JudgeObservation"):
     """A periodic health observation of the Judge."""
 
     summary: str = ""
@@ -437,13 +470,13 @@ class JudgeObservation(Message):
     metrics: dict[str, float] = {}
 
 
-class TaskCancelled(Message):
+class TaskCancelled(Message, tag="TaskCancelled"):
     """A task was cancelled by the user or the host."""
 
     reason: str = ""
 
 
-class RoleFailed(Message):
+class RoleFailed(Message, tag="RoleFailed"):
     """A role raised; the Supervisor restarts it and ends the tasks it served."""
 
     role: str
@@ -451,6 +484,25 @@ class RoleFailed(Message):
     traceback: str = ""
     task_ids: list[str] = []
     last_seq: int = 0
+
+
+class StepFailed(Message, tag="StepFailed"):
+    """A role could not do one step of a task cleanly (no valid model answer after the
+    repair, a model outage): the task goes on through the GGS; the actor is alive."""
+
+    role: str
+    step: str
+    error: str
+    round: int = 0
+
+
+class PlanRejected(Message, tag="PlanRejected"):
+    """The Planner could not make a plan that keeps the MUST NOT set (after its retry):
+    a round's logical failure, scored by the GGS."""
+
+    round: int = 0
+    violations: list[str] = []
+    must_not: list[str] = []
 
 
 class UnknownMessage(msgspec.Struct, frozen=True):
@@ -488,6 +540,8 @@ MESSAGE_TYPES: tuple[type[Message], ...] = (
     JudgeObservation,
     TaskCancelled,
     RoleFailed,
+    StepFailed,
+    PlanRejected,
 )
 
 AnyMessage = (
@@ -518,4 +572,6 @@ AnyMessage = (
     | JudgeObservation
     | TaskCancelled
     | RoleFailed
+    | StepFailed
+    | PlanRejected
 )
