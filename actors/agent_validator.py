@@ -17,16 +17,17 @@ Output contract:
 
 Constraints:
     Fails closed — a model error, an unparsable verdict, a low-confidence verdict nobody
-    confirms, or a failed execution never counts as a pass. Does NOT execute tools;
-    does NOT judge the whole task (that is the Meta-Validator's scope).
+    confirms, or a failed execution never counts as a pass. Does NOT retry a subtask
+    whose irreversible action the operator denied, or whose attempt ended on a model
+    outage (paper §4c: an infrastructure failure ends the subtask at once). Decides from
+    structured fields only (``ToolCall.refusal``, ``ExecutionResult.stop``). Does NOT
+    execute tools; does NOT judge the whole task (that is the Meta-Validator's scope).
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from artoo.schemas import (
     ConfirmationDecision,
@@ -39,12 +40,13 @@ from artoo.schemas import (
     Message,
     SubTask,
     SubTaskOutcome,
+    TaskCancelled,
     ToolCall,
     Verdict,
 )
 
 from .answers import VerdictAnswer
-from .base import Role
+from .base import Equipment, Role, handles
 from .llm import LLMRequest
 from .verification import (
     VERDICT_FORMAT,
@@ -74,8 +76,8 @@ class AgentValidator(Role):
     consumes: ClassVar[tuple[type[Message], ...]] = ()
     addressed: ClassVar[tuple[type[Message], ...]] = (SubTask, ExecutionResult)
 
-    def __init__(self, ctx, instance=None) -> None:  # type: ignore[no-untyped-def]
-        super().__init__(ctx, instance)
+    def __init__(self, equipment: Equipment, instance: str | None = None) -> None:
+        super().__init__(equipment, instance)
         self.subs: dict[str, _Sub] = {}
 
     def active_tasks(self) -> list[str]:
@@ -85,10 +87,12 @@ class AgentValidator(Role):
         for sid in [k for k, s in self.subs.items() if s.task_id == task_id]:
             del self.subs[sid]
 
+    @handles(SubTask)
     def on_sub_task(self, env: Envelope) -> None:
         st: SubTask = env.body
         self.subs[st.subtask_id] = _Sub(subtask=st, task_id=env.task_id or "")
 
+    @handles(ExecutionResult)
     def on_execution_result(self, env: Envelope) -> None:
         result: ExecutionResult = env.body
         sub = self.subs.get(result.subtask_id)
@@ -96,7 +100,7 @@ class AgentValidator(Role):
             return
         sub.calls.extend(result.tool_calls)
         criteria = sub.subtask.criteria or [IMPLICIT_CRITERION]
-        denied = [c for c in result.tool_calls if "[LAW1]" in (c.error or "")]
+        denied = [c for c in result.tool_calls if c.refusal == "law1_denied"]
         if denied:
             # the work needed an action a human did not allow: the subtask failed, whatever
             # the model says, and retrying will not change the answer
@@ -105,34 +109,36 @@ class AgentValidator(Role):
                     criterion_id=c.id,
                     passed=False,
                     failure_class="environmental",
-                    evidence=denied[0].error or "[LAW1] denied",
+                    evidence=denied[0].error or "an irreversible action was denied",
                     attempt=result.attempt,
                 )
                 for c in criteria
             ]
         else:
-            verdicts = [self._verdict(c, result, sub) for c in criteria]
+            verdicts = [self._verdict(env, c, result, sub) for c in criteria]
         sub.history.extend(verdicts)
         passed = all(v.passed for v in verdicts)
-        law1 = bool(denied) or "[LAW1]" in (result.error or "")
+        final = bool(denied) or result.stop == "model_error"  # retrying cannot help
         fclass = majority_class(verdicts)
-        if not passed and result.attempt <= self.ctx.config.max_retries and not law1:
+        if not passed and result.attempt <= self.ctx.config.max_retries and not final:
             feedback = "; ".join(
                 f"{v.criterion_id}: {v.evidence or 'failed'}" for v in verdicts if not v.passed
             )
-            self.publish(
+            self.reply(
+                env,
                 CorrectionSignal(
                     subtask_id=result.subtask_id,
                     round=result.round,
                     attempt=result.attempt,
                     verdicts=verdicts,
                     feedback=feedback,
-                    failure_class=fclass,  # type: ignore[arg-type]
+                    failure_class=fclass,
                 ),
                 to=self.instance,
             )
             return
-        self.publish(
+        self.reply(
+            env,
             SubTaskOutcome(
                 subtask_id=result.subtask_id,
                 round=result.round,
@@ -142,20 +148,22 @@ class AgentValidator(Role):
                 history=list(sub.history),
                 attempts=result.attempt,
                 tool_calls=list(sub.calls),
-                failure_class=None if passed else fclass,  # type: ignore[arg-type]
+                failure_class=None if passed else fclass,
                 reason="" if passed else (result.error or "criteria failed"),
-            )
+            ),
         )
         del self.subs[result.subtask_id]
 
     # ------------------------------------------------------------------ the ladder
-    def _verdict(self, criterion: Criterion, result: ExecutionResult, sub: _Sub) -> Verdict:
+    def _verdict(
+        self, env: Envelope, criterion: Criterion, result: ExecutionResult, sub: _Sub
+    ) -> Verdict:
         attempt = result.attempt
         if not result.ok:
             return Verdict(
                 criterion_id=criterion.id,
                 passed=False,
-                failure_class=execution_failure_class(result),  # type: ignore[arg-type]
+                failure_class=execution_failure_class(result),
                 evidence=result.error or "execution failed",
                 signal="rule",
                 attempt=attempt,
@@ -166,12 +174,12 @@ class AgentValidator(Role):
             )
         if criterion.check is not None:
             return rule_verdict(
-                criterion, result.output, result.tool_calls, Path(self.ctx.workspace), attempt
+                criterion, result.output, result.tool_calls, self.ctx.workspace, attempt
             )
-        return self._llm_verdict(criterion, result, sub, attempt)
+        return self._llm_verdict(env, criterion, result, sub, attempt)
 
     def _llm_verdict(
-        self, criterion: Criterion, result: ExecutionResult, sub: _Sub, attempt: int
+        self, env: Envelope, criterion: Criterion, result: ExecutionResult, sub: _Sub, attempt: int
     ) -> Verdict:
         calls = "\n".join(
             f"- {c.tool}({c.target or ''}) ok={c.ok} {c.error or c.output_preview[:300]}"
@@ -202,7 +210,7 @@ class AgentValidator(Role):
         if v is None or verdict.confidence >= threshold:
             return verdict
         confidence = verdict.confidence
-        approved = self._ask_human(criterion, result, sub, v)
+        approved = self._ask_human(env, criterion, sub, v)
         return Verdict(
             criterion_id=criterion.id,
             passed=approved,
@@ -214,43 +222,39 @@ class AgentValidator(Role):
             attempt=attempt,
         )
 
-    def _ask_human(
-        self, criterion: Criterion, result: ExecutionResult, sub: _Sub, v: VerdictAnswer
-    ) -> bool:
-        request_id = self.ctx.new_id()
-        timeout = self.ctx.config.confirmation_timeout_s
-        # opened before asking, so the answer cannot slip past
-        with self.ctx.bus.tap(maxsize=1_000, kinds=[ConfirmationDecision, FinalResult]) as tap:
-            return self._wait_for_human(tap, request_id, timeout, criterion, sub, v)
+    def _ask_human(self, env: Envelope, criterion: Criterion, sub: _Sub, v: VerdictAnswer) -> bool:
+        """The human rung: a ConfirmationRequest through the Queen, and its one decision.
 
-    def _wait_for_human(
-        self,
-        tap: Any,
-        request_id: str,
-        timeout: float,
-        criterion: Criterion,
-        sub: _Sub,
-        v: VerdictAnswer,
-    ) -> bool:
-        self.publish(
-            ConfirmationRequest(
-                request_id=request_id,
-                action=f"accept that '{criterion.text}' is met",
-                reason=f"model verdict {'pass' if v.passed else 'fail'} with low confidence: "
-                f"{v.evidence}",
-                subtask_id=sub.subtask.subtask_id,
-                timeout_s=timeout,
-            ),
-            task_id=sub.task_id,
+        Fails closed: a denial, the Queen's timeout, the task's end or a stopped bus all
+        count as "not confirmed".
+        """
+        request_id = self.ctx.new_id()
+        inbox = self.open_inbox(
+            (ConfirmationDecision, FinalResult, TaskCancelled), from_seq=env.seq + 1
         )
-        deadline = time.monotonic() + timeout + 5.0
-        while time.monotonic() < deadline:
-            env = tap.get(timeout=0.5)
-            if env is None:
-                continue
-            body = env.body
-            if isinstance(body, ConfirmationDecision) and body.request_id == request_id:
-                return body.approved
-            if isinstance(body, FinalResult) and body.task_id == sub.task_id:
-                return False
-        return False
+        try:
+            self.reply(
+                env,
+                ConfirmationRequest(
+                    request_id=request_id,
+                    action=f"accept that '{criterion.text}' is met",
+                    reason=f"model verdict {'pass' if v.passed else 'fail'} with low confidence: "
+                    f"{v.evidence}",
+                    subtask_id=sub.subtask.subtask_id,
+                    timeout_s=self.ctx.config.confirmation_timeout_s,
+                ),
+            )
+            while not self.ctx.bus.halted:
+                got = inbox.get(timeout=1.0)
+                if got is None:
+                    continue
+                body = got.body
+                if isinstance(body, ConfirmationDecision) and body.request_id == request_id:
+                    return body.approved
+                if isinstance(body, FinalResult) and body.task_id == sub.task_id:
+                    return False
+                if isinstance(body, TaskCancelled) and got.task_id == sub.task_id:
+                    return False
+            return False
+        finally:
+            self.close_inbox(inbox)

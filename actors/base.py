@@ -1,24 +1,32 @@
-"""The Role base class and the RoleContext every role is built with.
+"""The Role base class, the typed Equipment every role is built with, and reply inboxes.
 
 A role is a ``pykka.ThreadingActor`` that receives committed groups of envelopes from the
-Bus (one :class:`~artoo.actors.bus.Delivery` per group), unpacks them and calls one
-``on_<message_kind>`` handler per envelope, in seq order. A role never calls another role:
-it only ``publish``-es typed messages.
+Bus (one :class:`~artoo.actors.bus.Delivery` per group, through **one** subscription, so
+broadcast and addressed kinds arrive together in seq order), unpacks them and calls the
+handler registered for each envelope's body type. A role never calls another role: it
+only publishes typed messages.
 
-Every role also consumes FinalResult: once a task has ended, its later envelopes are
+Handlers are registered explicitly with :func:`handles` and checked when the class is
+defined: a kind in ``consumes`` or ``addressed`` without a handler, or a handler for a
+kind the role does not declare, raises ``TypeError`` at import.
+
+Every role also receives FinalResult: once a task has ended, its later envelopes are
 ignored and the role's per-task state is dropped (``forget_task``).
+
+Threads: every ``on_*`` hook and handler runs in the actor's own (daemon) thread, one
+message at a time. ``tell`` from the bus writer only enqueues.
 """
 
 from __future__ import annotations
 
 import collections
 import logging
-import re
+import threading
 import traceback as tb_module
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import pykka
 
@@ -31,19 +39,47 @@ from artoo.schemas import (
     RoleFailed,
 )
 
-from .bus import Delivery
+from ._log import runtime_logger
+from .bus import Delivery, Subscription
+from .catalog import ToolCatalog
 from .clock import Clock, SystemClock, new_id
 
 if TYPE_CHECKING:
+    from artoo.eventstore import MegramStore
+
     from .bus import Bus
     from .llm import LLMGateway
+    from .runner import RoleRunner
 
-__all__ = ["Operator", "Role", "RoleContext", "Tick"]
+__all__ = ["Equipment", "Inbox", "Operator", "Role", "RoleContext", "Tick", "handles"]
 
 logger = logging.getLogger("artoo.actors")
 
 Operator = Callable[[ConfirmationRequest], bool | None]
 """A human (or host policy) answering Law 1 confirmations: True approves, False/None denies."""
+
+H = TypeVar("H", bound=Callable[..., Any])
+
+
+def handles(*kinds: type[Message]) -> Callable[[H], H]:
+    """Register the decorated method as the role's handler of ``kinds``.
+
+    Example::
+
+        class Perceiver(Role):
+            consumes = (TaskRequest,)
+
+            @handles(TaskRequest)
+            def on_task_request(self, env: Envelope) -> None: ...
+    """
+    if not kinds:
+        raise TypeError("handles() needs at least one message class")
+
+    def mark(fn: H) -> H:
+        fn._artoo_handles = (*getattr(fn, "_artoo_handles", ()), *kinds)  # type: ignore[attr-defined]
+        return fn
+
+    return mark
 
 
 @dataclass(frozen=True)
@@ -53,9 +89,13 @@ class Tick:
     now: float
 
 
-@dataclass
-class RoleContext:
-    """The equipment shared by the roles of one System (no global state)."""
+@dataclass(frozen=True)
+class Equipment:
+    """What the roles of one System are built with: typed, no dict of services.
+
+    ``megrams`` is set for the roles that read or apply memory (Memory, Dreamer);
+    ``runner`` for the Supervisor; ``tools`` names every tool an Executor may be offered.
+    """
 
     bus: Bus
     config: Config = field(default_factory=Config)
@@ -65,65 +105,149 @@ class RoleContext:
     workspace: Path = field(default_factory=Path.cwd)
     store: Path | None = None
     operator: Operator | None = None
-    services: dict[str, Any] = field(default_factory=dict)
+    megrams: MegramStore | None = None
+    tools: ToolCatalog = field(default_factory=ToolCatalog)
+    runner: RoleRunner | None = None
+    pairs: tuple[str, ...] = ()
+
+    @property
+    def spill_dir(self) -> Path:
+        """Where tool results too large for the context are kept (``<store>/spill``)."""
+        return (self.store or Path(self.workspace) / ".artoo") / "spill"
 
 
-def _snake(name: str) -> str:
-    return (
-        re.sub(r"(?<!^)(?=[A-Z])", "_", name)
-        .lower()
-        .replace("g_g_s", "ggs")
-        .replace("l_l_m", "llm")
-        .replace("s_o_p", "sop")
-    )
+RoleContext = Equipment
+"""The former name of :class:`Equipment` (kept for embedders' imports)."""
+
+
+class Inbox:
+    """An unbounded, never-dropping reply channel for a role that blocks in a handler.
+
+    An Executor attempt (or a validator waiting for a human) runs inside one handler, so
+    its mailbox is not read meanwhile. The replies it waits for — ConfirmationDecisions,
+    the task's end — come through an Inbox instead: a bus subscription joined at a seq
+    (no gap: everything committed from ``from_seq`` on is replayed first), holding every
+    envelope until read. Open it with :meth:`Role.open_inbox`; close it when done.
+    """
+
+    def __init__(self) -> None:
+        self._items: collections.deque[Envelope] = collections.deque()
+        self._cond = threading.Condition(threading.Lock())
+        self._closed = False
+        self.subscription: Subscription | None = None
+
+    def tell(self, message: Any) -> None:
+        """Called by the bus writer with a Delivery; never blocks."""
+        if isinstance(message, Delivery):
+            with self._cond:
+                self._items.extend(message.envelopes)
+                self._cond.notify_all()
+
+    def get(self, timeout: float | None = None) -> Envelope | None:
+        """The next envelope, or None after ``timeout`` seconds / once closed and empty."""
+        with self._cond:
+            if not self._items and not self._closed:
+                self._cond.wait_for(lambda: bool(self._items) or self._closed, timeout)
+            return self._items.popleft() if self._items else None
+
+    def drain(self) -> list[Envelope]:
+        """Everything received and not yet read, without waiting."""
+        with self._cond:
+            out = list(self._items)
+            self._items.clear()
+            return out
+
+    def wake(self) -> None:
+        """End a blocked :meth:`get` (the role is stopping)."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
 
 
 class Role(pykka.ThreadingActor):
     """Base of every role actor.
 
-    Subclasses set ``name`` and ``consumes`` and define ``on_<snake_case_kind>(env)`` for
-    each consumed message kind. All hooks run in the actor's own thread.
+    Subclasses set ``name``, ``consumes`` (broadcast kinds), ``addressed`` (kinds received
+    only when addressed ``to`` this instance) and register one handler per kind with
+    :func:`handles`. All hooks run in the actor's own thread. Actor threads are daemons,
+    so a host that forgets ``close()`` still exits.
     """
+
+    use_daemon_thread = True
 
     name: ClassVar[str] = "role"
     consumes: ClassVar[tuple[type[Message], ...]] = ()
     addressed: ClassVar[tuple[type[Message], ...]] = ()
     """Kinds this role receives only when addressed to its instance (``to=instance``)."""
     wants_ticks: ClassVar[bool] = False
+    _handler_names: ClassVar[dict[type, str]] = {}
 
-    def __init__(self, ctx: RoleContext, instance: str | None = None) -> None:
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        table: dict[type, str] = {}
+        for klass in reversed(cls.__mro__):
+            for attr, fn in vars(klass).items():
+                for kind in getattr(fn, "_artoo_handles", ()):
+                    table[kind] = attr
+        declared = set(cls.consumes) | set(cls.addressed)
+        missing = sorted(k.__name__ for k in declared if k not in table)
+        if missing:
+            raise TypeError(f"role {cls.__name__} consumes {', '.join(missing)} with no handler")
+        extra = sorted(k.__name__ for k in table if k not in declared and k is not FinalResult)
+        if extra:
+            raise TypeError(f"role {cls.__name__} handles {', '.join(extra)} it does not consume")
+        cls._handler_names = table
+
+    def __init__(self, equipment: Equipment, instance: str | None = None) -> None:
         super().__init__()
-        self.ctx = ctx
+        self.ctx = equipment
         self.instance = instance
         self.sender = self.name if instance is None else f"{self.name}/{instance}"
         self.last_seq = 0
-        self.envelope: Envelope | None = None
+        self.log = runtime_logger(role=self.sender)
+        self._current: Envelope | None = None  # only to name a crash's task
         self._finished: collections.OrderedDict[str, None] = collections.OrderedDict()
-        self._handlers: dict[type, Callable[[Envelope], None]] = {}
-        for kind in (*self.consumes, *self.addressed):
-            self._handlers[kind] = getattr(self, "on_" + _snake(kind.__name__))
+        self._inboxes: set[Inbox] = set()
+        self._handlers: dict[type, Callable[[Envelope], None]] = {
+            kind: getattr(self, attr) for kind, attr in self._handler_names.items()
+        }
 
     # ------------------------------------------------------------------ wiring
     @classmethod
     def subscribe(
         cls,
         bus: Bus,
-        ref: pykka.ActorRef[Any],
+        ref: Any,
         instance: str | None = None,
         *,
         from_seq: int | None = None,
-    ) -> list[Any]:
-        """Subscribe ``ref`` (an instance of this role) to what it consumes.
+    ) -> Subscription:
+        """Subscribe ``ref`` (an instance of this role) to what it consumes, once.
 
-        With ``from_seq`` (a restarted role) it first receives the logged envelopes from
-        that seq on, then live ones, with no gap and no duplicate.
+        Broadcast kinds (``consumes`` and FinalResult) and addressed kinds (``addressed``,
+        only ``to=instance``) share one subscription, so each committed group arrives as
+        one Delivery in seq order. With ``from_seq`` (a restarted role) it first receives
+        the logged envelopes from that seq on, then live ones, with no gap and no duplicate.
         """
-        subs = [bus.subscribe((*cls.consumes, FinalResult), ref, from_seq=from_seq)]
-        if cls.addressed:
-            subs.append(bus.subscribe(cls.addressed, ref, to=instance, from_seq=from_seq))
-        return subs
+        return bus.subscribe(
+            (*cls.consumes, FinalResult),
+            ref,
+            to=instance,
+            addressed=cls.addressed,
+            from_seq=from_seq,
+        )
 
     # ------------------------------------------------------------------ pykka hooks
+    def on_start(self) -> None:
+        """Runs in the actor's thread before its first message."""
+        self.log.debug("role started")
+
+    def on_stop(self) -> None:
+        """Runs in the actor's thread when it stops (close or restart)."""
+        for inbox in list(self._inboxes):
+            inbox.wake()
+        self.log.debug("role stopped")
+
     def on_receive(self, message: Any) -> Any:
         """Unpack a Delivery and call the handlers; runs in the actor's thread."""
         if isinstance(message, Delivery):
@@ -131,24 +255,19 @@ class Role(pykka.ThreadingActor):
                 self._dispatch(env)
         elif isinstance(message, Tick):
             self.on_tick(message.now)
-        elif isinstance(message, Envelope):
-            self._dispatch(message)
         return None
 
     def _dispatch(self, env: Envelope) -> None:
-        # the bus delivers each envelope once per subscription (a replay joins without gap
-        # or duplicate); two subscriptions may interleave, so keep the highest seq seen
-        if env.seq > self.last_seq:
-            self.last_seq = env.seq
-        self.envelope = env
+        self.last_seq = env.seq
+        self._current = env
         body = env.body
-        task_id = env.task_id
         if isinstance(body, FinalResult):
             handler = self._handlers.get(FinalResult)
             if handler is not None:
                 handler(env)
             self._finish(body.task_id)
             return
+        task_id = env.task_id
         if task_id is not None and task_id in self._finished:
             return
         handler = self._handlers.get(type(body))
@@ -162,12 +281,13 @@ class Role(pykka.ThreadingActor):
         self.forget_task(task_id)
 
     def on_failure(self, exception_type: Any, exception_value: Any, traceback: Any) -> None:
-        """Publish RoleFailed for the Supervisor; runs in the actor's thread, then it stops."""
+        """A handler raised: publish RoleFailed for the Supervisor. Runs in the actor's
+        thread; the actor stops right after."""
         tasks = set(self.active_tasks())
-        if self.envelope is not None and self.envelope.task_id is not None:
-            tasks.add(self.envelope.task_id)
+        if self._current is not None and self._current.task_id is not None:
+            tasks.add(self._current.task_id)
         error = f"{getattr(exception_type, '__name__', exception_type)}: {exception_value}"
-        logger.error("role %s failed: %s", self.sender, error)
+        self.log.error("role crashed", error=error, tasks=sorted(tasks))
         try:
             self.ctx.bus.publish(
                 RoleFailed(
@@ -188,17 +308,32 @@ class Role(pykka.ThreadingActor):
         self,
         body: Message,
         *,
-        task_id: str | None = None,
+        task_id: str | None,
+        cause: int | None,
         to: str | None = None,
-        cause: int | None = None,
     ) -> None:
-        """Publish ``body``; task_id and cause default to the envelope being handled."""
-        env = self.envelope
-        if task_id is None and env is not None:
-            task_id = env.task_id
-        if cause is None and env is not None:
-            cause = env.seq
+        """Publish ``body`` for ``task_id``, answering the envelope at seq ``cause``."""
         self.ctx.bus.publish(body, sender=self.sender, task_id=task_id, to=to, cause=cause)
+
+    def reply(self, env: Envelope, body: Message, *, to: str | None = None) -> None:
+        """Publish ``body`` for ``env``'s task, with ``env`` as its cause."""
+        self.ctx.bus.publish(body, sender=self.sender, task_id=env.task_id, to=to, cause=env.seq)
+
+    def open_inbox(self, kinds: Iterable[type[Message]], from_seq: int) -> Inbox:
+        """An :class:`Inbox` receiving ``kinds`` from ``from_seq`` on (replayed, then live).
+
+        Close it with :meth:`close_inbox`.
+        """
+        inbox = Inbox()
+        inbox.subscription = self.ctx.bus.subscribe(kinds, inbox, from_seq=from_seq)
+        self._inboxes.add(inbox)
+        return inbox
+
+    def close_inbox(self, inbox: Inbox) -> None:
+        """Stop an inbox's subscription."""
+        if inbox.subscription is not None:
+            self.ctx.bus.unsubscribe(inbox.subscription)
+        self._inboxes.discard(inbox)
 
     def is_finished(self, task_id: str) -> bool:
         """True once a FinalResult for ``task_id`` reached this role."""
@@ -209,7 +344,7 @@ class Role(pykka.ThreadingActor):
         return []
 
     def forget_task(self, task_id: str) -> None:
-        """Drop per-task state once the task has ended."""
+        """Drop per-task state once the task has ended (actor thread)."""
 
     def on_tick(self, now: float) -> None:
-        """Timer hook for roles with ``wants_ticks``; runs in the actor's thread."""
+        """Timer hook for roles with ``wants_ticks`` (actor thread); ``now`` is clock time."""

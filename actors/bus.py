@@ -32,7 +32,7 @@ import itertools
 import logging
 import threading
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Protocol, Self
@@ -115,11 +115,16 @@ class Receiver(Protocol):
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Subscription:
-    """A subscriber's filter: message ``kinds`` (None = all) and address ``to`` (None = any)."""
+    """A subscriber's filter: message ``kinds`` (None = all) and address ``to`` (None = any).
+
+    With ``addressed`` (a role's subscription), ``kinds`` are taken whatever their address
+    and ``addressed`` kinds only when addressed ``to`` this subscriber.
+    """
 
     kinds: frozenset[type] | None
     to: str | None
     ref: Receiver
+    addressed: frozenset[type] | None = None
 
 
 def kind_set(kinds: Iterable[type] | None) -> frozenset[type] | None:
@@ -134,9 +139,15 @@ def kind_set(kinds: Iterable[type] | None) -> frozenset[type] | None:
 
 
 def select(
-    envelopes: tuple[Envelope, ...], kinds: frozenset[type] | None, to: str | None
+    envelopes: tuple[Envelope, ...],
+    kinds: frozenset[type] | None,
+    to: str | None,
+    addressed: frozenset[type] | None = None,
 ) -> tuple[Envelope, ...]:
-    """The envelopes whose body type is in ``kinds`` and whose ``to`` matches, in order."""
+    """The envelopes whose body type is in ``kinds`` and whose ``to`` matches, in order
+    (with ``addressed``: also those of ``addressed`` kinds sent ``to``; see Subscription)."""
+    if addressed:
+        return _pick_addressed(envelopes, _Kinds(envelopes), kinds or frozenset(), addressed, to)
     return _pick(envelopes, _Kinds(envelopes), kinds, to)
 
 
@@ -177,6 +188,26 @@ def _pick(
     if to is None:
         return tuple([e for e, t in zip(envelopes, types, strict=True) if t in kinds])
     return tuple([e for e, t in zip(envelopes, types, strict=True) if t in kinds and e.to == to])
+
+
+def _pick_addressed(
+    envelopes: tuple[Envelope, ...],
+    group: _Kinds,
+    kinds: frozenset[type],
+    addressed: frozenset[type],
+    to: str | None,
+) -> tuple[Envelope, ...]:
+    """A role's one subscription: broadcast ``kinds`` plus ``addressed`` kinds sent ``to``."""
+    types, present = group.types()
+    if present.isdisjoint(kinds) and present.isdisjoint(addressed):
+        return ()
+    return tuple(
+        [
+            e
+            for e, t in zip(envelopes, types, strict=True)
+            if t in kinds or (t in addressed and e.to == to)
+        ]
+    )
 
 
 # --------------------------------------------------------------------------- taps
@@ -337,6 +368,7 @@ class Bus:
         self._dead = 0
         self._dropped_by_closed_taps = 0
         self._error: BaseException | None = None
+        self._failure_callbacks: list[Callable[[BaseException], None]] = []
         self._thread = threading.Thread(target=self._run, name="artoo-bus-writer", daemon=True)
         self._thread.start()
 
@@ -405,6 +437,7 @@ class Bus:
         actor_ref: Receiver,
         to: str | None = None,
         *,
+        addressed: Iterable[type] | None = None,
         from_seq: int | None = None,
     ) -> Subscription:
         """Tell ``actor_ref`` one :class:`Delivery` per committed group holding its envelopes.
@@ -413,9 +446,15 @@ class Bus:
         (None = any address). Without ``from_seq`` it takes effect from the next group.
         With ``from_seq`` the subscriber first gets the logged envelopes from that seq on
         (re-read from the log, in deliveries of at most ``max_group``), then the live
-        ones — no gap, no duplicate (a restarted role resumes so).
+        ones — no gap, no duplicate (a restarted role resumes so). With ``addressed``,
+        ``kinds`` are taken whatever their address and ``addressed`` kinds only when sent
+        ``to`` — one subscription, so each group is one Delivery in seq order.
         """
-        subscription = Subscription(kind_set(kinds), to, actor_ref)
+        wanted = kind_set(addressed) if addressed else None
+        if wanted:
+            subscription = Subscription(kind_set(kinds) or frozenset(), to, actor_ref, wanted)
+        else:
+            subscription = Subscription(kind_set(kinds), to, actor_ref)
         if from_seq is None:
             self._add(subscription)
         elif not self._control(_Join(subscription, from_seq)):  # the writer has exited
@@ -458,6 +497,26 @@ class Bus:
                 self._dropped_by_closed_taps += tap.dropped
 
     # ------------------------------------------------------------------ state
+    @property
+    def halted(self) -> bool:
+        """True once the bus was closed or its writer failed (publishes are refused)."""
+        return self._halted
+
+    @property
+    def error(self) -> BaseException | None:
+        """What made the writer fail (an append to the log that raised), else None."""
+        return self._error
+
+    def on_failure(self, callback: Callable[[BaseException], None]) -> None:
+        """Call ``callback(error)`` once, from the writer thread, if the writer fails
+        (e.g. the log's disk is full); at once if it already has."""
+        with self._lock:
+            if self._error is None:
+                self._failure_callbacks.append(callback)
+                return
+            error = self._error
+        callback(error)
+
     @property
     def last_seq(self) -> int:
         """The seq of the last committed (persisted and delivered) envelope."""
@@ -589,7 +648,7 @@ class Bus:
         """
         envelopes = self._log.read(from_seq, self._last_seq)
         while chunk := tuple(itertools.islice(envelopes, self._max_group)):
-            selected = select(chunk, subscription.kinds, subscription.to)
+            selected = select(chunk, subscription.kinds, subscription.to, subscription.addressed)
             if selected and not self._tell(subscription, selected):
                 return False
         return True
@@ -597,7 +656,16 @@ class Bus:
     def _deliver(self, envelopes: tuple[Envelope, ...]) -> None:
         group = _Kinds(envelopes)
         for subscription in self._subscriptions:
-            selected = _pick(envelopes, group, subscription.kinds, subscription.to)
+            if subscription.addressed:
+                selected = _pick_addressed(
+                    envelopes,
+                    group,
+                    subscription.kinds or frozenset(),
+                    subscription.addressed,
+                    subscription.to,
+                )
+            else:
+                selected = _pick(envelopes, group, subscription.kinds, subscription.to)
             if selected:
                 self._tell(subscription, selected)
         for tap in self._taps:
@@ -626,3 +694,8 @@ class Bus:
                 item.set()  # wake flushers; they raise BusError
         for tap in self._taps:
             tap._end()
+        for callback in self._failure_callbacks:
+            try:
+                callback(exc)
+            except Exception:
+                _logger.exception("bus failure callback raised")

@@ -28,7 +28,7 @@ import msgspec
 
 from artoo.schemas import DispatchManifest, Envelope, Message, SubTask, SubTaskOutcome
 
-from .base import Role
+from .base import Equipment, Role, handles
 
 __all__ = ["Dispatcher", "group_subtasks", "inject_outputs"]
 
@@ -67,10 +67,11 @@ class Dispatcher(Role):
     name: ClassVar[str] = "dispatcher"
     consumes: ClassVar[tuple[type[Message], ...]] = (DispatchManifest, SubTaskOutcome)
 
-    def __init__(self, ctx, instance=None) -> None:  # type: ignore[no-untyped-def]
-        super().__init__(ctx, instance)
-        pairs = ctx.services.get("pairs") or ["pair-0"]
-        self.free: deque[str] = deque(pairs)
+    def __init__(self, equipment: Equipment, instance: str | None = None) -> None:
+        super().__init__(equipment, instance)
+        if not equipment.pairs:
+            raise ValueError("the Dispatcher needs at least one effector pair")
+        self.free: deque[str] = deque(equipment.pairs)
         self.busy: dict[str, tuple[str, str]] = {}  # pair -> (task_id, subtask_id)
         self.queue: deque[tuple[str, SubTask, int]] = deque()
         self.runs: dict[str, _TaskRun] = {}
@@ -87,6 +88,7 @@ class Dispatcher(Role):
                 self.free.append(pair)
         self._pump()
 
+    @handles(DispatchManifest)
     def on_dispatch_manifest(self, env: Envelope) -> None:
         body: DispatchManifest = env.body
         task_id = env.task_id or ""
@@ -116,6 +118,7 @@ class Dispatcher(Role):
                 run.outstanding[st.subtask_id] = pair
             self.publish(st, task_id=task_id, to=pair, cause=cause)
 
+    @handles(SubTaskOutcome)
     def on_sub_task_outcome(self, env: Envelope) -> None:
         body: SubTaskOutcome = env.body
         if env.sender == self.sender:
@@ -130,10 +133,10 @@ class Dispatcher(Role):
             del run.outstanding[body.subtask_id]
             run.outcomes[body.subtask_id] = body
             if not run.outstanding:
-                self._group_done(task_id, run)
+                self._group_done(task_id, run, env.seq)
         self._pump()
 
-    def _group_done(self, task_id: str, run: _TaskRun) -> None:
+    def _group_done(self, task_id: str, run: _TaskRun, cause: int) -> None:
         group = run.groups[run.index]
         failed = any(run.outcomes[st.subtask_id].status != "matched" for st in group)
         run.index += 1
@@ -148,6 +151,7 @@ class Dispatcher(Role):
                             reason="an earlier group failed",
                         ),
                         task_id=task_id,
+                        cause=cause,
                     )
             run.index = len(run.groups)
             return

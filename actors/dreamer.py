@@ -59,7 +59,7 @@ from artoo.schemas import (
     SOPPromoted,
 )
 
-from .base import Role
+from .base import Equipment, Role, handles
 from .llm import LLMError, LLMRequest
 
 __all__ = [
@@ -426,18 +426,22 @@ class Dreamer(Role):
     wants_ticks: ClassVar[bool] = True
     debounce_s: ClassVar[float] = 1.0
 
-    def __init__(self, ctx, instance=None) -> None:  # type: ignore[no-untyped-def]
-        super().__init__(ctx, instance)
-        self.store = ctx.services["megrams"]
+    def __init__(self, equipment: Equipment, instance: str | None = None) -> None:
+        super().__init__(equipment, instance)
+        if equipment.megrams is None:
+            raise ValueError("the Dreamer needs Equipment.megrams")
+        self.store = equipment.megrams
         self.pending_at: float | None = None
-        self.next_timer = ctx.clock.now() + ctx.config.dream_interval_s
+        self.next_timer = equipment.clock.now() + equipment.config.dream_interval_s
         self.promoted: set[tuple[str, str]] = set()
 
     def on_receive(self, message: Any) -> Any:
+        """A DreamNow asked by the host, or a Delivery; runs in the actor's thread."""
         if isinstance(message, DreamNow):
             return self.dream()
         return super().on_receive(message)
 
+    @handles(FinalResult)
     def on_final_result(self, env: Envelope) -> None:
         self.pending_at = self.ctx.clock.now() + self.debounce_s
 
@@ -450,7 +454,6 @@ class Dreamer(Role):
         now = self.ctx.clock.now()
         self.pending_at = None
         self.next_timer = now + self.ctx.config.dream_interval_s
-        self.envelope = None
         planned = plan_pass(self.store, now)
         count = 0
         for item in planned:
@@ -465,10 +468,12 @@ class Dreamer(Role):
                         megram=megram,
                         source_ids=list(item.source_ids),
                         kind=item.kind,
-                    )
+                    ),
+                    task_id=None,
+                    cause=None,
                 )
             else:
-                self.publish(item)
+                self.publish(item, task_id=None, cause=None)
             count += 1
         return count
 

@@ -8,11 +8,13 @@ Responsibilities:
     continues the same conversation with the validator's feedback.
 
 Input contract:
-    SubTask and CorrectionSignal, both addressed ``to`` this pair.
+    SubTask and CorrectionSignal, both addressed ``to`` this pair. While an attempt runs,
+    an Inbox (never dropping, joined at the attempt's cause) brings the
+    ConfirmationDecisions it waits for and the task's end (FinalResult, TaskCancelled).
 
 Output contract:
-    ExecutionResult (with every structured ToolCall); ConfirmationRequest for an
-    irreversible action (Law 1), whose ConfirmationDecision it waits for.
+    ExecutionResult (with every structured ToolCall and ``stop``, why the attempt
+    stopped); ConfirmationRequest for an irreversible action (Law 1).
 
 Constraints:
     Does NOT judge its own output; does NOT query memory (its context comes from the
@@ -24,9 +26,7 @@ Constraints:
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, ClassVar
 
 from artoo.schemas import (
@@ -37,11 +37,13 @@ from artoo.schemas import (
     ExecutionResult,
     FinalResult,
     Message,
+    StopReason,
     SubTask,
+    TaskCancelled,
     ToolCall,
 )
 
-from .base import Role
+from .base import Equipment, Inbox, Role, handles
 from .llm import LLMError, LLMRequest, assistant_message, tool_message
 from .tools import ToolRegistry
 
@@ -52,6 +54,8 @@ DOOM_REPEATS = 3
 SYSTEM_PROMPT = """You are an Executor of artoo. Carry out the subtask with the tools offered,
 then answer with the result in plain text (no tool call). Report exactly what the tools
 returned; never claim what you did not do."""
+
+_REPLIES: tuple[type[Message], ...] = (ConfirmationDecision, FinalResult, TaskCancelled)
 
 
 def subtask_prompt(st: SubTask) -> str:
@@ -80,6 +84,31 @@ class _Run:
     attempt: int = 0
 
 
+@dataclass
+class _Attempt:
+    """What one attempt hears from its inbox."""
+
+    inbox: Inbox
+    task_id: str
+    decisions: dict[str, ConfirmationDecision] = field(default_factory=dict)
+    ended: bool = False
+
+    def take(self, env: Envelope) -> None:
+        body = env.body
+        if isinstance(body, ConfirmationDecision):
+            self.decisions[body.request_id] = body
+        elif isinstance(body, FinalResult) and body.task_id == self.task_id:
+            self.ended = True
+        elif isinstance(body, TaskCancelled) and env.task_id == self.task_id:
+            self.ended = True
+
+    def poll(self) -> bool:
+        """Read what arrived without waiting; True once the task has ended."""
+        for env in self.inbox.drain():
+            self.take(env)
+        return self.ended
+
+
 class Executor(Role):
     """The Executor actor (one per effector pair)."""
 
@@ -87,12 +116,9 @@ class Executor(Role):
     consumes: ClassVar[tuple[type[Message], ...]] = ()
     addressed: ClassVar[tuple[type[Message], ...]] = (SubTask, CorrectionSignal)
 
-    def __init__(self, ctx, instance=None) -> None:  # type: ignore[no-untyped-def]
-        super().__init__(ctx, instance)
+    def __init__(self, equipment: Equipment, instance: str | None = None) -> None:
+        super().__init__(equipment, instance)
         self.runs: dict[str, _Run] = {}
-        self._decisions: dict[str, ConfirmationDecision] = {}
-        self._ended: set[str] = set()
-        self._tap: Any = None
 
     def active_tasks(self) -> list[str]:
         return sorted({r.task_id for r in self.runs.values()})
@@ -102,6 +128,7 @@ class Executor(Role):
             del self.runs[sid]
 
     # ------------------------------------------------------------------ handlers
+    @handles(SubTask)
     def on_sub_task(self, env: Envelope) -> None:
         st: SubTask = env.body
         run = _Run(subtask=st, task_id=env.task_id or "", cause=env.seq)
@@ -112,6 +139,7 @@ class Executor(Role):
         self.runs[st.subtask_id] = run
         self._attempt(run)
 
+    @handles(CorrectionSignal)
     def on_correction_signal(self, env: Envelope) -> None:
         body: CorrectionSignal = env.body
         run = self.runs.get(body.subtask_id)
@@ -124,34 +152,30 @@ class Executor(Role):
         self._attempt(run)
 
     # ------------------------------------------------------------------ the loop
-    def _registry(self, run: _Run) -> ToolRegistry:
-        store = self.ctx.store or Path(self.ctx.workspace) / ".artoo"
+    def _registry(self, run: _Run, attempt: _Attempt) -> ToolRegistry:
         reg = ToolRegistry(
-            Path(self.ctx.workspace),
-            Path(store) / "spill",
+            self.ctx.workspace,
+            self.ctx.spill_dir,
             blocked_targets=tuple(run.subtask.blocked_targets),
-            confirm=lambda needed: self._confirm(run, needed),
+            confirm=lambda needed: self._confirm(run, attempt, needed),
         )
-        for fn in self.ctx.services.get("host_tools", ()):
+        for fn in self.ctx.tools.host_tools:
             reg.register(fn)
         return reg
 
     def _attempt(self, run: _Run) -> None:
-        # while an attempt runs the mailbox is not read: a tap brings the confirmations and
-        # task ends it must see (opened per attempt, so an idle pair holds nothing)
-        self._tap = self.ctx.bus.tap(maxsize=1_000, kinds=[ConfirmationDecision, FinalResult])
+        # the mailbox is not read while an attempt runs: an inbox joined at the attempt's
+        # cause brings the confirmations and the task's end, none dropped
+        inbox = self.open_inbox(_REPLIES, from_seq=run.cause + 1)
         try:
-            self._run_attempt(run)
+            self._run_attempt(run, _Attempt(inbox, run.task_id))
         finally:
-            self._tap.close()
-            self._tap = None
-            self._decisions.clear()
-            self._ended.clear()
+            self.close_inbox(inbox)
 
-    def _run_attempt(self, run: _Run) -> None:
+    def _run_attempt(self, run: _Run, attempt: _Attempt) -> None:
         run.attempt += 1
         st = run.subtask
-        registry = self._registry(run)
+        registry = self._registry(run, attempt)
         blocked = set(st.blocked_tools)
         specs = [s for s in registry.specs() if s.name not in blocked]
         if st.tools:
@@ -160,9 +184,10 @@ class Executor(Role):
         calls: list[ToolCall] = []
         seen: list[tuple[str, str]] = []
         output, error = "", None
+        stop: StopReason = "turn_cap"
         for _turn in range(self.ctx.config.max_turns):
-            if self._task_ended(run.task_id):
-                error = "task ended"
+            if attempt.poll():
+                stop, error = "task_ended", "task ended"
                 break
             request = LLMRequest(
                 role=self.name,
@@ -175,11 +200,12 @@ class Executor(Role):
             try:
                 response = self.ctx.gateway.complete(request)  # type: ignore[union-attr]
             except LLMError as exc:
-                error = f"model call failed: {exc}"
+                stop, error = "model_error", f"model call failed: {exc}"
                 break
             if not response.tool_calls:
                 output = response.content or ""
                 run.messages.append({"role": "assistant", "content": output})
+                stop = "answer"
                 break
             run.messages.append(assistant_message(response))
             doom = False
@@ -193,6 +219,7 @@ class Executor(Role):
                         error=f"blocked tool {tc.name} (MUST NOT)",
                         subtask_id=st.subtask_id,
                         attempt=run.attempt,
+                        refusal="blocked_tool",
                     )
                     content = f"error: {call.error}"
                 else:
@@ -206,6 +233,7 @@ class Executor(Role):
                     doom = True
                     break
             if doom:
+                stop = "doom_loop"
                 error = f"doom loop: the same call {seen[-1][0]} {DOOM_REPEATS} times in a row"
                 break
         else:
@@ -219,30 +247,21 @@ class Executor(Role):
                 output=output,
                 tool_calls=calls,
                 error=error,
+                stop=stop,
             ),
             task_id=run.task_id,
             to=self.instance,
             cause=run.cause,
         )
 
-    # ------------------------------------------------------------------ Law 1 and task ends
-    def _poll(self, timeout: float | None) -> None:
-        env = self._tap.get(timeout=timeout) if self._tap is not None else None
-        while env is not None:
-            body = env.body
-            if isinstance(body, ConfirmationDecision):
-                self._decisions[body.request_id] = body
-            elif isinstance(body, FinalResult):
-                self._ended.add(body.task_id)
-            env = self._tap.get(timeout=0)
+    # ------------------------------------------------------------------ Law 1
+    def _confirm(self, run: _Run, attempt: _Attempt, needed: Any) -> bool:
+        """Ask the operator (through the Queen) and wait for the one decision.
 
-    def _task_ended(self, task_id: str) -> bool:
-        self._poll(0)
-        return task_id in self._ended
-
-    def _confirm(self, run: _Run, needed: Any) -> bool:
+        The Queen always decides (a denial at the request's timeout, clock time); the wait
+        also ends, as a denial, when the task ends or the bus stops.
+        """
         request_id = self.ctx.new_id()
-        timeout = self.ctx.config.confirmation_timeout_s
         self.publish(
             ConfirmationRequest(
                 request_id=request_id,
@@ -252,17 +271,15 @@ class Executor(Role):
                 args=dict(getattr(needed, "args", {}) or {}),
                 target=getattr(needed, "target", None),
                 subtask_id=run.subtask.subtask_id,
-                timeout_s=timeout,
+                timeout_s=self.ctx.config.confirmation_timeout_s,
             ),
             task_id=run.task_id,
             cause=run.cause,
         )
-        deadline = time.monotonic() + timeout + 5.0  # the Queen answers by ``timeout``
-        while request_id not in self._decisions:
-            if run.task_id in self._ended:
+        while request_id not in attempt.decisions:
+            if attempt.ended or self.ctx.bus.halted:
                 return False
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return False
-            self._poll(min(remaining, 0.5))
-        return self._decisions.pop(request_id).approved
+            env = attempt.inbox.get(timeout=1.0)
+            if env is not None:
+                attempt.take(env)
+        return attempt.decisions.pop(request_id).approved

@@ -37,18 +37,17 @@ from artoo.schemas import (
     SOPPromoted,
 )
 
-from .base import Role
+from .base import Equipment, Role, handles
 
-__all__ = ["AVOID_LIMIT", "Memory", "recall"]
-
-AVOID_LIMIT = 10
+__all__ = ["Memory", "recall"]
 
 
-def recall(store: Any, query: MemoryQuery, now: float) -> MemoryRecall:
-    """The MemoryRecall answering ``query`` from ``store`` at time ``now``."""
+def recall(store: Any, query: MemoryQuery, now: float, *, avoid_limit: int = 10) -> MemoryRecall:
+    """The MemoryRecall answering ``query`` from ``store`` at time ``now``, with at most
+    ``avoid_limit`` tool-space Avoid pairs (``Config.memory.avoid_limit``)."""
     sops = store.query_c(query.space, query.entity)
     attention, decision, action = store.query_mk(query.space, query.entity, now)
-    avoid = store.strongest(query.tool_prefix, "avoid", AVOID_LIMIT, now)
+    avoid = store.strongest(query.tool_prefix, "avoid", avoid_limit, now)
     return MemoryRecall(
         space=query.space,
         entity=query.entity,
@@ -74,22 +73,21 @@ class Memory(Role):
         SOPPromoted,
     )
 
-    def __init__(self, ctx, instance=None) -> None:  # type: ignore[no-untyped-def]
-        super().__init__(ctx, instance)
-        self.store = ctx.services["megrams"]
+    def __init__(self, equipment: Equipment, instance: str | None = None) -> None:
+        super().__init__(equipment, instance)
+        if equipment.megrams is None:
+            raise ValueError("the Memory role needs Equipment.megrams")
+        self.store = equipment.megrams
+        self.memory_config = equipment.config.memory
 
+    @handles(MemoryQuery)
     def on_memory_query(self, env: Envelope) -> None:
         now = self.ctx.clock.now()
-        answer = recall(self.store, env.body, now)
+        answer = recall(self.store, env.body, now, avoid_limit=self.memory_config.avoid_limit)
         if answer.sops:
-            self.publish(MegramRecalled(ids=[m.id for m in answer.sops], at=now))
-        self.publish(answer)
+            self.reply(env, MegramRecalled(ids=[m.id for m in answer.sops], at=now))
+        self.reply(env, answer)
 
-    def _apply(self, env: Envelope) -> None:
+    @handles(MegramRecorded, MegramRecalled, MegramForgotten, MegramDemoted, SOPPromoted)
+    def on_memory_event(self, env: Envelope) -> None:
         self.store.apply(env.body, seq=env.seq)
-
-    on_megram_recorded = _apply
-    on_megram_recalled = _apply
-    on_megram_forgotten = _apply
-    on_megram_demoted = _apply
-    on_sop_promoted = _apply

@@ -36,7 +36,7 @@ from artoo.schemas import (
     Verdict,
 )
 
-from .base import Role
+from .base import Equipment, Role, handles
 from .llm import LLMRequest
 from .verification import VERDICT_FORMAT, model_verdict, rule_verdict
 
@@ -63,8 +63,8 @@ class MetaValidator(Role):
     name: ClassVar[str] = "meta_validator"
     consumes: ClassVar[tuple[type[Message], ...]] = (DispatchManifest, SubTaskOutcome)
 
-    def __init__(self, ctx, instance=None) -> None:  # type: ignore[no-untyped-def]
-        super().__init__(ctx, instance)
+    def __init__(self, equipment: Equipment, instance: str | None = None) -> None:
+        super().__init__(equipment, instance)
         self.rounds: dict[str, _Round] = {}
 
     def active_tasks(self) -> list[str]:
@@ -73,6 +73,7 @@ class MetaValidator(Role):
     def forget_task(self, task_id: str) -> None:
         self.rounds.pop(task_id, None)
 
+    @handles(DispatchManifest)
     def on_dispatch_manifest(self, env: Envelope) -> None:
         body: DispatchManifest = env.body
         self.rounds[env.task_id or ""] = _Round(
@@ -81,6 +82,7 @@ class MetaValidator(Role):
             criteria=list(body.task_criteria),
         )
 
+    @handles(SubTaskOutcome)
     def on_sub_task_outcome(self, env: Envelope) -> None:
         body: SubTaskOutcome = env.body
         task_id = env.task_id or ""
@@ -96,16 +98,18 @@ class MetaValidator(Role):
         all_matched = all(o.status == "matched" for o in outcomes)
         verdicts = self._judge(task_id, rnd, outcomes, merged, all_matched)
         if all_matched and all(v.passed for v in verdicts):
-            self.publish(
+            self.reply(
+                env,
                 OutcomeSummary(
                     round=rnd.round, outcomes=outcomes, task_verdicts=verdicts, merged_output=merged
-                )
+                ),
             )
         else:
-            self.publish(
+            self.reply(
+                env,
                 ReplanRequest(
                     round=rnd.round, outcomes=outcomes, task_verdicts=verdicts, merged_output=merged
-                )
+                ),
             )
 
     def _judge(

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from artoo.schemas import Envelope, Message, RoleFailed, TaskRequest, TaskSpec
+from artoo.schemas import Envelope, Message, StepFailed, TaskRequest, TaskSpec
 
 from .answers import PerceiverAnswer, make_criteria, slugify
-from .base import Role
+from .base import Role, handles
 from .checks import VOCABULARY
 from .llm import LLMRequest, ask_structured
 
@@ -60,6 +60,7 @@ class Perceiver(Role):
     name: ClassVar[str] = "perceiver"
     consumes: ClassVar[tuple[type[Message], ...]] = (TaskRequest,)
 
+    @handles(TaskRequest)
     def on_task_request(self, env: Envelope) -> None:
         body: TaskRequest = env.body
         request = LLMRequest(
@@ -73,13 +74,14 @@ class Perceiver(Role):
         )
         answer = ask_structured(self.ctx.gateway, request, PerceiverAnswer)
         if not answer.ok or answer.value is None:
-            self.publish(
-                RoleFailed(
+            self.log.warning("no valid task reading", task=env.task_id, error=answer.error)
+            self.reply(
+                env,
+                StepFailed(
                     role=self.sender,
-                    error=f"perceiver: no valid task reading: {answer.error}",
-                    task_ids=[env.task_id] if env.task_id else [],
-                    last_seq=env.seq,
-                )
+                    step="perceive",
+                    error=f"no valid task reading: {answer.error}",
+                ),
             )
             return
-        self.publish(build_spec(body.text, answer.value))
+        self.reply(env, build_spec(body.text, answer.value))

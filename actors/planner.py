@@ -19,6 +19,9 @@ Input contract (consumes)
 Output contract (publishes)
     ``MemoryQuery`` — the tag pair ``(intent:<slug>, env:<environment>)`` of the task.
     ``DispatchManifest`` — the round's subtasks, task criteria and calibration sets.
+    ``PlanRejected`` — every plan the model gave (one retry with the reason) broke the
+    MUST NOT set: the round's logical failure, scored by the GGS.
+    ``StepFailed`` — the model gave no valid plan (after the structured-answer repair).
 
 Constraints
     Does NOT execute tools, validate results or decide to replan (GGS does). Does NOT
@@ -44,21 +47,24 @@ from artoo.schemas import (
     MemoryRecall,
     Message,
     PlanDirective,
-    RoleFailed,
+    PlanRejected,
+    StepFailed,
     SubTask,
     TagPotential,
     TaskSpec,
 )
 
 from .answers import PlanAnswer, make_criteria
-from .base import Role
+from .base import Equipment, Role, handles
 from .llm import LLMRequest, ask_structured
 
 __all__ = [
     "MEMORY_CAP",
     "Calibration",
+    "Violation",
     "apply_calibration",
     "calibrate",
+    "plan_violations",
     "validate_plan",
 ]
 
@@ -145,19 +151,22 @@ def _unique(items: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-def calibrate(recall: MemoryRecall, directive: PlanDirective | None = None) -> Calibration:
+def calibrate(
+    recall: MemoryRecall, directive: PlanDirective | None = None, *, cap: int = MEMORY_CAP
+) -> Calibration:
     """The calibration protocol of paper §6.5 — deterministic, no model call.
 
     The task's own potentials map by action: exploit → SHOULD PREFER, avoid → MUST NOT,
     caution → CAUTION, ignore → nothing. C-level SOPs (strongest ``f·|σ|`` first): σ > 0 →
     SHOULD PREFER, σ ≤ 0 → MUST NOT. Tool-space Avoid pairs (``tool:<name>``,
     ``path:<target>``; most negative decision first) → their targets become MUST NOT and
-    blocked targets. At most :data:`MEMORY_CAP` distinct memory entries, in that priority
-    order. The directive's blocked tools and targets are then merged in (never capped).
+    blocked targets. At most ``cap`` (``Config.memory.recall_cap``) distinct memory entries,
+    in that priority order. The directive's blocked tools and targets are then merged in
+    (never capped).
     """
     seen: dict[tuple[str, str], _Entry] = {}
     for entry in _own_entry(recall) + _sop_entries(recall.sops) + _avoid_entries(recall.avoid):
-        if len(seen) == MEMORY_CAP:
+        if len(seen) == cap:
             break
         seen.setdefault((entry.kind, entry.text), entry)
     memory = list(seen.values())
@@ -187,7 +196,23 @@ def _mentions(text: str, target: str) -> bool:
     return re.search(pattern, text) is not None
 
 
-def validate_plan(subtasks: Sequence[SubTask], calibration: Calibration) -> list[str]:
+@dataclass(frozen=True)
+class Violation:
+    """One MUST NOT violation of a plan: a subtask using a blocked tool or naming a target."""
+
+    subtask_id: str
+    tool: str | None = None
+    target: str | None = None
+
+    @property
+    def text(self) -> str:
+        """The violation for a person (and for the model's retry prompt)."""
+        if self.tool is not None:
+            return f"{self.subtask_id}: uses blocked tool {self.tool}"
+        return f"{self.subtask_id}: names blocked target {self.target}"
+
+
+def plan_violations(subtasks: Sequence[SubTask], calibration: Calibration) -> list[Violation]:
     """The MUST NOT violations of a plan; empty when the plan may be dispatched.
 
     A subtask violates the set when its ``tools`` include a blocked tool or its
@@ -195,15 +220,20 @@ def validate_plan(subtasks: Sequence[SubTask], calibration: Calibration) -> list
     checked: it names the targets on purpose.)
     """
     blocked = set(calibration.blocked_tools)
-    violations: list[str] = []
+    violations: list[Violation] = []
     for subtask in subtasks:
         for tool in _unique(subtask.tools):
             if tool in blocked:
-                violations.append(f"{subtask.subtask_id}: uses blocked tool {tool}")
+                violations.append(Violation(subtask.subtask_id, tool=tool))
         for target in calibration.blocked_targets:
             if _mentions(subtask.instruction, target):
-                violations.append(f"{subtask.subtask_id}: names blocked target {target}")
+                violations.append(Violation(subtask.subtask_id, target=target))
     return violations
+
+
+def validate_plan(subtasks: Sequence[SubTask], calibration: Calibration) -> list[str]:
+    """:func:`plan_violations` as text; empty when the plan may be dispatched."""
+    return [v.text for v in plan_violations(subtasks, calibration)]
 
 
 def apply_calibration(subtasks: Sequence[SubTask], calibration: Calibration) -> list[SubTask]:
@@ -281,8 +311,8 @@ class Planner(Role):
     consumes: ClassVar[tuple[type[Message], ...]] = (TaskSpec, MemoryRecall, PlanDirective)
     max_plan_attempts: ClassVar[int] = 2
 
-    def __init__(self, ctx, instance=None) -> None:  # type: ignore[no-untyped-def]
-        super().__init__(ctx, instance)
+    def __init__(self, equipment: Equipment, instance: str | None = None) -> None:
+        super().__init__(equipment, instance)
         self.plans: dict[str, _Plan] = {}
 
     def active_tasks(self) -> list[str]:
@@ -291,20 +321,23 @@ class Planner(Role):
     def forget_task(self, task_id: str) -> None:
         self.plans.pop(task_id, None)
 
-    def _query(self, plan: _Plan) -> None:
-        self.publish(
+    def _query(self, env: Envelope, plan: _Plan) -> None:
+        self.reply(
+            env,
             MemoryQuery(
                 space=f"intent:{plan.spec.slug}",
                 entity=f"env:{plan.spec.environment}",
                 round=plan.round,
-            )
+            ),
         )
 
+    @handles(TaskSpec)
     def on_task_spec(self, env: Envelope) -> None:
         plan = _Plan(spec=env.body)
         self.plans[env.task_id or ""] = plan
-        self._query(plan)
+        self._query(env, plan)
 
+    @handles(PlanDirective)
     def on_plan_directive(self, env: Envelope) -> None:
         plan = self.plans.get(env.task_id or "")
         if plan is None:
@@ -312,31 +345,35 @@ class Planner(Role):
         body: PlanDirective = env.body
         plan.directive = body
         plan.round = body.round
-        self._query(plan)
+        self._query(env, plan)
 
+    @handles(MemoryRecall)
     def on_memory_recall(self, env: Envelope) -> None:
         task_id = env.task_id or ""
         plan = self.plans.get(task_id)
         body: MemoryRecall = env.body
         if plan is None or body.round != plan.round:
             return
-        calibration = calibrate(body, plan.directive)
-        tools = self.ctx.services.get("tool_names") or ["glob", "read_file", "write_file", "shell"]
-        messages = plan_messages(plan.spec, calibration, plan.directive, list(tools))
-        problem = ""
+        calibration = calibrate(body, plan.directive, cap=self.ctx.config.memory.recall_cap)
+        messages = plan_messages(plan.spec, calibration, plan.directive, list(self.ctx.tools.names))
+        violations: list[Violation] = []
         for _ in range(self.max_plan_attempts):
             request = LLMRequest(role=self.name, tier="brain", task_id=task_id, messages=messages)
             answer = ask_structured(self.ctx.gateway, request, PlanAnswer)
-            if not answer.ok or answer.value is None:
-                problem = f"no valid plan: {answer.error}"
-                break
-            if not answer.value.subtasks:
-                problem = "the plan has no subtasks"
-                break
+            if not answer.ok or answer.value is None or not answer.value.subtasks:
+                error = (
+                    "the plan has no subtasks" if answer.ok else f"no valid plan: {answer.error}"
+                )
+                self.log.warning("no valid plan", task=task_id, error=error)
+                self.reply(
+                    env, StepFailed(role=self.sender, step="plan", error=error, round=plan.round)
+                )
+                return
             subtasks = build_subtasks(answer.value, plan.round, self.ctx.new_id)
-            violations = validate_plan(subtasks, calibration)
+            violations = plan_violations(subtasks, calibration)
             if not violations:
-                self.publish(
+                self.reply(
+                    env,
                     DispatchManifest(
                         round=plan.round,
                         subtasks=apply_calibration(subtasks, calibration),
@@ -345,17 +382,22 @@ class Planner(Role):
                         should_prefer=calibration.should_prefer,
                         caution=calibration.caution,
                         rationale=answer.value.rationale,
-                    )
+                    ),
                 )
                 return
-            problem = "the plan breaks the MUST NOT set: " + "; ".join(violations)
+            problem = "the plan breaks the MUST NOT set: " + "; ".join(v.text for v in violations)
             messages = [
                 *messages,
                 {"role": "assistant", "content": msgspec.json.encode(answer.value).decode()},
                 {"role": "user", "content": problem + ". Give a plan that obeys it."},
             ]
-        self.publish(
-            RoleFailed(
-                role=self.sender, error=f"planner: {problem}", task_ids=[task_id], last_seq=env.seq
-            )
+        self.reply(
+            env,
+            PlanRejected(
+                round=plan.round,
+                violations=[v.text for v in violations],
+                must_not=calibration.must_not,
+                tools=_unique([v.tool for v in violations if v.tool is not None]),
+                targets=_unique([v.target for v in violations if v.target is not None]),
+            ),
         )

@@ -4,11 +4,12 @@ Responsibilities:
     Admit a user's request as a task (UserRequest → TaskRequest). Relay Law 1
     ConfirmationRequests to the operator (the host's callback given to ``System.open``)
     and publish the operator's answer as a ConfirmationDecision. With no operator, or
-    when the operator does not answer within the request's timeout, the answer is a
-    denial.
+    when the operator does not answer within the request's timeout (clock time, checked
+    on the timer tick), the answer is a denial. Exactly one decision per request.
 
 Input contract:
-    UserRequest, ConfirmationRequest, FinalResult.
+    UserRequest, ConfirmationRequest, FinalResult (pending requests of an ended task are
+    denied), timer ticks.
 
 Output contract:
     TaskRequest, ConfirmationDecision.
@@ -21,51 +22,41 @@ Constraints:
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from typing import ClassVar
 
 from artoo.schemas import (
     ConfirmationDecision,
     ConfirmationRequest,
     Envelope,
+    FinalResult,
     Message,
     TaskRequest,
     UserRequest,
 )
 
-from .base import Operator, Role
+from .base import Equipment, Operator, Role, handles
 
-__all__ = ["Queen", "ask_operator"]
+__all__ = ["Queen", "call_operator"]
 
 
-def ask_operator(
-    operator: Operator | None, request: ConfirmationRequest, timeout_s: float
-) -> tuple[bool, str]:
-    """Ask ``operator`` about ``request`` in a helper thread; (approved, why).
-
-    Fails closed: no operator, an exception, a non-True answer or no answer within
-    ``timeout_s`` all deny.
-    """
-    if operator is None:
-        return False, "no operator attached"
-    answer: list[bool | None] = []
-    errors: list[str] = []
-
-    def _ask() -> None:
-        try:
-            answer.append(operator(request))
-        except Exception as exc:
-            errors.append(f"{type(exc).__name__}: {exc}")
-
-    t = threading.Thread(target=_ask, name="artoo-operator", daemon=True)
-    t.start()
-    t.join(timeout_s)
-    if t.is_alive():
-        return False, f"no answer within {timeout_s:g} s"
-    if errors:
-        return False, f"operator failed: {errors[0]}"
-    if answer and answer[0] is True:
+def call_operator(operator: Operator, request: ConfirmationRequest) -> tuple[bool, str]:
+    """Ask ``operator`` about ``request``; (approved, why). Fails closed: an exception or
+    any answer but True denies. Blocks as long as the operator does."""
+    try:
+        answer = operator(request)
+    except Exception as exc:
+        return False, f"operator failed: {type(exc).__name__}: {exc}"
+    if answer is True:
         return True, "approved by operator"
     return False, "denied by operator"
+
+
+@dataclass
+class _Pending:
+    env: Envelope
+    deadline: float
+    timeout: float
 
 
 class Queen(Role):
@@ -73,31 +64,74 @@ class Queen(Role):
 
     name: ClassVar[str] = "queen"
     consumes: ClassVar[tuple[type[Message], ...]] = (UserRequest, ConfirmationRequest)
+    wants_ticks: ClassVar[bool] = True
 
+    def __init__(self, equipment: Equipment, instance: str | None = None) -> None:
+        super().__init__(equipment, instance)
+        self._lock = threading.Lock()  # operator threads decide too
+        self.pending: dict[str, _Pending] = {}
+
+    @handles(UserRequest)
     def on_user_request(self, env: Envelope) -> None:
         body: UserRequest = env.body
-        deadline = (
-            body.deadline_s if body.deadline_s is not None else self.ctx.config.task_timeout_s
-        )
-        self.publish(TaskRequest(text=body.text, deadline_s=deadline))
+        deadline = self.ctx.config.task_deadline_s(body.deadline_s)
+        self.reply(env, TaskRequest(text=body.text, deadline_s=deadline))
 
+    @handles(ConfirmationRequest)
     def on_confirmation_request(self, env: Envelope) -> None:
         body: ConfirmationRequest = env.body
         timeout = min(body.timeout_s, self.ctx.config.confirmation_timeout_s)
-        bus, sender, operator = self.ctx.bus, self.sender, self.ctx.operator
+        operator = self.ctx.operator
+        if operator is None:
+            with self._lock:
+                self._publish_decision(env, False, "no operator attached", "queen")
+            return
+        with self._lock:
+            self.pending[body.request_id] = _Pending(env, self.ctx.clock.now() + timeout, timeout)
 
-        def _relay() -> None:
-            approved, why = ask_operator(operator, body, timeout)
-            bus.publish(
-                ConfirmationDecision(
-                    request_id=body.request_id,
-                    approved=approved,
-                    by="operator" if operator is not None else "queen",
-                    reason=why,
-                ),
-                sender=sender,
-                task_id=env.task_id,
-                cause=env.seq,
-            )
+        def _ask() -> None:
+            approved, why = call_operator(operator, body)
+            self._decide(env, approved, why)
 
-        threading.Thread(target=_relay, name="artoo-confirm", daemon=True).start()
+        threading.Thread(target=_ask, name="artoo-operator", daemon=True).start()
+
+    @handles(FinalResult)
+    def on_final_result(self, env: Envelope) -> None:
+        result: FinalResult = env.body
+        with self._lock:
+            ended = [p.env for p in self.pending.values() if p.env.task_id == result.task_id]
+        for pending in ended:
+            self._decide(pending, False, "the task ended first", by="queen")
+
+    def on_tick(self, now: float) -> None:
+        with self._lock:
+            due = [p for p in self.pending.values() if now >= p.deadline]
+        for p in due:
+            self._decide(p.env, False, f"no answer within {p.timeout:g} s", by="queen")
+
+    def _decide(self, env: Envelope, approved: bool, why: str, *, by: str = "operator") -> None:
+        """Publish the one decision of a pending request: the first caller wins (a late
+        operator answer after the timeout's denial is dropped); thread-safe."""
+        request: ConfirmationRequest = env.body
+        with self._lock:
+            if self.pending.pop(request.request_id, None) is None:
+                return
+            self._publish_decision(env, approved, why, by)
+
+    def _publish_decision(self, env: Envelope, approved: bool, why: str, by: str) -> None:
+        request: ConfirmationRequest = env.body
+        self.ctx.bus.publish(
+            ConfirmationDecision(
+                request_id=request.request_id, approved=approved, by=by, reason=why
+            ),
+            sender=self.sender,
+            task_id=env.task_id,
+            cause=env.seq,
+        )
+        self.log.info(
+            "confirmation decided",
+            task=env.task_id,
+            request=request.request_id,
+            approved=approved,
+            why=why,
+        )

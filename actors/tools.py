@@ -58,7 +58,7 @@ from typing import Any, Literal, TypeVar
 import msgspec
 
 from artoo.actors.law1 import ShellSyntaxError, classify_shell, classify_write, parse_commands
-from artoo.schemas import ToolCall, ToolSpec
+from artoo.schemas import Refusal, ToolCall, ToolSpec
 
 __all__ = [
     "CONTEXT_LIMIT",
@@ -129,10 +129,13 @@ def head_tail(text: str, limit: int = CONTEXT_LIMIT) -> str:
 class _ToolError(Exception):
     """A call that could not run (refused or failed before producing output)."""
 
-    def __init__(self, message: str, target: str | None = None) -> None:
+    def __init__(
+        self, message: str, target: str | None = None, refusal: Refusal | None = None
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.target = target
+        self.refusal = refusal
 
 
 class _BadArgs(Exception):
@@ -621,16 +624,26 @@ class ToolRegistry:
                 raise _ToolError(f"bad arguments for {name}: {exc}") from None
             result = tool.run(bound, call)
         except _ToolError as exc:
-            return self._failure(name, args, exc.target or target, exc.message, started, call)
+            return self._failure(
+                name, args, exc.target or target, exc.message, started, call, exc.refusal
+            )
         except Exception as exc:  # a host function or the file system failed
             return self._failure(name, args, target, f"{type(exc).__name__}: {exc}", started, call)
         return self._outcome(name, args, result, started, call, spill=tool.spill)
 
     # ----------------------------------------------------------------- outcomes
     def _failure(
-        self, name: str, args: Any, target: str | None, error: str, started: float, call: _Call
+        self,
+        name: str,
+        args: Any,
+        target: str | None,
+        error: str,
+        started: float,
+        call: _Call,
+        refusal: Refusal | None = None,
     ) -> ToolOutcome:
         record = ToolCall(
+            refusal=refusal,
             tool=name,
             args=_record_args(args),
             target=target,
@@ -755,7 +768,7 @@ class ToolRegistry:
             approved = False
             reason = f"{reason} (confirmation failed: {type(exc).__name__}: {exc})"
         if not approved:
-            raise _ToolError(f"[LAW1] denied: {reason}", target)
+            raise _ToolError(f"[LAW1] denied: {reason}", target, "law1_denied")
 
     def _file(self, raw: str, call: _Call) -> tuple[str, Path]:
         relative = self._confine(raw)

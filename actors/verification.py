@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from artoo.schemas import Criterion, ExecutionResult, ToolCall, Verdict
+from artoo.schemas.messages import FailureClass
 
 from .answers import VerdictAnswer
 from .checks import evaluate
@@ -38,13 +39,12 @@ def last_exit_code(calls: list[ToolCall]) -> int | None:
     return None
 
 
-def execution_failure_class(result: ExecutionResult) -> str:
-    """Why an execution failed: tool errors and model outages are environmental,
-    doom loops and turn caps are logical."""
-    err = result.error or ""
-    if "doom loop" in err or "turn cap" in err:
+def execution_failure_class(result: ExecutionResult) -> FailureClass:
+    """Why an execution failed, from its structured ``stop``: doom loops and turn caps are
+    logical; model outages, and a run whose tools were refused or failed, environmental."""
+    if result.stop in ("doom_loop", "turn_cap"):
         return "logical"
-    if err.startswith("model call failed") or any(not c.ok for c in result.tool_calls):
+    if result.stop == "model_error" or any(not c.ok for c in result.tool_calls):
         return "environmental"
     return "logical"
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import logging
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -15,38 +17,54 @@ from typing import Any
 
 import pykka
 
-from artoo.actors.agent_validator import AgentValidator
-from artoo.actors.base import Operator, Role, RoleContext, Tick
+from artoo.actors.base import Equipment, Operator, Tick
 from artoo.actors.bus import Bus, Delivery
+from artoo.actors.catalog import ToolCatalog
 from artoo.actors.clock import Clock, IdSource, SystemClock
-from artoo.actors.dispatcher import Dispatcher
-from artoo.actors.dreamer import Dreamer, DreamNow
-from artoo.actors.executor import Executor
-from artoo.actors.ggs import GGS
+from artoo.actors.dreamer import DreamNow
 from artoo.actors.llm import (
     LLMGateway,
     ModelNotConfigured,
-    UsageTotals,
     resolve_backend,
     resolve_models,
 )
-from artoo.actors.memory import Memory
-from artoo.actors.meta_validator import MetaValidator
-from artoo.actors.perceiver import Perceiver
-from artoo.actors.planner import Planner
-from artoo.actors.queen import Queen
-from artoo.actors.supervisor import Supervisor
+from artoo.actors.roster import ROSTER
+from artoo.actors.runner import RoleRunner
 from artoo.eventstore import EventLog
 from artoo.eventstore.megrams import MegramStore
 from artoo.memoryview import catch_up_memory
-from artoo.schemas import Config, Envelope, FinalResult, TaskCancelled, UserRequest
+from artoo.schemas import (
+    Config,
+    Cost,
+    Envelope,
+    FinalResult,
+    TaskCancelled,
+    UserRequest,
+)
+
+from ._recovery import end_orphans
 
 __all__ = ["ModelNotConfigured", "System", "TaskHandle"]
 
 logger = logging.getLogger("artoo")
 
 HOST = "host"
+SYSTEM = "system"
 TICK_S = 0.05
+CLOSE_BOUND_S = 5.0
+"""``close()`` returns within about this many seconds, whatever the roles are doing."""
+
+_open_systems: weakref.WeakSet[System] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_forgotten() -> None:
+    """At interpreter exit, close every System the host forgot to close (bounded)."""
+    for system in list(_open_systems):
+        try:
+            system.close()
+        except Exception:  # pragma: no cover - best effort at exit
+            logger.exception("closing a forgotten System at exit failed")
 
 
 class TaskHandle:
@@ -56,11 +74,13 @@ class TaskHandle:
         self.system = system
         self.task_id = task_id
         self._future = future
-        self.usage: UsageTotals | None = None
-        """The gateway's own count of the task's model calls, set when the task ends."""
+        self.usage: Cost | None = None
+        """The task's Cost (model calls, tokens, time) once it ended: ``FinalResult.cost``,
+        computed by the one cost ledger (:func:`artoo.actors.ledger.task_cost`)."""
 
     def result(self, timeout: float | None = None) -> FinalResult:
-        """Wait for the FinalResult; raises TimeoutError after ``timeout`` seconds."""
+        """Wait for the FinalResult; raises TimeoutError after ``timeout`` seconds, or the
+        log's error if the event log stopped taking messages."""
         try:
             return self._future.result(timeout)
         except FutureTimeout:
@@ -83,6 +103,8 @@ class TaskHandle:
 class _Listener(pykka.ThreadingActor):
     """A subscriber actor that hands each envelope to a Python callback (never drops)."""
 
+    use_daemon_thread = True
+
     def __init__(self, callback: Callable[[Envelope], None]) -> None:
         super().__init__()
         self.callback = callback
@@ -100,13 +122,6 @@ class _Sync:
     """Asked of a role by the host to wait until its mailbox so far is handled."""
 
 
-@dataclass
-class _Running:
-    cls: type[Role]
-    instance: str | None
-    ref: pykka.ActorRef[Any]
-
-
 class System:
     """An artoo actor system on one store. Use :meth:`open`; close it (or use ``with``).
 
@@ -114,6 +129,12 @@ class System:
 
         with artoo.System.open("./.artoo", model="openai/gpt-4o-mini") as system:
             result = system.run("count the python files under ./src")
+
+    Every submitted task ends in exactly one FinalResult: at ``close()`` a task still
+    running ends abandon "system closed"; a task the log shows started and never ended
+    (the process was killed) ends abandon "interrupted…" when the store is next opened.
+    A host that forgets ``close()`` still exits (actor threads are daemons; the System is
+    closed at interpreter exit).
     """
 
     def __init__(
@@ -132,6 +153,8 @@ class System:
         self.workspace = workspace
         self.clock = clock
         self.new_id = IdSource(clock)
+        if not workspace.is_dir():
+            raise FileNotFoundError(f"the workspace {workspace} is not a directory")
         store.mkdir(parents=True, exist_ok=True)
         (store / "spill").mkdir(exist_ok=True)
         self.log = EventLog.open(store / "events", durability=config.durability)
@@ -140,18 +163,26 @@ class System:
         except BaseException:
             self.log.close()
             raise
-        catch_up_memory(self.log, self.megrams)  # the store is a projection of the log
-        self.bus = Bus(self.log, clock)
         self._closed = False
         self._lock = threading.Lock()
         self._futures: dict[str, tuple[TaskHandle, Future[FinalResult]]] = {}
-        self._running: dict[str, _Running] = {}
         self._taps: list[Any] = []
+        self._failure: BaseException | None = None
+        self.runner = RoleRunner()
+        self._ticker_stop = threading.Event()
+        self._ticker: threading.Thread | None = None
         try:
+            self.bus = Bus(self.log, clock)
+        except BaseException:
+            self.megrams.close()
+            self.log.close()
+            raise
+        try:
+            # before any role runs: every task the log shows started and never ended
+            self.interrupted = end_orphans(self.log, self.bus, sender=SYSTEM)
+            catch_up_memory(self.log, self.megrams)  # the store is a projection of the log
             gateway = gateway_factory(self.bus, clock, self.new_id)
-            pairs = [f"pair-{i}" for i in range(config.max_parallel)]
-            tool_list = list(tools)
-            self.ctx = RoleContext(
+            self.equipment = Equipment(
                 bus=self.bus,
                 config=config,
                 clock=clock,
@@ -160,38 +191,32 @@ class System:
                 workspace=workspace,
                 store=store,
                 operator=operator,
-                services={
-                    "megrams": self.megrams,
-                    "pairs": pairs,
-                    "host_tools": tool_list,
-                    "tool_names": ["glob", "read_file", "write_file", "shell", "load_data"]
-                    + [fn.__name__ for fn in tool_list],
-                    "restart": self._restart,
-                },
+                megrams=self.megrams,
+                tools=ToolCatalog(tuple(tools)),
+                runner=self.runner,
+                pairs=tuple(f"pair-{i}" for i in range(config.max_parallel)),
             )
             self._results = _Listener.start(self._on_result)
             self.bus.subscribe([FinalResult], self._results)
-            for cls in (
-                Supervisor,
-                GGS,
-                Memory,
-                Dreamer,
-                Queen,
-                Perceiver,
-                Planner,
-                Dispatcher,
-                MetaValidator,
-            ):
-                self._start(cls, None)
-            for pair in pairs:
-                self._start(Executor, pair)
-                self._start(AgentValidator, pair)
+            self.bus.on_failure(self._on_bus_failure)
+            self.runner.start_all(ROSTER, self.equipment)
         except BaseException:
-            self._shutdown()
+            self._shutdown(CLOSE_BOUND_S)
             raise
-        self._ticker_stop = threading.Event()
-        self._ticker = threading.Thread(target=self._tick_loop, name="artoo-ticker", daemon=True)
-        self._ticker.start()
+        on_advance = getattr(clock, "on_advance", None)
+        if callable(on_advance):  # a ManualClock: ticks follow the clock, not wall time
+            on_advance(self._tick)
+        else:
+            self._ticker = threading.Thread(
+                target=self._tick_loop, name="artoo-ticker", daemon=True
+            )
+            self._ticker.start()
+        _open_systems.add(self)
+
+    @property
+    def ctx(self) -> Equipment:
+        """The roles' Equipment (former name)."""
+        return self.equipment
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -262,39 +287,34 @@ class System:
             gateway_factory=lambda bus, clk, new_id: None,
         )
 
-    def _start(self, role: type[Role], instance: str | None, from_seq: int | None = None) -> None:
-        ref = role.start(self.ctx, instance)
-        role.subscribe(self.bus, ref, instance, from_seq=from_seq)
-        sender = role.name if instance is None else f"{role.name}/{instance}"
-        self._running[sender] = _Running(role, instance, ref)
-
-    def _restart(self, sender: str, from_seq: int) -> bool:
-        running = self._running.get(sender)
-        if running is None or self._closed:
-            return False
-        if not running.ref.actor_stopped.wait(5.0):
-            return False  # still alive: a clean failure of one task, not a crash
-        self._start(running.cls, running.instance, from_seq=from_seq)
-        return True
-
     # ------------------------------------------------------------------ the faces
     def submit(self, text: str, *, deadline_s: float | None = None) -> TaskHandle:
-        """Start a task and return at once with its TaskHandle."""
+        """Start a task and return at once with its TaskHandle.
+
+        Raises RuntimeError once closed, and the log's error (wrapped in
+        :class:`~artoo.actors.bus.BusError`) once the event log stopped taking messages.
+        """
         if self._closed:
             raise RuntimeError("this System is closed")
+        if self._failure is not None:
+            raise self._failure_error()
         task_id = self.new_id()
         future: Future[FinalResult] = Future()
         handle = TaskHandle(self, task_id, future)
         with self._lock:
             self._futures[task_id] = (handle, future)
-        self._publish(UserRequest(text=text, deadline_s=deadline_s), task_id=task_id)
+        try:
+            self._publish(UserRequest(text=text, deadline_s=deadline_s), task_id=task_id)
+        except BaseException:
+            with self._lock:
+                self._futures.pop(task_id, None)
+            raise
         return handle
 
     def run(self, text: str, timeout: float | None = None) -> FinalResult:
-        """Run a task to its FinalResult (blocks)."""
+        """Run a task to its FinalResult (blocks). ``timeout`` is the task's deadline."""
         handle = self.submit(text, deadline_s=timeout)
-        wait = None if timeout is None else timeout + 30.0
-        return handle.result(wait)
+        return handle.result(self._wait_s(timeout))
 
     async def asubmit(self, text: str, *, deadline_s: float | None = None) -> TaskHandle:
         """Async twin of :meth:`submit`."""
@@ -303,7 +323,11 @@ class System:
     async def arun(self, text: str, timeout: float | None = None) -> FinalResult:
         """Async twin of :meth:`run`."""
         handle = self.submit(text, deadline_s=timeout)
-        return await handle.aresult(None if timeout is None else timeout + 30.0)
+        return await handle.aresult(self._wait_s(timeout))
+
+    def _wait_s(self, timeout: float | None) -> float:
+        # the GGS ends the task at its deadline (clock time); the host waits a margin more
+        return self.config.task_deadline_s(timeout) + 30.0
 
     def subscribe(self, callback: Callable[[Envelope], None], *, maxsize: int = 10_000) -> Any:
         """Call ``callback`` with every envelope, from a tap thread; returns the Tap.
@@ -332,7 +356,7 @@ class System:
         """
         if not self.flush(timeout):
             raise TimeoutError(f"memory did not catch up within {timeout} s")
-        count = self._running["dreamer"].ref.ask(DreamNow(), timeout=timeout)
+        count = self.runner.ref("dreamer").ask(DreamNow(), timeout=timeout)
         if not self.flush(timeout):
             raise TimeoutError(f"memory did not apply the pass within {timeout} s")
         return int(count)
@@ -348,7 +372,7 @@ class System:
         left = None if deadline is None else max(0.0, deadline - time.monotonic())
         try:
             # delivered is not yet applied: an ask waits behind every message in the mailbox
-            self._running["memory"].ref.ask(_Sync(), timeout=left)
+            self.runner.ref("memory").ask(_Sync(), timeout=left)
         except (pykka.Timeout, pykka.ActorDeadError):
             return False
         return True
@@ -359,56 +383,108 @@ class System:
 
     def _on_result(self, env: Envelope) -> None:
         result: FinalResult = env.body
-        gateway = self.ctx.gateway
-        usage = gateway.forget(result.task_id) if gateway is not None else None
         with self._lock:
             entry = self._futures.pop(result.task_id, None)
         if entry is not None:
             handle, future = entry
-            handle.usage = usage
+            handle.usage = result.cost
             if not future.done():
                 future.set_result(result)
 
+    def _failure_error(self) -> BaseException:
+        from artoo.actors.bus import BusError
+
+        return BusError(f"the event log stopped taking messages: {self._failure!r}")
+
+    def _on_bus_failure(self, exc: BaseException) -> None:
+        """The log append failed (disk full …): every waiting handle fails at once."""
+        self._failure = exc
+        error = self._failure_error()
+        with self._lock:
+            pending = list(self._futures.values())
+            self._futures.clear()
+        for _, future in pending:
+            if not future.done():
+                future.set_exception(error)
+
+    def _tick(self, now: float) -> None:
+        for running in self.runner.running():
+            if running.role.wants_ticks:
+                try:
+                    running.ref.tell(Tick(now))
+                except pykka.ActorDeadError:
+                    pass
+
     def _tick_loop(self) -> None:
         while not self._ticker_stop.wait(TICK_S):
-            now = self.clock.now()
-            for running in list(self._running.values()):
-                if running.cls.wants_ticks:
-                    try:
-                        running.ref.tell(Tick(now))
-                    except pykka.ActorDeadError:
-                        pass
+            self._tick(self.clock.now())
 
     def close(self) -> None:
-        """Stop every role, flush and close the log and the memory store."""
+        """End every running task, stop the roles, close the log and the memory store.
+
+        Tasks still running end first with FinalResult(abandon, "system closed"). Returns
+        within about :data:`CLOSE_BOUND_S` seconds even when a role is stuck in a model
+        call or a tool (its daemon thread is left to end with the process).
+        """
         if self._closed:
             return
+        _open_systems.discard(self)
+        deadline = time.monotonic() + CLOSE_BOUND_S
+        self._end_running_tasks(deadline - 1.5)
         self._closed = True
-        if hasattr(self, "_ticker_stop"):
-            self._ticker_stop.set()
-            self._ticker.join(2.0)
-        self._shutdown()
+        self._ticker_stop.set()
+        if self._ticker is not None:
+            self._ticker.join(1.0)
+        self._shutdown(max(0.5, deadline - time.monotonic()))
 
-    def _shutdown(self) -> None:
-        self._closed = True
+    def _end_running_tasks(self, until: float) -> None:
+        """Cancel (closing) every submitted task still open; the GGS ends each. Past
+        ``until`` the System ends what is left itself."""
+        with self._lock:
+            open_tasks = list(self._futures)
+        if not open_tasks or self._failure is not None:
+            return
         try:
-            self.bus.flush(10.0)
+            for task_id in open_tasks:
+                self._publish(TaskCancelled(reason="system closed", closing=True), task_id=task_id)
+            while time.monotonic() < until:
+                with self._lock:
+                    if not any(t in self._futures for t in open_tasks):
+                        return
+                time.sleep(0.01)
+            with self._lock:  # the GGS did not answer in time: end them here
+                left = [t for t in open_tasks if t in self._futures]
+            for task_id in left:
+                self.bus.publish(
+                    FinalResult(
+                        task_id=task_id, status="abandon", summary="system closed", reason="closed"
+                    ),
+                    sender=SYSTEM,
+                    task_id=task_id,
+                )
+            self.bus.flush(max(0.1, until + 1.0 - time.monotonic()))
+        except Exception:
+            logger.exception("ending running tasks at close failed")
+
+    def _shutdown(self, bound_s: float) -> None:
+        self._closed = True
+        deadline = time.monotonic() + bound_s
+        try:
+            self.bus.flush(max(0.1, bound_s / 3))
         except Exception:
             logger.exception("flush on close failed")
-        for running in list(self._running.values()):
-            try:
-                running.ref.stop(block=True, timeout=10.0)
-            except (pykka.ActorDeadError, pykka.Timeout):
-                pass
+        self.runner.stop_all(max(0.1, deadline - time.monotonic() - 0.5))
         if hasattr(self, "_results"):
             try:
-                self._results.stop(block=True, timeout=5.0)
+                self._results.stop(block=True, timeout=0.5)
             except (pykka.ActorDeadError, pykka.Timeout):
                 pass
         for tap in self._taps:
             tap.close()
         try:
-            self.bus.close()
+            self.bus.close(max(0.1, deadline - time.monotonic()))
+        except Exception:
+            logger.exception("closing the bus failed")
         finally:
             self.megrams.close()
             self.log.close()

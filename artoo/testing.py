@@ -78,6 +78,7 @@ class ManualClock:
         self._monotonic = 0.0
         self._timers: list[tuple[float, int, Timer]] = []
         self._order = itertools.count()
+        self._listeners: list[Callable[[float], object]] = []
 
     def now(self) -> float:
         """The current wall time (UTC epoch seconds)."""
@@ -97,6 +98,7 @@ class ManualClock:
             self._now += seconds
             self._monotonic += seconds
         self._fire_due()
+        self._notify()
 
     def set(self, t: float) -> None:
         """Set the wall time to ``t`` (forward: as ``advance``; backward: a clock jump)."""
@@ -107,6 +109,19 @@ class ManualClock:
                 self._monotonic += delta
         if delta > 0:
             self._fire_due()
+            self._notify()
+
+    def on_advance(self, fn: Callable[[float], object]) -> None:
+        """Call ``fn(now)`` after every forward move of the clock (a System under this clock
+        ticks its timed roles so, instead of on a wall-clock thread)."""
+        with self._lock:
+            self._listeners.append(fn)
+
+    def _notify(self) -> None:
+        with self._lock:
+            listeners, now = list(self._listeners), self._now
+        for fn in listeners:
+            fn(now)
 
     def call_at(self, when: float, fn: Callable[[], object]) -> Timer:
         """Call ``fn()`` once ``now()`` reaches ``when`` (fired by ``advance``/``set``)."""

@@ -6,7 +6,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["Config", "DreamerConfig", "GGSConfig", "MemoryConfig", "SupervisorConfig", "ToolsConfig"]
+__all__ = [
+    "Config",
+    "DreamerConfig",
+    "GGSConfig",
+    "MemoryConfig",
+    "SupervisorConfig",
+    "ToolsConfig",
+]
 
 
 class GGSConfig(BaseModel):
@@ -115,3 +122,10 @@ class Config(BaseModel):
     dreamer: DreamerConfig = DreamerConfig()
     tools: ToolsConfig = ToolsConfig()
     supervisor: SupervisorConfig = SupervisorConfig()
+
+    def task_deadline_s(self, requested: float | None) -> float:
+        """A task's deadline in seconds: the one asked for, else ``task_timeout_s``.
+
+        The one place the default deadline is computed (Queen, GGS and System use it).
+        """
+        return requested if requested is not None else self.task_timeout_s

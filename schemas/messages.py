@@ -27,6 +27,7 @@ __all__ = [
     "Cost",
     "Criterion",
     "DispatchManifest",
+    "EndReason",
     "EscalationTicket",
     "ExecutionResult",
     "FinalResult",
@@ -41,7 +42,6 @@ __all__ = [
     "MemoryQuery",
     "MemoryRecall",
     "Message",
-    "EndReason",
     "OutcomeSummary",
     "PlanDirective",
     "PlanRejected",
@@ -92,6 +92,7 @@ EndReason = Literal[
     "interrupted",
     "budget",
     "log_failed",
+    "step_failed",
 ]
 """Why a task ended (FinalResult.reason); None in logs written before it existed."""
 
@@ -474,6 +475,8 @@ class TaskCancelled(Message, tag="TaskCancelled"):
     """A task was cancelled by the user or the host."""
 
     reason: str = ""
+    closing: bool = False
+    """Sent by ``System.close()`` for a task still running: it ends as "system closed"."""
 
 
 class RoleFailed(Message, tag="RoleFailed"):
@@ -503,6 +506,10 @@ class PlanRejected(Message, tag="PlanRejected"):
     round: int = 0
     violations: list[str] = []
     must_not: list[str] = []
+    tools: list[str] = []
+    """Blocked tools the rejected plan used."""
+    targets: list[str] = []
+    """Blocked targets the rejected plan named."""
 
 
 class UnknownMessage(msgspec.Struct, frozen=True):

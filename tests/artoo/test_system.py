@@ -253,8 +253,8 @@ def test_model_failure_is_a_clean_abandon(tmp_path: Path, workspace: Path) -> No
         tmp_path / "store", model=model, workspace=workspace, config=CONFIG
     ) as s:
         result = s.run("say hello", timeout=30)
-    assert result.status == "abandon"
-    assert "perceiver" in result.summary
+    assert result.status == "abandon" and result.reason == "step_failed"
+    assert "could not be read" in result.summary
     assert result.cost.model_calls == 2  # the answer and its one repair
 
 
@@ -508,7 +508,7 @@ def test_flush_returns_once_memory_applied_what_was_published(
         time.sleep(0.2)  # a Memory role that lags behind the bus
         self.store.apply(env.body, seq=env.seq)
 
-    monkeypatch.setattr(Memory, "on_megram_recorded", slow_apply)
+    monkeypatch.setattr(Memory, "on_memory_event", slow_apply)
     model = write_script(tmp_path / "s.toml", _accept_entries())
     with artoo.System.open(tmp_path / "s", model=model, workspace=workspace, config=CONFIG) as s:
         for i in range(3):

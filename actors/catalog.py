@@ -1,0 +1,28 @@
+"""The tool catalog: the one owner of the names of every tool an Executor may be offered.
+
+Equipment, not a role. Built-in tool names come from :mod:`artoo.actors.tools`
+(``BUILTIN_TOOLS``); host tools are the Python functions given to ``System.open(tools=…)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["BUILTIN_TOOLS", "ToolCatalog"]
+
+BUILTIN_TOOLS: tuple[str, ...] = ("glob", "read_file", "write_file", "shell", "load_data")
+"""The built-in tools, in the order they are offered."""
+
+
+@dataclass(frozen=True)
+class ToolCatalog:
+    """Built-in tools plus the host's functions; ``names`` is what a plan may use."""
+
+    host_tools: tuple[Callable[..., Any], ...] = ()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every tool name: built-ins first, then the host's, in registration order."""
+        return (*BUILTIN_TOOLS, *(fn.__name__ for fn in self.host_tools))

@@ -1,0 +1,134 @@
+"""The role runner: starts the declared roles, restarts a crashed one, stops them all.
+
+Equipment of the System and the Supervisor, not a role. The System builds the
+:class:`Equipment`, hands the runner the roster (``artoo.actors.roster.ROSTER``) and the
+runner starts one actor per singleton role and one per effector pair for pair roles,
+each with its one bus subscription. The Supervisor calls :meth:`RoleRunner.restart` when
+a role crashed; nothing here calls back into the facade.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pykka
+
+from ._log import runtime_logger
+
+if TYPE_CHECKING:
+    from .base import Equipment, Role
+
+__all__ = ["RoleRunner", "RoleSpec", "Running"]
+
+_log = runtime_logger(component="runner")
+
+
+@dataclass(frozen=True)
+class RoleSpec:
+    """One line of the roster: a role class, singleton or one per effector pair."""
+
+    role: type[Role]
+    per_pair: bool = False
+
+
+@dataclass
+class Running:
+    """A started role actor."""
+
+    role: type[Role]
+    instance: str | None
+    ref: pykka.ActorRef[Any]
+
+
+class RoleRunner:
+    """Starts, restarts and stops the role actors of one System (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: dict[str, Running] = {}
+        self._equipment: Equipment | None = None
+        self._closed = False
+
+    # ------------------------------------------------------------------ starting
+    def start_all(self, roster: Iterable[RoleSpec], equipment: Equipment) -> None:
+        """Start every role of ``roster`` with ``equipment`` (pair roles once per pair)."""
+        self._equipment = equipment
+        for spec in roster:
+            if spec.per_pair:
+                for pair in equipment.pairs:
+                    self.start(spec.role, pair)
+            else:
+                self.start(spec.role, None)
+
+    def start(self, role: type[Role], instance: str | None, from_seq: int | None = None) -> str:
+        """Start one actor of ``role`` and subscribe it; returns its sender name."""
+        equipment = self._equipment
+        if equipment is None:
+            raise RuntimeError("start_all() first: the runner has no equipment")
+        ref = role.start(equipment, instance)
+        role.subscribe(equipment.bus, ref, instance, from_seq=from_seq)
+        sender = role.name if instance is None else f"{role.name}/{instance}"
+        with self._lock:
+            self._running[sender] = Running(role, instance, ref)
+        return sender
+
+    def restart(self, sender: str, from_seq: int, *, wait_s: float = 2.0) -> bool:
+        """Start a fresh actor for a crashed ``sender``, resuming at ``from_seq``.
+
+        A crashed actor stops right after publishing RoleFailed; this waits for that (at
+        most ``wait_s``) and returns False if the actor is still alive, unknown, or the
+        runner is closed.
+        """
+        with self._lock:
+            running = self._running.get(sender)
+            if running is None or self._closed:
+                return False
+        if not running.ref.actor_stopped.wait(wait_s):
+            return False
+        self.start(running.role, running.instance, from_seq=from_seq)
+        _log.warning("role restarted", role=sender, from_seq=from_seq)
+        return True
+
+    # ------------------------------------------------------------------ reading
+    def ref(self, sender: str) -> pykka.ActorRef[Any]:
+        """The running actor of ``sender`` (KeyError if none)."""
+        with self._lock:
+            return self._running[sender].ref
+
+    def running(self) -> list[Running]:
+        """Every started actor, in start order."""
+        with self._lock:
+            return list(self._running.values())
+
+    # ------------------------------------------------------------------ stopping
+    def stop_all(self, timeout: float) -> list[str]:
+        """Ask every actor to stop and wait at most ``timeout`` seconds in all.
+
+        Returns the senders still busy at the bound (a handler blocked in a model call or a
+        tool): their daemon threads are left behind and end with the process.
+        """
+        with self._lock:
+            self._closed = True
+            running = list(self._running.items())
+        futures = []
+        for sender, r in running:
+            try:
+                futures.append((sender, r.ref.stop(block=False)))
+            except pykka.ActorDeadError:
+                pass
+        deadline = time.monotonic() + timeout
+        stuck = []
+        for sender, future in futures:
+            try:
+                future.get(timeout=max(0.0, deadline - time.monotonic()))
+            except pykka.Timeout:
+                stuck.append(sender)
+            except pykka.ActorDeadError:
+                pass
+        if stuck:
+            _log.warning("roles still busy at close", roles=stuck)
+        return stuck
