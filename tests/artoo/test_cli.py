@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
-from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -16,14 +14,7 @@ from artoo.demo import SCENARIOS, run_scenario
 from artoo.eventstore.megrams import MegramStore
 from artoo.memoryview import memory_rows, rebuild_memory
 
-DATA = Path(str(resources.files("artoo") / "demo_data"))
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "workspace"
-    shutil.copytree(DATA / "workspace", ws)
-    return ws
+from .helpers import DATA
 
 
 def test_help_lists_every_command() -> None:

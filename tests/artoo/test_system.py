@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import shutil
 import threading
 import time
-from importlib import resources
 from pathlib import Path
 
 import msgspec
@@ -28,36 +26,13 @@ from artoo.schemas import (
 )
 from artoo.testing import write_script
 
-DATA = Path(str(resources.files("artoo") / "demo_data"))
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "workspace"
-    shutil.copytree(DATA / "workspace", ws)
-    return ws
-
-
-def task_events(store: Path, task_id: str) -> list:
-    with EventLog.open(store / "events", durability="none") as log:
-        return list(log.read_task(task_id))
-
-
-CONFIG = Config(durability="none", max_parallel=2, confirmation_timeout_s=2.0)
-
-PERCEIVE = {
-    "role": "perceiver",
-    "times": 0,
-    "content": {"intent": "say hello", "slug": "hello", "criteria": []},
-}
-
-
-def simple_plan(instruction: str = "Say hello", times: int = 0) -> dict:
-    return {
-        "role": "planner",
-        "times": times,
-        "content": {"subtasks": [{"instruction": instruction, "sequence": 1}]},
-    }
+from .helpers import (
+    CONFIG,
+    PERCEIVE,
+    rm_script_entries,
+    simple_plan,
+    task_events,
+)
 
 
 # --------------------------------------------------------------------------- the scenarios
@@ -315,16 +290,7 @@ def test_subscribe_sees_every_envelope_of_a_task(tmp_path: Path, workspace: Path
 
 # --------------------------------------------------------------------------- Law 1
 def _rm_script(tmp_path: Path) -> str:
-    entries = [
-        {"role": "perceiver", "content": {"intent": "delete old log", "slug": "delete-old-log"}},
-        simple_plan("Delete archive/old.log with rm", times=3),
-        {
-            "role": "executor",
-            "tool_calls": [{"name": "shell", "arguments": {"command": "rm archive/old.log"}}],
-        },
-        {"role": "executor", "times": 0, "content": "done"},
-    ]
-    return write_script(tmp_path / "rm.toml", entries)
+    return write_script(tmp_path / "rm.toml", rm_script_entries())
 
 
 def test_law1_operator_approves(tmp_path: Path, workspace: Path) -> None:

@@ -1,0 +1,54 @@
+"""Shared builders for the end-to-end tests: the demo workspace, scripts, the log."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from artoo.eventstore import EventLog
+from artoo.schemas import Config, Envelope
+
+DATA = Path(str(resources.files("artoo") / "demo_data"))
+
+CONFIG = Config(durability="none", max_parallel=2, confirmation_timeout_s=2.0)
+
+PERCEIVE: dict[str, Any] = {
+    "role": "perceiver",
+    "times": 0,
+    "content": {"intent": "say hello", "slug": "hello", "criteria": []},
+}
+
+
+def task_events(store: Path, task_id: str) -> list[Envelope]:
+    """Every logged envelope of one task (the store must not be open elsewhere)."""
+    with EventLog.open(store / "events", durability="none") as log:
+        return list(log.read_task(task_id))
+
+
+def all_events(store: Path) -> list[Envelope]:
+    """Every logged envelope (the store must not be open elsewhere)."""
+    with EventLog.open(store / "events", durability="none") as log:
+        return list(log.read())
+
+
+def simple_plan(instruction: str = "Say hello", times: int = 0) -> dict[str, Any]:
+    """A planner entry with one subtask and no criteria."""
+    return {
+        "role": "planner",
+        "times": times,
+        "content": {"subtasks": [{"instruction": instruction, "sequence": 1}]},
+    }
+
+
+def rm_script_entries(times: int = 3) -> list[dict[str, Any]]:
+    """A task whose executor asks to run ``rm archive/old.log`` (a Law 1 confirmation)."""
+    return [
+        {"role": "perceiver", "content": {"intent": "delete old log", "slug": "delete-old-log"}},
+        simple_plan("Delete archive/old.log with rm", times=times),
+        {
+            "role": "executor",
+            "tool_calls": [{"name": "shell", "arguments": {"command": "rm archive/old.log"}}],
+        },
+        {"role": "executor", "times": 0, "content": "done"},
+    ]
