@@ -41,13 +41,19 @@ def simple_plan(instruction: str = "Say hello", times: int = 0) -> dict[str, Any
     }
 
 
-def rm_script_entries(times: int = 3) -> list[dict[str, Any]]:
-    """A task whose executor asks to run ``rm archive/old.log`` (a Law 1 confirmation)."""
+def rm_script_entries(times: int = 3, tasks: int = 1) -> list[dict[str, Any]]:
+    """``tasks`` tasks whose executor asks to run ``rm archive/old.log`` (a Law 1
+    confirmation); ``times`` plans in all."""
     return [
-        {"role": "perceiver", "content": {"intent": "delete old log", "slug": "delete-old-log"}},
+        {
+            "role": "perceiver",
+            "times": tasks,
+            "content": {"intent": "delete old log", "slug": "delete-old-log"},
+        },
         simple_plan("Delete archive/old.log with rm", times=times),
         {
             "role": "executor",
+            "times": tasks,
             "tool_calls": [{"name": "shell", "arguments": {"command": "rm archive/old.log"}}],
         },
         {"role": "executor", "times": 0, "content": "done"},
