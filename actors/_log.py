@@ -10,6 +10,7 @@ globally: the host's own logging set-up decides where they go (``artoo`` carries
 from __future__ import annotations
 
 import logging
+from collections.abc import MutableMapping
 from typing import Any
 
 import structlog
@@ -19,7 +20,7 @@ __all__ = ["runtime_logger"]
 _STDLIB = logging.getLogger("artoo.runtime")
 
 
-def _message(_: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+def _message(_: Any, __: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     """Put the key/values into the message too, so a plain formatter shows them."""
     event = str(event_dict.get("event", ""))
     pairs = " ".join(f"{k}={v}" for k, v in event_dict.items() if k != "event")

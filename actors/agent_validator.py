@@ -205,7 +205,7 @@ class AgentValidator(Role):
         )
         threshold = self.ctx.config.llm_confidence_threshold
         verdict, v = model_verdict(
-            self.ctx.gateway, request, criterion, threshold=threshold, attempt=attempt
+            self.ctx.model(), request, criterion, threshold=threshold, attempt=attempt
         )
         if v is None or verdict.confidence >= threshold:
             return verdict

@@ -45,7 +45,7 @@ from .catalog import ToolCatalog
 from .clock import Clock, SystemClock, new_id
 
 if TYPE_CHECKING:
-    from artoo.eventstore import MegramStore
+    from artoo.eventstore.megrams import MegramStore
 
     from .bus import Bus
     from .llm import LLMGateway
@@ -109,6 +109,12 @@ class Equipment:
     tools: ToolCatalog = field(default_factory=ToolCatalog)
     runner: RoleRunner | None = None
     pairs: tuple[str, ...] = ()
+
+    def model(self) -> LLMGateway:
+        """The LLM gateway; RuntimeError when the System was opened without a model."""
+        if self.gateway is None:
+            raise RuntimeError("this System has no model (opened offline)")
+        return self.gateway
 
     @property
     def spill_dir(self) -> Path:

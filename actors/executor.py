@@ -198,7 +198,7 @@ class Executor(Role):
                 subtask_id=st.subtask_id,
             )
             try:
-                response = self.ctx.gateway.complete(request)  # type: ignore[union-attr]
+                response = self.ctx.model().complete(request)
             except LLMError as exc:
                 stop, error = "model_error", f"model call failed: {exc}"
                 break

@@ -275,7 +275,9 @@ def _urgency(grad: float, params: GGSConfig) -> Urgency:
 
 # --------------------------------------------------------------------------- blocked sets
 def _classes(outcome: SubTaskOutcome) -> set[str]:
-    found = {v.failure_class for v in outcome.verdicts if not v.passed and v.failure_class}
+    found: set[str] = {
+        v.failure_class for v in outcome.verdicts if not v.passed and v.failure_class
+    }
     if outcome.failure_class:
         found.add(outcome.failure_class)
     return found

@@ -144,5 +144,5 @@ class MetaValidator(Role):
             ],
         )
         threshold = self.ctx.config.llm_confidence_threshold
-        verdict, _ = model_verdict(self.ctx.gateway, request, criterion, threshold=threshold)
+        verdict, _ = model_verdict(self.ctx.model(), request, criterion, threshold=threshold)
         return verdict

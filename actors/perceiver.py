@@ -72,7 +72,7 @@ class Perceiver(Role):
                 {"role": "user", "content": body.text},
             ],
         )
-        answer = ask_structured(self.ctx.gateway, request, PerceiverAnswer)
+        answer = ask_structured(self.ctx.model(), request, PerceiverAnswer)
         if not answer.ok or answer.value is None:
             self.log.warning("no valid task reading", task=env.task_id, error=answer.error)
             self.reply(

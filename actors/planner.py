@@ -359,7 +359,7 @@ class Planner(Role):
         violations: list[Violation] = []
         for _ in range(self.max_plan_attempts):
             request = LLMRequest(role=self.name, tier="brain", task_id=task_id, messages=messages)
-            answer = ask_structured(self.ctx.gateway, request, PlanAnswer)
+            answer = ask_structured(self.ctx.model(), request, PlanAnswer)
             if not answer.ok or answer.value is None or not answer.value.subtasks:
                 error = (
                     "the plan has no subtasks" if answer.ok else f"no valid plan: {answer.error}"

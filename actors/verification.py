@@ -86,7 +86,7 @@ def rule_verdict(
     )
 
 
-def majority_class(verdicts: list[Verdict]) -> str | None:
+def majority_class(verdicts: list[Verdict]) -> FailureClass | None:
     """The most common failure class among failed verdicts (logical on a tie)."""
     failed = [v.failure_class for v in verdicts if not v.passed]
     env = sum(1 for f in failed if f == "environmental")

@@ -356,7 +356,7 @@ class System:
         """
         if not self.flush(timeout):
             raise TimeoutError(f"memory did not catch up within {timeout} s")
-        count = self.runner.ref("dreamer").ask(DreamNow(), timeout=timeout)
+        count: int = self.runner.ref("dreamer").ask(DreamNow(), timeout=timeout)  # type: ignore[assignment]
         if not self.flush(timeout):
             raise TimeoutError(f"memory did not apply the pass within {timeout} s")
         return int(count)

@@ -238,6 +238,7 @@ class Recorder:
         The predicate sees the live list (read it, do not keep or change it) and runs
         each time something arrives. Returns False when ``timeout`` seconds pass first.
         """
+        check: Callable[[list[Envelope]], bool]
         if isinstance(predicate_or_count, int):
             count = predicate_or_count
 

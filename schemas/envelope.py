@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import typing
 from typing import Any
 
 import msgspec
@@ -51,7 +52,7 @@ class CorruptRecord(ValueError):
 _encoder = msgspec.msgpack.Encoder()
 _wire_decoder = msgspec.msgpack.Decoder(_Wire)
 _body_decoder = msgspec.msgpack.Decoder(AnyMessage)
-_known_tags = {cls.__name__ for cls in AnyMessage.__args__}  # type: ignore[attr-defined]
+_known_tags = {cls.__name__ for cls in typing.get_args(AnyMessage)}
 
 
 def encode_envelope(envelope: Envelope) -> bytes:

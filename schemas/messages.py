@@ -201,21 +201,21 @@ class Message(msgspec.Struct, tag=True, frozen=True, kw_only=True):
     """Base of every bus message body; the tag is the class name."""
 
 
-class UserRequest(Message, tag="UserRequest"):
+class UserRequest(Message, frozen=True, tag="UserRequest"):
     """Free text from the user, to the Queen."""
 
     text: str
     deadline_s: float | None = None
 
 
-class TaskRequest(Message, tag="TaskRequest"):
+class TaskRequest(Message, frozen=True, tag="TaskRequest"):
     """The Queen's admitted task, to the Perceiver."""
 
     text: str
     deadline_s: float | None = None
 
 
-class TaskSpec(Message, tag="TaskSpec"):
+class TaskSpec(Message, frozen=True, tag="TaskSpec"):
     """The Perceiver's reading of a task: intent, slug and task-level criteria."""
 
     text: str
@@ -225,7 +225,7 @@ class TaskSpec(Message, tag="TaskSpec"):
     environment: str = "local"
 
 
-class SubTask(Message, tag="SubTask"):
+class SubTask(Message, frozen=True, tag="SubTask"):
     """One unit of work for one Executor–Agent-Validator pair (addressed by ``to``)."""
 
     subtask_id: str
@@ -239,7 +239,7 @@ class SubTask(Message, tag="SubTask"):
     blocked_targets: list[str] = []
 
 
-class DispatchManifest(Message, tag="DispatchManifest"):
+class DispatchManifest(Message, frozen=True, tag="DispatchManifest"):
     """The Planner's plan for one round: subtasks grouped by ``sequence``."""
 
     round: int = 0
@@ -251,7 +251,7 @@ class DispatchManifest(Message, tag="DispatchManifest"):
     rationale: str = ""
 
 
-class ExecutionResult(Message, tag="ExecutionResult"):
+class ExecutionResult(Message, frozen=True, tag="ExecutionResult"):
     """What an Executor attempt produced."""
 
     subtask_id: str
@@ -265,7 +265,7 @@ class ExecutionResult(Message, tag="ExecutionResult"):
     """Why the attempt stopped; None only in logs written before the field existed."""
 
 
-class CorrectionSignal(Message, tag="CorrectionSignal"):
+class CorrectionSignal(Message, frozen=True, tag="CorrectionSignal"):
     """The Agent-Validator's feedback asking the Executor to retry."""
 
     subtask_id: str
@@ -276,7 +276,7 @@ class CorrectionSignal(Message, tag="CorrectionSignal"):
     failure_class: FailureClass | None = None
 
 
-class SubTaskOutcome(Message, tag="SubTaskOutcome"):
+class SubTaskOutcome(Message, frozen=True, tag="SubTaskOutcome"):
     """The one result of a subtask's fast loop that crosses into the medium loop."""
 
     subtask_id: str
@@ -291,7 +291,7 @@ class SubTaskOutcome(Message, tag="SubTaskOutcome"):
     reason: str = ""
 
 
-class ReplanRequest(Message, tag="ReplanRequest"):
+class ReplanRequest(Message, frozen=True, tag="ReplanRequest"):
     """The Meta-Validator's fan-in when something failed."""
 
     round: int = 0
@@ -300,7 +300,7 @@ class ReplanRequest(Message, tag="ReplanRequest"):
     merged_output: str = ""
 
 
-class OutcomeSummary(Message, tag="OutcomeSummary"):
+class OutcomeSummary(Message, frozen=True, tag="OutcomeSummary"):
     """The Meta-Validator's fan-in when every subtask and task criterion passed."""
 
     round: int = 0
@@ -309,7 +309,7 @@ class OutcomeSummary(Message, tag="OutcomeSummary"):
     merged_output: str = ""
 
 
-class GGSDecision(Message, tag="GGSDecision"):
+class GGSDecision(Message, frozen=True, tag="GGSDecision"):
     """One medium-loop decision of the Goal Gradient Solver, with every input kept."""
 
     round: int
@@ -328,7 +328,7 @@ class GGSDecision(Message, tag="GGSDecision"):
     law2_worsening: int = 0
 
 
-class PlanDirective(Message, tag="PlanDirective"):
+class PlanDirective(Message, frozen=True, tag="PlanDirective"):
     """GGS's instruction to the Planner for the next round (MUST NOT sets included)."""
 
     round: int
@@ -340,7 +340,7 @@ class PlanDirective(Message, tag="PlanDirective"):
     failure_class: FailureClass | None = None
 
 
-class FinalResult(Message, tag="FinalResult"):
+class FinalResult(Message, frozen=True, tag="FinalResult"):
     """The one and only end of a task, on every path."""
 
     task_id: str
@@ -356,7 +356,7 @@ class FinalResult(Message, tag="FinalResult"):
     """An irreversible action was denied by the operator (rendered as ``[LAW1]``)."""
 
 
-class MemoryQuery(Message, tag="MemoryQuery"):
+class MemoryQuery(Message, frozen=True, tag="MemoryQuery"):
     """The Planner asks Memory for SOPs and potentials of a tag pair."""
 
     space: str
@@ -365,7 +365,7 @@ class MemoryQuery(Message, tag="MemoryQuery"):
     tool_prefix: str = "tool:"
 
 
-class MemoryRecall(Message, tag="MemoryRecall"):
+class MemoryRecall(Message, frozen=True, tag="MemoryRecall"):
     """Memory's answer: C-level SOPs, live potentials and the strongest Avoid pairs."""
 
     space: str
@@ -378,27 +378,27 @@ class MemoryRecall(Message, tag="MemoryRecall"):
     avoid: list[TagPotential] = []
 
 
-class MegramRecorded(Message, tag="MegramRecorded"):
+class MegramRecorded(Message, frozen=True, tag="MegramRecorded"):
     """A new Megram, whole (GGS writes, Memory applies)."""
 
     megram: Megram
 
 
-class MegramRecalled(Message, tag="MegramRecalled"):
+class MegramRecalled(Message, frozen=True, tag="MegramRecalled"):
     """Megrams whose decay clock restarts at ``at``."""
 
     ids: list[str]
     at: float
 
 
-class MegramForgotten(Message, tag="MegramForgotten"):
+class MegramForgotten(Message, frozen=True, tag="MegramForgotten"):
     """A Megram physically forgotten by the Dreamer."""
 
     id: str
     reason: str = ""
 
 
-class MegramDemoted(Message, tag="MegramDemoted"):
+class MegramDemoted(Message, frozen=True, tag="MegramDemoted"):
     """A Common-Sense entry stripped of its time immunity (trust bankruptcy)."""
 
     id: str
@@ -407,7 +407,7 @@ class MegramDemoted(Message, tag="MegramDemoted"):
     reason: str = ""
 
 
-class SOPPromoted(Message, tag="SOPPromoted"):
+class SOPPromoted(Message, frozen=True, tag="SOPPromoted"):
     """A consolidated cluster: a new C-level Megram and the sources it came from."""
 
     megram: Megram
@@ -415,7 +415,7 @@ class SOPPromoted(Message, tag="SOPPromoted"):
     kind: Literal["best_practice", "constraint"] = "best_practice"
 
 
-class LLMCall(Message, tag="LLMCall"):
+class LLMCall(Message, frozen=True, tag="LLMCall"):
     """One model call, recorded so a run can be replayed without the model."""
 
     call_id: str
@@ -431,7 +431,7 @@ class LLMCall(Message, tag="LLMCall"):
     subtask_id: str = ""
 
 
-class ConfirmationRequest(Message, tag="ConfirmationRequest"):
+class ConfirmationRequest(Message, frozen=True, tag="ConfirmationRequest"):
     """Law 1: an irreversible action waiting for a human's yes."""
 
     request_id: str
@@ -444,7 +444,7 @@ class ConfirmationRequest(Message, tag="ConfirmationRequest"):
     timeout_s: float = 60.0
 
 
-class ConfirmationDecision(Message, tag="ConfirmationDecision"):
+class ConfirmationDecision(Message, frozen=True, tag="ConfirmationDecision"):
     """The answer to a ConfirmationRequest (denied at its timeout)."""
 
     request_id: str
@@ -453,7 +453,7 @@ class ConfirmationDecision(Message, tag="ConfirmationDecision"):
     reason: str = ""
 
 
-class EscalationTicket(Message, tag="EscalationTicket"):
+class EscalationTicket(Message, frozen=True, tag="EscalationTicket"):
     """The Judge's structured report of degradation, to the Queen."""
 
     ticket_id: str
@@ -463,7 +463,7 @@ class EscalationTicket(Message, tag="EscalationTicket"):
     evidence: list[int] = []
 
 
-class JudgeObservation(Message, tag="JudgeObservation"):
+class JudgeObservation(Message, frozen=True, tag="JudgeObservation"):
     """A periodic health observation of the Judge."""
 
     summary: str = ""
@@ -471,7 +471,7 @@ class JudgeObservation(Message, tag="JudgeObservation"):
     metrics: dict[str, float] = {}
 
 
-class TaskCancelled(Message, tag="TaskCancelled"):
+class TaskCancelled(Message, frozen=True, tag="TaskCancelled"):
     """A task was cancelled by the user or the host."""
 
     reason: str = ""
@@ -479,7 +479,7 @@ class TaskCancelled(Message, tag="TaskCancelled"):
     """Sent by ``System.close()`` for a task still running: it ends as "system closed"."""
 
 
-class RoleFailed(Message, tag="RoleFailed"):
+class RoleFailed(Message, frozen=True, tag="RoleFailed"):
     """A role raised; the Supervisor restarts it and ends the tasks it served."""
 
     role: str
@@ -489,7 +489,7 @@ class RoleFailed(Message, tag="RoleFailed"):
     last_seq: int = 0
 
 
-class StepFailed(Message, tag="StepFailed"):
+class StepFailed(Message, frozen=True, tag="StepFailed"):
     """A role could not do one step of a task cleanly (no valid model answer after the
     repair, a model outage): the task goes on through the GGS; the actor is alive."""
 
@@ -499,7 +499,7 @@ class StepFailed(Message, tag="StepFailed"):
     round: int = 0
 
 
-class PlanRejected(Message, tag="PlanRejected"):
+class PlanRejected(Message, frozen=True, tag="PlanRejected"):
     """The Planner could not make a plan that keeps the MUST NOT set (after its retry):
     a round's logical failure, scored by the GGS."""
 
