@@ -34,7 +34,14 @@ import pykka
 from artoo.actors.bus import Delivery
 from artoo.schemas import Envelope
 
-__all__ = ["ManualClock", "Recorder", "Timer", "temporary_store", "write_script"]
+__all__ = [
+    "ManualClock",
+    "Recorder",
+    "RoleHarness",
+    "Timer",
+    "temporary_store",
+    "write_script",
+]
 
 
 # --------------------------------------------------------------------------- clock
@@ -304,3 +311,151 @@ def _toml(value: object) -> str:
     if isinstance(value, dict):
         return "{ " + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + " }"
     raise TypeError(f"no TOML for {value!r}")
+
+
+# --------------------------------------------------------------------------- role harness
+class RoleHarness:
+    """Runs ONE role against a bus of its own and records what it publishes.
+
+    The role gets real Equipment (a scripted model when ``model`` is given, the
+    workspace, a MegramStore under the harness's store when ``megrams=True``); you
+    :meth:`send` it messages as any sender, and read back what it published.
+
+    Example::
+
+        with RoleHarness(Queen) as h:
+            h.send(UserRequest(text="hi"), task_id="t1")
+            (request,) = h.wait_for(TaskRequest)
+            assert request.body.text == "hi"
+    """
+
+    def __init__(
+        self,
+        role: type[Any],
+        *,
+        instance: str | None = None,
+        model: str | None = None,
+        config: Any = None,
+        workspace: str | Path | None = None,
+        operator: Callable[[Any], bool | None] | None = None,
+        clock: Any = None,
+        megrams: bool = False,
+        tools: tuple[Callable[..., Any], ...] = (),
+        pairs: tuple[str, ...] = ("pair-0",),
+    ) -> None:
+        from artoo.actors.base import Equipment
+        from artoo.actors.bus import Bus
+        from artoo.actors.catalog import ToolCatalog
+        from artoo.actors.clock import IdSource, SystemClock
+        from artoo.actors.llm import LLMGateway, resolve_backend
+        from artoo.eventstore import EventLog
+        from artoo.eventstore.megrams import MegramStore
+        from artoo.schemas import Config
+
+        self._dir = Path(tempfile.mkdtemp(prefix="artoo-harness-"))
+        self.clock = clock or SystemClock()
+        self.log = EventLog.open(self._dir / "events", durability="none")
+        self.bus = Bus(self.log, self.clock)
+        self.megrams = MegramStore.open(self._dir / "memory") if megrams else None
+        cfg = config if config is not None else Config()
+        new_id = IdSource(self.clock)
+        gateway = None
+        if model is not None:
+            backend = resolve_backend(model)
+            bus = self.bus
+            gateway = LLMGateway(
+                {"brain": backend, "tool": backend},
+                {"brain": model, "tool": model},
+                record=lambda call, task_id: bus.publish(call, sender=call.role, task_id=task_id),
+                clock=self.clock,
+                new_id=new_id,
+            )
+        self.equipment = Equipment(
+            bus=self.bus,
+            config=cfg,
+            clock=self.clock,
+            new_id=new_id,
+            gateway=gateway,
+            workspace=Path(workspace) if workspace is not None else self._dir / "workspace",
+            store=self._dir,
+            operator=operator,
+            megrams=self.megrams,
+            tools=ToolCatalog(tuple(tools)),
+            pairs=pairs,
+        )
+        self.equipment.workspace.mkdir(parents=True, exist_ok=True)
+        self.recorder = Recorder()
+        self.bus.subscribe(None, self.recorder.ref)
+        self.role = role
+        self.sender = role.name if instance is None else f"{role.name}/{instance}"
+        self.ref = role.start(self.equipment, instance)
+        role.subscribe(self.bus, self.ref, instance)
+
+    def send(
+        self, body: Any, *, task_id: str | None = "t1", to: str | None = None, sender: str = "test"
+    ) -> None:
+        """Publish ``body`` as ``sender`` (the role receives it if it consumes it)."""
+        self.bus.publish(body, sender=sender, task_id=task_id, to=to)
+
+    def tick(self, now: float | None = None) -> None:
+        """Tell the role a timer tick at ``now`` (default: the clock's time)."""
+        from artoo.actors.base import Tick
+
+        self.ref.tell(Tick(self.clock.now() if now is None else now))
+
+    def published(self, kind: type | None = None) -> list[Envelope]:
+        """What the role published so far (optionally only ``kind``), in seq order."""
+        self.bus.flush(10)
+        return [
+            e
+            for e in self.recorder.envelopes
+            if e.sender.startswith(self.role.name) and (kind is None or isinstance(e.body, kind))
+        ]
+
+    def wait_for(self, kind: type, count: int = 1, timeout: float = 10.0) -> list[Envelope]:
+        """Block until the role published ``count`` envelopes of ``kind``; returns them.
+
+        Raises AssertionError naming what it did publish when ``timeout`` passes first.
+        """
+
+        def enough(envelopes: list[Envelope]) -> bool:
+            mine = [
+                e
+                for e in envelopes
+                if e.sender.startswith(self.role.name) and isinstance(e.body, kind)
+            ]
+            return len(mine) >= count
+
+        if not self.recorder.wait_for(enough, timeout):
+            got = [type(e.body).__name__ for e in self.published()]
+            raise AssertionError(f"{self.sender} published no {count} {kind.__name__}: {got}")
+        return self.published(kind)
+
+    def sync(self, timeout: float = 10.0) -> None:
+        """Wait until the role handled everything sent so far."""
+        self.bus.flush(timeout)
+        self.ref.ask(None, timeout=timeout)
+
+    def close(self) -> None:
+        """Stop the role, the bus and the stores; remove the temporary directory."""
+        try:
+            self.ref.stop(block=True, timeout=5)
+        except (pykka.ActorDeadError, pykka.Timeout):
+            pass
+        self.recorder.stop()
+        self.bus.close()
+        if self.megrams is not None:
+            self.megrams.close()
+        self.log.close()
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

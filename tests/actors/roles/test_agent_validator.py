@@ -1,0 +1,66 @@
+"""The Agent-Validator: the ladder's rules rung, retries, and what it never retries."""
+
+from __future__ import annotations
+
+from artoo.actors.agent_validator import AgentValidator
+from artoo.schemas import (
+    Check,
+    Config,
+    CorrectionSignal,
+    Criterion,
+    ExecutionResult,
+    SubTask,
+    SubTaskOutcome,
+    ToolCall,
+)
+from artoo.testing import RoleHarness
+
+SAYS_42 = Criterion(
+    id="c1", text="says 42", mode="verifiable", check=Check(kind="output_contains", value="42")
+)
+ST = SubTask(subtask_id="s1", instruction="answer", criteria=[SAYS_42])
+
+
+def _result(attempt: int, output: str = "", **kw: object) -> ExecutionResult:
+    return ExecutionResult(subtask_id="s1", attempt=attempt, output=output, **kw)  # type: ignore[arg-type]
+
+
+def _harness() -> RoleHarness:
+    return RoleHarness(AgentValidator, instance="pair-0", config=Config(max_retries=1))
+
+
+def test_a_passing_attempt_is_one_matched_outcome() -> None:
+    with _harness() as h:
+        h.send(ST, to="pair-0")
+        h.send(_result(1, "it is 42"), to="pair-0")
+        (outcome,) = h.wait_for(SubTaskOutcome)
+    assert outcome.body.status == "matched" and outcome.body.attempts == 1
+
+
+def test_a_failing_attempt_is_corrected_then_fails_after_the_retries() -> None:
+    with _harness() as h:
+        h.send(ST, to="pair-0")
+        h.send(_result(1, "41"), to="pair-0")
+        (signal,) = h.wait_for(CorrectionSignal)
+        assert signal.to == "pair-0" and signal.body.failure_class == "logical"
+        h.send(_result(2, "still 41"), to="pair-0")
+        (outcome,) = h.wait_for(SubTaskOutcome)
+    assert outcome.body.status == "failed" and outcome.body.attempts == 2
+    assert len(outcome.body.history) == 2
+
+
+def test_a_denied_action_and_a_model_outage_are_never_retried() -> None:
+    denied = ToolCall(tool="shell", ok=False, error="denied", refusal="law1_denied")
+    with _harness() as h:
+        h.send(ST, to="pair-0")
+        h.send(_result(1, "42 deleted", tool_calls=[denied]), to="pair-0")
+        (outcome,) = h.wait_for(SubTaskOutcome)
+        assert h.published(CorrectionSignal) == []
+    assert outcome.body.status == "failed"  # the model's claim does not count
+    assert outcome.body.failure_class == "environmental"
+    with _harness() as h:
+        h.send(ST, to="pair-0")
+        h.send(_result(1, ok=False, error="model call failed", stop="model_error"), to="pair-0")
+        (outcome,) = h.wait_for(SubTaskOutcome)
+        assert h.published(CorrectionSignal) == []
+    assert outcome.body.failure_class == "environmental"

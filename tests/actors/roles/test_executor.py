@@ -1,0 +1,56 @@
+"""The Executor: one attempt per addressed SubTask, stopping for a structured reason."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from artoo.actors.executor import Executor
+from artoo.schemas import Config, ExecutionResult, SubTask
+from artoo.testing import RoleHarness, write_script
+
+
+def _call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"role": "executor", "tool_calls": [{"name": name, "arguments": arguments}]}
+
+
+def _run(tmp_path: Path, entries: list[dict[str, Any]], subtask: SubTask) -> ExecutionResult:
+    model = write_script(tmp_path / "s.toml", entries)
+    config = Config(max_turns=4)
+    with RoleHarness(Executor, instance="pair-0", model=model, config=config) as h:
+        h.send(subtask, to="pair-1")  # another pair's: ignored
+        h.send(subtask, to="pair-0")
+        (result,) = h.wait_for(ExecutionResult)
+        assert len(h.published(ExecutionResult)) == 1
+        assert result.to == "pair-0"
+        return result.body
+
+
+def test_an_answer_ends_the_attempt(tmp_path: Path) -> None:
+    entries = [_call("glob", pattern="*"), {"role": "executor", "content": "two files"}]
+    result = _run(tmp_path, entries, SubTask(subtask_id="s1", instruction="list"))
+    assert result.stop == "answer" and result.ok and result.output == "two files"
+    assert [c.tool for c in result.tool_calls] == ["glob"]
+
+
+def test_a_blocked_tool_is_refused_structurally(tmp_path: Path) -> None:
+    entries = [_call("shell", command="ls"), {"role": "executor", "content": "could not"}]
+    st = SubTask(subtask_id="s1", instruction="list", blocked_tools=["shell"])
+    result = _run(tmp_path, entries, st)
+    (call,) = result.tool_calls
+    assert call.refusal == "blocked_tool" and not call.ok
+
+
+def test_the_same_call_three_times_is_a_doom_loop(tmp_path: Path) -> None:
+    entries = [{**_call("glob", pattern="*"), "times": 0}]
+    result = _run(tmp_path, entries, SubTask(subtask_id="s1", instruction="list"))
+    assert result.stop == "doom_loop" and not result.ok and len(result.tool_calls) == 3
+
+
+def test_the_turn_cap_and_a_model_outage_are_their_own_stops(tmp_path: Path) -> None:
+    entries = [_call("glob", pattern=f"{i}*") for i in range(4)]
+    capped = _run(tmp_path, entries, SubTask(subtask_id="s1", instruction="list"))
+    assert capped.stop == "turn_cap" and len(capped.tool_calls) == 4
+    (tmp_path / "b").mkdir()
+    outage = _run(tmp_path / "b", [], SubTask(subtask_id="s2", instruction="list"))
+    assert outage.stop == "model_error" and not outage.ok

@@ -1,0 +1,45 @@
+"""The Meta-Validator: fan-in of a round, task criteria, OutcomeSummary or ReplanRequest."""
+
+from __future__ import annotations
+
+from artoo.actors.meta_validator import MetaValidator
+from artoo.schemas import (
+    Check,
+    Criterion,
+    DispatchManifest,
+    OutcomeSummary,
+    ReplanRequest,
+    SubTask,
+    SubTaskOutcome,
+)
+from artoo.testing import RoleHarness
+
+TASK = Criterion(
+    id="t1", text="mentions 7", mode="verifiable", check=Check(kind="output_contains", value="7")
+)
+MANIFEST = DispatchManifest(
+    round=0,
+    subtasks=[SubTask(subtask_id="a"), SubTask(subtask_id="b", sequence=2)],
+    task_criteria=[TASK],
+)
+
+
+def test_a_round_is_summarised_only_once_every_subtask_reported() -> None:
+    with RoleHarness(MetaValidator) as h:
+        h.send(MANIFEST)
+        h.send(SubTaskOutcome(subtask_id="a", output="3 + 4"))
+        h.sync()
+        assert h.published() == []
+        h.send(SubTaskOutcome(subtask_id="b", output="= 7"))
+        (summary,) = h.wait_for(OutcomeSummary)
+    assert [v.passed for v in summary.body.task_verdicts] == [True]
+    assert [o.subtask_id for o in summary.body.outcomes] == ["a", "b"]
+
+
+def test_a_failed_task_criterion_asks_for_a_replan() -> None:
+    with RoleHarness(MetaValidator) as h:
+        h.send(MANIFEST)
+        h.send(SubTaskOutcome(subtask_id="a", output="3"))
+        h.send(SubTaskOutcome(subtask_id="b", output="4"))
+        (replan,) = h.wait_for(ReplanRequest)
+    assert [v.passed for v in replan.body.task_verdicts] == [False]

@@ -1,0 +1,33 @@
+"""The Perceiver: a TaskSpec from a valid answer, a StepFailed (not a crash) otherwise."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from artoo.actors.perceiver import Perceiver
+from artoo.schemas import StepFailed, TaskRequest, TaskSpec
+from artoo.testing import RoleHarness, write_script
+
+
+def test_a_valid_reading_becomes_a_task_spec(tmp_path: Path) -> None:
+    answer = {
+        "intent": "Count the Python files",
+        "slug": "Count Py Files!",
+        "criteria": [{"text": "a number", "mode": "verifiable", "check": {"kind": "exit_code"}}],
+    }
+    model = write_script(tmp_path / "s.toml", [{"role": "perceiver", "content": answer}])
+    with RoleHarness(Perceiver, model=model) as h:
+        h.send(TaskRequest(text="count the python files"))
+        (spec,) = h.wait_for(TaskSpec)
+    assert spec.body.slug == "count-py-files" and spec.body.intent == "Count the Python files"
+    assert [c.id for c in spec.body.criteria] == ["t1"] and spec.body.criteria[0].check
+
+
+def test_no_valid_reading_is_a_clean_step_failure(tmp_path: Path) -> None:
+    model = write_script(tmp_path / "s.toml", [{"role": "perceiver", "times": 0, "content": "?"}])
+    with RoleHarness(Perceiver, model=model) as h:
+        h.send(TaskRequest(text="count"))
+        (failed,) = h.wait_for(StepFailed)
+        assert h.ref.is_alive()
+    assert failed.body.step == "perceive" and failed.body.role == "perceiver"
+    assert failed.task_id == "t1"

@@ -1,0 +1,75 @@
+"""The Planner: calibration, a plan that keeps the MUST NOT set, PlanRejected otherwise."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from artoo.actors.planner import Planner
+from artoo.schemas import (
+    DispatchManifest,
+    MemoryQuery,
+    MemoryRecall,
+    PlanDirective,
+    PlanRejected,
+    StepFailed,
+    TaskSpec,
+)
+from artoo.testing import RoleHarness, write_script
+
+SPEC = TaskSpec(text="delete the log", intent="delete the log", slug="delete-log")
+
+
+def _plan(instruction: str, tools: list[str]) -> dict[str, Any]:
+    return {
+        "role": "planner",
+        "content": {"subtasks": [{"instruction": instruction, "tools": tools}]},
+    }
+
+
+def _recall(round: int = 0) -> MemoryRecall:
+    return MemoryRecall(space="intent:delete-log", entity="env:local", round=round)
+
+
+def test_a_spec_queries_memory_and_the_recall_yields_a_manifest(tmp_path: Path) -> None:
+    model = write_script(tmp_path / "s.toml", [_plan("List the logs", ["glob"])])
+    with RoleHarness(Planner, model=model) as h:
+        h.send(SPEC)
+        (query,) = h.wait_for(MemoryQuery)
+        h.send(_recall())
+        (manifest,) = h.wait_for(DispatchManifest)
+    assert (query.body.space, query.body.entity) == ("intent:delete-log", "env:local")
+    assert [s.instruction for s in manifest.body.subtasks] == ["List the logs"]
+
+
+def test_plans_that_keep_breaking_the_must_not_set_are_rejected_structurally(
+    tmp_path: Path,
+) -> None:
+    entries = [_plan("rm archive/old.log", ["shell"])] * 2 + [_plan("ok", ["glob"])]
+    model = write_script(tmp_path / "s.toml", entries)
+    directive = PlanDirective(
+        round=1,
+        directive="change_path",
+        blocked_tools=["shell"],
+        blocked_targets=["archive/old.log"],
+    )
+    with RoleHarness(Planner, model=model) as h:
+        h.send(SPEC)
+        h.wait_for(MemoryQuery)
+        h.send(directive)
+        h.wait_for(MemoryQuery, 2)
+        h.send(_recall(round=1))
+        (rejected,) = h.wait_for(PlanRejected)
+        assert h.published(DispatchManifest) == [] and h.ref.is_alive()
+    body = rejected.body
+    assert body.round == 1 and body.tools == ["shell"] and body.targets == ["archive/old.log"]
+    assert len(body.violations) == 2 and "shell" in body.must_not
+
+
+def test_no_valid_plan_is_a_clean_step_failure(tmp_path: Path) -> None:
+    model = write_script(tmp_path / "s.toml", [{"role": "planner", "times": 0, "content": "?"}])
+    with RoleHarness(Planner, model=model) as h:
+        h.send(SPEC)
+        h.send(_recall())
+        (failed,) = h.wait_for(StepFailed)
+    assert failed.body.step == "plan" and failed.body.round == 0
