@@ -50,6 +50,7 @@ from artoo.eventstore.megrams import (
     quantized_terms,
 )
 from artoo.schemas import (
+    DreamerConfig,
     Envelope,
     FinalResult,
     Megram,
@@ -79,24 +80,24 @@ __all__ = [
     "plan_pass",
 ]
 
-FORGET_BELOW = 0.1
+_RULES = DreamerConfig()
+"""The paper's thresholds (``Config.dreamer``); every function takes its own ``rules``."""
+FORGET_BELOW = _RULES.forget_below
 """An M/K megram whose own live attention is below this is forgotten (paper §7.1)."""
-CONSOLIDATE_ATTENTION = 5.0
+CONSOLIDATE_ATTENTION = _RULES.consolidate_attention
 """A cluster's attention must reach this to be consolidated (paper §7.2)."""
-CONSOLIDATE_DECISION = 3.0
+CONSOLIDATE_DECISION = _RULES.consolidate_decision
 """… and its decision ≥ +this (best practice) or ≤ −this (constraint)."""
-DEMOTED_K = 0.05
+DEMOTED_K = _RULES.demoted_k
 """The decay rate a bankrupt C-level entry gets back (paper §7.1)."""
-MAX_RULE_CHARS = 2000
+MAX_RULE_CHARS = _RULES.max_rule_chars
 """A distilled rule longer than this is cut."""
-MAX_CANDIDATES = 32
+MAX_CANDIDATES = _RULES.max_candidates
 """At most this many clusters are distilled per pass (each is one model call)."""
 PROMPT_EVIDENCE = 20
 """At most this many source megrams are shown to the model."""
 
 Kind = Literal["best_practice", "constraint"]
-
-_FORGET_Q = round(FORGET_BELOW / QUANTUM)
 
 
 # --------------------------------------------------------------------------- plans
@@ -132,7 +133,7 @@ class PassPlan(msgspec.Struct, frozen=True, kw_only=True):
     clusters: list[tuple[int, Kind, float, float, list[int]]]
 
 
-def plan_columns(cols: MegramColumns, now: float) -> PassPlan:
+def plan_columns(cols: MegramColumns, now: float, rules: DreamerConfig = _RULES) -> PassPlan:
     """Plan one Dreamer pass over live-megram columns at ``now`` (pure, vectorised).
 
     Order of the rules: forgetting first; bankruptcy and consolidation then judge the
@@ -140,11 +141,11 @@ def plan_columns(cols: MegramColumns, now: float) -> PassPlan:
     """
     att_q, dec_q = quantized_terms(cols.f, cols.sigma, cols.k, cols.t_ref, now)
     mk = cols.level <= K_CODE
-    forget = mk & (att_q < _FORGET_Q)
+    forget = mk & (att_q < round(rules.forget_below / QUANTUM))
     evidence = mk & ~forget
     forget_rows = np.flatnonzero(forget)
     demote = _bankrupt(cols, evidence, dec_q)
-    clusters = _clusters(cols, evidence & ~cols.consolidated, att_q, dec_q, demote)
+    clusters = _clusters(cols, evidence & ~cols.consolidated, att_q, dec_q, demote, rules)
     return PassPlan(
         forget=forget_rows.tolist(),
         forget_attention=(att_q[forget_rows] * QUANTUM).tolist(),
@@ -189,14 +190,15 @@ def _clusters(
     att_q: np.ndarray,
     dec_q: np.ndarray,
     demote: list[tuple[int, float, int]],
+    rules: DreamerConfig,
 ) -> list[tuple[int, Kind, float, float, list[int]]]:
     """Pairs whose unconsolidated evidence crosses the consolidation thresholds."""
     rows = np.flatnonzero(pool)
     n_pairs = len(cols.pairs)
     att, dec, _ = pair_sums(cols.pair[rows], att_q[rows], dec_q[rows], n_pairs)
-    strong = att >= CONSOLIDATE_ATTENTION
-    best = strong & (dec >= CONSOLIDATE_DECISION)
-    worst = strong & (dec <= -CONSOLIDATE_DECISION)
+    strong = att >= rules.consolidate_attention
+    best = strong & (dec >= rules.consolidate_decision)
+    worst = strong & (dec <= -rules.consolidate_decision)
     # A pair keeps at most one live rule of each kind (after this pass's demotions).
     c_live = cols.level == C_CODE
     c_live[[row for row, _, _ in demote]] = False
@@ -217,7 +219,11 @@ def _clusters(
 
 
 def plan_pass(
-    store: MegramStore, now: float, *, max_candidates: int | None = MAX_CANDIDATES
+    store: MegramStore,
+    now: float,
+    *,
+    max_candidates: int | None = MAX_CANDIDATES,
+    rules: DreamerConfig = _RULES,
 ) -> list[MegramForgotten | MegramDemoted | ConsolidationCandidate]:
     """One Dreamer pass over ``store`` at ``now``: events to publish and clusters to distil.
 
@@ -229,13 +235,13 @@ def plan_pass(
     come back at a later pass.
     """
     cols = store.snapshot()
-    plan = plan_columns(cols, now)
+    plan = plan_columns(cols, now, rules)
     forgotten = [
-        MegramForgotten(id=cols.ids[row], reason=f"attention {att:.4f} < {FORGET_BELOW}")
+        MegramForgotten(id=cols.ids[row], reason=f"attention {att:.4f} < {rules.forget_below}")
         for row, att in zip(plan.forget, plan.forget_attention, strict=True)
     ]
     forgotten.sort(key=lambda e: e.id)
-    demoted = [_demotion(cols, row, dec, count) for row, dec, count in plan.demote]
+    demoted = [_demotion(cols, row, dec, count, rules) for row, dec, count in plan.demote]
     demoted.sort(key=lambda e: e.id)
     clusters = sorted(plan.clusters, key=lambda c: (-abs(c[3]), cols.pairs[c[0]]))
     clusters = clusters if max_candidates is None else clusters[: max(0, max_candidates)]
@@ -259,12 +265,14 @@ def plan_pass(
     return [*forgotten, *demoted, *candidates]
 
 
-def _demotion(cols: MegramColumns, row: int, dec: float, count: int) -> MegramDemoted:
+def _demotion(
+    cols: MegramColumns, row: int, dec: float, count: int, rules: DreamerConfig
+) -> MegramDemoted:
     what = "best practice" if cols.sigma[row] > 0 else "constraint"
     return MegramDemoted(
         id=cols.ids[row],
         level="K",
-        k=DEMOTED_K,
+        k=rules.demoted_k,
         reason=(
             f"trust bankruptcy: {what} contradicted by {count} megram(s) recorded after "
             f"its promotion (decision {dec:+.3f})"
@@ -320,7 +328,12 @@ _RULE_KEYS = ("rule", "sop", "content", "best_practice", "constraint", "text", "
 
 
 def parse_distillation(
-    text: str | None, candidate: ConsolidationCandidate, *, new_id: str, now: float
+    text: str | None,
+    candidate: ConsolidationCandidate,
+    *,
+    new_id: str,
+    now: float,
+    max_chars: int = MAX_RULE_CHARS,
 ) -> Megram:
     """The C-level Megram for a model's answer to :func:`distillation_prompt`.
 
@@ -331,10 +344,12 @@ def parse_distillation(
     rule = _rule_text(text or "")
     if not rule:
         raise ValueError("the distillation answer holds no rule")
-    return _sop(candidate, rule, new_id=new_id, now=now)
+    return _sop(candidate, rule, new_id=new_id, now=now, max_chars=max_chars)
 
 
-def fallback_sop(candidate: ConsolidationCandidate, *, new_id: str, now: float) -> Megram:
+def fallback_sop(
+    candidate: ConsolidationCandidate, *, new_id: str, now: float, max_chars: int = MAX_RULE_CHARS
+) -> Megram:
     """A deterministic C-level Megram for ``candidate`` when no model is available."""
     n = len(candidate.sources)
     examples = []
@@ -357,10 +372,12 @@ def fallback_sop(candidate: ConsolidationCandidate, *, new_id: str, now: float) 
     rule = f"{head} (decision {candidate.decision:+.2f}, attention {candidate.attention:.2f})."
     if examples:
         rule += " Evidence: " + "; ".join(examples)
-    return _sop(candidate, rule, new_id=new_id, now=now)
+    return _sop(candidate, rule, new_id=new_id, now=now, max_chars=max_chars)
 
 
-def _sop(candidate: ConsolidationCandidate, rule: str, *, new_id: str, now: float) -> Megram:
+def _sop(
+    candidate: ConsolidationCandidate, rule: str, *, new_id: str, now: float, max_chars: int
+) -> Megram:
     fs = [m.f for m in candidate.sources]
     return Megram(
         id=new_id,
@@ -368,7 +385,7 @@ def _sop(candidate: ConsolidationCandidate, rule: str, *, new_id: str, now: floa
         created_at=now,
         space=candidate.space,
         entity=candidate.entity,
-        content=rule[:MAX_RULE_CHARS],
+        content=rule[:max_chars],
         state=candidate.kind,
         f=sum(fs) / len(fs) if fs else 1.0,
         sigma=1.0 if candidate.kind == "best_practice" else -1.0,
@@ -454,7 +471,8 @@ class Dreamer(Role):
         now = self.ctx.clock.now()
         self.pending_at = None
         self.next_timer = now + self.ctx.config.dream_interval_s
-        planned = plan_pass(self.store, now)
+        rules = self.ctx.config.dreamer
+        planned = plan_pass(self.store, now, max_candidates=rules.max_candidates, rules=rules)
         count = 0
         for item in planned:
             if isinstance(item, ConsolidationCandidate):
@@ -486,8 +504,17 @@ class Dreamer(Role):
             try:
                 response = gateway.complete(request)
                 return parse_distillation(
-                    response.content or "", candidate, new_id=self.ctx.new_id(), now=now
+                    response.content or "",
+                    candidate,
+                    new_id=self.ctx.new_id(),
+                    now=now,
+                    max_chars=self.ctx.config.dreamer.max_rule_chars,
                 )
             except (LLMError, ValueError):
                 pass
-        return fallback_sop(candidate, new_id=self.ctx.new_id(), now=now)
+        return fallback_sop(
+            candidate,
+            new_id=self.ctx.new_id(),
+            now=now,
+            max_chars=self.ctx.config.dreamer.max_rule_chars,
+        )

@@ -23,6 +23,7 @@ from artoo.actors.dreamer import (
 )
 from artoo.eventstore.megrams import MegramStore, potentials
 from artoo.schemas import (
+    DreamerConfig,
     Megram,
     MegramDemoted,
     MegramForgotten,
@@ -190,6 +191,17 @@ def test_six_fresh_accepts_consolidate_and_five_do_not(store: MegramStore) -> No
     assert c.attention == pytest.approx(5.4) and c.decision == pytest.approx(5.4)
     assert c.source_ids == [f"a{i}" for i in range(6)]
     assert all(isinstance(m, Megram) for m in c.sources)
+
+
+def test_the_thresholds_come_from_the_dreamer_config(store: MegramStore) -> None:
+    record(store, *(mg(f"a{i}") for i in range(5)), mg("r", "refine"))
+    lenient = DreamerConfig(consolidate_attention=4.0, consolidate_decision=4.0)
+    (c,) = of_type(plan_pass(store, T0, rules=lenient), ConsolidationCandidate)
+    assert {f"a{i}" for i in range(5)} <= set(c.source_ids)
+    assert of_type(plan_pass(store, T0), ConsolidationCandidate) == []  # the paper's 5.0/3.0
+    assert of_type(plan_pass(store, T0 + PASS), MegramForgotten)  # the paper's 0.1
+    never = DreamerConfig(forget_below=0.0)
+    assert of_type(plan_pass(store, T0 + PASS, rules=never), MegramForgotten) == []
 
 
 def test_six_abandons_make_a_constraint(store: MegramStore) -> None:
