@@ -447,7 +447,7 @@ class Dreamer(Role):
         super().__init__(equipment, instance)
         if equipment.megrams is None:
             raise ValueError("the Dreamer needs Equipment.megrams")
-        self.store = equipment.megrams
+        self.megrams = equipment.megrams
         self.pending_at: float | None = None
         self.next_timer = equipment.clock.now() + equipment.config.dream_interval_s
         self.promoted: set[tuple[str, str]] = set()
@@ -472,7 +472,7 @@ class Dreamer(Role):
         self.pending_at = None
         self.next_timer = now + self.ctx.config.dream_interval_s
         rules = self.ctx.config.dreamer
-        planned = plan_pass(self.store, now, max_candidates=rules.max_candidates, rules=rules)
+        planned = plan_pass(self.megrams, now, max_candidates=rules.max_candidates, rules=rules)
         count = 0
         for item in planned:
             if isinstance(item, ConsolidationCandidate):

@@ -382,7 +382,7 @@ class TaskGradient:
         return list(self._targets)
 
     @property
-    def blocked_pairs(self) -> list[tuple[str, str]]:
+    def blocked_tool_targets(self) -> list[tuple[str, str]]:
         """Every blocked target so far with the tool that failed on it: ``(tool, target)``."""
         return [(tool, target) for target, tool in self._targets.items()]
 

@@ -77,17 +77,17 @@ class Memory(Role):
         super().__init__(equipment, instance)
         if equipment.megrams is None:
             raise ValueError("the Memory role needs Equipment.megrams")
-        self.store = equipment.megrams
+        self.megrams = equipment.megrams
         self.memory_config = equipment.config.memory
 
     @handles(MemoryQuery)
     def on_memory_query(self, env: Envelope) -> None:
         now = self.ctx.clock.now()
-        answer = recall(self.store, env.body, now, avoid_limit=self.memory_config.avoid_limit)
+        answer = recall(self.megrams, env.body, now, avoid_limit=self.memory_config.avoid_limit)
         if answer.sops:
             self.reply(env, MegramRecalled(ids=[m.id for m in answer.sops], at=now))
         self.reply(env, answer)
 
     @handles(MegramRecorded, MegramRecalled, MegramForgotten, MegramDemoted, SOPPromoted)
     def on_memory_event(self, env: Envelope) -> None:
-        self.store.apply(env.body, seq=env.seq)
+        self.megrams.apply(env.body, seq=env.seq)

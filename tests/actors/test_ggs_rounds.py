@@ -212,7 +212,7 @@ def test_blocked_targets_accumulate_and_blocked_tools_are_per_round() -> None:
     assert second.directive.blocked_targets == ["/data/a", "/data/b"]
     assert second.decision.blocked_targets == ["/data/a", "/data/b"]
     assert second.directive.blocked_tools == [] and second.decision.blocked_tools == []
-    assert g.blocked_pairs == [("read_file", "/data/a"), ("shell", "/data/b")]
+    assert g.blocked_tool_targets == [("read_file", "/data/a"), ("shell", "/data/b")]
     # Megrams are written for the targets blocked in this round only, each with its tool.
     assert sorted((m.space, m.entity) for m in second.megrams) == [
         ("tool:read_file", "path:/data/a"),

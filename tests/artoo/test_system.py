@@ -472,7 +472,7 @@ def test_flush_returns_once_memory_applied_what_was_published(
 
     def slow_apply(self: Memory, env: Envelope) -> None:
         time.sleep(0.2)  # a Memory role that lags behind the bus
-        self.store.apply(env.body, seq=env.seq)
+        self.megrams.apply(env.body, seq=env.seq)
 
     monkeypatch.setattr(Memory, "on_memory_event", slow_apply)
     model = write_script(tmp_path / "s.toml", _accept_entries())
