@@ -1,0 +1,187 @@
+"""Law 1 — never harm the user's environment without explicit confirmation.
+
+The paper's Law 1 (§9): the system must not take irreversible actions on user data or
+environment without explicit authorization for that specific action. Irreversible
+actions are file deletion, overwriting existing data, sending messages and modifying
+system configuration.
+
+This module decides, by **parsing** a shell command (never by string prefix), whether
+running it would be irreversible. The Executor's tool registry asks for a human's
+confirmation when it is (DESIGN §4.8).
+
+How a command is read:
+
+* A small POSIX-shell lexer splits it into simple commands at ``;``, ``&&``, ``||``,
+  ``|``, ``|&``, ``&``, newlines and parentheses; it honours single and double quotes,
+  backslash escapes, ``$'…'``, heredocs, comments, and collects the text of every
+  ``$(…)``, backtick and ``<(…)``/``>(…)`` substitution (also inside double quotes and
+  unquoted heredocs), which is classified as a command of its own.
+* Shell keywords (``if``, ``then``, ``do``, ``!``, ``{`` …) and leading ``NAME=value``
+  assignments are skipped. Wrappers are unwrapped: ``sudo``, ``doas``, ``env``,
+  ``nice``, ``ionice``, ``time``, ``command``, ``builtin``, ``exec``, ``nohup``,
+  ``setsid``, ``stdbuf``, ``unbuffer``, ``timeout N``, ``chroot DIR``, ``busybox``,
+  ``flock``, ``strace``, ``xargs [opts]``, ``parallel``, ``watch``. The program is the
+  basename of the first word, so ``/bin/rm``, ``./rm``, ``\\rm`` and ``"rm"`` are all rm.
+* ``sh -c``/``bash -c``/``su -c``/``eval``/``ssh host CMD``/``env -S`` strings are parsed
+  recursively (and :func:`parse_commands` lists their commands, so blocked targets are
+  found inside them); a program whose name is only known at run time (``$CMD``) is
+  irreversible.
+* Overwrites are checked against the file system relative to ``cwd``: a redirection
+  ``>``/``>|``/``&>`` onto an existing file, ``tee`` without ``-a``, ``mv``/``cp``/
+  ``install``/``ln -f`` onto an existing destination (``-n``, ``--no-clobber``,
+  ``--update=none`` and ``--backup`` make them safe), ``sort -o``, ``curl -o``,
+  ``wget -O``, ``tar -cf`` onto an existing archive; ``tar -x`` of a member whose name
+  exists (the archive's member list is read; an archive that cannot be read, such as
+  stdin, counts when the destination is not empty; ``-k``/``--skip-old-files``/``-O`` are
+  safe); ``rsync`` onto existing files (the source tree is compared with the destination;
+  ``-n``, ``-b``, ``--ignore-existing`` are safe; a remote destination always counts);
+  ``patch`` (edits in place, unless ``--dry-run`` or ``-b``). ``>>`` appends are allowed and
+  ``/dev/null`` (and the other standard devices) never counts. A destination that is
+  only known at run time (``xargs``, ``find -exec``, ``$VAR``) counts as existing.
+* Other people's data: SQL clients (``sqlite3``, ``psql``, ``mysql``) running DROP, DELETE,
+  TRUNCATE, UPDATE, ALTER, REPLACE, GRANT or REVOKE, or SQL from a file or stdin; ``scp``
+  to another host or onto an existing file; ``gh``/``aws``/``gcloud``/``az`` subcommands
+  that delete, remove, terminate or destroy; ``git apply`` and ``git tag -d``/``-f``; an
+  ``awk`` program that prints into a file with ``>``; ``openssl -out``, ``ffmpeg -y`` and
+  ``convert`` onto an existing file.
+* Any write — append included — to system locations (``/etc``, ``/usr``, ``/boot`` …) or
+  to a dotfile in the home directory outside ``cwd`` modifies system configuration.
+
+Unparseable commands (an unbalanced quote or substitution, a redirection without a
+target) are irreversible with the reason ``"cannot parse: …"``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import msgspec
+
+from ..shell import ShellSyntaxError, _parse, _Word
+from ._core import (
+    _MAX_DEPTH,
+    _classify_text,
+    _Ctx,
+    _program,
+    _strip_keywords,
+    _su_command,
+    _unwrap,
+    _writes,
+)
+from ._interp import _SHELLS, _shell_options
+
+__all__ = [
+    "ALLOWED",
+    "Law1Verdict",
+    "ShellCommand",
+    "ShellSyntaxError",
+    "classify_shell",
+    "classify_write",
+    "parse_commands",
+]
+
+
+class Law1Verdict(msgspec.Struct, frozen=True):
+    """Whether an action is irreversible and, if so, why (names the program)."""
+
+    irreversible: bool
+    reason: str = ""
+
+
+ALLOWED = Law1Verdict(False, "")
+
+
+class ShellCommand(msgspec.Struct, frozen=True):
+    """One simple command of a command line, after keywords and wrappers are removed.
+
+    ``program`` is the basename of the program ("" for a bare redirection), ``args``
+    its arguments with quotes removed, ``redirects`` the targets of its redirections,
+    ``inline`` the command strings among the args that it runs (``sh -c STR``, ``eval``),
+    whose commands :func:`parse_commands` lists as well.
+    """
+
+    program: str
+    args: tuple[str, ...] = ()
+    redirects: tuple[str, ...] = ()
+    inline: tuple[str, ...] = ()
+
+
+# =========================================================================== public API
+def classify_shell(command: str, cwd: str | os.PathLike[str]) -> Law1Verdict:
+    """Decide whether running ``command`` in ``cwd`` would be irreversible.
+
+    The first irreversible part found gives the reason, e.g. ``"rm: deletes files"``
+    or ``"echo: '>' overwrites existing file 'notes.txt'"``.
+    """
+    try:
+        reason = _classify_text(command, _Ctx(cwd=os.path.abspath(os.fspath(cwd))))
+    except ShellSyntaxError as exc:
+        return Law1Verdict(True, f"cannot parse: {exc}")
+    return Law1Verdict(True, reason) if reason else ALLOWED
+
+
+def classify_write(path: str | os.PathLike[str], workspace: str | os.PathLike[str]) -> Law1Verdict:
+    """Decide whether write_file onto ``path`` (relative to ``workspace``) is irreversible.
+
+    Writing onto an existing file overwrites its data; a new file is not irreversible.
+    """
+    full = Path(workspace) / path
+    if full.is_symlink() or (full.exists() and not full.is_dir()):
+        return Law1Verdict(True, f"write_file: overwrites existing file '{path}'")
+    return ALLOWED
+
+
+def parse_commands(command: str) -> list[ShellCommand]:
+    """Every simple command of ``command``, wrappers removed.
+
+    Commands inside substitutions (``$(…)``, backticks, ``<(…)``) and inside command strings
+    (``sh -c``/``bash -c``…, ``su -c``, ``eval``) are listed too, after the command that
+    holds them. Raises ShellSyntaxError when the command cannot be read, or nests deeper
+    than the classifier follows.
+    """
+    return _parse_commands(command, 0)
+
+
+def _parse_commands(command: str, depth: int) -> list[ShellCommand]:
+    if depth > _MAX_DEPTH:
+        raise ShellSyntaxError("command nests too deeply to read")
+    parsed = _parse(command)
+    out: list[ShellCommand] = []
+    inner: list[str] = []
+    for simple in parsed.commands:
+        words = _strip_keywords(simple.words)
+        ctx = _Ctx(cwd=None)
+        while words:
+            step = _unwrap(words, ctx)
+            if step is None:
+                break
+            words, ctx = step
+        program = _program(words[0].text) if words else ""
+        strings = _command_strings(program, words[1:])
+        out.append(
+            ShellCommand(
+                program=program,
+                args=tuple(w.text for w in words[1:]),
+                redirects=tuple(r.target.text for r in simple.redirects if _writes(r)),
+                inline=tuple(strings),
+            )
+        )
+        inner.extend(strings)
+    for text in (*parsed.substitutions, *inner):
+        out.extend(_parse_commands(text, depth + 1))
+    return out
+
+
+def _command_strings(program: str, args: list[_Word]) -> list[str]:
+    """The command text a shell, ``su -c`` or ``eval`` runs (empty for other programs)."""
+    if program in _SHELLS:
+        o = _shell_options(args)
+        if ("c" in o.flags or "command" in o.longs) and o.operands and not o.operands[0].dynamic:
+            return [o.operands[0].text]
+    elif program == "su":
+        text = _su_command(args)
+        return [text.text] if text is not None and not text.dynamic else []
+    elif program == "eval" and args and not any(w.dynamic for w in args):
+        return [" ".join(w.text for w in args)]
+    return []
