@@ -1,7 +1,8 @@
 """The tool catalog: the one owner of the names of every tool an Executor may be offered.
 
-Equipment, not a role. Built-in tool names come from :mod:`artoo.actors.tools`
-(``BUILTIN_TOOLS``); host tools are the Python functions given to ``System.open(tools=…)``.
+Equipment, not a role. :data:`BUILTIN_TOOLS` is the one list of built-in tool names (the
+ToolRegistry implements each as its method ``_<name>``); host tools are the Python
+functions given to ``System.open(tools=…)``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,63 @@
+"""The Executor's tools: a registry of built-in and host-registered tools.
+
+Equipment of the Executor (R3), not a role: it imports only ``artoo.schemas``, its
+sibling ``law1`` and the standard library.
+
+Built-in tools (their JSON schemas come from the type hints and docstrings below):
+
+* ``glob(pattern)`` — workspace paths matching a glob pattern.
+* ``read_file(path, offset=0, limit=SPILL_LIMIT)`` — a page of a text file (offsets in
+  characters).
+* ``write_file(path, content)`` — create or replace a text file.
+* ``shell(command, timeout_s=None)`` — run a command with cwd = workspace, a timeout and
+  an output cap; the result carries the exit code, stdout and stderr (a non-zero exit or
+  a timeout makes the call ``ok=False``).
+* ``load_data(filename, offset=0, limit=SPILL_LIMIT)`` — read a spilled result back.
+
+Hosts add their own with :meth:`ToolRegistry.register`.
+
+Guards, in the order they apply to a call:
+
+1. **Arguments** are checked against the tool's schema; a wrong call never raises, it
+   gives a ToolCall with ``ok=False`` and an error naming the problem.
+2. **Workspace confinement**: file tools resolve paths inside the workspace root only;
+   ``..`` escapes, absolute paths outside and symlinks leading outside are refused.
+3. **Blocked targets** (DESIGN §4.1) are refused, matched on the resolved path and its
+   parents (for ``shell``: on every path-like argument, redirection and the program).
+4. **Law 1**: before ``shell`` or ``write_file`` runs an irreversible action (see
+   :mod:`artoo.actors.law1`) the registry calls ``confirm``; denied → ``ok=False`` with
+   an error starting ``"[LAW1] denied: "``.
+
+Results follow Hive's spillover pattern: the full result of every call that ran is
+saved to ``spill_dir/{tool}_{n}.txt`` (``n`` monotonic across tools, restored from the
+files already there). The model's context gets the result whole when it fits in
+:data:`CONTEXT_LIMIT` characters, otherwise its head and tail within that limit and the
+file name; over :data:`SPILL_LIMIT` characters the content ends with the pointer
+``Use load_data(filename='shell_3.txt') to read the full result.`` and the ToolCall's
+``spill_ref`` names the file. ``load_data`` results are never spilled again; a page over
+:data:`SPILL_LIMIT` is cut with a pagination hint.
+"""
+
+from __future__ import annotations
+
+from ..catalog import BUILTIN_TOOLS
+from ._registry import ToolRegistry
+from ._types import (
+    CONTEXT_LIMIT,
+    SPILL_LIMIT,
+    ConfirmationNeeded,
+    ToolOutcome,
+    deny,
+    head_tail,
+)
+
+__all__ = [
+    "BUILTIN_TOOLS",
+    "CONTEXT_LIMIT",
+    "SPILL_LIMIT",
+    "ConfirmationNeeded",
+    "ToolOutcome",
+    "ToolRegistry",
+    "deny",
+    "head_tail",
+]

@@ -1,0 +1,180 @@
+"""The built-in tools: glob, read_file, write_file, shell, load_data."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from artoo.actors.law1 import classify_shell, classify_write
+
+from ._confine import _globby, _Guards
+from ._shell import _format_run, _run_shell
+from ._types import SPILL_LIMIT, _Call, _Result, _ToolError
+
+
+class _Builtins(_Guards):
+    """The built-in tools, as methods of ToolRegistry (a mixin: the registry sets the
+    attributes below)."""
+
+    spill_dir: Path
+    shell_timeout_s: float
+    output_cap: int
+
+    def _glob(self, call: _Call, pattern: str) -> _Result:
+        """List the workspace paths that match a glob pattern (directories end in "/").
+
+        Args:
+            pattern: a glob relative to the workspace root, such as "src/**/*.py".
+        """
+        parts = Path(pattern).parts
+        if not parts:
+            raise _ToolError("empty pattern")
+        first = next((i for i, p in enumerate(parts) if _globby(p)), len(parts) - 1)
+        base = str(Path(*parts[:first])) if first else "."
+        relative_base, _ = self._file(base, call)
+        relative_pattern = os.path.relpath(
+            os.path.normpath(self.workspace / self._lexical(pattern)), self.workspace
+        )
+        if relative_pattern == ".." or relative_pattern.startswith("../"):
+            raise _ToolError(f"pattern '{pattern}' escapes the workspace (..)", relative_base)
+        try:
+            matches = sorted(self.workspace.glob(relative_pattern))
+        except (ValueError, NotImplementedError) as exc:
+            raise _ToolError(f"bad pattern '{pattern}': {exc}", relative_base) from None
+        lines: list[str] = []
+        hidden = outside = 0
+        roots = self._blocked_roots(call)
+        for match in matches:
+            resolved = match.resolve()
+            if resolved != self.workspace and self.workspace not in resolved.parents:
+                outside += 1
+                continue
+            if any(resolved == r or r in resolved.parents for _, r in roots):
+                hidden += 1
+                continue
+            shown = match.relative_to(self.workspace).as_posix()
+            lines.append(shown + "/" if match.is_dir() else shown)
+        if not lines:
+            lines.append("(no matches)")
+        if hidden:
+            lines.append(f"[{hidden} match(es) under blocked targets not shown]")
+        if outside:
+            lines.append(f"[{outside} match(es) leading outside the workspace not shown]")
+        return _Result("\n".join(lines), relative_base)
+
+    def _read_file(
+        self, call: _Call, path: str, offset: int = 0, limit: int = SPILL_LIMIT
+    ) -> _Result:
+        """Read a text file of the workspace, a page of characters at a time.
+
+        Args:
+            path: the file, relative to the workspace root.
+            offset: the first character to read (0 = start of the file).
+            limit: how many characters to read at most.
+        """
+        relative, full = self._file(path, call)
+        if offset < 0 or limit <= 0:
+            raise _ToolError("offset must be >= 0 and limit > 0", relative)
+        if full.is_dir():
+            raise _ToolError(f"'{relative}' is a directory; use glob to list it", relative)
+        if not full.exists():
+            raise _ToolError(f"no such file '{relative}'", relative)
+        limit = min(limit, self.output_cap)
+        with open(full, encoding="utf-8", errors="replace", newline="") as f:
+            text = f.read(offset + limit)
+            more = bool(f.read(1))
+        page = text[offset:]
+        if more:
+            end = offset + len(page)
+            page += (
+                f"\n[characters {offset}–{end} shown; the file continues. "
+                f"Use read_file(path='{relative}', offset={end}) to read more.]"
+            )
+        return _Result(page, relative)
+
+    def _write_file(self, call: _Call, path: str, content: str) -> _Result:
+        """Create a text file in the workspace, or replace one (asks for confirmation).
+
+        Args:
+            path: the file, relative to the workspace root; missing folders are created.
+            content: the whole new text of the file.
+        """
+        relative, full = self._file(path, call)
+        if full.is_dir():
+            raise _ToolError(f"'{relative}' is a directory", relative)
+        verdict = classify_write(relative, self.workspace)
+        if verdict.irreversible:
+            self._gate(call, "write_file", relative, verdict.reason, f"write_file {relative}")
+        full.parent.mkdir(parents=True, exist_ok=True)
+        with open(full, "w", encoding="utf-8", newline="") as f:
+            f.write(content)
+        return _Result(f"wrote {len(content):,} characters to {relative}", relative)
+
+    def _shell(self, call: _Call, command: str, timeout_s: float | None = None) -> _Result:
+        """Run a shell command (bash) in the workspace root; gives the exit code, stdout
+        and stderr. Irreversible commands need the user's confirmation.
+
+        Args:
+            command: the command line.
+            timeout_s: seconds before the command is killed (at most the default).
+        """
+        if not command.strip():
+            raise _ToolError("empty command")
+        target = self._shell_target(command)
+        self._check_shell_blocked(command, call, target)
+        if timeout_s is not None and timeout_s <= 0:
+            raise _ToolError("timeout_s must be positive", target)
+        timeout = (
+            self.shell_timeout_s if timeout_s is None else min(timeout_s, self.shell_timeout_s)
+        )
+        verdict = classify_shell(command, self.workspace)
+        if verdict.irreversible:
+            self._gate(call, "shell", target, verdict.reason, command)
+        run = _run_shell(command, self.workspace, timeout, self.output_cap)
+        text = _format_run(run, timeout, self.output_cap)
+        if run.timed_out:
+            error: str | None = f"timed out after {timeout:g} s"
+        elif run.exit_code != 0:
+            error = f"exit code {run.exit_code}"
+        else:
+            error = None
+        return _Result(text, target, error is None, error, run.exit_code)
+
+    def _load_data(
+        self, call: _Call, filename: str, offset: int = 0, limit: int = SPILL_LIMIT
+    ) -> _Result:
+        """Read back a saved tool result (a file named in an earlier result), a page of
+        characters at a time.
+
+        Args:
+            filename: the saved result's file name, such as "shell_3.txt".
+            offset: the first character to read.
+            limit: how many characters to read at most.
+        """
+        if not filename or "/" in filename or "\\" in filename or filename in (".", ".."):
+            raise _ToolError(f"invalid file name {filename!r}: give a name such as 'shell_3.txt'")
+        full = self.spill_dir / filename
+        if not full.is_file():
+            raise _ToolError(f"no saved result named '{filename}'", filename)
+        if offset < 0 or limit <= 0:
+            raise _ToolError("offset must be >= 0 and limit > 0", filename)
+        with open(full, encoding="utf-8", errors="replace", newline="") as f:
+            text = f.read()
+        capped = limit > SPILL_LIMIT
+        page = text[offset : offset + min(limit, SPILL_LIMIT)]
+        end = offset + len(page)
+        notes: list[str] = []
+        if end < len(text):
+            notes.append(
+                f"[characters {offset}–{end} of {len(text)} shown. Use load_data("
+                f"filename='{filename}', offset={end}) to read more.]"
+            )
+        elif offset >= len(text) and text:
+            notes.append(f"[offset {offset} is past the end ({len(text)} characters)]")
+        if capped:
+            notes.append(
+                f"[limit cut to {SPILL_LIMIT} characters; use offset/limit to read smaller chunks]"
+            )
+        return _Result("\n".join([page, *notes]) if notes else page, filename)
+
+    # ----------------------------------------------------------------- shell helpers

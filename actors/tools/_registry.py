@@ -1,0 +1,236 @@
+"""The ToolRegistry: the tools one Executor may call, every call guarded and recorded."""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from artoo.schemas import Refusal, ToolCall, ToolSpec
+
+from ..catalog import BUILTIN_TOOLS
+from ._builtins import _Builtins
+from ._schema import _BUILTIN_SPECS, _bind, _describe
+from ._spill import _last_spill_number, _record_args, _render
+from ._types import (
+    _TARGET_PARAMS,
+    _TOOL_NAME,
+    CONTEXT_LIMIT,
+    SPILL_LIMIT,
+    ConfirmationNeeded,
+    F,
+    ToolOutcome,
+    _BadArgs,
+    _Call,
+    _Result,
+    _Tool,
+    _ToolError,
+    deny,
+    head_tail,
+)
+
+
+# =========================================================================== the registry
+class ToolRegistry(_Builtins):
+    """The tools one Executor may call, with confinement, blocked targets, Law 1 and
+    spillover applied to every call.
+
+    ``workspace`` is the root file tools are confined to and ``shell`` runs in;
+    ``spill_dir`` receives the full result of every call; ``blocked_targets`` are
+    workspace-relative (or absolute) paths, or program names, that no call may touch;
+    ``confirm`` is asked before an irreversible action (default: :func:`deny`);
+    ``clock`` is the monotonic clock that times calls.
+    """
+
+    def __init__(
+        self,
+        workspace: str | os.PathLike[str],
+        spill_dir: str | os.PathLike[str],
+        *,
+        blocked_targets: Iterable[str] = (),
+        shell_timeout_s: float = 30.0,
+        output_cap: int = 1_000_000,
+        confirm: Callable[[ConfirmationNeeded], bool] = deny,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        root = Path(workspace)
+        if not root.is_dir():
+            raise ValueError(f"workspace {str(root)!r} is not a directory")
+        if shell_timeout_s <= 0 or output_cap <= 0:
+            raise ValueError("shell_timeout_s and output_cap must be positive")
+        self.workspace = root.resolve()
+        self._given_root = Path(os.path.abspath(root))
+        self.spill_dir = Path(spill_dir)
+        self.spill_dir.mkdir(parents=True, exist_ok=True)
+        self.blocked_targets = tuple(blocked_targets)
+        self.shell_timeout_s = shell_timeout_s
+        self.output_cap = output_cap
+        self._confirm = confirm
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._counter = _last_spill_number(self.spill_dir)
+        self._tools: dict[str, _Tool] = {}
+        for name in BUILTIN_TOOLS:  # each built-in is the method ``_<name>``
+            method = getattr(self, "_" + name)
+            key = (method.__func__, name)
+            if key not in _BUILTIN_SPECS:  # describing a function is slow; do it once
+                _BUILTIN_SPECS[key] = _describe(method, name, skip=1)
+            spec, params = _BUILTIN_SPECS[key]
+            self._tools[name] = _Tool(
+                spec, params, lambda a, c, m=method: m(c, **a), spill=name != "load_data"
+            )
+
+    # ----------------------------------------------------------------- public API
+    def specs(self, only: Iterable[str] | None = None) -> list[ToolSpec]:
+        """The tools as described to the model (all, or those named in ``only``)."""
+        if only is None:
+            return [t.spec for t in self._tools.values()]
+        wanted = set(only)
+        return [t.spec for name, t in self._tools.items() if name in wanted]
+
+    def register(self, fn: F, *, name: str | None = None) -> F:
+        """Add a host function as a tool; its schema comes from its type hints
+        (``str``, ``int``, ``float``, ``bool``, ``list[...]``, ``dict``, ``Literal``,
+        ``X | None``, defaults) and its docstring (summary; Google ``Args:`` or Sphinx
+        ``:param:`` descriptions). Returns ``fn``, so it works as a decorator.
+
+        A parameter named path, file, filename, target, directory, dir or url is the
+        call's target (checked against blocked targets). The return value is shown as
+        text: ``str`` as is, anything else as pretty-printed JSON.
+        """
+        tool_name = name or getattr(fn, "__name__", "")
+        if not _TOOL_NAME.match(tool_name):
+            raise ValueError(f"invalid tool name {tool_name!r}")
+        if tool_name in self._tools:
+            raise ValueError(f"a tool named {tool_name!r} is already registered")
+        spec, params = _describe(fn, tool_name, skip=0)
+        targets = [p.name for p in params if p.name in _TARGET_PARAMS]
+
+        def run(args: dict[str, Any], call: _Call) -> _Result:
+            value = next((args[t] for t in targets if isinstance(args.get(t), str)), None)
+            if value is not None:
+                self._check_blocked_name(value, call)
+            try:
+                return _Result(_render(fn(**args)), value)
+            except Exception as exc:
+                raise _ToolError(f"{type(exc).__name__}: {exc}", value) from exc
+
+        self._tools[tool_name] = _Tool(spec, params, run)
+        return fn
+
+    def call(
+        self,
+        name: str,
+        args: dict[str, Any],
+        *,
+        subtask_id: str = "",
+        attempt: int = 1,
+        blocked_targets: Iterable[str] = (),
+        blocked_tools: Iterable[str] = (),
+    ) -> ToolOutcome:
+        """Run one tool call; never raises. ``blocked_targets``/``blocked_tools`` add
+        to the registry's own for this call (a SubTask's MUST NOT sets)."""
+        started = self._clock()
+        call = _Call(
+            args if isinstance(args, dict) else {},
+            subtask_id,
+            attempt,
+            (*self.blocked_targets, *blocked_targets),
+        )
+        tool = self._tools.get(name)
+        target: str | None = None
+        try:
+            if tool is None:
+                known = ", ".join(sorted(self._tools))
+                raise _ToolError(f"unknown tool {name!r} (known tools: {known})")
+            if name in set(blocked_tools):
+                raise _ToolError(f"blocked tool {name!r}")
+            try:
+                bound = _bind(tool, args)
+            except _BadArgs as exc:
+                raise _ToolError(f"bad arguments for {name}: {exc}") from None
+            result = tool.run(bound, call)
+        except _ToolError as exc:
+            return self._failure(
+                name, args, exc.target or target, exc.message, started, call, exc.refusal
+            )
+        except Exception as exc:  # a host function or the file system failed
+            return self._failure(name, args, target, f"{type(exc).__name__}: {exc}", started, call)
+        return self._outcome(name, args, result, started, call, spill=tool.spill)
+
+    # ----------------------------------------------------------------- outcomes
+    def _failure(
+        self,
+        name: str,
+        args: Any,
+        target: str | None,
+        error: str,
+        started: float,
+        call: _Call,
+        refusal: Refusal | None = None,
+    ) -> ToolOutcome:
+        record = ToolCall(
+            refusal=refusal,
+            tool=name,
+            args=_record_args(args),
+            target=target,
+            ok=False,
+            error=error,
+            elapsed_ms=(self._clock() - started) * 1000.0,
+            subtask_id=call.subtask_id,
+            attempt=call.attempt,
+        )
+        return ToolOutcome(call=record, content=f"error: {error}")
+
+    def _outcome(
+        self, name: str, args: Any, result: _Result, started: float, call: _Call, *, spill: bool
+    ) -> ToolOutcome:
+        text = result.text
+        preview = head_tail(text)
+        spill_ref: str | None = None
+        if not spill:
+            content = text
+        else:
+            filename = self._spill(name, text)
+            if len(text) <= CONTEXT_LIMIT:
+                content = text
+            elif len(text) <= SPILL_LIMIT:
+                content = f"{preview}\n[Full result ({len(text):,} chars) saved to '{filename}'.]"
+            else:
+                spill_ref = filename
+                content = (
+                    f"{preview}\n[Result from {name}: {len(text):,} chars — too large for "
+                    f"context, saved to '{filename}'. Use load_data(filename='{filename}') "
+                    "to read the full result.]"
+                )
+        record = ToolCall(
+            tool=name,
+            args=_record_args(args),
+            target=result.target,
+            ok=result.ok,
+            output_preview=preview,
+            spill_ref=spill_ref,
+            error=result.error,
+            elapsed_ms=(self._clock() - started) * 1000.0,
+            subtask_id=call.subtask_id,
+            attempt=call.attempt,
+            exit_code=result.exit_code,
+        )
+        return ToolOutcome(call=record, content=content, output=text)
+
+    def _spill(self, tool: str, text: str) -> str:
+        safe = re.sub(r"[^A-Za-z0-9_]", "_", tool)
+        with self._lock:
+            while True:
+                self._counter += 1
+                filename = f"{safe}_{self._counter}.txt"
+                try:
+                    with open(self.spill_dir / filename, "x", encoding="utf-8", newline="") as f:
+                        f.write(text)
+                except FileExistsError:  # another registry shares the directory
+                    continue
+                return filename

@@ -1,0 +1,122 @@
+"""The shell runner: a command in its own process group, a timeout that kills the group,
+output capped."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+
+
+# --------------------------------------------------------------------------- shell
+@dataclass(frozen=True, slots=True)
+class _Run:
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool
+    dropped: int
+
+
+class _Budget:
+    """The output cap shared by stdout and stderr of one run."""
+
+    def __init__(self, cap: int) -> None:
+        self._lock = threading.Lock()
+        self.remaining = cap
+        self.dropped = 0
+
+    def take(self, n: int) -> int:
+        with self._lock:
+            keep = min(n, self.remaining)
+            self.remaining -= keep
+            self.dropped += n - keep
+            return keep
+
+
+def _drain(stream: typing.IO[bytes], budget: _Budget, chunks: list[bytes]) -> None:
+    try:
+        fd = stream.fileno()
+        while data := os.read(fd, 65536):
+            keep = budget.take(len(data))
+            if keep:
+                chunks.append(data[:keep])
+    except OSError:
+        pass
+    finally:
+        stream.close()
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _run_shell(command: str, cwd: Path, timeout_s: float, cap: int) -> _Run:
+    """Run ``command`` in its own process group; kill the group at the timeout."""
+    proc = subprocess.Popen(
+        [_SHELL, "-c", command],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + timeout_s
+    budget = _Budget(cap)
+    out: list[bytes] = []
+    err: list[bytes] = []
+    assert proc.stdout is not None and proc.stderr is not None
+    readers = [
+        threading.Thread(target=_drain, args=(proc.stdout, budget, out), daemon=True),
+        threading.Thread(target=_drain, args=(proc.stderr, budget, err), daemon=True),
+    ]
+    for reader in readers:
+        reader.start()
+    timed_out = False
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill_group(proc)
+        proc.wait()
+    for reader in readers:  # children left in the background may hold the pipes open
+        reader.join(timeout=max(0.05, deadline - time.monotonic()))
+    if any(r.is_alive() for r in readers):
+        _kill_group(proc)
+        for reader in readers:
+            reader.join(timeout=1.0)
+    return _Run(
+        exit_code=None if timed_out else proc.returncode,
+        stdout=b"".join(out).decode("utf-8", "replace"),
+        stderr=b"".join(err).decode("utf-8", "replace"),
+        timed_out=timed_out,
+        dropped=budget.dropped,
+    )
+
+
+def _format_run(run: _Run, timeout_s: float, cap: int) -> str:
+    if run.timed_out:
+        lines = [f"timed out after {timeout_s:g} s; process killed"]
+    elif run.exit_code is not None and run.exit_code < 0:
+        lines = [f"killed by signal {-run.exit_code}"]
+    else:
+        lines = [f"exit code: {run.exit_code}"]
+    if run.stdout:
+        lines.append("--- stdout ---\n" + run.stdout.rstrip("\n"))
+    if run.stderr:
+        lines.append("--- stderr ---\n" + run.stderr.rstrip("\n"))
+    if run.dropped:
+        lines.append(f"[output capped at {cap:,} bytes; {run.dropped:,} bytes dropped]")
+    return "\n".join(lines)
+
+
+_SHELL = shutil.which("bash") or "/bin/sh"

@@ -1,0 +1,47 @@
+"""Spillover (Hive's pattern): every result saved whole under ``spill/``; the model sees
+head and tail, and a pointer to ``load_data``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ._types import _SPILL_NAME, head_tail
+
+
+def _last_spill_number(spill_dir: Path) -> int:
+    numbers = [int(m.group(1)) for p in spill_dir.iterdir() if (m := _SPILL_NAME.match(p.name))]
+    return max(numbers, default=0)
+
+
+def _render(value: Any) -> str:
+    """A host function's return value as text (JSON pretty-printed for paging)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    try:
+        return msgspec.json.format(msgspec.json.encode(value), indent=2).decode()
+    except (TypeError, msgspec.EncodeError):
+        return str(value)
+
+
+def _record_args(args: Any) -> dict[str, Any]:
+    """Arguments as kept in the ToolCall record (long strings cut to CONTEXT_LIMIT)."""
+    if not isinstance(args, dict):
+        return {}
+    return {
+        str(k): head_tail(v) if isinstance(v, str) else v for k, v in args.items() if _encodable(v)
+    }
+
+
+def _encodable(value: Any) -> bool:
+    try:
+        msgspec.msgpack.encode(value)
+    except (TypeError, msgspec.EncodeError, OverflowError):
+        return False
+    return True

@@ -1,0 +1,117 @@
+"""The registry's value types: confirmation requests, outcomes, tool errors, limits."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import msgspec
+
+from artoo.schemas import Refusal, ToolCall, ToolSpec
+
+CONTEXT_LIMIT = 4 * 1024
+"""Characters of a result that go into the model's context (head + tail)."""
+
+SPILL_LIMIT = 30 * 1024
+"""Results longer than this get a load_data pointer and a ToolCall.spill_ref."""
+
+_SHELL = shutil.which("bash") or "/bin/sh"
+_TARGET_PARAMS = ("path", "file", "filename", "target", "directory", "dir", "url")
+_SPILL_NAME = re.compile(r"^.+_(\d+)\.txt$")
+_TOOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class ConfirmationNeeded(msgspec.Struct, frozen=True, kw_only=True):
+    """An irreversible action waiting for a yes (the Executor turns it into a
+    ConfirmationRequest on the bus)."""
+
+    tool: str
+    args: dict[str, Any]
+    target: str | None
+    reason: str
+    action: str
+    subtask_id: str = ""
+    attempt: int = 1
+
+
+class ToolOutcome(msgspec.Struct, frozen=True, kw_only=True):
+    """What one call gives: the structured ToolCall record (``call``; for ``shell`` it
+    carries the exit code), the text the model sees (``content``) and the full result
+    (``output``)."""
+
+    call: ToolCall
+    content: str
+    output: str = ""
+
+
+def deny(request: ConfirmationNeeded) -> bool:
+    """The default ``confirm``: every irreversible action is denied."""
+    return False
+
+
+def head_tail(text: str, limit: int = CONTEXT_LIMIT) -> str:
+    """``text`` itself if it fits in ``limit`` characters, else its head and tail with
+    ``"… [N chars omitted] …"`` between them, ``limit`` characters at most."""
+    if len(text) <= limit:
+        return text
+    marker_len = len(f"\n… [{'9' * len(str(len(text)))} chars omitted] …\n")
+    budget = limit - marker_len
+    if budget <= 1:
+        return text[:limit]
+    head, tail = budget - budget // 2, budget // 2
+    return f"{text[:head]}\n… [{len(text) - head - tail} chars omitted] …\n{text[-tail:]}"
+
+
+# =========================================================================== internals
+class _ToolError(Exception):
+    """A call that could not run (refused or failed before producing output)."""
+
+    def __init__(
+        self, message: str, target: str | None = None, refusal: Refusal | None = None
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.target = target
+        self.refusal = refusal
+
+
+class _BadArgs(Exception):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    args: dict[str, Any]
+    subtask_id: str
+    attempt: int
+    blocked: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Result:
+    text: str
+    target: str | None
+    ok: bool = True
+    error: str | None = None
+    exit_code: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Param:
+    name: str
+    check: Callable[[Any], Any]
+    required: bool
+    default: Any
+
+
+@dataclass(frozen=True, slots=True)
+class _Tool:
+    spec: ToolSpec
+    params: tuple[_Param, ...]
+    run: Callable[[dict[str, Any], _Call], _Result]
+    spill: bool = True
