@@ -1,0 +1,138 @@
+"""The LLMGateway: routes a request to its tier's backend, measures it, records an LLMCall."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import msgspec
+
+from artoo.actors.clock import Clock, SystemClock
+from artoo.actors.clock import new_id as _default_new_id
+from artoo.schemas import LLMCall
+
+from ._resolve import resolve_backend
+from ._types import LLMBackend, LLMError, LLMRequest, LLMResponse, UsageTotals
+
+
+# --------------------------------------------------------------------------- gateway
+class LLMGateway:
+    """Routes each request to its tier's backend, measures it and records an LLMCall.
+
+    ``record(call, task_id)`` receives one :class:`~artoo.schemas.LLMCall` per call,
+    failed calls included, with the request's task id (LLMCall has no task field: the
+    caller publishes it on the bus under that task), before ``complete`` returns or
+    raises. Latency is measured on ``clock``'s monotonic time and replaces the backend's
+    own figure. Per-task usage is kept for the task's Cost (:meth:`usage_for`); drop it
+    with :meth:`forget` when the task ends.
+    """
+
+    def __init__(
+        self,
+        backends: Mapping[str, LLMBackend],
+        models: Mapping[str, str],
+        *,
+        record: Callable[[LLMCall, str | None], None],
+        clock: Clock | None = None,
+        new_id: Callable[[], str] = _default_new_id,
+    ) -> None:
+        self._backends = dict(backends)
+        self._models = dict(models)
+        self._record = record
+        self._clock = clock or SystemClock()
+        self._new_id = new_id
+        self._lock = threading.Lock()
+        self._usage: dict[str | None, UsageTotals] = {}
+
+    @classmethod
+    def from_models(
+        cls,
+        models: Mapping[str, str],
+        *,
+        record: Callable[[LLMCall, str | None], None],
+        clock: Clock | None = None,
+        new_id: Callable[[], str] = _default_new_id,
+        **backend_kwargs: Any,
+    ) -> LLMGateway:
+        """A gateway whose backends come from :func:`resolve_backend`; tiers with the same
+        model string share one backend (so one script's use counts span both tiers)."""
+        built: dict[str, LLMBackend] = {}
+        for model in models.values():
+            if model not in built:
+                built[model] = resolve_backend(model, **backend_kwargs)
+        backends = {tier: built[model] for tier, model in models.items()}
+        return cls(backends, models, record=record, clock=clock, new_id=new_id)
+
+    @property
+    def models(self) -> dict[str, str]:
+        """The model string of each tier."""
+        return dict(self._models)
+
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        """Call the tier's backend; always record the call; return or raise :class:`LLMError`."""
+        start = self._clock.monotonic()
+        response: LLMResponse | None = None
+        error: LLMError | None = None
+        try:
+            backend = self._backends.get(request.tier)
+            if backend is None:
+                raise LLMError(f"no backend for tier {request.tier!r}")
+            response = backend.complete(request)
+        except LLMError as exc:
+            error = exc
+        except Exception as exc:  # a backend bug still ends as a recorded LLMError
+            error = LLMError(f"{type(exc).__name__}: {exc}")
+            error.__cause__ = exc
+        latency_ms = max(0.0, (self._clock.monotonic() - start) * 1000)
+        if response is not None:
+            response = msgspec.structs.replace(response, latency_ms=latency_ms)
+        self._count(request.task_id, response, latency_ms)
+        self._record(self._llm_call(request, response, error, latency_ms), request.task_id)
+        if error is not None:
+            raise error
+        assert response is not None
+        return response
+
+    def usage_for(self, task_id: str | None) -> UsageTotals:
+        """Usage of every call made for ``task_id`` so far (thread-safe)."""
+        with self._lock:
+            return self._usage.get(task_id, UsageTotals())
+
+    def forget(self, task_id: str | None) -> UsageTotals:
+        """Drop and return the usage kept for ``task_id``."""
+        with self._lock:
+            return self._usage.pop(task_id, UsageTotals())
+
+    def _count(self, task_id: str | None, response: LLMResponse | None, latency_ms: float) -> None:
+        usage = response.usage if response is not None else {}
+        with self._lock:
+            old = self._usage.get(task_id, UsageTotals())
+            self._usage[task_id] = UsageTotals(
+                calls=old.calls + 1,
+                errors=old.errors + (response is None),
+                tokens_in=old.tokens_in + int(usage.get("prompt_tokens", 0)),
+                tokens_out=old.tokens_out + int(usage.get("completion_tokens", 0)),
+                latency_ms=old.latency_ms + latency_ms,
+            )
+
+    def _llm_call(
+        self,
+        request: LLMRequest,
+        response: LLMResponse | None,
+        error: LLMError | None,
+        latency_ms: float,
+    ) -> LLMCall:
+        return LLMCall(
+            call_id=self._new_id(),
+            role=request.role,
+            tier=request.tier,
+            model=self._models.get(request.tier, ""),
+            request=msgspec.to_builtins(request),
+            response=response.content if response is not None else None,
+            tool_calls=[msgspec.to_builtins(c) for c in response.tool_calls] if response else [],
+            usage=dict(response.usage) if response is not None else {},
+            latency_ms=latency_ms,
+            error=str(error) if error is not None else None,
+            subtask_id=request.subtask_id,
+        )
