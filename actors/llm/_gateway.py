@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -13,7 +12,7 @@ from artoo.actors.clock import new_id as _default_new_id
 from artoo.schemas import LLMCall
 
 from ._resolve import resolve_backend
-from ._types import LLMBackend, LLMError, LLMRequest, LLMResponse, UsageTotals
+from ._types import LLMBackend, LLMError, LLMRequest, LLMResponse
 
 
 # --------------------------------------------------------------------------- gateway
@@ -24,8 +23,8 @@ class LLMGateway:
     failed calls included, with the request's task id (LLMCall has no task field: the
     caller publishes it on the bus under that task), before ``complete`` returns or
     raises. Latency is measured on ``clock``'s monotonic time and replaces the backend's
-    own figure. Per-task usage is kept for the task's Cost (:meth:`usage_for`); drop it
-    with :meth:`forget` when the task ends.
+    own figure. The gateway keeps no count of its own: a task's cost is computed from the
+    recorded LLMCalls by the one ledger (:func:`artoo.actors.ledger.task_cost`).
     """
 
     def __init__(
@@ -42,8 +41,6 @@ class LLMGateway:
         self._record = record
         self._clock = clock or SystemClock()
         self._new_id = new_id
-        self._lock = threading.Lock()
-        self._usage: dict[str | None, UsageTotals] = {}
 
     @classmethod
     def from_models(
@@ -87,34 +84,11 @@ class LLMGateway:
         latency_ms = max(0.0, (self._clock.monotonic() - start) * 1000)
         if response is not None:
             response = msgspec.structs.replace(response, latency_ms=latency_ms)
-        self._count(request.task_id, response, latency_ms)
         self._record(self._llm_call(request, response, error, latency_ms), request.task_id)
         if error is not None:
             raise error
         assert response is not None
         return response
-
-    def usage_for(self, task_id: str | None) -> UsageTotals:
-        """Usage of every call made for ``task_id`` so far (thread-safe)."""
-        with self._lock:
-            return self._usage.get(task_id, UsageTotals())
-
-    def forget(self, task_id: str | None) -> UsageTotals:
-        """Drop and return the usage kept for ``task_id``."""
-        with self._lock:
-            return self._usage.pop(task_id, UsageTotals())
-
-    def _count(self, task_id: str | None, response: LLMResponse | None, latency_ms: float) -> None:
-        usage = response.usage if response is not None else {}
-        with self._lock:
-            old = self._usage.get(task_id, UsageTotals())
-            self._usage[task_id] = UsageTotals(
-                calls=old.calls + 1,
-                errors=old.errors + (response is None),
-                tokens_in=old.tokens_in + int(usage.get("prompt_tokens", 0)),
-                tokens_out=old.tokens_out + int(usage.get("completion_tokens", 0)),
-                latency_ms=old.latency_ms + latency_ms,
-            )
 
     def _llm_call(
         self,

@@ -88,16 +88,6 @@ class LLMBackend(Protocol):
     def complete(self, request: LLMRequest) -> LLMResponse: ...
 
 
-class UsageTotals(msgspec.Struct, frozen=True, kw_only=True):
-    """Model usage of one task so far: calls (failed ones included), tokens, latency."""
-
-    calls: int = 0
-    errors: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
-    latency_ms: float = 0.0
-
-
 T = TypeVar("T")
 
 

@@ -7,17 +7,15 @@ import json
 import re
 import subprocess
 import sys
-import textwrap
 import threading
-from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-import artoo.actors.llm as llm
+from artoo.actors.ledger import CallRecord, task_cost
 from artoo.actors.llm import (
     LitellmBackend,
     LLMError,
@@ -29,7 +27,6 @@ from artoo.actors.llm import (
     ScriptedBackend,
     ScriptError,
     ToolCallRequest,
-    UsageTotals,
     ask_structured,
     assistant_message,
     json_objects,
@@ -48,86 +45,19 @@ from artoo.schemas import (
     encode_envelope,
 )
 
-DATA = Path(__file__).parent / "data"
-MOCK_MODEL = "openai/gpt-4o-mini"
-
-
-# --------------------------------------------------------------------------- helpers
-def req(text: str = "hi", role: str = "executor", tier: str = "tool", **kw: Any) -> LLMRequest:
-    return LLMRequest(role=role, tier=tier, messages=[{"role": "user", "content": text}], **kw)
-
-
-class StepClock:
-    """A manual clock whose monotonic time advances by ``step`` seconds on every read."""
-
-    def __init__(self, step: float) -> None:
-        self.step = step
-        self.t = 100.0
-
-    def now(self) -> float:
-        return 1_700_000_000.0
-
-    def monotonic(self) -> float:
-        self.t += self.step
-        return self.t
-
-
-class Sequence:
-    """A backend that hands the n-th request to the n-th backend (one each)."""
-
-    def __init__(self, *backends: Any) -> None:
-        self.backends = list(backends)
-
-    def complete(self, request: LLMRequest) -> LLMResponse:
-        return self.backends.pop(0).complete(request)
-
-
-class Raising:
-    def __init__(self, exc: Exception) -> None:
-        self.exc = exc
-
-    def complete(self, request: LLMRequest) -> LLMResponse:
-        raise self.exc
-
-
-def counter_ids() -> Any:
-    n = iter(range(1, 10_000))
-    return lambda: f"id{next(n)}"
-
-
-class Recorder(list[LLMCall]):
-    """A gateway recorder keeping every LLMCall and the task id it came with."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.task_ids: list[str | None] = []
-
-    def __call__(self, call: LLMCall, task_id: str | None) -> None:
-        self.append(call)
-        self.task_ids.append(task_id)
-
-
-def gateway(backend: Any, calls: Recorder, **kw: Any) -> LLMGateway:
-    return LLMGateway(
-        {"brain": backend, "tool": backend},
-        {"brain": "brain-model", "tool": "tool-model"},
-        record=calls,
-        new_id=counter_ids(),
-        **kw,
-    )
-
-
-class Answer(msgspec.Struct, frozen=True):
-    count: int
-    note: str = ""
-
-
-class Inner(msgspec.Struct, frozen=True):
-    name: str
-
-
-class Outer(msgspec.Struct, frozen=True):
-    items: list[Inner]
+from .llm_helpers import (
+    DATA,
+    MOCK_MODEL,
+    Answer,
+    Inner,
+    Outer,
+    Raising,
+    Recorder,
+    Sequence,
+    StepClock,
+    gateway,
+    req,
+)
 
 
 # --------------------------------------------------------------------------- pure helpers
@@ -274,242 +204,6 @@ def test_resolve_backend_picks_scripted_or_litellm() -> None:
         resolve_backend("scripted:")
 
 
-# --------------------------------------------------------------------------- scripted
-def test_scripted_serves_in_file_order_per_role_then_reports_exhaustion() -> None:
-    backend = ScriptedBackend.from_entries(
-        [
-            {"role": "executor", "content": "first"},
-            {"role": "planner", "content": "plan"},
-            {"role": "executor", "content": "second"},
-        ]
-    )
-    assert backend.complete(req()).content == "first"
-    assert backend.complete(req()).content == "second"
-    with pytest.raises(LLMError) as info:
-        backend.complete(req("please   count the\nfiles"))
-    assert "script exhausted for role executor" in str(info.value)
-    assert "please count the files" in str(info.value)
-    assert backend.complete(req(role="planner", tier="brain")).content == "plan"
-
-
-def test_scripted_match_selects_the_first_matching_entry_and_sees_tool_results() -> None:
-    backend = ScriptedBackend.from_text(
-        textwrap.dedent(
-            """
-            [[response]]
-            role = "executor"
-            match = "(?m)^12$"
-            content = "twelve"
-
-            [[response]]
-            role = "executor"
-            match = "count .*python"
-            tool_calls = [{ name = "shell", arguments = { command = "ls" } }]
-
-            [[response]]
-            role = "executor"
-            content = "fallback"
-            """
-        )
-    )
-    first = req("count the python files")
-    assert backend.complete(req("something else")).content == "fallback"
-    answer = backend.complete(first)
-    assert answer.content is None and [c.name for c in answer.tool_calls] == ["shell"]
-    follow = msgspec.structs.replace(
-        first, messages=[*first.messages, assistant_message(answer), tool_message("c", "12\n")]
-    )
-    assert backend.complete(follow).content == "twelve"
-
-
-def test_scripted_times_counts_uses_and_zero_is_unlimited() -> None:
-    backend = ScriptedBackend.from_entries(
-        [
-            {"role": "executor", "content": "twice", "times": 2},
-            {"role": "executor", "content": "always", "times": 0},
-            {"role": "executor", "content": "never reached"},
-        ]
-    )
-    answers = [backend.complete(req()).content for _ in range(50)]
-    assert answers[:2] == ["twice", "twice"]
-    assert set(answers[2:]) == {"always"}
-    assert [e.content for e in backend.unused()] == ["never reached"]
-
-
-def test_scripted_tool_calls_content_tables_and_ids_are_deterministic() -> None:
-    backend = ScriptedBackend.from_entries(
-        [
-            {"role": "perceiver", "content": {"intent": "count", "n": [1, 2]}},
-            {
-                "role": "executor",
-                "times": 2,
-                "tool_calls": [
-                    {"name": "shell", "arguments": {"command": "ls"}},
-                    {"name": "read_file", "arguments": {"path": "a.txt"}, "id": "mine"},
-                ],
-            },
-        ]
-    )
-    assert json.loads(backend.complete(req(role="perceiver")).content or "") == {
-        "intent": "count",
-        "n": [1, 2],
-    }
-    for use in (1, 2):
-        answer = backend.complete(req())
-        assert answer.content is None
-        assert [(c.id, c.name, c.arguments) for c in answer.tool_calls] == [
-            (f"call_2_{use}_1", "shell", {"command": "ls"}),
-            ("mine", "read_file", {"path": "a.txt"}),
-        ]
-
-
-def test_scripted_usage_defaults_to_rough_counts_or_the_scripted_figures() -> None:
-    backend = ScriptedBackend.from_entries(
-        [
-            {"role": "executor", "content": "x" * 40, "times": 2},
-            {
-                "role": "executor",
-                "content": "y",
-                "usage": {"prompt_tokens": 7, "completion_tokens": 3},
-            },
-        ]
-    )
-    short = backend.complete(req("a" * 8)).usage
-    long = backend.complete(req("a" * 800)).usage
-    assert short == {"prompt_tokens": 2, "completion_tokens": 10}
-    assert long == {"prompt_tokens": 200, "completion_tokens": 10}
-    assert backend.complete(req()).usage == {"prompt_tokens": 7, "completion_tokens": 3}
-
-
-def test_scripted_latency_uses_entry_delay_or_the_backend_default() -> None:
-    slept: list[float] = []
-    backend = ScriptedBackend.from_entries(
-        [
-            {"role": "executor", "content": "a", "delay_ms": 50},
-            {"role": "executor", "content": "b"},
-            {"role": "executor", "content": "c", "delay_ms": 0},
-        ],
-        latency_ms=200,
-        sleep=slept.append,
-    )
-    latencies = [backend.complete(req()).latency_ms for _ in range(3)]
-    assert slept == [0.05, 0.2]
-    assert latencies == [50, 200, 0]
-
-
-@pytest.mark.parametrize(
-    ("text", "problem"),
-    [
-        ('[[response]]\nrole = "executor"\ncontent = "a"\nmach = "x"', r"response #1: .*mach"),
-        ('[[response]]\ncontent = "a"', r"response #1: .*role"),
-        ('[[response]]\nrole = "a"\ncontent = "x"\n[[response]]\nrole = "b"', r"#2: needs content"),
-        ('[[response]]\nrole = "a"\ncontent = "x"\nmatch = "("', r"#1: bad match pattern"),
-        ('[[response]]\nrole = "a"\ncontent = "x"\ntimes = -1', r"#1: times must be >= 0"),
-        ('[[response]]\nrole = "a"\ncontent = "x"\ndelay_ms = -5', r"#1: delay_ms must be >= 0"),
-        ('[[responses]]\nrole = "a"\ncontent = "x"', r"only \[\[response\]\] entries"),
-        ("role = ", r"not valid TOML"),
-    ],
-)
-def test_malformed_scripts_are_rejected_with_the_entry_named(text: str, problem: str) -> None:
-    with pytest.raises(ScriptError, match=problem):
-        ScriptedBackend.from_text(text)
-
-
-def test_missing_script_file_is_a_script_error(tmp_path: Path) -> None:
-    with pytest.raises(ScriptError, match="cannot read script"):
-        ScriptedBackend(tmp_path / "absent.toml")
-
-
-def test_scripted_is_deterministic_under_16_concurrent_threads() -> None:
-    n, rounds = 16, 5
-    entries = [
-        # reversed file order and one unrelated role, so file position alone cannot help
-        {
-            "role": "executor",
-            "match": rf"\bsubtask-{i:02d}\b",
-            "content": f"answer {i}",
-            "times": rounds,
-        }
-        for i in reversed(range(n))
-    ]
-    entries.insert(5, {"role": "planner", "content": "plan", "times": 0})
-    backend = ScriptedBackend.from_entries(entries, latency_ms=1)
-    barrier = threading.Barrier(n)
-    got: dict[int, list[str | None]] = {}
-
-    def worker(i: int) -> None:
-        barrier.wait()
-        got[i] = [backend.complete(req(f"do subtask-{i:02d} now")).content for _ in range(rounds)]
-
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert got == {i: [f"answer {i}"] * rounds for i in range(n)}
-    assert backend.unused() == []
-
-
-@settings(max_examples=60)
-@given(
-    times=st.lists(st.integers(1, 3), min_size=1, max_size=4),
-    planner_times=st.lists(st.integers(1, 3), min_size=1, max_size=4),
-    order=st.randoms(use_true_random=False),
-)
-def test_each_roles_answers_do_not_depend_on_how_roles_interleave(
-    times: list[int], planner_times: list[int], order: Any
-) -> None:
-    entries = [{"role": "executor", "content": f"e{i}", "times": t} for i, t in enumerate(times)]
-    entries += [
-        {"role": "planner", "content": f"p{i}", "times": t} for i, t in enumerate(planner_times)
-    ]
-    order.shuffle(entries)  # the two roles' entries mixed in the file
-    calls = ["executor"] * (sum(times) + 1) + ["planner"] * (sum(planner_times) + 1)
-    order.shuffle(calls)
-    backend = ScriptedBackend.from_entries(entries)
-    got: dict[str, list[str | None]] = {"executor": [], "planner": []}
-    for role in calls:
-        try:
-            got[role].append(backend.complete(req(role=role)).content)
-        except LLMError:
-            got[role].append(None)
-
-    def expected(role: str) -> list[str | None]:
-        mine = [e for e in entries if e["role"] == role]
-        return [e["content"] for e in mine for _ in range(e["times"])] + [None]
-
-    assert got == {"executor": expected("executor"), "planner": expected("planner")}
-
-
-def test_the_documented_script_example_plays_out_as_described() -> None:
-    doc = llm.__doc__ or ""
-    block = doc.split("entries::\n", 1)[1].split("Keys of an entry:", 1)[0]
-    slept: list[float] = []
-    backend = ScriptedBackend.from_text(textwrap.dedent(block), sleep=slept.append)
-    spec = json.loads(
-        backend.complete(req("count the python files", role="perceiver")).content or ""
-    )
-    assert spec == {"intent": "count the python files", "slug": "count-python-files"}
-    first = req("count the python files under src")
-    answer = backend.complete(first)
-    assert answer.tool_calls[0].arguments == {"command": "ls src/*.py | wc -l"}
-    follow = msgspec.structs.replace(
-        first,
-        messages=[*first.messages, assistant_message(answer), tool_message("call_2_1_1", "12\n")],
-    )
-    final = backend.complete(follow)
-    assert final.content == "There are 12 python files."
-    assert final.usage == {"prompt_tokens": 10, "completion_tokens": 5}
-    assert slept == [0.2]
-
-
-def test_script_file_path_constructor_names_the_model() -> None:
-    path = DATA / "script.toml"
-    backend = ScriptedBackend(path)
-    assert backend.model == f"scripted:{path}"
-    assert len(backend.unused()) == 3
-
-
 # --------------------------------------------------------------------------- replay
 def test_replay_serves_recorded_calls_in_order_per_role_and_subtask() -> None:
     script = ScriptedBackend.from_entries(
@@ -597,10 +291,9 @@ def test_gateway_records_every_failed_call_then_raises(
     assert recorded.task_ids == ["t"]
     assert call.error is not None and message in call.error
     assert call.response is None and call.usage == {}
-    assert gw.usage_for("t") == UsageTotals(calls=1, errors=1, latency_ms=call.latency_ms)
 
 
-def test_gateway_keeps_usage_per_task_across_threads() -> None:
+def test_gateway_records_every_call_from_many_threads_for_the_one_ledger() -> None:
     backend = ScriptedBackend.from_entries(
         [
             {
@@ -623,12 +316,13 @@ def test_gateway_keeps_usage_per_task_across_threads() -> None:
         t.start()
     for t in threads:
         t.join()
-    for task in ("t0", "t1"):
-        usage = gw.usage_for(task)
-        assert (usage.calls, usage.errors, usage.tokens_in, usage.tokens_out) == (100, 0, 300, 200)
     assert len(recorded) == 200 and len({c.call_id for c in recorded}) == 200
-    assert gw.forget("t0").calls == 100
-    assert gw.usage_for("t0") == UsageTotals()
+    for task in ("t0", "t1"):
+        mine = [
+            CallRecord.of(c) for c, t in zip(recorded, recorded.task_ids, strict=True) if t == task
+        ]
+        cost = task_cost(mine, {}, 0.0)
+        assert (cost.model_calls, cost.tokens_in, cost.tokens_out) == (100, 300, 200)
 
 
 def test_from_models_shares_one_backend_between_tiers_with_the_same_model() -> None:
