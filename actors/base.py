@@ -45,7 +45,7 @@ from .catalog import ToolCatalog
 from .clock import Clock, SystemClock, new_id
 
 if TYPE_CHECKING:
-    from artoo.eventstore.megrams import MegramStore
+    from artoo.eventstore import MegramStore
 
     from .bus import Bus
     from .llm import LLMGateway

@@ -2,26 +2,15 @@
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from artoo.eventstore import EventLog
-from artoo.eventstore.megrams import MegramStore
+from artoo.eventstore import MEMORY_EVENTS, MegramStore, catch_up_memory, rebuild_memory
 from artoo.schemas import (
     Megram,
-    MegramDemoted,
-    MegramForgotten,
-    MegramRecalled,
-    MegramRecorded,
-    Message,
-    SOPPromoted,
 )
 
 __all__ = ["MEMORY_EVENTS", "PairRow", "catch_up_memory", "memory_rows", "rebuild_memory"]
-
-MEMORY_EVENTS = (MegramRecorded, MegramRecalled, MegramForgotten, MegramDemoted, SOPPromoted)
 
 
 @dataclass(frozen=True)
@@ -55,34 +44,3 @@ def memory_rows(store: Path, now: float) -> tuple[list[PairRow], list[Megram]]:
             )
     rows.sort(key=lambda r: (-r.attention, r.space, r.entity))
     return rows, sops
-
-
-def catch_up_memory(log: EventLog, megrams: MegramStore) -> int:
-    """Apply the memory events the log has past the store's watermark; returns how many.
-
-    The watermark then moves to the last seq read, memory event or not, so the next
-    catch-up (the next ``System.open``) reads only what was appended since.
-    """
-    last = megrams.applied_seq
-    found = 0
-
-    def events() -> Iterator[tuple[int, Message]]:
-        nonlocal last, found
-        for env in log.read(from_seq=megrams.applied_seq + 1):
-            last = env.seq
-            if isinstance(env.body, MEMORY_EVENTS):
-                found += 1
-                yield env.seq, env.body
-
-    megrams.apply_many(events(), with_seq=True)
-    megrams.mark_applied(last)
-    return found
-
-
-def rebuild_memory(store: Path) -> int:
-    """Recompute ``<store>/memory`` from the event log alone; returns the events applied."""
-    memory = store / "memory"
-    if memory.exists():
-        shutil.rmtree(memory)
-    with EventLog.open(store / "events", durability="none") as log, MegramStore.open(memory) as m:
-        return catch_up_memory(log, m)

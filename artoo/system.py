@@ -30,9 +30,7 @@ from artoo.actors.llm import (
 )
 from artoo.actors.roster import ROSTER
 from artoo.actors.runner import RoleRunner
-from artoo.eventstore import EventLog
-from artoo.eventstore.megrams import MegramStore
-from artoo.memoryview import catch_up_memory
+from artoo.eventstore import EventLog, MegramStore, catch_up_memory
 from artoo.schemas import (
     Config,
     Cost,

@@ -1,5 +1,8 @@
-"""artoo.eventstore: where it is kept — the EventLog, the MegramStore, the AuditLog."""
+"""artoo.eventstore: where it is kept — the EventLog and the MegramStore (memory, a
+projection of the log), behind one flat namespace over private modules."""
 
+from ._megramstore import MegramStore, StoreClosed
+from ._projection import MEMORY_EVENTS, catch_up_memory, rebuild_memory
 from .eventlog import (
     DURABILITY_MODES,
     Durability,
@@ -14,12 +17,17 @@ from .eventlog import (
 
 __all__ = [
     "DURABILITY_MODES",
+    "MEMORY_EVENTS",
     "Durability",
     "EventLog",
+    "MegramStore",
     "NotAStore",
+    "StoreClosed",
     "StoreError",
     "StoreLocked",
+    "catch_up_memory",
     "close_leveldb",
     "envelope_tail",
     "open_leveldb",
+    "rebuild_memory",
 ]
