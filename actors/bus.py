@@ -40,7 +40,7 @@ from typing import Any, Self
 import msgspec
 
 from artoo.actors.clock import Clock, SystemClock
-from artoo.eventstore import EventLog
+from artoo.eventstore import EventLogBackend
 from artoo.eventstore.eventlog import encode_tail
 from artoo.schemas import MESSAGE_TYPES, Envelope, Message
 
@@ -133,7 +133,7 @@ class Tap:
     """
 
     def __init__(
-        self, bus: Bus, event_log: EventLog, maxsize: int, kinds: frozenset[type] | None
+        self, bus: Bus, event_log: EventLogBackend, maxsize: int, kinds: frozenset[type] | None
     ) -> None:
         """Made by :meth:`Bus.tap`."""
         if maxsize < 1:
@@ -237,14 +237,14 @@ class Tap:
 
 # --------------------------------------------------------------------------- the bus
 class Bus:
-    """The write-ahead bus over one EventLog (see the module docstring).
+    """The write-ahead bus over one event log (any EventLogBackend; see the module docstring).
 
     ``clock`` stamps each group's ``ts`` (default: the system clock). The bus continues
     the log's seqs; it never closes the log. ``max_group`` bounds a group commit.
     """
 
     def __init__(
-        self, log: EventLog, clock: Clock | None = None, *, max_group: int = MAX_GROUP
+        self, log: EventLogBackend, clock: Clock | None = None, *, max_group: int = MAX_GROUP
     ) -> None:
         """Start the writer thread over ``log``."""
         if max_group < 1:

@@ -315,10 +315,11 @@ def _toml(value: object) -> str:
 
 # --------------------------------------------------------------------------- role harness
 class RoleHarness:
-    """Runs ONE role against a bus of its own and records what it publishes.
+    """Runs ONE role against a bus of its own (over an in-memory event log) and records
+    what it publishes.
 
     The role gets real Equipment (a scripted model when ``model`` is given, the
-    workspace, a MegramStore under the harness's store when ``megrams=True``); you
+    workspace, a MegramStore in a temporary directory when ``megrams=True``); you
     :meth:`send` it messages as any sender, and read back what it published.
 
     Example::
@@ -348,13 +349,12 @@ class RoleHarness:
         from artoo.actors.catalog import ToolCatalog
         from artoo.actors.clock import IdSource, SystemClock
         from artoo.actors.llm import LLMGateway, resolve_backend
-        from artoo.eventstore import EventLog
-        from artoo.eventstore.megrams import MegramStore
+        from artoo.eventstore import InMemoryEventLog, MegramStore
         from artoo.schemas import Config
 
         self._dir = Path(tempfile.mkdtemp(prefix="artoo-harness-"))
         self.clock = clock or SystemClock()
-        self.log = EventLog.open(self._dir / "events", durability="none")
+        self.log = InMemoryEventLog()
         self.bus = Bus(self.log, self.clock)
         self.megrams = MegramStore.open(self._dir / "memory") if megrams else None
         cfg = config if config is not None else Config()

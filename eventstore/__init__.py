@@ -1,6 +1,7 @@
 """artoo.eventstore: where it is kept — the EventLog and the MegramStore (memory, a
 projection of the log), behind one flat namespace over private modules."""
 
+from ._contract import EventLogBackend, InMemoryEventLog
 from ._megramstore import MegramStore, StoreClosed
 from ._projection import MEMORY_EVENTS, catch_up_memory, rebuild_memory
 from .eventlog import (
@@ -20,6 +21,8 @@ __all__ = [
     "MEMORY_EVENTS",
     "Durability",
     "EventLog",
+    "EventLogBackend",
+    "InMemoryEventLog",
     "MegramStore",
     "NotAStore",
     "StoreClosed",

@@ -465,10 +465,7 @@ def _fill(
     """
     n = len(datas)
     seqs = range(first_seq, first_seq + n)
-    records: Iterable[bytes] = datas
-    if ts is not None:  # swap each tail's 5-array header for the envelope's head
-        heads = map(_pack_head, repeat(_HEAD, n), seqs, repeat(_FLOAT64, n), repeat(ts, n))
-        records = map(bytes.replace, datas, repeat(_ARRAY5, n), heads, repeat(1, n))
+    records = datas if ts is None else complete_tails(first_seq, ts, datas)
     deque(map(put, map(_pack_event_key, repeat(_EVENT, n), seqs), records), maxlen=0)
     for task_id, seq, value in index_entries(first_seq, task_ids):
         prefix = prefixes.get(task_id)
@@ -477,6 +474,20 @@ def _fill(
                 prefixes.clear()
             prefix = prefixes[task_id] = task_prefix(task_id)
         put(prefix + _pack_seq(seq), value)
+
+
+def complete_tails(first_seq: int, ts: float, tails: Sequence[bytes]) -> Iterable[bytes]:
+    """Whole envelope records from the bus's tails: each tail's 5-array header swapped for
+    the envelope's head (seq from ``first_seq`` on, the group's ``ts``); lazily, in C."""
+    n = len(tails)
+    seqs = range(first_seq, first_seq + n)
+    heads = map(_pack_head, repeat(_HEAD, n), seqs, repeat(_FLOAT64, n), repeat(ts, n))
+    return map(bytes.replace, tails, repeat(_ARRAY5, n), heads, repeat(1, n))
+
+
+def decode_record(seq: int, data: bytes) -> Envelope:
+    """The envelope of a record stored at ``seq`` (CorruptRecord when it does not hold it)."""
+    return _decode(seq, data)
 
 
 def _decode_items(items: Iterator[tuple[bytes, bytes]]) -> Iterator[Envelope]:
