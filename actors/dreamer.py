@@ -40,12 +40,12 @@ from typing import Any, ClassVar, Literal
 import msgspec
 import numpy as np
 
+from artoo.eventstore import MegramReader
 from artoo.eventstore.megrams import (
     C_CODE,
     K_CODE,
     QUANTUM,
     MegramColumns,
-    MegramStore,
     pair_sums,
     quantized_terms,
 )
@@ -219,7 +219,7 @@ def _clusters(
 
 
 def plan_pass(
-    store: MegramStore,
+    store: MegramReader,
     now: float,
     *,
     max_candidates: int | None = MAX_CANDIDATES,
@@ -447,7 +447,7 @@ class Dreamer(Role):
         super().__init__(equipment, instance)
         if equipment.megrams is None:
             raise ValueError("the Dreamer needs Equipment.megrams")
-        self.megrams = equipment.megrams
+        self.megrams: MegramReader = equipment.megrams  # read only: Memory applies writes
         self.pending_at: float | None = None
         self.next_timer = equipment.clock.now() + equipment.config.dream_interval_s
         self.promoted: set[tuple[str, str]] = set()

@@ -23,8 +23,9 @@ Constraints:
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
+from artoo.eventstore import MegramReader
 from artoo.schemas import (
     Envelope,
     MegramDemoted,
@@ -42,7 +43,9 @@ from .base import Equipment, Role, handles
 __all__ = ["Memory", "recall"]
 
 
-def recall(store: Any, query: MemoryQuery, now: float, *, avoid_limit: int = 10) -> MemoryRecall:
+def recall(
+    store: MegramReader, query: MemoryQuery, now: float, *, avoid_limit: int = 10
+) -> MemoryRecall:
     """The MemoryRecall answering ``query`` from ``store`` at time ``now``, with at most
     ``avoid_limit`` tool-space Avoid pairs (``Config.memory.avoid_limit``)."""
     sops = store.query_c(query.space, query.entity)

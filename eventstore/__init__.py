@@ -1,7 +1,7 @@
 """artoo.eventstore: where it is kept — the EventLog and the MegramStore (memory, a
 projection of the log), behind one flat namespace over private modules."""
 
-from ._contract import EventLogBackend, InMemoryEventLog
+from ._contract import EventLogBackend, InMemoryEventLog, MegramReader
 from ._megramstore import MegramStore, StoreClosed
 from ._projection import MEMORY_EVENTS, catch_up_memory, rebuild_memory
 from .eventlog import (
@@ -23,6 +23,7 @@ __all__ = [
     "EventLog",
     "EventLogBackend",
     "InMemoryEventLog",
+    "MegramReader",
     "MegramStore",
     "NotAStore",
     "StoreClosed",

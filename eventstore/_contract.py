@@ -1,5 +1,5 @@
-"""The EventLog contract: what the Bus (and every reader) needs of a log, and an in-memory
-log that keeps it.
+"""The storage contracts: what the Bus (and every reader) needs of an event log, an
+in-memory log that keeps it, and memory read-only (:class:`MegramReader`).
 
 Any backend — LevelDB (:class:`~artoo.eventstore.EventLog`, the default), memory
 (:class:`InMemoryEventLog`), a server-backed one later — implements
@@ -16,11 +16,12 @@ from typing import Protocol, runtime_checkable
 
 import msgspec
 
-from artoo.schemas import CorruptRecord, Envelope, encode_envelope
+from artoo.schemas import CorruptRecord, Envelope, Megram, TagPotential, encode_envelope
 
+from ._columns import MegramColumns
 from .eventlog import complete_tails, decode_record
 
-__all__ = ["EventLogBackend", "InMemoryEventLog"]
+__all__ = ["EventLogBackend", "InMemoryEventLog", "MegramReader"]
 
 
 @runtime_checkable
@@ -162,3 +163,45 @@ class InMemoryEventLog:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@runtime_checkable
+class MegramReader(Protocol):
+    """Memory read-only: what the Dreamer and the Memory role's queries read. Writes go
+    only through memory events applied by the Memory role (``MegramStore.apply``)."""
+
+    def __len__(self) -> int: ...
+
+    def get(self, megram_id: str) -> Megram | None:
+        """One megram by id (None when absent or forgotten)."""
+        ...
+
+    def get_many(self, ids: Iterable[str]) -> list[Megram]:
+        """The megrams of ``ids`` that exist, in the order given."""
+        ...
+
+    def megrams(self) -> Iterator[Megram]:
+        """Every live megram."""
+        ...
+
+    def pairs(self) -> list[tuple[str, str]]:
+        """Every (space, entity) tag with live megrams."""
+        ...
+
+    def query_c(self, space: str, entity: str) -> list[Megram]:
+        """The C-level megrams (SOPs) of a tag."""
+        ...
+
+    def query_mk(self, space: str, entity: str, now: float) -> tuple[float, float, str]:
+        """A tag's live attention, decision and action at ``now``."""
+        ...
+
+    def strongest(
+        self, space_prefix: str, action: str, limit: int, now: float
+    ) -> list[TagPotential]:
+        """The strongest tags of a space prefix whose action is ``action``."""
+        ...
+
+    def snapshot(self) -> MegramColumns:
+        """The live megrams as columns (a consistent copy)."""
+        ...
