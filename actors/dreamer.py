@@ -44,10 +44,11 @@ from artoo.eventstore import MegramReader
 from artoo.eventstore.megrams import (
     C_CODE,
     K_CODE,
-    QUANTUM,
+    SCALE,
     MegramColumns,
     pair_sums,
     quantized_terms,
+    to_quanta,
 )
 from artoo.schemas import (
     DreamerConfig,
@@ -141,14 +142,14 @@ def plan_columns(cols: MegramColumns, now: float, rules: DreamerConfig = _RULES)
     """
     att_q, dec_q = quantized_terms(cols.f, cols.sigma, cols.k, cols.t_ref, now)
     mk = cols.level <= K_CODE
-    forget = mk & (att_q < round(rules.forget_below / QUANTUM))
+    forget = mk & (att_q < to_quanta(rules.forget_below))
     evidence = mk & ~forget
     forget_rows = np.flatnonzero(forget)
     demote = _bankrupt(cols, evidence, dec_q)
     clusters = _clusters(cols, evidence & ~cols.consolidated, att_q, dec_q, demote, rules)
     return PassPlan(
         forget=forget_rows.tolist(),
-        forget_attention=(att_q[forget_rows] * QUANTUM).tolist(),
+        forget_attention=(att_q[forget_rows] / SCALE).tolist(),
         demote=demote,
         clusters=clusters,
     )
@@ -177,7 +178,7 @@ def _bankrupt(
         count = hi - first
         if count == 0:
             continue
-        dec = float(int(cum[hi] - cum[first])) * QUANTUM
+        dec = int(cum[hi] - cum[first]) / SCALE
         sigma = cols.sigma[row]
         if (sigma > 0 and dec < 0) or (sigma < 0 and dec > 0):
             out.append((row, dec, count))

@@ -157,7 +157,11 @@ class System:
         (store / "spill").mkdir(exist_ok=True)
         self.log = EventLog.open(store / "events", durability=config.durability)
         try:
-            self.megrams = MegramStore.open(store / "memory")
+            self.megrams = MegramStore.open(
+                store / "memory",
+                attention_floor=config.memory.attention_floor,
+                decision_band=config.memory.decision_band,
+            )
         except BaseException:
             self.log.close()
             raise

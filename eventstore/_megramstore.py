@@ -34,10 +34,12 @@ from ._columns import _COLUMN_TYPES, _LOADED_COLUMNS, MegramColumns, _Rows, _Tab
 from ._potentials import (
     _LEVEL_CODE,
     ACTIONS,
+    ATTENTION_FLOOR,
     C_CODE,
+    DECISION_BAND,
     K_CODE,
     LEVELS,
-    QUANTUM,
+    SCALE,
     _action_codes,
     _clean,
     _rate,
@@ -97,8 +99,16 @@ class MegramStore:
     an internal lock, so a stray second thread is serialised rather than corrupting).
     """
 
-    def __init__(self, path: Path, db: plyvel.DB) -> None:
+    def __init__(
+        self,
+        path: Path,
+        db: plyvel.DB,
+        attention_floor: float = ATTENTION_FLOOR,
+        decision_band: float = DECISION_BAND,
+    ) -> None:
         """Private: use :meth:`MegramStore.open`."""
+        self.attention_floor = attention_floor
+        self.decision_band = decision_band
         self._path = path
         self._db: plyvel.DB | None = db
         self._lock = threading.RLock()
@@ -114,16 +124,24 @@ class MegramStore:
 
     # ---- lifecycle
     @classmethod
-    def open(cls, path: str | os.PathLike[str]) -> MegramStore:
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        attention_floor: float = ATTENTION_FLOOR,
+        decision_band: float = DECISION_BAND,
+    ) -> MegramStore:
         """Open (creating if missing) the store at ``path`` and load its columns.
 
-        ``path`` is the LevelDB directory (``<store>/memory``). Raises
+        ``path`` is the LevelDB directory (``<store>/memory``); ``attention_floor`` and
+        ``decision_band`` decide the action of a tag's potentials (``Config.memory``, the
+        paper's 0.5 and 0.2 by default). Raises
         :class:`~artoo.eventstore.eventlog.StoreLocked` naming the path and holder when
         another process (or another open in this one) holds it.
         """
         directory = Path(path)
         db = open_leveldb(directory)
-        store = cls(directory, db)
+        store = cls(directory, db, attention_floor, decision_band)
         try:
             store._load()
         except BaseException:
@@ -552,9 +570,9 @@ class MegramStore:
             att_q, dec_q = quantized_terms(
                 cols["f"][rows], cols["sigma"][rows], cols["k"][rows], cols["t_ref"][rows], now
             )
-        att = float(int(att_q.sum())) * QUANTUM
-        dec = float(int(dec_q.sum())) * QUANTUM
-        return att, dec, action(att, dec)
+        att = int(att_q.sum()) / SCALE
+        dec = int(dec_q.sum()) / SCALE
+        return att, dec, action(att, dec, floor=self.attention_floor, band=self.decision_band)
 
     def potential(self, space: str, entity: str, now: float) -> TagPotential:
         """:meth:`query_mk` of one pair as a TagPotential."""
@@ -594,7 +612,7 @@ class MegramStore:
                 now,
             )
             att, dec, present = pair_sums(pair[rows], att_q, dec_q, n_pairs)
-            codes = _action_codes(att, dec)
+            codes = _action_codes(att, dec, floor=self.attention_floor, band=self.decision_band)
             chosen = np.flatnonzero(present & (codes == ACTIONS.index(action)))
             if len(chosen) > limit:
                 kth = np.partition(att[chosen], len(chosen) - limit)[len(chosen) - limit]

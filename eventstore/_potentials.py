@@ -23,8 +23,15 @@ ATTENTION_FLOOR = 0.5
 DECISION_BAND = 0.2
 """Decision above +this: ``exploit``; below −this: ``avoid``; within: ``caution``."""
 SECONDS_PER_DAY = 86_400.0
-QUANTUM = 2.0**-40
-"""Each potential term is rounded to a multiple of this before the exact sum."""
+SCALE = 10**12
+"""Quanta per unit: each potential term is rounded to a whole number of quanta (10⁻¹²)
+before the exact integer sum, and a sum becomes a float by one correctly rounded division.
+A decimal quantum (not a binary one) makes boundaries exact: 0.6 − 0.4 sums to exactly
+200000000000 quanta, which reads back as the float 0.2, so |M_dec| = 0.2 is ``caution``
+exactly as decimal arithmetic gives it (paper §6.4). With 2⁻⁴⁰ quanta the same sum was
+0.2000000000007276 and read as ``exploit``."""
+QUANTUM = 1.0 / SCALE
+"""The size of one quantum (10⁻¹²)."""
 
 IGNORE, EXPLOIT, AVOID, CAUTION = "ignore", "exploit", "avoid", "caution"
 ACTIONS: tuple[str, ...] = (IGNORE, EXPLOIT, AVOID, CAUTION)
@@ -34,7 +41,6 @@ LEVELS: tuple[str, ...] = ("M", "K", "C", "T")
 M_CODE, K_CODE, C_CODE, T_CODE = 0, 1, 2, 3
 """The column codes of the four levels."""
 
-_SCALE = 2.0**40
 _LEVEL_CODE = {name: code for code, name in enumerate(LEVELS)}
 _SPLIT = 26
 _LOW_MASK = (1 << _SPLIT) - 1
@@ -104,10 +110,10 @@ def potentials(megrams: Iterable[Megram], now: float) -> tuple[float, float]:
         f, sigma, k, created, recalled = _clean(m)
         ref = created if recalled is None else max(created, recalled)
         dt = max(now - ref, 0.0) / SECONDS_PER_DAY
-        g = math.exp(-k * dt) * _SCALE
+        g = math.exp(-k * dt) * SCALE
         att += round(abs(f) * g)
         dec += round(sigma * f * g)
-    return float(att) * QUANTUM, float(dec) * QUANTUM
+    return att / SCALE, dec / SCALE
 
 
 def quantized_terms(
@@ -117,14 +123,14 @@ def quantized_terms(
 
     The columns are clean values (f and σ in [−1, 1], k ≥ 0, all finite, as the store
     keeps them); ``t_ref`` is the later of creation and last recall (epoch seconds). The
-    sum of a selection of these, times QUANTUM, is :func:`potentials` of those megrams.
+    sum of a selection of these, divided by SCALE, is :func:`potentials` of those megrams.
     """
     _check_now(now)
     x = np.maximum(now - t_ref, 0.0)
     x /= SECONDS_PER_DAY
     x *= -k
     g = np.exp(x, out=x)
-    g *= _SCALE
+    g *= SCALE
     att = np.abs(f)
     att *= g
     dec = sigma * f
@@ -132,27 +138,45 @@ def quantized_terms(
     return np.rint(att, out=att).astype(np.int64), np.rint(dec, out=dec).astype(np.int64)
 
 
-def action(attention: float, decision: float) -> str:
-    """The planning action of a pair's potentials (paper §6.4).
+def to_quanta(x: float) -> int:
+    """``x`` as a whole number of quanta (a threshold compared with quantized sums)."""
+    return round(x * SCALE)
 
-    ``ignore`` when attention < 0.5, else ``exploit`` when decision > +0.2, ``avoid``
-    when decision < −0.2, ``caution`` otherwise (|decision| ≤ 0.2, or not a number).
+
+def action(
+    attention: float,
+    decision: float,
+    *,
+    floor: float = ATTENTION_FLOOR,
+    band: float = DECISION_BAND,
+) -> str:
+    """The planning action of a tag's potentials (paper §6.4; ``Config.memory``).
+
+    ``ignore`` when attention < ``floor`` (0.5), else ``exploit`` when decision > +``band``
+    (0.2), ``avoid`` when decision < −``band``, ``caution`` otherwise (|decision| ≤ band,
+    or not a number).
     """
-    if attention < ATTENTION_FLOOR:
+    if attention < floor:
         return IGNORE
-    if decision > DECISION_BAND:
+    if decision > band:
         return EXPLOIT
-    if decision < -DECISION_BAND:
+    if decision < -band:
         return AVOID
     return CAUTION
 
 
-def _action_codes(att: np.ndarray, dec: np.ndarray) -> np.ndarray:
+def _action_codes(
+    att: np.ndarray,
+    dec: np.ndarray,
+    *,
+    floor: float = ATTENTION_FLOOR,
+    band: float = DECISION_BAND,
+) -> np.ndarray:
     """Vectorised :func:`action`, as indices into :data:`ACTIONS`."""
     codes = np.full(att.shape, ACTIONS.index(CAUTION), dtype=np.int8)
-    codes[dec < -DECISION_BAND] = ACTIONS.index(AVOID)
-    codes[dec > DECISION_BAND] = ACTIONS.index(EXPLOIT)
-    codes[att < ATTENTION_FLOOR] = ACTIONS.index(IGNORE)
+    codes[dec < -band] = ACTIONS.index(AVOID)
+    codes[dec > band] = ACTIONS.index(EXPLOIT)
+    codes[att < floor] = ACTIONS.index(IGNORE)
     return codes
 
 
@@ -165,8 +189,8 @@ def pair_sums(
     The sums are exact integer sums (so they equal :meth:`MegramStore.query_mk` bit for
     bit, whatever the row order).
     """
-    att = _exact_bincount(pair, att_q, n_pairs).astype(np.float64) * QUANTUM
-    dec = _exact_bincount(pair, dec_q, n_pairs).astype(np.float64) * QUANTUM
+    att = _exact_bincount(pair, att_q, n_pairs).astype(np.float64) / SCALE
+    dec = _exact_bincount(pair, dec_q, n_pairs).astype(np.float64) / SCALE
     present = np.bincount(pair, minlength=n_pairs) > 0
     return att, dec, present
 

@@ -27,7 +27,7 @@ Potentials (paper §6.4, DESIGN §4.6)::
 
 with Δt in days from the later of creation and last recall, never negative. Values outside
 the paper's ranges are clamped (f and σ to [−1, 1], k to ≥ 0; not finite counts 0). Each
-term is rounded to a multiple of :data:`QUANTUM` (2⁻⁴⁰, about 9.1e-13) and the sums are
+term is rounded to a multiple of :data:`QUANTUM` (10⁻¹², a decimal quantum) and the sums are
 exact integer sums (while a pair's attention stays under 2²³ ≈ 8.4 million), so an answer
 never depends on the order the megrams were stored in: a reopened or rebuilt store answers
 bit for bit as the original, and ``query_mk``, ``strongest`` and the Dreamer agree.
@@ -53,6 +53,7 @@ from ._potentials import (
     LEVELS,
     M_CODE,
     QUANTUM,
+    SCALE,
     SECONDS_PER_DAY,
     T_CODE,
     action,
@@ -60,6 +61,7 @@ from ._potentials import (
     pair_sums,
     potentials,
     quantized_terms,
+    to_quanta,
 )
 from ._projection import MEMORY_EVENTS
 from .eventlog import StoreError, StoreLocked
@@ -78,6 +80,7 @@ __all__ = [
     "MEMORY_EVENTS",
     "M_CODE",
     "QUANTUM",
+    "SCALE",
     "SECONDS_PER_DAY",
     "T_CODE",
     "MegramColumns",
@@ -90,4 +93,5 @@ __all__ = [
     "pair_sums",
     "potentials",
     "quantized_terms",
+    "to_quanta",
 ]
