@@ -79,9 +79,9 @@ class ToolRegistry(_Builtins):
             key = (method.__func__, name)
             if key not in _BUILTIN_SPECS:  # describing a function is slow; do it once
                 _BUILTIN_SPECS[key] = _describe(method, name, skip=1)
-            spec, params = _BUILTIN_SPECS[key]
+            spec, args_type = _BUILTIN_SPECS[key]
             self._tools[name] = _Tool(
-                spec, params, lambda a, c, m=method: m(c, **a), spill=name != "load_data"
+                spec, args_type, lambda a, c, m=method: m(c, **a), spill=name != "load_data"
             )
 
     # ----------------------------------------------------------------- public API
@@ -107,8 +107,8 @@ class ToolRegistry(_Builtins):
             raise ValueError(f"invalid tool name {tool_name!r}")
         if tool_name in self._tools:
             raise ValueError(f"a tool named {tool_name!r} is already registered")
-        spec, params = _describe(fn, tool_name, skip=0)
-        targets = [p.name for p in params if p.name in _TARGET_PARAMS]
+        spec, args_type = _describe(fn, tool_name, skip=0)
+        targets = [f for f in args_type.__struct_fields__ if f in _TARGET_PARAMS]
 
         def run(args: dict[str, Any], call: _Call) -> _Result:
             value = next((args[t] for t in targets if isinstance(args.get(t), str)), None)
@@ -119,7 +119,7 @@ class ToolRegistry(_Builtins):
             except Exception as exc:
                 raise _ToolError(f"{type(exc).__name__}: {exc}", value) from exc
 
-        self._tools[tool_name] = _Tool(spec, params, run)
+        self._tools[tool_name] = _Tool(spec, args_type, run)
         return fn
 
     def call(

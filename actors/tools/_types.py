@@ -102,16 +102,8 @@ class _Result:
 
 
 @dataclass(frozen=True, slots=True)
-class _Param:
-    name: str
-    check: Callable[[Any], Any]
-    required: bool
-    default: Any
-
-
-@dataclass(frozen=True, slots=True)
 class _Tool:
     spec: ToolSpec
-    params: tuple[_Param, ...]
+    args: type[msgspec.Struct]  # the arguments (see _schema._describe)
     run: Callable[[dict[str, Any], _Call], _Result]
     spill: bool = True
