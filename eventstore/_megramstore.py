@@ -334,7 +334,7 @@ class MegramStore:
                             continue
                     else:
                         seq, event = None, item
-                    changed += self._apply(event, batch)  # type: ignore[arg-type]
+                    changed += self._apply(event, batch)
                     if seq is not None:
                         self._applied_seq = seq
                         batch.put(_APPLIED, _megram_encoder.encode(seq))

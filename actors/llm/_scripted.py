@@ -215,4 +215,4 @@ def _load_toml(text: str, source: str) -> list[Mapping[str, Any]]:
         script = msgspec.convert(data, _Script)
     except msgspec.ValidationError as exc:
         raise ScriptError(f"{source}: a script holds only [[response]] entries: {exc}") from exc
-    return script.response
+    return list(script.response)

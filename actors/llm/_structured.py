@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import msgspec
 
 from ._types import (
@@ -28,7 +30,7 @@ def ask_structured(
     or the model call fails, the result has ``ok=False``, ``value=None`` and the error.
     Pass the :class:`LLMGateway` so both attempts are recorded.
     """
-    schema = _json_schema(schema_type)
+    schema = _json_schema(cast(type, schema_type))
     first = msgspec.structs.replace(
         request,
         response_schema=schema,

@@ -75,14 +75,12 @@ class ToolRegistry(_Builtins):
         self._counter = _last_spill_number(self.spill_dir)
         self._tools: dict[str, _Tool] = {}
         for name in BUILTIN_TOOLS:  # each built-in is the method ``_<name>``
-            method = getattr(self, "_" + name)
-            key = (method.__func__, name)
+            method: Callable[..., _Result] = getattr(self, "_" + name)
+            key = (getattr(type(self), "_" + name), name)
             if key not in _BUILTIN_SPECS:  # describing a function is slow; do it once
                 _BUILTIN_SPECS[key] = _describe(method, name, skip=1)
             spec, args_type = _BUILTIN_SPECS[key]
-            self._tools[name] = _Tool(
-                spec, args_type, lambda a, c, m=method: m(c, **a), spill=name != "load_data"
-            )
+            self._tools[name] = _Tool(spec, args_type, _bound(method), spill=name != "load_data")
 
     # ----------------------------------------------------------------- public API
     def specs(self, only: Iterable[str] | None = None) -> list[ToolSpec]:
@@ -102,7 +100,7 @@ class ToolRegistry(_Builtins):
         call's target (checked against blocked targets). The return value is shown as
         text: ``str`` as is, anything else as pretty-printed JSON.
         """
-        tool_name = name or getattr(fn, "__name__", "")
+        tool_name: str = name or str(getattr(fn, "__name__", ""))
         if not _TOOL_NAME.match(tool_name):
             raise ValueError(f"invalid tool name {tool_name!r}")
         if tool_name in self._tools:
@@ -234,3 +232,12 @@ class ToolRegistry(_Builtins):
                 except FileExistsError:  # another registry shares the directory
                     continue
                 return filename
+
+
+def _bound(method: Callable[..., _Result]) -> Callable[[dict[str, Any], _Call], _Result]:
+    """A built-in tool method as a tool's ``run``: the call first, then the arguments."""
+
+    def run(args: dict[str, Any], call: _Call) -> _Result:
+        return method(call, **args)
+
+    return run
