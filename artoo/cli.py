@@ -45,9 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--clean", action="store_true", help="remove the temp dir (workspace, store) at the end"
     )
 
-    mem = sub.add_parser("memory", help="show memory: potentials per tag pair and the SOPs")
+    mem = sub.add_parser("memory", help="show memory: potentials per tag and the SOPs")
     mem.add_argument("store", nargs="?", default="./.artoo", help="the store directory")
-    mem.add_argument("--rebuild", action="store_true", help="recompute memory from the event log")
+    mem.add_argument("--rebuild", action="store_true", help="recompute memory from the event log (built aside, swapped in only when complete; a store in use is left untouched)")
 
     dream = sub.add_parser("dream", help="run one Dreamer pass on a store now")
     dream.add_argument("store", nargs="?", default="./.artoo", help="the store directory")
