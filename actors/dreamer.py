@@ -7,12 +7,12 @@ Responsibilities:
     - physical forgetting: an M/K megram whose own live attention |f|·e^(−kΔt) is under
       0.1 is forgotten;
     - trust bankruptcy (DESIGN §4.5): a C-level entry is judged against the M/K evidence
-      of its (space, entity) pair recorded after it was promoted. A best practice (σ > 0)
+      of its (space, entity) tag recorded after it was promoted. A best practice (σ > 0)
       falls when that evidence's decision potential is negative, a constraint (σ < 0)
       when it is positive; it is demoted to K with k = 0.05;
-    - consolidation: a pair whose not yet consolidated M/K megrams reach attention ≥ 5.0
+    - consolidation: a tag whose not yet consolidated M/K megrams reach attention ≥ 5.0
       and decision ≥ +3.0 (best practice) or ≤ −3.0 (constraint) is distilled by the
-      brain-tier model into one timeless C-level rule (k = 0). A pair that already has a
+      brain-tier model into one timeless C-level rule (k = 0). A tag that already has a
       live C-level rule of the same kind is not distilled again.
 
 Input contract:
@@ -46,8 +46,8 @@ from artoo.eventstore.megrams import (
     K_CODE,
     SCALE,
     MegramColumns,
-    pair_sums,
     quantized_terms,
+    tag_sums,
     to_quanta,
 )
 from artoo.schemas import (
@@ -105,7 +105,7 @@ Kind = Literal["best_practice", "constraint"]
 class ConsolidationCandidate(msgspec.Struct, frozen=True, kw_only=True):
     """A (space, entity) cluster ready to become one C-level rule.
 
-    ``sources`` are the live, not yet consolidated M/K megrams of the pair (by id);
+    ``sources`` are the live, not yet consolidated M/K megrams of the tag (by id);
     ``attention`` and ``decision`` their potentials at the pass.
     """
 
@@ -125,7 +125,7 @@ class ConsolidationCandidate(msgspec.Struct, frozen=True, kw_only=True):
 class PassPlan(msgspec.Struct, frozen=True, kw_only=True):
     """What one pass decided, as row indices into the MegramColumns it was planned over.
 
-    ``clusters`` holds (pair index, kind, attention, decision, source rows) per candidate.
+    ``clusters`` holds (tag index, kind, attention, decision, source rows) per candidate.
     """
 
     forget: list[int]
@@ -162,18 +162,18 @@ def _bankrupt(
     c_rows = np.flatnonzero((cols.level == C_CODE) & (cols.sigma != 0))
     if len(c_rows) == 0:
         return []
-    has_c = np.zeros(len(cols.pairs), dtype=bool)
-    has_c[cols.pair[c_rows]] = True
-    ev = np.flatnonzero(evidence & has_c[cols.pair])
-    order = np.lexsort((cols.created[ev], cols.pair[ev]))  # by pair, then creation time
+    has_c = np.zeros(len(cols.tags), dtype=bool)
+    has_c[cols.tag[c_rows]] = True
+    ev = np.flatnonzero(evidence & has_c[cols.tag])
+    order = np.lexsort((cols.created[ev], cols.tag[ev]))  # by tag, then creation time
     ev = ev[order]
-    ev_pair, ev_created = cols.pair[ev], cols.created[ev]
+    ev_tag, ev_created = cols.tag[ev], cols.created[ev]
     cum = np.concatenate(([0], np.cumsum(dec_q[ev])))
     out: list[tuple[int, float, int]] = []
     for row in c_rows.tolist():
-        p = cols.pair[row]
-        lo = int(np.searchsorted(ev_pair, p, "left"))
-        hi = int(np.searchsorted(ev_pair, p, "right"))
+        p = cols.tag[row]
+        lo = int(np.searchsorted(ev_tag, p, "left"))
+        hi = int(np.searchsorted(ev_tag, p, "right"))
         first = lo + int(np.searchsorted(ev_created[lo:hi], cols.created[row], "right"))
         count = hi - first
         if count == 0:
@@ -193,24 +193,24 @@ def _clusters(
     demote: list[tuple[int, float, int]],
     rules: DreamerConfig,
 ) -> list[tuple[int, Kind, float, float, list[int]]]:
-    """Pairs whose unconsolidated evidence crosses the consolidation thresholds."""
+    """Tags whose unconsolidated evidence crosses the consolidation thresholds."""
     rows = np.flatnonzero(pool)
-    n_pairs = len(cols.pairs)
-    att, dec, _ = pair_sums(cols.pair[rows], att_q[rows], dec_q[rows], n_pairs)
+    n_tags = len(cols.tags)
+    att, dec, _ = tag_sums(cols.tag[rows], att_q[rows], dec_q[rows], n_tags)
     strong = att >= rules.consolidate_attention
     best = strong & (dec >= rules.consolidate_decision)
     worst = strong & (dec <= -rules.consolidate_decision)
-    # A pair keeps at most one live rule of each kind (after this pass's demotions).
+    # A tag keeps at most one live rule of each kind (after this pass's demotions).
     c_live = cols.level == C_CODE
     c_live[[row for row, _, _ in demote]] = False
-    best[cols.pair[c_live & (cols.sigma > 0)]] = False
-    worst[cols.pair[c_live & (cols.sigma < 0)]] = False
+    best[cols.tag[c_live & (cols.sigma > 0)]] = False
+    worst[cols.tag[c_live & (cols.sigma < 0)]] = False
     chosen = best | worst
     if not chosen.any():
         return []
-    members = rows[chosen[cols.pair[rows]]]
-    members = members[np.argsort(cols.pair[members], kind="stable")]
-    bounds = np.searchsorted(cols.pair[members], np.flatnonzero(chosen), "left")
+    members = rows[chosen[cols.tag[rows]]]
+    members = members[np.argsort(cols.tag[members], kind="stable")]
+    bounds = np.searchsorted(cols.tag[members], np.flatnonzero(chosen), "left")
     ends = np.append(bounds[1:], len(members))
     out: list[tuple[int, Kind, float, float, list[int]]] = []
     for p, lo, hi in zip(np.flatnonzero(chosen).tolist(), bounds, ends, strict=True):
@@ -244,13 +244,13 @@ def plan_pass(
     forgotten.sort(key=lambda e: e.id)
     demoted = [_demotion(cols, row, dec, count, rules) for row, dec, count in plan.demote]
     demoted.sort(key=lambda e: e.id)
-    clusters = sorted(plan.clusters, key=lambda c: (-abs(c[3]), cols.pairs[c[0]]))
+    clusters = sorted(plan.clusters, key=lambda c: (-abs(c[3]), cols.tags[c[0]]))
     clusters = clusters if max_candidates is None else clusters[: max(0, max_candidates)]
     wanted = [cols.ids[row] for *_, rows in clusters for row in rows]
     by_id = {m.id: m for m in store.get_many(wanted)}
     candidates = []
     for p, kind, att, dec, rows in clusters:
-        space, entity = cols.pairs[p]
+        space, entity = cols.tags[p]
         ids = sorted(cols.ids[row] for row in rows)
         candidates.append(
             ConsolidationCandidate(
@@ -284,7 +284,7 @@ def _demotion(
 # --------------------------------------------------------------------------- distillation
 _SYSTEM = (
     "You are the Dreamer of artoo, an agent system that learns from its own outcomes. "
-    "You distil a cluster of recorded outcomes that share one tag pair into ONE short, "
+    "You distil a cluster of recorded outcomes that share one tag into ONE short, "
     "imperative, reusable rule for future plans. Be concrete (name the tool, path or "
     "approach), never invent facts that the evidence does not show, and keep it under "
     '60 words. Answer with one JSON object: {"rule": "<the rule>"}.'
@@ -305,9 +305,9 @@ def distillation_prompt(candidate: ConsolidationCandidate) -> list[dict[str, str
     ]
     more = len(candidate.sources) - len(evidence)
     if more > 0:
-        lines.append(f"- … and {more} more of the same pair")
+        lines.append(f"- … and {more} more of the same tag")
     user = (
-        f"Tag pair: space={candidate.space!r}, entity={candidate.entity!r}.\n"
+        f"Tag: space={candidate.space!r}, entity={candidate.entity!r}.\n"
         f"Potentials: attention {candidate.attention:.2f}, decision {candidate.decision:+.2f}.\n"
         f"Write {_KIND_TEXT[candidate.kind]}.\n"
         f"Evidence ({len(candidate.sources)} recorded outcomes):\n" + "\n".join(lines)

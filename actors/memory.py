@@ -1,9 +1,9 @@
 """R5 Memory — the only writer of the MegramStore.
 
 Responsibilities:
-    Answer the Planner's MemoryQuery with the C-level SOPs of the task's tag pair, the
+    Answer the Planner's MemoryQuery with the C-level SOPs of the task's tag, the
     live dual-channel potentials (attention, decision, action) of its M/K megrams, and
-    the strongest Avoid pairs of tool space (at most 10). Apply every memory event it
+    the strongest Avoid tags of tool space (at most 10). Apply every memory event it
     sees on the bus to the store, which is therefore a projection of the log
     (``artoo memory --rebuild`` recomputes it). A recall restarts the decay clock of the
     SOPs it returned — as a MegramRecalled event, applied like any other.
@@ -47,7 +47,7 @@ def recall(
     store: MegramReader, query: MemoryQuery, now: float, *, avoid_limit: int = 10
 ) -> MemoryRecall:
     """The MemoryRecall answering ``query`` from ``store`` at time ``now``, with at most
-    ``avoid_limit`` tool-space Avoid pairs (``Config.memory.avoid_limit``)."""
+    ``avoid_limit`` tool-space Avoid tags (``Config.memory.avoid_limit``)."""
     sops = store.query_c(query.space, query.entity)
     attention, decision, action = store.query_mk(query.space, query.entity, now)
     avoid = store.strongest(query.tool_prefix, "avoid", avoid_limit, now)

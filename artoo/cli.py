@@ -47,7 +47,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     mem = sub.add_parser("memory", help="show memory: potentials per tag and the SOPs")
     mem.add_argument("store", nargs="?", default="./.artoo", help="the store directory")
-    mem.add_argument("--rebuild", action="store_true", help="recompute memory from the event log (built aside, swapped in only when complete; a store in use is left untouched)")
+    mem.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="recompute memory from the event log (built aside, swapped in only when "
+        "complete; a store in use is left untouched)",
+    )
 
     dream = sub.add_parser("dream", help="run one Dreamer pass on a store now")
     dream.add_argument("store", nargs="?", default="./.artoo", help="the store directory")
@@ -141,11 +146,11 @@ def _memory(args: argparse.Namespace, console: Console) -> int:
     if args.rebuild:
         n = rebuild_memory(store)
         console.print(f"rebuilt memory from {n} memory events in the log")
-    pairs, sops = memory_rows(store, time.time())
+    tags, sops = memory_rows(store, time.time())
     table = Table(title=f"memory of {store}")
     for col in ("space", "entity", "megrams", "attention", "decision", "action"):
         table.add_column(col)
-    for row in pairs:
+    for row in tags:
         table.add_row(
             row.space,
             row.entity,

@@ -10,12 +10,12 @@ from artoo.schemas import (
     Megram,
 )
 
-__all__ = ["MEMORY_EVENTS", "PairRow", "catch_up_memory", "memory_rows", "rebuild_memory"]
+__all__ = ["MEMORY_EVENTS", "TagRow", "catch_up_memory", "memory_rows", "rebuild_memory"]
 
 
 @dataclass(frozen=True)
-class PairRow:
-    """One tag pair's live potentials."""
+class TagRow:
+    """One tag's live potentials."""
 
     space: str
     entity: str
@@ -25,8 +25,8 @@ class PairRow:
     action: str
 
 
-def memory_rows(store: Path, now: float) -> tuple[list[PairRow], list[Megram]]:
-    """Every tag pair's potentials (strongest attention first) and every C-level SOP."""
+def memory_rows(store: Path, now: float) -> tuple[list[TagRow], list[Megram]]:
+    """Every tag's potentials (strongest attention first) and every C-level SOP."""
     with MegramStore.open(store / "memory") as megrams:
         counts: dict[tuple[str, str], int] = {}
         sops = []
@@ -35,10 +35,10 @@ def memory_rows(store: Path, now: float) -> tuple[list[PairRow], list[Megram]]:
             if m.level == "C":
                 sops.append(m)
         rows = []
-        for space, entity in megrams.pairs():
+        for space, entity in megrams.tags():
             p = megrams.potential(space, entity, now)
             rows.append(
-                PairRow(
+                TagRow(
                     space, entity, counts.get((space, entity), 0), p.attention, p.decision, p.action
                 )
             )

@@ -1,10 +1,10 @@
 """Benchmark of the MegramStore and the Dreamer pass (issue 3).
 
-For each size (default 10⁴, 10⁵, 10⁶ megrams over 10⁴ tag pairs) it fills a fresh store
+For each size (default 10⁴, 10⁵, 10⁶ megrams over 10⁴ tags) it fills a fresh store
 with GGS-like megrams (the paper's quantization matrix, ages up to 60 days, a few C-level
 rules) and measures, beside a plain-Python loop over the same data in the same run:
 
-- ``query_mk`` latency p50/p99 over random pairs, against (a) a Python loop over the pair's
+- ``query_mk`` latency p50/p99 over random tags, against (a) a Python loop over the tag's
   Megrams held in a dict, and (b) the paper's LevelDB path (scan ``x|<space>|<entity>|``,
   read and decode each ``m|<id>``, loop);
 - ``strongest("tool:", "avoid", 10)`` latency against a Python loop over every Megram;
@@ -51,25 +51,25 @@ MATRIX = [  # state, f, sigma, k, weight
 
 
 # --------------------------------------------------------------------------- data
-def make_pairs(n_pairs: int) -> list[tuple[str, str]]:
-    """Half tool-space pairs (micro-events), half intent pairs (macro-events)."""
-    half = n_pairs // 2
+def make_tags(n_tags: int) -> list[tuple[str, str]]:
+    """Half tool-space tags (micro-events), half intent tags (macro-events)."""
+    half = n_tags // 2
     tools = [(f"tool:t{i % 50}", f"path:/data/{i}") for i in range(half)]
-    intents = [(f"intent:task-{i}", "env:local") for i in range(n_pairs - half)]
+    intents = [(f"intent:task-{i}", "env:local") for i in range(n_tags - half)]
     return tools + intents
 
 
-def make_events(n: int, pairs: list[tuple[str, str]], seed: int) -> list[Any]:
+def make_events(n: int, tags: list[tuple[str, str]], seed: int) -> list[Any]:
     """``n`` M-level megrams plus one C-level rule per 200 (each consolidating 3 sources)."""
     rng = np.random.default_rng(seed)
     weights = np.array([w for *_, w in MATRIX], dtype=float)
     states = rng.choice(len(MATRIX), size=n, p=weights / weights.sum())
-    pair = rng.integers(0, len(pairs), size=n)
+    tag = rng.integers(0, len(tags), size=n)
     created = T0 - rng.uniform(0, 60, size=n) * DAY
     events: list[Any] = []
     for i in range(n):
         state, f, sigma, k, _ = MATRIX[states[i]]
-        space, entity = pairs[pair[i]]
+        space, entity = tags[tag[i]]
         m = Megram(
             id=f"m{i:08d}",
             level="M",
@@ -103,7 +103,7 @@ def make_events(n: int, pairs: list[tuple[str, str]], seed: int) -> list[Any]:
 
 # --------------------------------------------------------------------------- python baselines
 def py_query(ms: list[Megram], now: float) -> tuple[float, float, str]:
-    """The potentials of one pair as a plain loop."""
+    """The potentials of one tag as a plain loop."""
     att = dec = 0.0
     for m in ms:
         if m.level not in ("M", "K"):
@@ -129,9 +129,9 @@ def leveldb_query(db: Any, space: str, entity: str, now: float) -> tuple[float, 
     return py_query(ms, now)
 
 
-def py_strongest(by_pair: dict[tuple[str, str], list[Megram]], now: float) -> list[tuple]:
+def py_strongest(by_tag: dict[tuple[str, str], list[Megram]], now: float) -> list[tuple]:
     found = []
-    for (space, entity), ms in by_pair.items():
+    for (space, entity), ms in by_tag.items():
         if not space.startswith("tool:"):
             continue
         att, _, act = py_query(ms, now)
@@ -205,8 +205,8 @@ def best_of(fn: Callable[[], object], repeat: int) -> tuple[float, object]:
     return best, result
 
 
-def run_size(n: int, pairs: list[tuple[str, str]], queries: int, seed: int) -> dict[str, Any]:
-    events = make_events(n, pairs, seed)
+def run_size(n: int, tags: list[tuple[str, str]], queries: int, seed: int) -> dict[str, Any]:
+    events = make_events(n, tags, seed)
     now = T0
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp, "memory")
@@ -221,24 +221,24 @@ def run_size(n: int, pairs: list[tuple[str, str]], queries: int, seed: int) -> d
             megrams = list(store.megrams())
             cols = store.snapshot()
             consolidated = {cols.ids[i] for i in np.flatnonzero(cols.consolidated).tolist()}
-            by_pair: dict[tuple[str, str], list[Megram]] = defaultdict(list)
+            by_tag: dict[tuple[str, str], list[Megram]] = defaultdict(list)
             for m in megrams:
-                by_pair[(m.space, m.entity)].append(m)
+                by_tag[(m.space, m.entity)].append(m)
             rng = np.random.default_rng(seed + 1)
-            picks = [pairs[i] for i in rng.integers(0, len(pairs), size=queries)]
+            picks = [tags[i] for i in rng.integers(0, len(tags), size=queries)]
 
             for i in range(min(50, queries)):  # warm-up, and the two agree
                 a = store.query_mk(*picks[i], now)
-                b = py_query(by_pair[picks[i]], now)
+                b = py_query(by_tag[picks[i]], now)
                 assert abs(a[0] - b[0]) < 1e-6 and abs(a[1] - b[1]) < 1e-6, (a, b)
             ours = latencies(lambda i: store.query_mk(*picks[i], now), queries)
-            loop = latencies(lambda i: py_query(by_pair[picks[i]], now), queries)
+            loop = latencies(lambda i: py_query(by_tag[picks[i]], now), queries)
             db = store._require_db()  # the same LevelDB, read the paper's way
             scan_n = min(queries, 500)
             scan = latencies(lambda i: leveldb_query(db, *picks[i], now), scan_n)
 
             strong_s, strong = best_of(lambda: store.strongest("tool:", "avoid", 10, now), 3)
-            py_strong_s, py_strong = best_of(lambda: py_strongest(by_pair, now), 1)
+            py_strong_s, py_strong = best_of(lambda: py_strongest(by_tag, now), 1)
             assert [(t.space, t.entity) for t in strong] == [(s, e) for _, s, e in py_strong]
 
             pass_s, out = best_of(lambda: plan_pass(store, now), 1)
@@ -284,10 +284,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="end with one JSON line")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-    pairs = make_pairs(args.pairs)
+    tags = make_tags(args.tags)
     results = []
     for n in sizes:
-        r = run_size(n, pairs, args.queries, args.seed)
+        r = run_size(n, tags, args.queries, args.seed)
         results.append(r)
         print(
             f"n={n:>9,}  fill {r['fill_per_s']:>9,}/s  reopen {r['reopen_s']:.2f}s  "
@@ -302,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
             f"(py {r['py_pass_s']:.3f}s ×{r['plan_pass_speedup']})  {r['pass_counts']}"
         )
         sys.stdout.flush()
-    summary = {"bench": "memory", "pairs": args.pairs, "queries": args.queries, "sizes": results}
+    summary = {"bench": "memory", "tags": args.tags, "queries": args.queries, "sizes": results}
     if args.json:
         print(json.dumps(summary))
     return 0

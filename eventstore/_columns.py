@@ -18,7 +18,7 @@ class MegramColumns:
     """A copy of the live megrams as columns: row i of every array is megram ``ids[i]``.
 
     ``t_ref`` is the later of ``created`` and ``recalled`` (NaN when never recalled);
-    ``level`` holds codes into :data:`LEVELS`; ``pair`` indexes ``pairs`` (space, entity).
+    ``level`` holds codes into :data:`LEVELS`; ``tag`` indexes ``tags`` (space, entity).
     """
 
     ids: list[str]
@@ -29,16 +29,16 @@ class MegramColumns:
     recalled: np.ndarray
     t_ref: np.ndarray
     level: np.ndarray
-    pair: np.ndarray
+    tag: np.ndarray
     consolidated: np.ndarray
-    pairs: list[tuple[str, str]]
+    tags: list[tuple[str, str]]
 
     def __len__(self) -> int:
         return len(self.ids)
 
 
 class _Rows:
-    """A growable int64 array (amortised doubling): the rows of one tag pair."""
+    """A growable int64 array (amortised doubling): the rows of one tag."""
 
     __slots__ = ("buf", "n")
 
@@ -64,11 +64,11 @@ class _Rows:
 
 
 _FLOAT_COLUMNS = ("f", "sigma", "k", "created", "recalled", "t_ref")
-_LOADED_COLUMNS = ("f", "sigma", "k", "created", "recalled", "level", "pair")
+_LOADED_COLUMNS = ("f", "sigma", "k", "created", "recalled", "level", "tag")
 _COLUMN_TYPES = {
     **{name: np.float64 for name in _FLOAT_COLUMNS},
     "level": np.int8,
-    "pair": np.int32,
+    "tag": np.int32,
     "live": np.bool_,
     "consolidated": np.bool_,
 }

@@ -184,7 +184,7 @@ class MegramReader(Protocol):
         """Every live megram."""
         ...
 
-    def pairs(self) -> list[tuple[str, str]]:
+    def tags(self) -> list[tuple[str, str]]:
         """Every (space, entity) tag with live megrams."""
         ...
 

@@ -45,8 +45,8 @@ from ._potentials import (
     _rate,
     _slim_decoder,
     action,
-    pair_sums,
     quantized_terms,
+    tag_sums,
 )
 
 _COMPACT_MIN_DEAD = 4096
@@ -115,9 +115,9 @@ class MegramStore:
         self._table = _Table()
         self._ids: list[str | None] = []
         self._row_of: dict[str, int] = {}
-        self._pairs: list[tuple[str, str]] = []
-        self._pair_of: dict[tuple[str, str], int] = {}
-        self._pair_rows: list[_Rows] = []
+        self._tags: list[tuple[str, str]] = []
+        self._tag_of: dict[tuple[str, str], int] = {}
+        self._tag_rows: list[_Rows] = []
         self._dead = 0
         self._applied_seq = 0
         self._pending: dict[str, bytes] = {}  # m| values in the batch not yet written
@@ -201,7 +201,7 @@ class MegramStore:
     # ---- loading
     def _load(self) -> None:
         db = self._require_db()
-        ids, row_of, pair_of = self._ids, self._row_of, self._pair_of
+        ids, row_of, tag_of = self._ids, self._row_of, self._tag_of
         values: list[tuple[float, ...]] = []
         nan = math.nan
         for key, raw in db.iterator(prefix=_M):
@@ -213,9 +213,9 @@ class MegramStore:
             mid = key[len(_M) :].decode()
             row_of[mid] = len(ids)
             ids.append(mid)
-            p = pair_of.get((m.space, m.entity))
+            p = tag_of.get((m.space, m.entity))
             if p is None:
-                p = self._pair_index(m.space, m.entity, index_rows=False)
+                p = self._tag_index(m.space, m.entity, index_rows=False)
             at = nan if m.last_recalled_at is None else m.last_recalled_at
             values.append((m.f, m.sigma, m.k, m.created_at, at, _level_code(m.level), p))
         table = self._table
@@ -250,30 +250,30 @@ class MegramStore:
                 table.cols["consolidated"][row] = True
         created, recalled = table.get("created"), table.get("recalled")
         table.cols["t_ref"][: table.n] = np.fmax(created, recalled)
-        self._index_pairs()
+        self._index_tags()
         raw = db.get(_APPLIED)
         self._applied_seq = 0 if raw is None else _int_decoder.decode(raw)
 
-    def _pair_index(self, space: str, entity: str, *, index_rows: bool = True) -> int:
+    def _tag_index(self, space: str, entity: str, *, index_rows: bool = True) -> int:
         key = (space, entity)
-        p = self._pair_of.get(key)
+        p = self._tag_of.get(key)
         if p is None:
-            p = len(self._pairs)
-            self._pair_of[key] = p
-            self._pairs.append(key)
+            p = len(self._tags)
+            self._tag_of[key] = p
+            self._tags.append(key)
             if index_rows:
-                self._pair_rows.append(_Rows())
+                self._tag_rows.append(_Rows())
         return p
 
-    def _index_pairs(self) -> None:
-        """Rebuild the per-pair row index from the pair column (live rows only)."""
+    def _index_tags(self) -> None:
+        """Rebuild the per-tag row index from the tag column (live rows only)."""
         table = self._table
         live = np.flatnonzero(table.get("live"))
-        pair = table.get("pair")[live]
-        order = np.argsort(pair, kind="stable")
-        rows, pair = live[order], pair[order]
-        bounds = np.searchsorted(pair, np.arange(len(self._pairs) + 1))
-        self._pair_rows = [_Rows(rows[bounds[p] : bounds[p + 1]]) for p in range(len(self._pairs))]
+        tag = table.get("tag")[live]
+        order = np.argsort(tag, kind="stable")
+        rows, tag = live[order], tag[order]
+        bounds = np.searchsorted(tag, np.arange(len(self._tags) + 1))
+        self._tag_rows = [_Rows(rows[bounds[p] : bounds[p + 1]]) for p in range(len(self._tags))]
 
     # ---- applying events
     def mark_applied(self, seq: int) -> None:
@@ -318,7 +318,7 @@ class MegramStore:
     ) -> int:
         """Fold many events in order (one WriteBatch per 10 000); returns how many changed.
 
-        With ``with_seq`` the items are ``(seq, event)`` pairs and behave as in
+        With ``with_seq`` the items are ``(seq, event)`` tags and behave as in
         :meth:`apply`. This is the bulk path (a rebuild, or loading a benchmark).
         """
         changed = 0
@@ -379,12 +379,12 @@ class MegramStore:
         cols["recalled"][row] = math.nan if recalled is None else recalled
         cols["t_ref"][row] = created if recalled is None else max(created, recalled)
         cols["level"][row] = code
-        p = self._pair_index(m.space, m.entity)
-        cols["pair"][row] = p
+        p = self._tag_index(m.space, m.entity)
+        cols["tag"][row] = p
         cols["live"][row] = True
         cols["consolidated"][row] = False
         table.n += 1
-        self._pair_rows[p].append(row)
+        self._tag_rows[p].append(row)
         self._ids.append(m.id)
         self._row_of[m.id] = row
         raw = _megram_encoder.encode(m)
@@ -421,7 +421,7 @@ class MegramStore:
         self._ids[row] = None
         self._pending.pop(mid, None)
         self._dead += 1
-        space, entity = self._pairs[cols["pair"][row]]
+        space, entity = self._tags[cols["tag"][row]]
         key = mid.encode()
         batch.delete(_M + key)
         batch.delete(_x_key(space, entity, mid))
@@ -468,22 +468,22 @@ class MegramStore:
             self._compact()
 
     def _compact(self) -> None:
-        """Drop tombstones and unused pairs; renumber rows and pairs."""
+        """Drop tombstones and unused tags; renumber rows and tags."""
         old = self._table
         keep = np.flatnonzero(old.get("live"))
-        used, pair = np.unique(old.get("pair")[keep], return_inverse=True)
+        used, tag = np.unique(old.get("tag")[keep], return_inverse=True)
         table = _Table(max(1024, len(keep) + len(keep) // 4))
         table.n = len(keep)
         for name, col in old.cols.items():
             table.cols[name][: table.n] = col[keep]
-        table.cols["pair"][: table.n] = pair
+        table.cols["tag"][: table.n] = tag
         self._table = table
         self._ids = [self._ids[i] for i in keep.tolist()]
         self._row_of = {mid: row for row, mid in enumerate(self._ids)}  # type: ignore[misc]
-        self._pairs = [self._pairs[p] for p in used.tolist()]
-        self._pair_of = {key: p for p, key in enumerate(self._pairs)}
+        self._tags = [self._tags[p] for p in used.tolist()]
+        self._tag_of = {key: p for p, key in enumerate(self._tags)}
         self._dead = 0
-        self._index_pairs()
+        self._index_tags()
 
     # ---- reading
     def get(self, megram_id: str) -> Megram | None:
@@ -534,25 +534,25 @@ class MegramStore:
             snapshot = self._require_db().snapshot()
         return _scan(snapshot)
 
-    def pairs(self) -> list[tuple[str, str]]:
-        """Every (space, entity) pair with at least one live megram, sorted."""
+    def tags(self) -> list[tuple[str, str]]:
+        """Every (space, entity) tag with at least one live megram, sorted."""
         with self._lock:
             live = self._table.get("live")
-            used = np.unique(self._table.get("pair")[live])
-            return sorted(self._pairs[p] for p in used.tolist())
+            used = np.unique(self._table.get("tag")[live])
+            return sorted(self._tags[p] for p in used.tolist())
 
-    def _pair_live_rows(self, space: str, entity: str) -> np.ndarray:
-        p = self._pair_of.get((space, entity))
+    def _tag_live_rows(self, space: str, entity: str) -> np.ndarray:
+        p = self._tag_of.get((space, entity))
         if p is None:
             return np.empty(0, dtype=np.int64)
-        rows = self._pair_rows[p].view()
+        rows = self._tag_rows[p].view()
         return rows[self._table.cols["live"][rows]]
 
     def query_c(self, space: str, entity: str) -> list[Megram]:
-        """The C-level SOPs of a tag pair, oldest first (a pure read: no recall recorded)."""
+        """The C-level SOPs of a tag, oldest first (a pure read: no recall recorded)."""
         with self._lock:
             self._require_db()
-            rows = self._pair_live_rows(space, entity)
+            rows = self._tag_live_rows(space, entity)
             rows = rows[self._table.cols["level"][rows] == C_CODE]
             ids = [self._ids[r] for r in rows.tolist()]
             out = [self._get(mid) for mid in ids if mid is not None]
@@ -561,10 +561,10 @@ class MegramStore:
         return found
 
     def query_mk(self, space: str, entity: str, now: float) -> tuple[float, float, str]:
-        """(attention, decision, action) of a tag pair over its live M and K megrams."""
+        """(attention, decision, action) of a tag over its live M and K megrams."""
         with self._lock:
             self._require_db()
-            rows = self._pair_live_rows(space, entity)
+            rows = self._tag_live_rows(space, entity)
             cols = self._table.cols
             rows = rows[cols["level"][rows] <= K_CODE]
             att_q, dec_q = quantized_terms(
@@ -575,18 +575,18 @@ class MegramStore:
         return att, dec, action(att, dec, floor=self.attention_floor, band=self.decision_band)
 
     def potential(self, space: str, entity: str, now: float) -> TagPotential:
-        """:meth:`query_mk` of one pair as a TagPotential."""
+        """:meth:`query_mk` of one tag as a TagPotential."""
         att, dec, act = self.query_mk(space, entity, now)
         return TagPotential(space=space, entity=entity, attention=att, decision=dec, action=act)
 
     def strongest(
         self, space_prefix: str, action: str, limit: int, now: float
     ) -> list[TagPotential]:
-        """The ``limit`` pairs under ``space_prefix`` whose action is ``action``, by attention.
+        """The ``limit`` tags under ``space_prefix`` whose action is ``action``, by attention.
 
         Strongest = largest attention over live M/K megrams; ties go by (space, entity).
-        Only pairs with at least one live M/K megram take part. Example: the strongest
-        ``avoid`` pairs under ``"tool:"`` for the Planner's MUST NOT set.
+        Only tags with at least one live M/K megram take part. Example: the strongest
+        ``avoid`` tags under ``"tool:"`` for the Planner's MUST NOT set.
         """
         if action not in ACTIONS:
             raise ValueError(f"unknown action {action!r}; expected one of {ACTIONS}")
@@ -594,16 +594,14 @@ class MegramStore:
             return []
         with self._lock:
             self._require_db()
-            table, n_pairs = self._table, len(self._pairs)
-            if n_pairs == 0:
+            table, n_tags = self._table, len(self._tags)
+            if n_tags == 0:
                 return []
-            pair_ok = np.fromiter(
-                (space.startswith(space_prefix) for space, _ in self._pairs), bool, n_pairs
+            tag_ok = np.fromiter(
+                (space.startswith(space_prefix) for space, _ in self._tags), bool, n_tags
             )
-            pair = table.get("pair")
-            rows = np.flatnonzero(
-                table.get("live") & (table.get("level") <= K_CODE) & pair_ok[pair]
-            )
+            tag = table.get("tag")
+            rows = np.flatnonzero(table.get("live") & (table.get("level") <= K_CODE) & tag_ok[tag])
             att_q, dec_q = quantized_terms(
                 table.get("f")[rows],
                 table.get("sigma")[rows],
@@ -611,13 +609,13 @@ class MegramStore:
                 table.get("t_ref")[rows],
                 now,
             )
-            att, dec, present = pair_sums(pair[rows], att_q, dec_q, n_pairs)
+            att, dec, present = tag_sums(tag[rows], att_q, dec_q, n_tags)
             codes = _action_codes(att, dec, floor=self.attention_floor, band=self.decision_band)
             chosen = np.flatnonzero(present & (codes == ACTIONS.index(action)))
             if len(chosen) > limit:
                 kth = np.partition(att[chosen], len(chosen) - limit)[len(chosen) - limit]
                 chosen = chosen[att[chosen] >= kth]
-            names = self._pairs
+            names = self._tags
             found = [
                 TagPotential(
                     space=names[p][0],
@@ -652,9 +650,9 @@ class MegramStore:
                 recalled=cols["recalled"],
                 t_ref=cols["t_ref"],
                 level=cols["level"],
-                pair=cols["pair"],
+                tag=cols["tag"],
                 consolidated=cols["consolidated"],
-                pairs=list(self._pairs),
+                tags=list(self._tags),
             )
 
     def consolidated_into(self, megram_id: str) -> str | None:

@@ -180,24 +180,24 @@ def _action_codes(
     return codes
 
 
-def pair_sums(
-    pair: np.ndarray, att_q: np.ndarray, dec_q: np.ndarray, n_pairs: int
+def tag_sums(
+    tag: np.ndarray, att_q: np.ndarray, dec_q: np.ndarray, n_tags: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-pair attention, decision (floats) and presence from per-row quantized terms.
 
-    ``pair`` gives each row's pair index; the quanta come from :func:`quantized_terms`.
+    ``tag`` gives each row's tag index; the quanta come from :func:`quantized_terms`.
     The sums are exact integer sums (so they equal :meth:`MegramStore.query_mk` bit for
     bit, whatever the row order).
     """
-    att = _exact_bincount(pair, att_q, n_pairs).astype(np.float64) / SCALE
-    dec = _exact_bincount(pair, dec_q, n_pairs).astype(np.float64) / SCALE
-    present = np.bincount(pair, minlength=n_pairs) > 0
+    att = _exact_bincount(tag, att_q, n_tags).astype(np.float64) / SCALE
+    dec = _exact_bincount(tag, dec_q, n_tags).astype(np.float64) / SCALE
+    present = np.bincount(tag, minlength=n_tags) > 0
     return att, dec, present
 
 
-def _exact_bincount(pair: np.ndarray, q: np.ndarray, n_bins: int) -> np.ndarray:
+def _exact_bincount(tag: np.ndarray, q: np.ndarray, n_bins: int) -> np.ndarray:
     """Exact per-bin int64 sums of ``q``: bincount adds in float64, so split each value
     into a high and a 26-bit low part whose float sums stay exact (below 2⁵³)."""
-    hi = np.bincount(pair, weights=(q >> _SPLIT).astype(np.float64), minlength=n_bins)
-    lo = np.bincount(pair, weights=(q & _LOW_MASK).astype(np.float64), minlength=n_bins)
+    hi = np.bincount(tag, weights=(q >> _SPLIT).astype(np.float64), minlength=n_bins)
+    lo = np.bincount(tag, weights=(q & _LOW_MASK).astype(np.float64), minlength=n_bins)
     return (hi.astype(np.int64) << _SPLIT) + lo.astype(np.int64)

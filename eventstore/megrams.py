@@ -16,8 +16,8 @@ Keys (the paper's §6.6 schema, plus ``c|`` and ``s|``)::
     s|applied                 -> seq of the last event applied with a seq, msgpack int
 
 LevelDB is the durable record. At open the store loads the columns the potentials need
-(f, σ, k, the decay reference time, level, tag pair, consolidated flag) into numpy arrays
-with a per-pair row index, and every ``apply`` updates both; a forgotten row is a tombstone
+(f, σ, k, the decay reference time, level, tag, consolidated flag) into numpy arrays
+with a per-tag row index, and every ``apply`` updates both; a forgotten row is a tombstone
 until enough of them pile up to compact the arrays. Writes are not fsynced: the event log
 is the source of truth and the store can always be rebuilt from it.
 
@@ -28,7 +28,7 @@ Potentials (paper §6.4, DESIGN §4.6)::
 with Δt in days from the later of creation and last recall, never negative. Values outside
 the paper's ranges are clamped (f and σ to [−1, 1], k to ≥ 0; not finite counts 0). Each
 term is rounded to a multiple of :data:`QUANTUM` (10⁻¹², a decimal quantum) and the sums are
-exact integer sums (while a pair's attention stays under 2²³ ≈ 8.4 million), so an answer
+exact integer sums (while a tag's attention stays under 2²³ ≈ 8.4 million), so an answer
 never depends on the order the megrams were stored in: a reopened or rebuilt store answers
 bit for bit as the original, and ``query_mk``, ``strongest`` and the Dreamer agree.
 
@@ -58,9 +58,9 @@ from ._potentials import (
     T_CODE,
     action,
     age_days,
-    pair_sums,
     potentials,
     quantized_terms,
+    tag_sums,
     to_quanta,
 )
 from ._projection import MEMORY_EVENTS
@@ -90,8 +90,8 @@ __all__ = [
     "StoreLocked",
     "action",
     "age_days",
-    "pair_sums",
     "potentials",
     "quantized_terms",
+    "tag_sums",
     "to_quanta",
 ]

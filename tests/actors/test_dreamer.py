@@ -52,7 +52,7 @@ def mg(
     state: str = "accept",
     *,
     at: float = T0,
-    pair: tuple[str, str] = PAIR,
+    tag: tuple[str, str] = PAIR,
     level: str = "M",
 ) -> Megram:
     f, sigma, k = MATRIX[state]
@@ -60,8 +60,8 @@ def mg(
         id=mid,
         level=level,  # type: ignore[arg-type]
         created_at=at,
-        space=pair[0],
-        entity=pair[1],
+        space=tag[0],
+        entity=tag[1],
         content=f"{state} via approach {mid}",
         state=state,
         f=f,
@@ -70,13 +70,13 @@ def mg(
     )
 
 
-def sop(mid: str, kind: str, *, at: float, pair: tuple[str, str] = PAIR) -> Megram:
+def sop(mid: str, kind: str, *, at: float, tag: tuple[str, str] = PAIR) -> Megram:
     return Megram(
         id=mid,
         level="C",
         created_at=at,
-        space=pair[0],
-        entity=pair[1],
+        space=tag[0],
+        entity=tag[1],
         content=f"{kind} rule",
         state=kind,
         f=0.9,
@@ -144,27 +144,21 @@ def test_a_constraint_falls_to_later_successes(store: MegramStore) -> None:
 
 def test_a_constraint_is_not_demoted_by_agreeing_evidence(store: MegramStore) -> None:
     # The literal "M_dec < 0" rule would demote every constraint; DESIGN §4.5 does not.
-    record(
-        store, sop("ct", "constraint", at=T0), sop("bp", "best_practice", at=T0, pair=("a", "b"))
-    )
-    record(
-        store, mg("f1", "abandon", at=T0 + DAY), mg("s1", "accept", at=T0 + DAY, pair=("a", "b"))
-    )
+    record(store, sop("ct", "constraint", at=T0), sop("bp", "best_practice", at=T0, tag=("a", "b")))
+    record(store, mg("f1", "abandon", at=T0 + DAY), mg("s1", "accept", at=T0 + DAY, tag=("a", "b")))
     assert of_type(plan_pass(store, T0 + 2 * DAY), MegramDemoted) == []
 
 
 def test_contrary_evidence_from_before_the_promotion_does_not_count(store: MegramStore) -> None:
     record(
-        store, mg("f1", "abandon", at=T0 - DAY), mg("s1", "success", at=T0 - DAY, pair=("x", "y"))
+        store, mg("f1", "abandon", at=T0 - DAY), mg("s1", "success", at=T0 - DAY, tag=("x", "y"))
     )
-    record(
-        store, sop("bp", "best_practice", at=T0), sop("ct", "constraint", at=T0, pair=("x", "y"))
-    )
+    record(store, sop("bp", "best_practice", at=T0), sop("ct", "constraint", at=T0, tag=("x", "y")))
     # Nor does evidence recorded in the same instant as the promotion.
-    record(store, mg("f0", "abandon", at=T0), mg("s0", "success", at=T0, pair=("x", "y")))
+    record(store, mg("f0", "abandon", at=T0), mg("s0", "success", at=T0, tag=("x", "y")))
     assert of_type(plan_pass(store, T0 + DAY), MegramDemoted) == []
-    # Evidence of another pair does not count either.
-    record(store, mg("f2", "abandon", at=T0 + DAY, pair=("intent:other", "env:local")))
+    # Evidence of another tag does not count either.
+    record(store, mg("f2", "abandon", at=T0 + DAY, tag=("intent:other", "env:local")))
     assert of_type(plan_pass(store, T0 + 2 * DAY), MegramDemoted) == []
     # Evidence recorded after the promotion does.
     record(store, mg("f3", "abandon", at=T0 + DAY))
@@ -213,7 +207,7 @@ def test_six_abandons_make_a_constraint(store: MegramStore) -> None:
 def test_mixed_clusters_and_decayed_clusters_do_not_consolidate(store: MegramStore) -> None:
     record(store, *(mg(f"a{i}") for i in range(6)), *(mg(f"f{i}", "abandon") for i in range(6)))
     other = ("intent:old", "env:local")
-    record(store, *(mg(f"o{i}", at=T0 - 5 * DAY, pair=other) for i in range(6)))
+    record(store, *(mg(f"o{i}", at=T0 - 5 * DAY, tag=other) for i in range(6)))
     assert of_type(plan_pass(store, T0), ConsolidationCandidate) == []
 
 
@@ -238,8 +232,8 @@ def test_a_promoted_cluster_is_not_promoted_twice(store: MegramStore) -> None:
 
 def test_a_pass_distils_the_strongest_clusters_first(store: MegramStore) -> None:
     for p, n in enumerate([6, 9, 7, 8]):
-        record(store, *(mg(f"p{p}-{i}", pair=(f"intent:t{p}", "env:local")) for i in range(n)))
-    record(store, *(mg(f"f{i}", "abandon", pair=("intent:bad", "env:local")) for i in range(6)))
+        record(store, *(mg(f"p{p}-{i}", tag=(f"intent:t{p}", "env:local")) for i in range(n)))
+    record(store, *(mg(f"f{i}", "abandon", tag=("intent:bad", "env:local")) for i in range(6)))
     assert len(of_type(plan_pass(store, T0), ConsolidationCandidate)) == 5
     chosen = of_type(plan_pass(store, T0, max_candidates=2), ConsolidationCandidate)
     assert [c.space for c in chosen] == ["intent:t1", "intent:t3"]  # |decision| 8.1, 7.2
@@ -247,8 +241,8 @@ def test_a_pass_distils_the_strongest_clusters_first(store: MegramStore) -> None
 
 
 def test_the_pass_lists_forgotten_then_demoted_then_candidates(store: MegramStore) -> None:
-    record(store, sop("bp", "best_practice", at=T0, pair=("p", "q")))
-    record(store, mg("z", "abandon", at=T0 + 1, pair=("p", "q")), mg("r", "refine", at=T0))
+    record(store, sop("bp", "best_practice", at=T0, tag=("p", "q")))
+    record(store, mg("z", "abandon", at=T0 + 1, tag=("p", "q")), mg("r", "refine", at=T0))
     record(store, *(mg(f"a{i}", at=T0 + 1) for i in range(6)))
     out = plan_pass(store, T0 + DAY)
     assert [type(x).__name__ for x in out] == [
@@ -272,7 +266,7 @@ def candidate(n: int = 6, kind: str = "best_practice") -> ConsolidationCandidate
     )
 
 
-def test_the_prompt_shows_the_pair_the_kind_and_the_evidence() -> None:
+def test_the_prompt_shows_the_tag_the_kind_and_the_evidence() -> None:
     messages = distillation_prompt(candidate(25))
     assert [m["role"] for m in messages] == ["system", "user"]
     user = messages[1]["content"]
@@ -382,20 +376,20 @@ GOOD = ["accept", "success", "break_symmetry", "refine"]
 BAD = ["abandon", "change_approach", "change_path"]
 
 
-def random_memory(rng: random.Random, n: int, n_pairs: int, spread: float = 40.0) -> list[Message]:
-    """``n`` megrams over ``n_pairs`` pairs, each pair leaning good, bad or neither; ages
+def random_memory(rng: random.Random, n: int, n_tags: int, spread: float = 40.0) -> list[Message]:
+    """``n`` megrams over ``n_tags`` tags, each tag leaning good, bad or neither; ages
     up to ``spread`` days; now and then a C-level rule that consolidates a few of them."""
-    pairs = [(f"tool:t{i}", f"path:/{i % 3}") for i in range(n_pairs)]
-    lean = {p: rng.choice([GOOD * 3 + BAD, BAD * 3 + GOOD, GOOD + BAD]) for p in pairs}
+    tags = [(f"tool:t{i}", f"path:/{i % 3}") for i in range(n_tags)]
+    lean = {p: rng.choice([GOOD * 3 + BAD, BAD * 3 + GOOD, GOOD + BAD]) for p in tags}
     events: list[Message] = []
     for i in range(n):
-        pair = rng.choice(pairs)
-        m = mg(f"m{i:05d}", rng.choice(lean[pair]), at=T0 - rng.uniform(0, spread) * DAY, pair=pair)
+        tag = rng.choice(tags)
+        m = mg(f"m{i:05d}", rng.choice(lean[tag]), at=T0 - rng.uniform(0, spread) * DAY, tag=tag)
         events.append(MegramRecorded(megram=m))
         if rng.random() < 0.03:
             kind = rng.choice(["best_practice", "constraint"])
             at = T0 - rng.uniform(0, spread / 2) * DAY
-            rule = sop(f"c{i:05d}", kind, at=at, pair=rng.choice(pairs))
+            rule = sop(f"c{i:05d}", kind, at=at, tag=rng.choice(tags))
             sources = [f"m{j:05d}" for j in rng.sample(range(i + 1), min(5, i + 1))]
             events.append(SOPPromoted(megram=rule, source_ids=sources))
     return events
@@ -418,10 +412,10 @@ def test_plan_pass_matches_the_reference_on_a_large_random_memory(store: MegramS
     st.floats(0, 10),
 )
 def test_plan_pass_matches_the_reference(
-    seed: int, n: int, n_pairs: int, spread: float, days: float
+    seed: int, n: int, n_tags: int, spread: float, days: float
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp, MegramStore.open(Path(tmp, "m")) as s:
-        s.apply_many(random_memory(random.Random(seed), n, n_pairs, spread))
+        s.apply_many(random_memory(random.Random(seed), n, n_tags, spread))
         now = T0 + days * DAY
         assert as_sets(plan_pass(s, now, max_candidates=None)) == reference_pass(s, now)
 

@@ -103,7 +103,7 @@ def test_fresh_potentials_are_the_sum_of_f_and_of_signed_f() -> None:
     assert dec == pytest.approx(0.9 + 0.8 - 0.85, abs=1e-9)
 
 
-def test_mixed_evidence_on_one_pair_gives_caution(store: MegramStore) -> None:
+def test_mixed_evidence_on_one_tag_gives_caution(store: MegramStore) -> None:
     store.apply(rec(mg("a", "accept")))
     store.apply(rec(mg("b", "abandon")))
     att, dec, act = store.query_mk("intent:count-files", "env:local", T0)
@@ -319,11 +319,11 @@ def test_the_key_schema_of_the_paper(tmp_path: Path) -> None:
 
 
 def test_compaction_keeps_every_answer(store: MegramStore) -> None:
-    pairs = [(f"tool:t{i % 7}", f"path:/{i % 5}") for i in range(10_000)]
+    tags = [(f"tool:t{i % 7}", f"path:/{i % 5}") for i in range(10_000)]
     states = list(MATRIX)
     ms = [
         mg(f"m{i:05d}", states[i % 7], at=T0 + i, space=s, entity=e)
-        for i, (s, e) in enumerate(pairs)
+        for i, (s, e) in enumerate(tags)
     ]
     store.apply_many(rec(m) for m in ms)
     gone = {m.id for m in ms[::3]} | {m.id for m in ms[1::3]}
@@ -332,7 +332,7 @@ def test_compaction_keeps_every_answer(store: MegramStore) -> None:
     assert len(store) == len(kept)
     assert len(store.snapshot().ids) == len(kept)
     now = T0 + 3 * DAY
-    for space, entity in sorted(set(pairs)):
+    for space, entity in sorted(set(tags)):
         expected = potentials([m for m in kept if (m.space, m.entity) == (space, entity)], now)
         att, dec, _ = store.query_mk(space, entity, now)
         assert (att, dec) == pytest.approx(expected, abs=1e-9)
@@ -341,7 +341,7 @@ def test_compaction_keeps_every_answer(store: MegramStore) -> None:
 
 
 # --------------------------------------------------------------------------- reads
-def test_strongest_lists_the_pairs_of_one_action_under_a_prefix(store: MegramStore) -> None:
+def test_strongest_lists_the_tags_of_one_action_under_a_prefix(store: MegramStore) -> None:
     events = [
         rec(mg("a1", "abandon", space="tool:rm", entity="path:/etc")),
         rec(mg("a2", "abandon", space="tool:rm", entity="path:/etc")),
@@ -372,7 +372,7 @@ def test_strongest_lists_the_pairs_of_one_action_under_a_prefix(store: MegramSto
         store.strongest("tool:", "flee", 3, T0)
 
 
-def test_query_c_returns_only_live_c_rules_of_the_pair(store: MegramStore) -> None:
+def test_query_c_returns_only_live_c_rules_of_the_tag(store: MegramStore) -> None:
     c1 = msgspec.structs.replace(mg("c1", level="C", at=T0 + 5), k=0.0)
     c2 = msgspec.structs.replace(mg("c2", "abandon", level="C", at=T0), k=0.0)
     other = msgspec.structs.replace(mg("c3", level="C", space="intent:other"), k=0.0)
@@ -549,16 +549,16 @@ class Model:
 
 def answers(s: MegramStore) -> dict[str, object]:
     """Every query of the store, at a few times."""
-    pairs = [(sp, en) for sp in SPACES for en in ENTITIES] + sorted(
+    tags = [(sp, en) for sp in SPACES for en in ENTITIES] + sorted(
         {(m.space, m.entity) for m in s.megrams()}
     )
     out: dict[str, object] = {
         "megrams": list(s.megrams()),
-        "pairs": s.pairs(),
+        "tags": s.tags(),
         "consolidated": {m.id: s.consolidated_into(m.id) for m in s.megrams()},
     }
     for now in (T0 - 40 * DAY, T0, T0 + 3 * DAY, T0 + 90 * DAY):
-        for sp, en in pairs:
+        for sp, en in tags:
             out[f"mk {sp} {en} {now}"] = s.query_mk(sp, en, now)
             out[f"c {sp} {en}"] = s.query_c(sp, en)
         for prefix in ("", "tool:", "intent:"):
@@ -569,7 +569,7 @@ def answers(s: MegramStore) -> dict[str, object]:
     out["columns"] = [
         (
             cols.ids[i],
-            cols.pairs[cols.pair[i]],
+            cols.tags[cols.tag[i]],
             float(cols.t_ref[i]),
             int(cols.level[i]),
             bool(cols.consolidated[i]),
