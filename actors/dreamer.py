@@ -451,7 +451,11 @@ class Dreamer(Role):
         self.megrams: MegramReader = equipment.megrams  # read only: Memory applies writes
         self.pending_at: float | None = None
         self.next_timer = equipment.clock.now() + equipment.config.dream_interval_s
-        self.promoted: set[tuple[str, str]] = set()
+        # candidates already distilled, until Memory has applied them (a pass can run before
+        # the last one's SOPPromoted is applied): by tag, kind and sources, so a cluster of
+        # another kind or with new evidence — a constraint after its best practice fell —
+        # is promoted in this process too, not only after a reopen
+        self.promoted: set[tuple[str, str, str, tuple[str, ...]]] = set()
 
     def on_receive(self, message: Any) -> Any:
         """A DreamNow asked by the host, or a Delivery; runs in the actor's thread."""
@@ -477,7 +481,7 @@ class Dreamer(Role):
         count = 0
         for item in planned:
             if isinstance(item, ConsolidationCandidate):
-                key = (item.space, item.entity)
+                key = (item.space, item.entity, item.kind, tuple(item.source_ids))
                 if key in self.promoted:
                     continue
                 self.promoted.add(key)

@@ -44,8 +44,15 @@ __all__ = ["MetaValidator", "merge_outputs"]
 
 
 def merge_outputs(order: list[str], outcomes: dict[str, SubTaskOutcome]) -> str:
-    """The outputs of matched subtasks, in plan order, one paragraph each (pure)."""
-    parts = [outcomes[sid].output for sid in order if sid in outcomes]
+    """The outputs of matched subtasks, in plan order, one paragraph each (pure).
+
+    A failed or skipped subtask's text is left out (Law 0: an executor's claim that its
+    validator rejected must not reach the result as if it were true)."""
+    parts = [
+        outcomes[sid].output
+        for sid in order
+        if sid in outcomes and outcomes[sid].status == "matched"
+    ]
     return "\n\n".join(p for p in parts if p)
 
 

@@ -406,6 +406,7 @@ class RoleHarness:
     def published(self, kind: type | None = None) -> list[Envelope]:
         """What the role published so far (optionally only ``kind``), in seq order."""
         self.bus.flush(10)
+        self.recorder.ref.ask(None, timeout=10)  # delivered is not yet recorded: catch up
         return [
             e
             for e in self.recorder.envelopes

@@ -43,3 +43,12 @@ def test_a_failed_task_criterion_asks_for_a_replan() -> None:
         h.send(SubTaskOutcome(subtask_id="b", output="4"))
         (replan,) = h.wait_for(ReplanRequest)
     assert [v.passed for v in replan.body.task_verdicts] == [False]
+
+
+def test_a_failed_subtasks_claim_never_reaches_the_merged_output() -> None:
+    with RoleHarness(MetaValidator) as h:
+        h.send(MANIFEST)
+        h.send(SubTaskOutcome(subtask_id="a", output="3 + 4 = 7"))
+        h.send(SubTaskOutcome(subtask_id="b", status="failed", output="I created report.txt"))
+        (replan,) = h.wait_for(ReplanRequest)
+    assert replan.body.merged_output == "3 + 4 = 7"  # Law 0: no false claim passes on
