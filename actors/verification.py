@@ -73,9 +73,7 @@ def rule_verdict(
         )
     fclass = None
     if not res.passed:
-        # a tool the environment refused explains the miss better than the check can
-        env = res.failure_class == "environmental" or any(not c.ok for c in calls)
-        fclass = "environmental" if env else (res.failure_class or "logical")
+        fclass = _attribute(criterion, res.failure_class, calls)
     return Verdict(
         criterion_id=criterion.id,
         passed=res.passed,
@@ -84,6 +82,36 @@ def rule_verdict(
         signal="rule",
         attempt=attempt,
     )
+
+
+def _names(call: ToolCall, path: str) -> bool:
+    """Whether a tool call worked on ``path``: its target, or a shell command naming it."""
+    wanted = path.strip().lstrip("./")
+    if not wanted:
+        return False
+    if call.target is not None and call.target.strip().lstrip("./") == wanted:
+        return True
+    command = call.args.get("command") if call.tool == "shell" else None
+    return isinstance(command, str) and wanted in command
+
+
+def _attribute(criterion: Criterion, suggested: str | None, calls: list[ToolCall]) -> FailureClass:
+    """The failure class of a failed check, attributed from what the tools did (paper §9:
+    misattribution is a Law 0 violation).
+
+    A missing file is the environment's fault only when a call that worked on it failed
+    (refused, or an error); when no call ever tried to make it, or the calls that did
+    succeeded, the work is wrong — an executor that only *claims* it wrote the file gets a
+    logical failure. For the other checks a tool the environment refused explains the miss
+    better than the check can.
+    """
+    check = criterion.check
+    if check is not None and check.kind == "file_exists" and check.value is not False:
+        touching = [c for c in calls if _names(c, check.path)]
+        return "environmental" if any(not c.ok for c in touching) else "logical"
+    if suggested == "environmental" or any(not c.ok for c in calls):
+        return "environmental"
+    return "logical"
 
 
 def majority_class(verdicts: list[Verdict]) -> FailureClass | None:

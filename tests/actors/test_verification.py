@@ -89,3 +89,34 @@ def test_majority_class() -> None:
     assert majority_class([v("environmental"), v("environmental"), v("logical")]) == "environmental"
     assert majority_class([v("environmental"), v("logical")]) == "logical"
     assert majority_class([v(None)]) is None
+
+
+REPORT = Criterion(
+    id="c",
+    text="report.txt exists",
+    mode="verifiable",
+    check=Check(kind="file_exists", path="report.txt"),
+)
+
+
+@pytest.mark.parametrize(
+    ("calls", "expected"),
+    [
+        ([], "logical"),  # it only claimed to have written the file
+        ([ToolCall(tool="glob", target=".", ok=False, error="boom")], "logical"),  # unrelated
+        ([ToolCall(tool="shell", args={"command": "touch report.txt"})], "logical"),
+        (
+            [ToolCall(tool="write_file", target="report.txt", ok=False, error="EACCES")],
+            "environmental",
+        ),
+        (
+            [ToolCall(tool="shell", args={"command": "echo x > ./report.txt"}, ok=False)],
+            "environmental",
+        ),
+    ],
+)
+def test_a_missing_file_is_attributed_by_what_the_tools_did(
+    tmp_path: Path, calls: list[ToolCall], expected: str
+) -> None:
+    verdict = rule_verdict(REPORT, "I created report.txt", calls, tmp_path)
+    assert not verdict.passed and verdict.failure_class == expected
