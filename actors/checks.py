@@ -13,8 +13,10 @@ before any LLM is asked (DESIGN §3). The vocabulary — ``kind``, ``path``, ``v
 ``output_contains``
     ``value``: a text. Passes when the text occurs in the output (case-sensitive).
 ``output_matches``
-    ``value``: a Python regular expression. Passes when ``re.search`` finds it in the
-    output (``^``/``$`` match at line boundaries).
+    ``value``: a regular expression in RE2 syntax (Python's, less backreferences and
+    lookaround). Passes when it is found in the output (``^``/``$`` match at line
+    boundaries). It runs on RE2, in time linear in the output: a model-chosen pattern
+    such as ``(a+)+$`` cannot freeze the process.
 ``json_path_equals``
     ``path``: ``$.a.b[0]`` reads the output as JSON; ``data/out.json:$.a`` reads that
     workspace file instead. Steps are ``.key``, ``['key']`` and ``[index]`` (negative
@@ -50,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import re2
 
 from artoo.schemas import Check
 from artoo.schemas.messages import FailureClass
@@ -135,15 +138,22 @@ def _output_contains(
     return _fail(f"{needle!r} not in the output ({_describe(output)})", "logical")
 
 
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # a bad pattern is our ValueError, not a line on stderr
+
+
 def _output_matches(
     check: Check, output: str, exit_code: int | None, workspace: Path
 ) -> CheckResult:
     if not isinstance(check.value, str) or not check.value:
         raise ValueError("output_matches: value must be a non-empty regular expression")
     try:
-        pattern = re.compile(check.value, re.MULTILINE)
-    except re.error as exc:
-        raise ValueError(f"output_matches: bad regular expression {check.value!r}: {exc}") from None
+        pattern = re2.compile("(?m)" + check.value, options=_RE2_OPTIONS)
+    except re2.error as exc:
+        reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else exc
+        raise ValueError(
+            f"output_matches: bad regular expression {check.value!r}: {reason}"
+        ) from None
     m = pattern.search(output)
     if m:
         return _pass(f"/{check.value}/ matched {_clip(m.group())!r} at character {m.start()}")

@@ -279,3 +279,21 @@ def test_json_path_reads_back_any_value_it_points_at(
         return  # Check.value holds scalars; containers are compared as JSON text elsewhere
     result = run(ws, "json_path_equals", path=path, value=node, output=json.dumps(document))
     assert result.passed, (path, result.evidence)
+
+
+def test_a_catastrophic_pattern_runs_in_linear_time(tmp_path: Path) -> None:
+    # (a+)+$ on 64 a's and a '!' would take Python's backtracking engine ~2^64 steps
+    check = Check(kind="output_matches", value="(a+)+$")
+    result = evaluate(check, output="a" * 64 + "!", exit_code=None, workspace=tmp_path)
+    assert not result.passed
+    assert evaluate(check, output="a" * 100_000, exit_code=None, workspace=tmp_path).passed
+
+
+def test_a_pattern_outside_re2_is_an_invalid_check(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="bad regular expression"):
+        evaluate(
+            Check(kind="output_matches", value=r"(a)\1"),
+            output="aa",
+            exit_code=None,
+            workspace=tmp_path,
+        )
