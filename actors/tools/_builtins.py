@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from artoo.actors.law1 import classify_shell, classify_write
@@ -10,6 +11,35 @@ from artoo.actors.law1 import classify_shell, classify_write
 from ._confine import _globby, _Guards
 from ._shell import _format_run, _run_shell
 from ._types import SPILL_LIMIT, _Call, _Result, _ToolError
+
+_SKIP_CHUNK = 1 << 20  # characters read (and dropped) at a time to reach an offset
+
+
+def _open_regular(full: Path, relative: str, flags: int) -> int:
+    """A file descriptor of ``full`` when it is a regular file with one name.
+
+    Opened without blocking and without following a last symlink, then checked with
+    ``fstat``: a FIFO, device or socket (a read would block or reach outside the
+    workspace), or a file with another hard link (the other name may lie outside the
+    workspace), is refused with ``unsafe_file``.
+    """
+    try:
+        fd = os.open(full, flags | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        raise _ToolError(
+            f"cannot open '{relative}': {exc.strerror}", relative, "unsafe_file"
+        ) from None
+    st = os.fstat(fd)
+    why = None
+    if not stat.S_ISREG(st.st_mode):
+        why = "not a regular file"
+    elif st.st_nlink > 1:
+        why = f"has {st.st_nlink} hard links (another name may lie outside the workspace)"
+    if why is not None:
+        os.close(fd)
+        raise _ToolError(f"refused '{relative}': {why}", relative, "unsafe_file")
+    os.set_blocking(fd, True)
+    return fd
 
 
 class _Builtins(_Guards):
@@ -80,10 +110,16 @@ class _Builtins(_Guards):
         if not full.exists():
             raise _ToolError(f"no such file '{relative}'", relative)
         limit = min(limit, self.output_cap)
-        with open(full, encoding="utf-8", errors="replace", newline="") as f:
-            text = f.read(offset + limit)
+        fd = _open_regular(full, relative, os.O_RDONLY)
+        with open(fd, encoding="utf-8", errors="replace", newline="") as f:
+            skip = offset
+            while skip > 0:  # characters, not bytes: skip in bounded chunks
+                got = len(f.read(min(skip, _SKIP_CHUNK)))
+                if got == 0:
+                    break
+                skip -= got
+            page = f.read(limit)
             more = bool(f.read(1))
-        page = text[offset:]
         if more:
             end = offset + len(page)
             page += (
@@ -102,6 +138,8 @@ class _Builtins(_Guards):
         relative, full = self._file(path, call)
         if full.is_dir():
             raise _ToolError(f"'{relative}' is a directory", relative)
+        if full.exists() or full.is_symlink():  # never write through a FIFO or a hard link
+            os.close(_open_regular(full, relative, os.O_RDONLY))
         verdict = classify_write(relative, self.workspace)
         if verdict.irreversible:
             self._gate(call, "write_file", relative, verdict.reason, f"write_file {relative}")

@@ -1,0 +1,55 @@
+"""File tools against a hostile workspace: FIFOs, hard links out, huge offsets."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from artoo.actors.tools import ToolRegistry
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "notes.txt").write_text("hello\n")
+    return root
+
+
+def registry(ws: Path) -> ToolRegistry:
+    return ToolRegistry(ws, ws.parent / "spill", confirm=lambda needed: True)
+
+
+def test_a_fifo_is_refused_at_once_not_read(ws: Path) -> None:
+    os.mkfifo(ws / "pipe")  # nobody writes it: a blocking open would hang forever
+    for tool, args in (
+        ("read_file", {"path": "pipe"}),
+        ("write_file", {"path": "pipe", "content": "x"}),
+    ):
+        call = registry(ws).call(tool, args).call
+        assert not call.ok and call.refusal == "unsafe_file"
+        assert "not a regular file" in (call.error or "")
+
+
+def test_a_hard_link_to_a_file_outside_is_neither_read_nor_written(ws: Path) -> None:
+    secret = ws.parent / "secret.txt"
+    secret.write_text("the outside secret")
+    os.link(secret, ws / "hl")
+    tools = registry(ws)
+    read = tools.call("read_file", {"path": "hl"})
+    assert read.call.refusal == "unsafe_file" and "outside secret" not in read.content
+    write = tools.call("write_file", {"path": "hl", "content": "overwritten"})
+    assert write.call.refusal == "unsafe_file"
+    assert secret.read_text() == "the outside secret"
+
+
+def test_offsets_are_characters_and_a_huge_one_reads_nothing(ws: Path) -> None:
+    text = "é" * 3_000_000 + "END"  # more than one skip chunk, multi-byte characters
+    (ws / "big.txt").write_text(text, encoding="utf-8")
+    tools = registry(ws)
+    page = tools.call("read_file", {"path": "big.txt", "offset": 3_000_000, "limit": 10})
+    assert page.content == "END"
+    beyond = tools.call("read_file", {"path": "big.txt", "offset": 790_000_000, "limit": 100})
+    assert beyond.call.ok and beyond.content == ""
