@@ -109,6 +109,9 @@ class Equipment:
     tools: ToolCatalog = field(default_factory=ToolCatalog)
     runner: RoleRunner | None = None
     pairs: tuple[str, ...] = ()
+    secrets: tuple[str, ...] = ()
+    """Values never to show the model or log (credentials of ``model_options``), besides
+    the host's secret-looking environment variables."""
 
     def model(self) -> LLMGateway:
         """The LLM gateway; RuntimeError when the System was opened without a model."""

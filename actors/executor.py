@@ -158,6 +158,9 @@ class Executor(Role):
             self.ctx.spill_dir,
             blocked_targets=tuple(run.subtask.blocked_targets),
             confirm=lambda needed: self._confirm(run, attempt, needed),
+            shell_timeout_s=self.ctx.config.tools.shell_timeout_s,
+            secrets=self.ctx.secrets,
+            env_allow=self.ctx.config.tools.env_allow,
         )
         for fn in self.ctx.tools.host_tools:
             reg.register(fn)

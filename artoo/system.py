@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import logging
+import re
 import threading
 import time
 import weakref
@@ -49,6 +50,8 @@ logger = logging.getLogger("artoo")
 HOST = "host"
 SYSTEM = "system"
 TICK_S = 0.05
+_SECRET_OPTION = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|AUTH", re.IGNORECASE)
+"""``model_options`` whose values are redacted from tool results (``api_key`` …)."""
 CLOSE_BOUND_S = 5.0
 """``close()`` returns within about this many seconds, whatever the roles are doing."""
 
@@ -145,6 +148,7 @@ class System:
         clock: Clock,
         tools: Iterable[Callable[..., Any]],
         gateway_factory: Callable[[Bus, Clock, Callable[[], str]], LLMGateway | None],
+        secrets: tuple[str, ...] = (),
     ) -> None:
         self.store = store
         self.config = config
@@ -197,6 +201,7 @@ class System:
                 tools=ToolCatalog(tuple(tools)),
                 runner=self.runner,
                 pairs=tuple(f"pair-{i}" for i in range(config.max_parallel)),
+                secrets=secrets,
             )
             self._results = _Listener.start(self._on_result)
             self.bus.subscribe([FinalResult], self._results)
@@ -272,6 +277,11 @@ class System:
             clock=clock or SystemClock(),
             tools=tools,
             gateway_factory=gateway_factory,
+            secrets=tuple(
+                str(v)
+                for k, v in dict(model_options or {}).items()
+                if isinstance(v, str) and _SECRET_OPTION.search(k)
+            ),
         )
 
     @classmethod

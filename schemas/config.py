@@ -85,6 +85,11 @@ class ToolsConfig(BaseModel):
     spill_limit: int = Field(
         30 * 1024, ge=1024, description="characters of one read page of a spilled result"
     )
+    env_allow: tuple[str, ...] = Field(
+        (),
+        description="host environment variables a shell command may see besides the "
+        "allowlist (PATH, HOME, LANG, LC_*, TERM, TZ, USER, SHELL, TMPDIR …)",
+    )
 
 
 class SupervisorConfig(BaseModel):

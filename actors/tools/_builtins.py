@@ -47,6 +47,7 @@ class _Builtins(_Guards):
     attributes below)."""
 
     spill_dir: Path
+    env: dict[str, str]
     shell_timeout_s: float
     output_cap: int
 
@@ -168,7 +169,7 @@ class _Builtins(_Guards):
         verdict = classify_shell(command, self.workspace)
         if verdict.irreversible:
             self._gate(call, "shell", target, verdict.reason, command)
-        run = _run_shell(command, self.workspace, timeout, self.output_cap)
+        run = _run_shell(command, self.workspace, timeout, self.output_cap, self.env)
         text = _format_run(run, timeout, self.output_cap)
         if run.timed_out:
             error: str | None = f"timed out after {timeout:g} s"

@@ -15,6 +15,7 @@ from artoo.schemas import Refusal, ToolCall, ToolSpec
 from ..catalog import BUILTIN_TOOLS
 from ._builtins import _Builtins
 from ._schema import _BUILTIN_SPECS, _bind, _describe
+from ._secrets import Redactor, secret_values, tool_env
 from ._spill import _last_spill_number, _record_args, _render
 from ._types import (
     _TARGET_PARAMS,
@@ -43,7 +44,9 @@ class ToolRegistry(_Builtins):
     ``spill_dir`` receives the full result of every call; ``blocked_targets`` are
     workspace-relative (or absolute) paths, or program names, that no call may touch;
     ``confirm`` is asked before an irreversible action (default: :func:`deny`);
-    ``clock`` is the monotonic clock that times calls.
+    ``clock`` is the monotonic clock that times calls; ``secrets`` are values to redact
+    besides the host's secret-looking variables, and ``env_allow`` names host variables a
+    shell command may see besides the allowlist (see :mod:`._secrets`).
     """
 
     def __init__(
@@ -56,6 +59,8 @@ class ToolRegistry(_Builtins):
         output_cap: int = 1_000_000,
         confirm: Callable[[ConfirmationNeeded], bool] = deny,
         clock: Callable[[], float] = time.monotonic,
+        secrets: Iterable[str] = (),
+        env_allow: Iterable[str] = (),
     ) -> None:
         root = Path(workspace)
         if not root.is_dir():
@@ -67,6 +72,8 @@ class ToolRegistry(_Builtins):
         self.spill_dir = Path(spill_dir)
         self.spill_dir.mkdir(parents=True, exist_ok=True)
         self.blocked_targets = tuple(blocked_targets)
+        self.env = tool_env(allow=env_allow)
+        self._redact = Redactor(secret_values(extra=secrets))
         self.shell_timeout_s = shell_timeout_s
         self.output_cap = output_cap
         self._confirm = confirm
@@ -171,6 +178,7 @@ class ToolRegistry(_Builtins):
         call: _Call,
         refusal: Refusal | None = None,
     ) -> ToolOutcome:
+        error = self._redact(error)
         record = ToolCall(
             refusal=refusal,
             tool=name,
@@ -187,7 +195,7 @@ class ToolRegistry(_Builtins):
     def _outcome(
         self, name: str, args: Any, result: _Result, started: float, call: _Call, *, spill: bool
     ) -> ToolOutcome:
-        text = result.text
+        text = self._redact(result.text)
         preview = head_tail(text)
         spill_ref: str | None = None
         if not spill:

@@ -60,11 +60,15 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         pass
 
 
-def _run_shell(command: str, cwd: Path, timeout_s: float, cap: int) -> _Run:
-    """Run ``command`` in its own process group; kill the group at the timeout."""
+def _run_shell(
+    command: str, cwd: Path, timeout_s: float, cap: int, env: dict[str, str] | None = None
+) -> _Run:
+    """Run ``command`` in its own process group with ``env``; kill the group at the
+    timeout."""
     proc = subprocess.Popen(
         [_SHELL, "-c", command],
         cwd=cwd,
+        env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
