@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import threading
 import time
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import msgspec
 from rich.console import Console
+from rich.text import Text
 
 from . import __version__
 
@@ -36,7 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="litellm model string or scripted:<path> (default: $ARTOO_MODEL)",
     )
     run.add_argument("--workspace", default=".", help="the root the file tools may touch")
-    run.add_argument("--timeout", type=float, default=None, help="task deadline in seconds")
+    run.add_argument(
+        "--timeout", type=seconds, default=None, help="task deadline in seconds (positive)"
+    )
     run.add_argument("--json", action="store_true", help="print the FinalResult as JSON only")
 
     demo = sub.add_parser("demo", help="run five scripted scenarios offline (no network, no key)")
@@ -92,6 +96,28 @@ def main(argv: list[str] | None = None) -> int:
     return EXIT_OK
 
 
+_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x20), *range(0x7F, 0xA0)) if c not in (9, 10)}
+
+
+def literal(text: object) -> Text:
+    """Model or tool text for the terminal, shown as written: no Rich markup is read
+    (``[bold]``, ``[link=…]``), control characters (escape sequences) are shown escaped."""
+    return Text(str(text).translate(_CONTROL))
+
+
+def seconds(value: str) -> float:
+    """An argparse type: a positive, finite number of seconds."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {value!r}") from None
+    if not math.isfinite(number) or number <= 0:
+        raise argparse.ArgumentTypeError(
+            f"must be a positive, finite number of seconds, not {value}"
+        )
+    return number
+
+
 def _run(args: argparse.Namespace, console: Console) -> int:
     from .system import System
 
@@ -110,9 +136,9 @@ def _run(args: argparse.Namespace, console: Console) -> int:
             detail = f" {body.status}"
         elif kind == "ToolCall":
             detail = f" {body.tool}"
-        console.print(
-            f"[dim]{time.monotonic() - started:6.2f}s[/] {env.sender:>24}  {kind}{detail}"  # type: ignore[attr-defined]
-        )
+        line = Text(f"{time.monotonic() - started:6.2f}s ", style="dim")
+        line.append_text(literal(f"{env.sender:>24}  {kind}{detail}"))  # type: ignore[attr-defined]
+        console.print(line)
 
     with System.open(args.store, model=args.model, workspace=args.workspace) as system:
         if not args.json:
@@ -124,9 +150,10 @@ def _run(args: argparse.Namespace, console: Console) -> int:
         print(json.dumps(msgspec.to_builtins(result)))
     else:
         c = result.cost
-        console.print(f"\n[bold]{result.status}[/]: {result.summary}")
+        console.print()
+        console.print(Text(result.status, style="bold") + Text(": ") + literal(result.summary))
         if result.output:
-            console.print(result.output)
+            console.print(literal(result.output))
         console.print(
             f"[dim]cost: {c.model_calls} model calls ({c.sequential_calls} sequential), "
             f"{c.tokens_in} tokens in, {c.tokens_out} out, {c.elapsed_ms / 1000:.1f} s; "
@@ -152,8 +179,8 @@ def _memory(args: argparse.Namespace, console: Console) -> int:
         table.add_column(col)
     for row in tags:
         table.add_row(
-            row.space,
-            row.entity,
+            literal(row.space),
+            literal(row.entity),
             str(row.count),
             f"{row.attention:.2f}",
             f"{row.decision:+.2f}",
@@ -166,7 +193,9 @@ def _memory(args: argparse.Namespace, console: Console) -> int:
     for col in ("space", "entity", "σ", "content"):
         sop_table.add_column(col)
     for m in sops:
-        sop_table.add_row(m.space, m.entity, f"{m.sigma:+.0f}", m.content)
+        sop_table.add_row(
+            literal(m.space), literal(m.entity), f"{m.sigma:+.0f}", literal(m.content)
+        )
     console.print(sop_table)
     return EXIT_OK
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import logging
+import math
 import re
 import threading
 import time
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pykka
+from pydantic import ValidationError
 
 from artoo.actors.base import Equipment, Operator, Tick
 from artoo.actors.bus import Bus, Delivery
@@ -251,7 +253,7 @@ class System:
         ``model_options`` go to every litellm call (``api_base``, ``api_key`` …); each
         call also gets ``timeout = config.role_timeout_s``.
         """
-        cfg = config if isinstance(config, Config) else Config(**dict(config or {}))
+        cfg = config if isinstance(config, Config) else _config(config)
         if model is not None:
             cfg = cfg.model_copy(update={"model": model})
         models = resolve_models(cfg, env)
@@ -310,6 +312,10 @@ class System:
             raise RuntimeError("this System is closed")
         if self._failure is not None:
             raise self._failure_error()
+        if deadline_s is not None and not (math.isfinite(deadline_s) and deadline_s > 0):
+            raise ValueError(
+                f"a deadline must be a positive, finite number of seconds, not {deadline_s}"
+            )
         task_id = self.new_id()
         future: Future[FinalResult] = Future()
         handle = TaskHandle(self, task_id, future)
@@ -513,6 +519,17 @@ class System:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _config(values: Mapping[str, Any] | None) -> Config:
+    """A Config from a mapping; an invalid one is a ValueError in one line per field."""
+    try:
+        return Config(**dict(values or {}))
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
+        )
+        raise ValueError(f"invalid configuration: {problems}") from None
 
 
 def _recorder(bus: Bus) -> Callable[..., None]:

@@ -29,6 +29,7 @@ holder.
 
 from __future__ import annotations
 
+import fcntl
 import itertools
 import os
 import shlex
@@ -224,17 +225,45 @@ def open_leveldb(path: str | os.PathLike[str]) -> plyvel.DB:
         if any(entry.name != HOLDER_FILE for entry in directory.iterdir()):
             raise NotAStore(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    try:
-        db = plyvel.DB(str(directory), create_if_missing=True)
-    except plyvel.IOError as exc:
-        if "lock" in str(exc).lower():
-            pid, command = _read_holder(directory)
-            raise StoreLocked(directory, pid, command) from exc
-        raise StoreError(f"cannot open store {directory}: {exc}", directory) from exc
-    except plyvel.CorruptionError as exc:
-        raise StoreError(f"store {directory} is corrupt: {exc}", directory) from exc
+    key = directory.resolve()
+    with _HELD_LOCK:
+        if key in _HELD:  # LevelDB allows one open per process too
+            raise StoreLocked(directory, os.getpid(), shlex.join([sys.executable, *sys.argv]))
+        _probe_lock(directory)
+        try:
+            db = plyvel.DB(str(directory), create_if_missing=True)
+        except plyvel.IOError as exc:
+            raise StoreError(f"cannot open store {directory}: {exc}", directory) from exc
+        except plyvel.CorruptionError as exc:
+            raise StoreError(f"store {directory} is corrupt: {exc}", directory) from exc
+        _HELD.add(key)
     _write_holder(directory)
     return db
+
+
+_HELD: set[Path] = set()  # LevelDB directories this process has open
+_HELD_LOCK = threading.Lock()
+
+
+def _probe_lock(directory: Path) -> None:
+    """Decide, before LevelDB tries, why a store could not be opened: another process holds
+    its lock (StoreLocked naming it), or we may not write it (permission denied)."""
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise StoreError(f"permission denied: cannot write the store {directory}", directory)
+    lock = directory / "LOCK"
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    except PermissionError:
+        raise StoreError(f"permission denied: cannot open {lock}", directory) from None
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # LevelDB locks LOCK the same way
+    except (BlockingIOError, PermissionError):  # EAGAIN or EACCES: another process holds it
+        pid, command = _read_holder(directory)
+        raise StoreLocked(directory, pid, command) from None
+    else:
+        fcntl.lockf(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
 
 
 def close_leveldb(db: plyvel.DB, path: str | os.PathLike[str]) -> None:
@@ -242,6 +271,8 @@ def close_leveldb(db: plyvel.DB, path: str | os.PathLike[str]) -> None:
     if db.closed:
         return
     db.close()
+    with _HELD_LOCK:
+        _HELD.discard(Path(path).resolve())
     holder = Path(path) / HOLDER_FILE
     try:
         if holder.read_text().split("\n", 1)[0] == str(os.getpid()):

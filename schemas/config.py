@@ -19,7 +19,7 @@ __all__ = [
 class GGSConfig(BaseModel):
     """The Goal Gradient Solver's hyperparameters (paper, Appendix B)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
     alpha: float = Field(0.6, ge=0, description="weight on intent-result distance D")
     beta: float = Field(0.3, ge=0, description="weight on process implausibility P")
@@ -38,7 +38,7 @@ class GGSConfig(BaseModel):
 class MemoryConfig(BaseModel):
     """Thresholds of the memory potentials and of what the Planner reads (paper §6)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
     attention_floor: float = Field(
         0.5, ge=0, description="attention potential below this: ignore (paper §6.4)"
@@ -57,7 +57,7 @@ class MemoryConfig(BaseModel):
 class DreamerConfig(BaseModel):
     """The Dreamer's slow loop (paper §7)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
     forget_below: float = Field(
         0.1, ge=0, description="attention below this (and not Common Sense): forgotten"
@@ -76,7 +76,7 @@ class DreamerConfig(BaseModel):
 class ToolsConfig(BaseModel):
     """The Executors' built-in tools."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
     shell_timeout_s: float = Field(30.0, gt=0, description="longest one shell command may run")
     context_limit: int = Field(
@@ -85,8 +85,8 @@ class ToolsConfig(BaseModel):
     spill_limit: int = Field(
         30 * 1024, ge=1024, description="characters of one read page of a spilled result"
     )
-    env_allow: tuple[str, ...] = Field(
-        (),
+    env_allow: list[str] = Field(
+        [],
         description="host environment variables a shell command may see besides the "
         "allowlist (PATH, HOME, LANG, LC_*, TERM, TZ, USER, SHELL, TMPDIR …)",
     )
@@ -95,7 +95,7 @@ class ToolsConfig(BaseModel):
 class SupervisorConfig(BaseModel):
     """How crashed role actors are restarted."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
     max_restarts: int = Field(
         5, ge=0, description="restarts of one role allowed within restart_window_s"
@@ -106,17 +106,20 @@ class SupervisorConfig(BaseModel):
 
 
 class Config(BaseModel):
-    """Everything a System can be told. Unknown keys are an error."""
+    """Everything a System can be told. Unknown keys are an error; values are not coerced
+    (``"5"`` or ``True`` is not a number) and must be finite and within their bounds."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
     model: str | None = Field(None, description="litellm model string or scripted:<path>")
     brain_model: str | None = Field(None, description="model for the brain tier")
     tool_model: str | None = Field(None, description="model for the tool tier")
     durability: Literal["none", "batch", "always"] = "batch"
-    max_retries: int = Field(2, ge=0, description="fast-loop retries per subtask")
-    max_parallel: int = Field(8, ge=1, description="subtasks of one group run at once")
-    max_turns: int = Field(8, ge=1, description="tool-calling turns per Executor attempt")
+    max_retries: int = Field(2, ge=0, le=100, description="fast-loop retries per subtask")
+    max_parallel: int = Field(8, ge=1, le=256, description="subtasks of one group run at once")
+    max_turns: int = Field(
+        8, ge=1, le=1000, description="tool-calling turns per Executor attempt"
+    )
     task_timeout_s: float = Field(300.0, gt=0, description="deadline of a task")
     role_timeout_s: float = Field(120.0, gt=0, description="longest one role step may take")
     confirmation_timeout_s: float = Field(60.0, gt=0, description="Law 1 wait before denial")

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from artoo.eventstore import EventLog, InMemoryEventLog
+import pytest
+
+from artoo.eventstore import EventLog, InMemoryEventLog, StoreError, StoreLocked
 
 from .eventlog_contract import EventLogContract, env
 
@@ -23,3 +26,19 @@ class TestLevelDBEventLog(EventLogContract):
 class TestInMemoryEventLog(EventLogContract):
     def create_log(self, tmp_path: Path) -> InMemoryEventLog:
         return InMemoryEventLog()
+
+
+def test_a_store_we_may_not_write_says_permission_denied(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import artoo.eventstore.eventlog as eventlog
+
+    monkeypatch.setattr(eventlog.os, "access", lambda path, mode: False)
+    with pytest.raises(StoreError, match="permission denied"):
+        EventLog.open(tmp_path / "events")
+
+
+def test_a_second_open_in_one_process_names_this_process(tmp_path: Path) -> None:
+    with EventLog.open(tmp_path / "events"), pytest.raises(StoreLocked) as info:
+        EventLog.open(tmp_path / "events")
+    assert info.value.holder_pid == os.getpid()
