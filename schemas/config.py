@@ -117,9 +117,7 @@ class Config(BaseModel):
     durability: Literal["none", "batch", "always"] = "batch"
     max_retries: int = Field(2, ge=0, le=100, description="fast-loop retries per subtask")
     max_parallel: int = Field(8, ge=1, le=256, description="subtasks of one group run at once")
-    max_turns: int = Field(
-        8, ge=1, le=1000, description="tool-calling turns per Executor attempt"
-    )
+    max_turns: int = Field(8, ge=1, le=1000, description="tool-calling turns per Executor attempt")
     task_timeout_s: float = Field(300.0, gt=0, description="deadline of a task")
     role_timeout_s: float = Field(120.0, gt=0, description="longest one role step may take")
     confirmation_timeout_s: float = Field(60.0, gt=0, description="Law 1 wait before denial")
