@@ -64,7 +64,9 @@ def _run_shell(
     command: str, cwd: Path, timeout_s: float, cap: int, env: dict[str, str] | None = None
 ) -> _Run:
     """Run ``command`` in its own process group with ``env``; kill the group at the
-    timeout."""
+    timeout, and when the command ends: a process it left in the background (``sleep 100
+    &``) does not outlive the call. (One that starts a session of its own escapes the
+    group; only a PID namespace — the sandbox — ends those too.)"""
     proc = subprocess.Popen(
         [_SHELL, "-c", command],
         cwd=cwd,
@@ -92,12 +94,11 @@ def _run_shell(
         timed_out = True
         _kill_group(proc)
         proc.wait()
-    for reader in readers:  # children left in the background may hold the pipes open
-        reader.join(timeout=max(0.05, deadline - time.monotonic()))
-    if any(r.is_alive() for r in readers):
-        _kill_group(proc)
-        for reader in readers:
-            reader.join(timeout=1.0)
+    for reader in readers:  # what the command printed before it ended, to the pipes' end
+        reader.join(timeout=min(0.2, max(0.0, deadline - time.monotonic())))
+    _kill_group(proc)  # the call ends with its processes, background ones included
+    for reader in readers:
+        reader.join(timeout=1.0)
     return _Run(
         exit_code=None if timed_out else proc.returncode,
         stdout=b"".join(out).decode("utf-8", "replace"),

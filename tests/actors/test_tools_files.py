@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -53,3 +54,29 @@ def test_offsets_are_characters_and_a_huge_one_reads_nothing(ws: Path) -> None:
     assert page.content == "END"
     beyond = tools.call("read_file", {"path": "big.txt", "offset": 790_000_000, "limit": 100})
     assert beyond.call.ok and beyond.content == ""
+
+
+def _alive_with(marker: str) -> list[int]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if marker in cmdline:
+                found.append(int(proc.name))
+    return found
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["sleep 987.125 & echo started", "sleep 987.125 >/dev/null 2>&1 & echo started"],
+)
+def test_a_background_process_does_not_outlive_the_call(ws: Path, command: str) -> None:
+    outcome = registry(ws).call("shell", {"command": command})
+    assert outcome.call.ok and "started" in outcome.content
+    deadline = time.monotonic() + 5  # SIGKILL was sent; the kernel needs a moment
+    while _alive_with("987.125") and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _alive_with("987.125") == []
