@@ -61,6 +61,7 @@ import msgspec
 from ..shell import ShellSyntaxError, _parse, _Word
 from ._core import (
     _MAX_DEPTH,
+    GlobTooWide,
     _classify_text,
     _Ctx,
     _program,
@@ -70,6 +71,9 @@ from ._core import (
     _writes,
 )
 from ._interp import _SHELLS, _shell_options
+
+MAX_COMMAND_CHARS = 64 * 1024
+"""A longer command is irreversible unread ("too long to read")."""
 
 __all__ = [
     "ALLOWED",
@@ -114,10 +118,14 @@ def classify_shell(command: str, cwd: str | os.PathLike[str]) -> Law1Verdict:
     The first irreversible part found gives the reason, e.g. ``"rm: deletes files"``
     or ``"echo: '>' overwrites existing file 'notes.txt'"``.
     """
+    if len(command) > MAX_COMMAND_CHARS:
+        return Law1Verdict(True, f"too long to read ({len(command):,} characters)")
     try:
         reason = _classify_text(command, _Ctx(cwd=os.path.abspath(os.fspath(cwd))))
     except ShellSyntaxError as exc:
         return Law1Verdict(True, f"cannot parse: {exc}")
+    except GlobTooWide as exc:
+        return Law1Verdict(True, f"the glob {exc} names too many paths to check")
     return Law1Verdict(True, reason) if reason else ALLOWED
 
 

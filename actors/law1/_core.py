@@ -4,6 +4,7 @@ every program handler, and the walk over a parsed command."""
 from __future__ import annotations
 
 import glob as _glob
+import itertools
 import os
 import re
 from collections.abc import Callable
@@ -345,11 +346,31 @@ _SYSTEM_DIRS = (
 )
 
 
+_GLOB_LEVELS = 3  # wildcard path components a glob may have and still be expanded
+_GLOB_MATCHES = 10_000  # paths one glob may name and still be checked one by one
+_GLOB_CHARS = frozenset("*?[")
+
+
+class GlobTooWide(Exception):
+    """A glob names more paths than Law 1 checks: it is assumed to touch existing files."""
+
+
 def _expand(word: _Word, cwd: str) -> list[str]:
-    """The absolute paths a (static) word names: tilde and unquoted globs expanded."""
+    """The absolute paths a (static) word names: tilde and unquoted globs expanded.
+
+    Bounded: a glob with more than ``_GLOB_LEVELS`` wildcard components, or naming more
+    than ``_GLOB_MATCHES`` paths, raises :class:`GlobTooWide` (fail closed: the command
+    is irreversible), so ``cp f /*/*/*/*/*/*`` costs a refusal, not a walk of the disk.
+    """
     text = os.path.expanduser(word.text) if word.tilde else word.text
     if word.glob:
-        matches = _glob.glob(text, root_dir=None if os.path.isabs(text) else cwd)
+        levels = sum(1 for part in text.split("/") if _GLOB_CHARS & set(part))
+        if levels > _GLOB_LEVELS or "**" in text:
+            raise GlobTooWide(text)
+        found = _glob.iglob(text, root_dir=None if os.path.isabs(text) else cwd)
+        matches = list(itertools.islice(found, _GLOB_MATCHES + 1))
+        if len(matches) > _GLOB_MATCHES:
+            raise GlobTooWide(text)
         if matches:
             return [os.path.normpath(os.path.join(cwd, m)) for m in sorted(matches)]
     return [os.path.normpath(os.path.join(cwd, text))]

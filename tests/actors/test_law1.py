@@ -633,3 +633,27 @@ def test_any_text_gets_a_verdict(command: str) -> None:
     verdict = classify_shell(command, "/nonexistent-workspace")
     assert isinstance(verdict, Law1Verdict)
     assert verdict.irreversible == bool(verdict.reason)
+
+
+def test_a_glob_too_wide_to_check_is_refused_without_walking_the_disk(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import glob as glob_module
+
+    walked: list[str] = []
+    real_iglob = glob_module.iglob
+
+    def counting(pattern: str, **kw: object) -> object:
+        walked.append(pattern)
+        return real_iglob(pattern, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(glob_module, "iglob", counting)
+    verdict = classify_shell("cp f /*/*/*/*/*/*", ws)
+    assert verdict.irreversible and "too many paths" in verdict.reason
+    assert walked == []  # refused from the pattern alone
+    assert classify_shell("cp f **/x", ws).irreversible
+
+
+def test_a_command_too_long_to_read_is_irreversible(ws: Path) -> None:
+    verdict = classify_shell("echo " + "a" * 70_000, ws)
+    assert verdict.irreversible and "too long to read" in verdict.reason
