@@ -265,7 +265,11 @@ class System:
                     options = (
                         {}
                         if name.startswith("scripted:")
-                        else {"timeout": cfg.role_timeout_s, **dict(model_options or {})}
+                        else {
+                            "timeout": cfg.role_timeout_s,
+                            "structured_output": cfg.structured_output,
+                            **dict(model_options or {}),
+                        }
                     )
                     built[name] = resolve_backend(name, **options)
             backends = {tier: built[name] for tier, name in models.items()}

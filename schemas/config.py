@@ -115,6 +115,12 @@ class Config(BaseModel):
     brain_model: str | None = Field(None, description="model for the brain tier")
     tool_model: str | None = Field(None, description="model for the tool tier")
     durability: Literal["none", "batch", "always"] = "batch"
+    structured_output: Literal["auto", "json_schema", "json_object", "prompt"] = Field(
+        "auto",
+        description="how a structured answer is constrained: auto (a JSON schema response "
+        "format where the backend takes one: litellm says so, or an api_base server), "
+        "json_schema, json_object, or prompt (the schema in the prompt only)",
+    )
     max_retries: int = Field(2, ge=0, le=100, description="fast-loop retries per subtask")
     max_parallel: int = Field(8, ge=1, le=256, description="subtasks of one group run at once")
     max_turns: int = Field(8, ge=1, le=1000, description="tool-calling turns per Executor attempt")

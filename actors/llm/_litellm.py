@@ -6,7 +6,7 @@ import json
 import os
 import threading
 import time
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -25,36 +25,46 @@ from ._types import (
 # --------------------------------------------------------------------------- litellm
 _litellm_lock = threading.Lock()
 _litellm_module: Any = None
-_litellm_skip_mcp = False
+
+StructuredOutput = Literal["auto", "json_schema", "json_object", "prompt"]
+_DEGRADE: dict[str, str] = {"json_schema": "json_object", "json_object": "prompt"}
+_fallbacks: dict[str, str] = {}  # model → the mode a provider's rejection left it at
+_fallbacks_lock = threading.Lock()
 
 
 def _litellm() -> Any:
-    """Import litellm once (lazily), with the bundled cost map so no network is touched."""
-    global _litellm_module, _litellm_skip_mcp
+    """Import litellm once (lazily), with the bundled cost map so no network is touched.
+
+    Tool calls need litellm's ``mcp`` extra (declared: ``litellm[mcp]``), whatever the
+    tools are."""
+    global _litellm_module
     with _litellm_lock:
         if _litellm_module is None:
             os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
             import litellm
 
             litellm.suppress_debug_info = True
-            _litellm_skip_mcp = _mcp_handler_broken()
             _litellm_module = litellm
         return _litellm_module
 
 
-def _mcp_handler_broken() -> bool:
-    """True if this litellm's MCP tool handler cannot import (its optional ``mcp`` extra).
+def _rejected(litellm: Any, exc: Exception) -> bool:
+    """Whether ``exc`` is the provider refusing the request's parameters (by type)."""
+    kinds = tuple(
+        k
+        for k in (
+            getattr(litellm, "BadRequestError", None),
+            getattr(litellm, "UnsupportedParamsError", None),
+        )
+        if isinstance(k, type)
+    )
+    return bool(kinds) and isinstance(exc, kinds)
 
-    Such a litellm fails every call that has ``tools`` unless told ``_skip_mcp_handler``;
-    artoo's tools are plain function tools, never MCP servers, so skipping is correct.
-    """
-    try:
-        import litellm.responses.mcp.chat_completions_handler  # noqa: F401
-    except ImportError as exc:
-        return (exc.name or "").split(".")[0] == "mcp"
-    except Exception:
-        return False
-    return False
+
+def forget_fallbacks() -> None:
+    """Forget every remembered structured-output fallback (tests; a changed server)."""
+    with _fallbacks_lock:
+        _fallbacks.clear()
 
 
 def _openai_tool(spec: ToolSpec) -> dict[str, Any]:
@@ -83,13 +93,26 @@ class LitellmBackend:
     """Any litellm model string. Extra ``kwargs`` go to every ``litellm.completion`` call
     (``api_base``, ``timeout``, ``api_key``, ``drop_params``, ``mock_response`` in tests, …).
 
-    Tools are sent as OpenAI function tools. A ``response_schema`` is sent as a
-    ``json_schema`` response format where litellm says the model supports it; otherwise
-    the schema is described in the system prompt (unless it already is).
+    Tools are sent as OpenAI function tools. A ``response_schema`` is always described in
+    the system prompt, and constrained by ``structured_output`` (``Config.structured_output``):
+
+    - ``auto`` (default): a ``json_schema`` response format whenever the backend can take
+      it — litellm says the model supports it, or the model is served by an
+      OpenAI-compatible server of its own (an ``api_base``; llama-server, vLLM and Ollama
+      enforce a schema by grammar) — else the prompt alone;
+    - ``json_schema`` / ``json_object``: always that response format; ``prompt``: never one.
+
+    When the provider rejects the response format (litellm's ``BadRequestError`` or
+    ``UnsupportedParamsError``), the call is made again one step down (``json_schema`` →
+    ``json_object`` → ``prompt``) and, once a step works, that step is remembered for the
+    model for the rest of the process.
     """
 
-    def __init__(self, model: str, **kwargs: Any) -> None:
+    def __init__(
+        self, model: str, *, structured_output: StructuredOutput = "auto", **kwargs: Any
+    ) -> None:
         self.model = model
+        self.structured_output: StructuredOutput = structured_output
         self.kwargs = kwargs
 
     def complete(self, request: LLMRequest) -> LLMResponse:
@@ -97,7 +120,7 @@ class LitellmBackend:
         start = time.perf_counter()
         try:
             litellm = _litellm()
-            raw = litellm.completion(**self._call_args(litellm, request))
+            raw = self._completion(litellm, request)
         except LLMError:
             raise
         except Exception as exc:
@@ -105,22 +128,55 @@ class LitellmBackend:
         response = self._response(raw)
         return msgspec.structs.replace(response, latency_ms=(time.perf_counter() - start) * 1000)
 
-    def _call_args(self, litellm: Any, request: LLMRequest) -> dict[str, Any]:
+    def _completion(self, litellm: Any, request: LLMRequest) -> Any:
+        mode = self.format_mode(litellm) if request.response_schema is not None else "prompt"
+        while True:
+            try:
+                raw = litellm.completion(**self._call_args(request, mode))
+            except Exception as exc:
+                if mode in _DEGRADE and _rejected(litellm, exc):
+                    mode = _DEGRADE[mode]
+                    continue
+                raise
+            if request.response_schema is not None and mode != self.format_mode(litellm):
+                with _fallbacks_lock:
+                    _fallbacks[self.model] = mode
+            return raw
+
+    def format_mode(self, litellm: Any) -> str:
+        """The response format this model gets now: its remembered fallback, else the
+        configured mode (``auto`` resolved)."""
+        with _fallbacks_lock:
+            remembered = _fallbacks.get(self.model)
+        if remembered is not None:
+            return remembered
+        if self.structured_output != "auto":
+            return self.structured_output
+        if self._own_server() or self._supports_schema(litellm):
+            return "json_schema"
+        return "prompt"
+
+    def _own_server(self) -> bool:
+        if self.kwargs.get("api_base") or self.kwargs.get("base_url"):
+            return True
+        return self.model.startswith("openai/") and bool(os.environ.get("OPENAI_API_BASE"))
+
+    def _call_args(self, request: LLMRequest, mode: str) -> dict[str, Any]:
         messages = request.messages
         args: dict[str, Any] = {**self.kwargs, "model": self.model}
         if request.tools:
             args["tools"] = [_openai_tool(spec) for spec in request.tools]
-            if _litellm_skip_mcp:
-                args["_skip_mcp_handler"] = True
         if request.temperature is not None:
             args["temperature"] = request.temperature
         schema = request.response_schema
         if schema is not None:
-            if self._supports_schema(litellm):
+            if mode == "json_schema":
                 args["response_format"] = {
                     "type": "json_schema",
                     "json_schema": {"name": "answer", "schema": schema},
                 }
+            elif mode == "json_object":
+                args["response_format"] = {"type": "json_object"}
             instruction = schema_instruction(schema)
             if not any(instruction in _content_text(m.get("content")) for m in messages):
                 messages = _with_system_text(messages, instruction)

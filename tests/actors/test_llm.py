@@ -433,8 +433,9 @@ class FakeLitellm:
 
 
 @pytest.mark.parametrize("supports", [True, False])
-def test_litellm_call_arguments(supports: bool) -> None:
-    backend = LitellmBackend(MOCK_MODEL, api_base="http://localhost:1")
+def test_litellm_call_arguments(supports: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_BASE", raising=False)
+    backend = LitellmBackend(MOCK_MODEL, timeout=7)
     schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
     request = req(
         "go",
@@ -442,8 +443,10 @@ def test_litellm_call_arguments(supports: bool) -> None:
         response_schema=schema,
         temperature=0.0,
     )
-    args = backend._call_args(FakeLitellm(supports), request)
-    assert args["model"] == MOCK_MODEL and args["api_base"] == "http://localhost:1"
+    mode = backend.format_mode(FakeLitellm(supports))
+    assert mode == ("json_schema" if supports else "prompt")
+    args = backend._call_args(request, mode)
+    assert args["model"] == MOCK_MODEL and args["timeout"] == 7
     assert args["temperature"] == 0.0
     assert args["tools"] == [
         {
@@ -456,9 +459,7 @@ def test_litellm_call_arguments(supports: bool) -> None:
         assert args["response_format"]["json_schema"]["schema"] == schema
     assert args["messages"][0] == {"role": "system", "content": schema_instruction(schema)}
     # an instruction already present (as ask_structured puts it) is not repeated
-    again = backend._call_args(
-        FakeLitellm(supports), msgspec.structs.replace(request, messages=args["messages"])
-    )
+    again = backend._call_args(msgspec.structs.replace(request, messages=args["messages"]), mode)
     assert again["messages"] == args["messages"]
     plain = backend._call_args(FakeLitellm(supports), req("go"))
     assert "tools" not in plain and "temperature" not in plain and "response_format" not in plain
