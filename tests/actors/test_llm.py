@@ -461,7 +461,7 @@ def test_litellm_call_arguments(supports: bool, monkeypatch: pytest.MonkeyPatch)
     # an instruction already present (as ask_structured puts it) is not repeated
     again = backend._call_args(msgspec.structs.replace(request, messages=args["messages"]), mode)
     assert again["messages"] == args["messages"]
-    plain = backend._call_args(FakeLitellm(supports), req("go"))
+    plain = backend._call_args(req("go"), mode)
     assert "tools" not in plain and "temperature" not in plain and "response_format" not in plain
 
 
