@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from ._types import (
+    ROLE_TIERS,
     SCRIPTED_PREFIX,
     LLMError,
     LLMRequest,
@@ -60,6 +61,9 @@ def _entry(
         entry = msgspec.convert(dict(raw), ScriptEntry)
     except msgspec.ValidationError as exc:
         raise ScriptError(f"{where}: {exc}") from exc
+    if entry.role not in ROLE_TIERS:
+        known = ", ".join(sorted(ROLE_TIERS))
+        raise ScriptError(f"{where}: no role {entry.role!r} asks a model (roles: {known})")
     if entry.content is None and not entry.tool_calls:
         raise ScriptError(f"{where}: needs content or tool_calls")
     if entry.times < 0:

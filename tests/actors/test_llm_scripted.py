@@ -156,10 +156,20 @@ def test_scripted_latency_uses_entry_delay_or_the_backend_default() -> None:
     [
         ('[[response]]\nrole = "executor"\ncontent = "a"\nmach = "x"', r"response #1: .*mach"),
         ('[[response]]\ncontent = "a"', r"response #1: .*role"),
-        ('[[response]]\nrole = "a"\ncontent = "x"\n[[response]]\nrole = "b"', r"#2: needs content"),
-        ('[[response]]\nrole = "a"\ncontent = "x"\nmatch = "("', r"#1: bad match pattern"),
-        ('[[response]]\nrole = "a"\ncontent = "x"\ntimes = -1', r"#1: times must be >= 0"),
-        ('[[response]]\nrole = "a"\ncontent = "x"\ndelay_ms = -5', r"#1: delay_ms must be >= 0"),
+        (
+            '[[response]]\nrole = "planner"\ncontent = "x"\n[[response]]\nrole = "executor"',
+            r"#2: needs content",
+        ),
+        ('[[response]]\nrole = "planner"\ncontent = "x"\nmatch = "("', r"#1: bad match pattern"),
+        ('[[response]]\nrole = "planner"\ncontent = "x"\ntimes = -1', r"#1: times must be >= 0"),
+        (
+            '[[response]]\nrole = "planner"\ncontent = "x"\ndelay_ms = -5',
+            r"#1: delay_ms must be >= 0",
+        ),
+        (
+            '[[response]]\nrole = "planer"\ncontent = "x"',
+            r"#1: no role 'planer' asks a model \(roles: agent_validator, dreamer, executor",
+        ),
         ('[[responses]]\nrole = "a"\ncontent = "x"', r"only \[\[response\]\] entries"),
         ("role = ", r"not valid TOML"),
     ],
