@@ -26,6 +26,7 @@ Constraints:
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -50,6 +51,7 @@ from .tools import ToolRegistry
 __all__ = ["DOOM_REPEATS", "Executor", "is_doom_loop", "subtask_prompt"]
 
 DOOM_REPEATS = 3
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9_-]")
 
 SYSTEM_PROMPT = """You are an Executor of artoo. Carry out the subtask with the tools offered,
 then answer with the result in plain text (no tool call). Report exactly what the tools
@@ -155,7 +157,7 @@ class Executor(Role):
     def _registry(self, run: _Run, attempt: _Attempt) -> ToolRegistry:
         reg = ToolRegistry(
             self.ctx.workspace,
-            self.ctx.spill_dir,
+            self.ctx.spill_dir / (_SAFE_NAME.sub("_", run.task_id) or "no-task"),  # per task
             blocked_targets=tuple(run.subtask.blocked_targets),
             confirm=lambda needed: self._confirm(run, attempt, needed),
             shell_timeout_s=self.ctx.config.tools.shell_timeout_s,

@@ -33,6 +33,7 @@ from artoo.actors.llm import (
 )
 from artoo.actors.roster import ROSTER
 from artoo.actors.runner import RoleRunner
+from artoo.actors.tools import cleanup_spill
 from artoo.eventstore import EventLog, MegramStore, catch_up_memory
 from artoo.schemas import (
     Config,
@@ -161,6 +162,7 @@ class System:
             raise FileNotFoundError(f"the workspace {workspace} is not a directory")
         store.mkdir(parents=True, exist_ok=True)
         (store / "spill").mkdir(exist_ok=True)
+        cleanup_spill(store / "spill", keep_s=config.tools.spill_keep_days * 86_400.0)
         self.log = EventLog.open(store / "events", durability=config.durability)
         try:
             self.megrams = MegramStore.open(

@@ -85,6 +85,9 @@ class ToolsConfig(BaseModel):
     spill_limit: int = Field(
         30 * 1024, ge=1024, description="characters of one read page of a spilled result"
     )
+    spill_keep_days: float = Field(
+        7.0, gt=0, description="a task's spilled results are removed this long after its last"
+    )
     env_allow: list[str] = Field(
         [],
         description="host environment variables a shell command may see besides the "

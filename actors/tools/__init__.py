@@ -42,6 +42,7 @@ from __future__ import annotations
 
 from ..catalog import BUILTIN_TOOLS
 from ._registry import ToolRegistry
+from ._spill import cleanup_spill
 from ._types import (
     CONTEXT_LIMIT,
     SPILL_LIMIT,
@@ -58,6 +59,7 @@ __all__ = [
     "ConfirmationNeeded",
     "ToolOutcome",
     "ToolRegistry",
+    "cleanup_spill",
     "deny",
     "head_tail",
 ]

@@ -1,14 +1,43 @@
-"""Spillover (Hive's pattern): every result saved whole under ``spill/``; the model sees
-head and tail, and a pointer to ``load_data``."""
+"""Spillover (Hive's pattern): every result saved whole under ``spill/<task>/``; the model
+sees head and tail, and a pointer to ``load_data``.
+
+Each task has a spill directory of its own, so a call lists only its task's files and
+its cost does not grow with the store's age. :func:`cleanup_spill` removes the
+directories of tasks untouched for ``Config.tools.spill_keep_days`` (run at
+``System.open``)."""
 
 from __future__ import annotations
 
+import shutil
+import time
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from ._types import _SPILL_NAME, head_tail
+
+
+def cleanup_spill(root: Path, *, keep_s: float, now: float | None = None) -> int:
+    """Remove the task spill directories under ``root`` last modified more than ``keep_s``
+    seconds before ``now``; returns how many. Files directly under ``root`` (the layout
+    before per-task directories) age out the same way."""
+    if not root.is_dir():
+        return 0
+    limit = (time.time() if now is None else now) - keep_s
+    removed = 0
+    for entry in root.iterdir():
+        try:
+            if entry.stat().st_mtime >= limit:
+                continue
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+            removed += 1
+        except OSError:
+            continue
+    return removed
 
 
 def _last_spill_number(spill_dir: Path) -> int:

@@ -80,3 +80,30 @@ def test_a_background_process_does_not_outlive_the_call(ws: Path, command: str) 
     while _alive_with("987.125") and time.monotonic() < deadline:
         time.sleep(0.01)
     assert _alive_with("987.125") == []
+
+
+def test_old_task_spill_directories_are_cleaned_and_recent_ones_kept(tmp_path: Path) -> None:
+    from artoo.actors.tools import cleanup_spill
+
+    root = tmp_path / "spill"
+    for name, age_days in (("old-task", 9), ("new-task", 1)):
+        (root / name).mkdir(parents=True)
+        (root / name / "shell_1.txt").write_text("x")
+        stamp = 1_700_000_000 - age_days * 86_400
+        os.utime(root / name, (stamp, stamp))
+    legacy = root / "shell_7.txt"
+    legacy.write_text("from before per-task directories")
+    os.utime(legacy, (1_700_000_000 - 30 * 86_400,) * 2)
+    assert cleanup_spill(root, keep_s=7 * 86_400, now=1_700_000_000) == 2
+    assert [p.name for p in root.iterdir()] == ["new-task"]
+
+
+def test_a_registry_lists_only_its_own_task_spill_directory(ws: Path) -> None:
+    crowded = ws.parent / "spill" / "other-task"
+    crowded.mkdir(parents=True)
+    for i in range(50):
+        (crowded / f"shell_{i + 100}.txt").write_text("x")
+    mine = ToolRegistry(ws, ws.parent / "spill" / "my-task")
+    outcome = mine.call("shell", {"command": "echo hi"})
+    assert outcome.call.ok
+    assert [p.name for p in (ws.parent / "spill" / "my-task").iterdir()] == ["shell_1.txt"]
