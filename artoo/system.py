@@ -34,7 +34,7 @@ from artoo.actors.llm import (
 from artoo.actors.roster import ROSTER
 from artoo.actors.runner import RoleRunner
 from artoo.actors.tools import cleanup_spill
-from artoo.eventstore import EventLog, MegramStore, catch_up_memory
+from artoo.eventstore import EventLog, open_memory
 from artoo.schemas import (
     Config,
     Cost,
@@ -165,8 +165,9 @@ class System:
         cleanup_spill(store / "spill", keep_s=config.tools.spill_keep_days * 86_400.0)
         self.log = EventLog.open(store / "events", durability=config.durability)
         try:
-            self.megrams = MegramStore.open(
+            self.megrams = open_memory(  # the projection of this log, caught up
                 store / "memory",
+                self.log,
                 attention_floor=config.memory.attention_floor,
                 decision_band=config.memory.decision_band,
             )
@@ -190,7 +191,6 @@ class System:
         try:
             # before any role runs: every task the log shows started and never ended
             self.interrupted = end_orphans(self.log, self.bus, sender=SYSTEM)
-            catch_up_memory(self.log, self.megrams)  # the store is a projection of the log
             gateway = gateway_factory(self.bus, clock, self.new_id)
             self.equipment = Equipment(
                 bus=self.bus,

@@ -3,9 +3,10 @@ projection of the log), behind one flat namespace over private modules."""
 
 from ._contract import EventLogBackend, InMemoryEventLog, MegramReader
 from ._megramstore import MegramStore, StoreClosed
-from ._projection import MEMORY_EVENTS, catch_up_memory, rebuild_memory
+from ._projection import MEMORY_EVENTS, catch_up_memory, open_memory, rebuild_memory, salvage
 from .eventlog import (
     DURABILITY_MODES,
+    CorruptLog,
     Durability,
     EventLog,
     NotAStore,
@@ -19,6 +20,7 @@ from .eventlog import (
 __all__ = [
     "DURABILITY_MODES",
     "MEMORY_EVENTS",
+    "CorruptLog",
     "Durability",
     "EventLog",
     "EventLogBackend",
@@ -33,5 +35,7 @@ __all__ = [
     "close_leveldb",
     "envelope_tail",
     "open_leveldb",
+    "open_memory",
     "rebuild_memory",
+    "salvage",
 ]

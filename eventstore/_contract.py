@@ -11,6 +11,7 @@ Any backend — LevelDB (:class:`~artoo.eventstore.EventLog`, the default), memo
 from __future__ import annotations
 
 import threading
+import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Protocol, runtime_checkable
 
@@ -40,6 +41,11 @@ class EventLogBackend(Protocol):
     @property
     def closed(self) -> bool:
         """True once closed."""
+        ...
+
+    @property
+    def log_id(self) -> str:
+        """The log's identity (what memory remembers it follows)."""
         ...
 
     def append(self, envelopes: Iterable[Envelope]) -> list[int]:
@@ -77,6 +83,7 @@ class InMemoryEventLog:
         self._records: list[bytes] = []  # seq n at index n - 1
         self._tasks: dict[str, list[int]] = {}
         self._closed = False
+        self.log_id = uuid.uuid4().hex
 
     def __repr__(self) -> str:
         return f"InMemoryEventLog(last_seq={self.last_seq})"

@@ -54,6 +54,7 @@ _BATCH = 10_000  # events per WriteBatch in apply_many
 
 _M, _X, _L, _R, _C = b"m|", b"x|", b"l|", b"r|", b"c|"
 _APPLIED = b"s|applied"
+_LOG = b"s|log_id"  # the identity of the event log this memory is a projection of
 _SEP = b"|"
 
 _megram_encoder = msgspec.msgpack.Encoder()
@@ -276,6 +277,16 @@ class MegramStore:
         self._tag_rows = [_Rows(rows[bounds[p] : bounds[p + 1]]) for p in range(len(self._tags))]
 
     # ---- applying events
+    @property
+    def log_id(self) -> str | None:
+        """The identity of the event log this memory follows (None: not yet recorded)."""
+        raw = self._require_db().get(_LOG)
+        return None if raw is None else raw.decode()
+
+    def follow(self, log_id: str) -> None:
+        """Record that this memory is a projection of the log ``log_id``."""
+        self._require_db().put(_LOG, log_id.encode(), sync=True)
+
     def mark_applied(self, seq: int) -> None:
         """Record that the log was read up to ``seq``: every memory event at or below it is in.
 

@@ -36,6 +36,7 @@ import shlex
 import struct
 import sys
 import threading
+import uuid
 from array import array
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -51,6 +52,7 @@ from artoo.schemas import CorruptRecord, Envelope, decode_envelope, encode_envel
 
 __all__ = [
     "DURABILITY_MODES",
+    "CorruptLog",
     "Durability",
     "EventLog",
     "NotAStore",
@@ -67,6 +69,7 @@ DURABILITY_MODES: tuple[str, ...] = get_args(Durability)
 HOLDER_FILE = "HOLDER"
 _EVENT = b"e|"
 _EVENT_END = b"e}"  # the first key after every e|<seq> ("}" follows "|")
+_LOG_ID = b"s|log_id"  # the log's identity (outside the e| and t| ranges)
 _TASK = b"t|"
 _SEP = b"|"
 _PREFIX_CACHE = 4096  # task prefixes kept encoded
@@ -120,6 +123,19 @@ class StoreLocked(StoreError):
         )
         self.holder_pid = holder_pid
         self.holder_command = holder_command
+
+
+class CorruptLog(StoreError):
+    """The event log lost or damaged records. ``clean_until`` is the last seq of the clean
+    prefix: :func:`salvage` copies seqs 1..clean_until into a new store."""
+
+    def __init__(self, path: Path, what: str, clean_until: int) -> None:
+        super().__init__(
+            f"the event log {path} is damaged: {what}; the clean prefix is seqs "
+            f"1–{clean_until} (artoo.eventstore.salvage copies it into a new store)",
+            path,
+        )
+        self.clean_until = clean_until
 
 
 class NotAStore(StoreError):
@@ -231,7 +247,7 @@ def open_leveldb(path: str | os.PathLike[str]) -> plyvel.DB:
             raise StoreLocked(directory, os.getpid(), shlex.join([sys.executable, *sys.argv]))
         _probe_lock(directory)
         try:
-            db = plyvel.DB(str(directory), create_if_missing=True)
+            db = plyvel.DB(str(directory), create_if_missing=True, paranoid_checks=True)
         except plyvel.IOError as exc:
             raise StoreError(f"cannot open store {directory}: {exc}", directory) from exc
         except plyvel.CorruptionError as exc:
@@ -323,7 +339,15 @@ class EventLog:
         self._durability: Durability = durability
         self._lock = threading.Lock()
         self._task_prefixes: dict[str, bytes] = {}
-        self._last_seq = _recover_last_seq(db)
+        try:
+            self._last_seq = _check_contiguous(db, path)
+        except plyvel.CorruptionError as exc:
+            raise StoreError(f"the event log {path} is corrupt: {exc}", path) from None
+        raw_id = db.get(_LOG_ID)
+        if raw_id is None:  # a new log, or one written before logs had an identity
+            raw_id = uuid.uuid4().hex.encode()
+            db.put(_LOG_ID, raw_id, sync=True)
+        self._log_id = raw_id.decode()
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
@@ -339,7 +363,12 @@ class EventLog:
                 f"not {durability!r}"
             )
         directory = Path(path)
-        return cls(open_leveldb(directory), directory, durability)
+        db = open_leveldb(directory)
+        try:
+            return cls(db, directory, durability)
+        except BaseException:
+            close_leveldb(db, directory)
+            raise
 
     def close(self) -> None:
         """Close the log (idempotent) and release the directory."""
@@ -375,6 +404,12 @@ class EventLog:
     def last_seq(self) -> int:
         """The seq of the last appended envelope (0 when the log is empty)."""
         return self._last_seq
+
+    @property
+    def log_id(self) -> str:
+        """This log's identity, written when it was created: memory (a projection of the
+        log) remembers which log it follows, so a new log restarts the projection."""
+        return self._log_id
 
     @property
     def closed(self) -> bool:
@@ -533,7 +568,27 @@ def _decode(seq: int, data: bytes) -> Envelope:
     return envelope
 
 
-def _recover_last_seq(db: plyvel.DB) -> int:
-    for key in db.iterator(prefix=_EVENT, reverse=True, include_value=False):
-        return _seq_of_key(key)
-    return 0
+def _check_contiguous(db: plyvel.DB, path: Path) -> int:
+    """The last seq, after checking that seqs 1..last are all there (keys only, no decode)
+    and that the last record decodes; a gap or a broken tail raises :class:`CorruptLog`
+    naming the seqs, instead of a log that silently lost messages."""
+    expected = 1
+    for key in db.iterator(prefix=_EVENT, include_value=False):
+        seq = _seq_of_key(key)
+        if seq != expected:
+            raise CorruptLog(
+                path,
+                f"seqs {expected}–{seq - 1} are missing (the log continues at {seq})",
+                expected - 1,
+            )
+        expected += 1
+    last = expected - 1
+    if last:
+        data = db.get(event_key(last))
+        try:
+            _decode(last, data)
+        except Exception as exc:
+            raise CorruptLog(
+                path, f"the record at seq {last} does not decode ({exc})", last - 1
+            ) from None
+    return last
