@@ -57,7 +57,7 @@ import re2
 from artoo.schemas import Check
 from artoo.schemas.messages import FailureClass
 
-__all__ = ["VOCABULARY", "CheckResult", "evaluate"]
+__all__ = ["VOCABULARY", "CheckResult", "check_problem", "evaluate"]
 
 VOCABULARY: dict[str, str] = {
     "exit_code": "value = expected exit code (int, default 0)",
@@ -98,6 +98,17 @@ def evaluate(
         kinds = ", ".join(VOCABULARY)
         raise ValueError(f"unknown check kind {check.kind!r}; the vocabulary is: {kinds}")
     return rule(check, output, exit_code, Path(workspace))
+
+
+def check_problem(check: Check, workspace: str | os.PathLike[str]) -> str | None:
+    """Why ``check`` cannot be used (an unknown kind, a path outside the workspace, a value
+    of the wrong type for its kind), or None. A dry run of :func:`evaluate` (it only
+    reads), so a plan is checked by the same rules its checks will be decided by."""
+    try:
+        evaluate(check, output="", exit_code=0, workspace=workspace)
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 # =========================================================================== rules

@@ -20,13 +20,16 @@ Constraints:
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import ClassVar
+
+import msgspec
 
 from artoo.schemas import Envelope, Message, StepFailed, TaskRequest, TaskSpec
 
 from .answers import PerceiverAnswer, make_criteria, slugify
 from .base import Role, handles
-from .checks import VOCABULARY
+from .checks import VOCABULARY, check_problem
 from .llm import LLMRequest, ask_structured
 
 __all__ = ["SYSTEM_PROMPT", "Perceiver", "build_spec"]
@@ -52,6 +55,29 @@ def build_spec(text: str, answer: PerceiverAnswer, environment: str = "local") -
         criteria=make_criteria(answer.criteria, "t"),
         environment=environment,
     )
+
+
+def spec_problems(spec: TaskSpec, workspace: Path) -> list[str]:
+    """Why some of a TaskSpec's checks cannot be used (pure but for reading the workspace)."""
+    out = []
+    for criterion in spec.criteria:
+        if criterion.check is not None:
+            problem = check_problem(criterion.check, workspace)
+            if problem is not None:
+                out.append(f"criterion {criterion.id}: {problem}")
+    return out
+
+
+def without_unusable_checks(spec: TaskSpec, workspace: Path) -> TaskSpec:
+    """The spec with each unusable check removed: its criterion stays, as plausible (a
+    model and, under low confidence, a human decide it — it never passes by default)."""
+    criteria = [
+        c
+        if c.check is None or check_problem(c.check, workspace) is None
+        else msgspec.structs.replace(c, check=None, mode="plausible")
+        for c in spec.criteria
+    ]
+    return msgspec.structs.replace(spec, criteria=criteria)
 
 
 class Perceiver(Role):
@@ -84,4 +110,24 @@ class Perceiver(Role):
                 ),
             )
             return
-        self.reply(env, build_spec(body.text, answer.value))
+        spec = build_spec(body.text, answer.value)
+        problems = spec_problems(spec, self.ctx.workspace)
+        if problems:  # once more, with the reasons
+            retry = msgspec.structs.replace(
+                request,
+                messages=[
+                    *request.messages,
+                    {"role": "assistant", "content": msgspec.json.encode(answer.value).decode()},
+                    {
+                        "role": "user",
+                        "content": "These checks cannot be used: "
+                        + "; ".join(problems)
+                        + ". Answer again with checks that can (or check null).",
+                    },
+                ],
+            )
+            again = ask_structured(self.ctx.model(), retry, PerceiverAnswer)
+            if again.ok and again.value is not None:
+                spec = build_spec(body.text, again.value)
+            spec = without_unusable_checks(spec, self.ctx.workspace)
+        self.reply(env, spec)

@@ -26,15 +26,17 @@ Output contract (publishes)
 Constraints
     Does NOT execute tools, validate results or decide to replan (GGS does). Does NOT
     write memory (GGS is the only writer). Does NOT add a model call for calibration.
-    Does NOT publish a plan that violates the MUST NOT set. Does NOT import another
+    Does NOT publish a plan that violates the MUST NOT set, asks for a tool that does not
+    exist, or carries a check that cannot be used. Does NOT import another
     role module.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import ClassVar
 
 import msgspec
@@ -56,6 +58,7 @@ from artoo.schemas import (
 
 from .answers import PlanAnswer, make_criteria
 from .base import Equipment, Role, handles
+from .checks import check_problem
 from .llm import LLMRequest, ask_structured
 
 __all__ = [
@@ -198,26 +201,44 @@ def _mentions(text: str, target: str) -> bool:
 
 @dataclass(frozen=True)
 class Violation:
-    """One MUST NOT violation of a plan: a subtask using a blocked tool or naming a target."""
+    """One reason a plan may not be dispatched: a subtask using a blocked tool or naming a
+    blocked target (the MUST NOT set), or asking for a tool that does not exist, or a
+    check that cannot be used (``problem``)."""
 
     subtask_id: str
     tool: str | None = None
     target: str | None = None
+    problem: str | None = None
+
+    @property
+    def breaks_must_not(self) -> bool:
+        """True for a blocked tool or target (not for an unusable tool or check)."""
+        return self.problem is None
 
     @property
     def text(self) -> str:
         """The violation for a person (and for the model's retry prompt)."""
+        if self.problem is not None:
+            return f"{self.subtask_id}: {self.problem}"
         if self.tool is not None:
             return f"{self.subtask_id}: uses blocked tool {self.tool}"
         return f"{self.subtask_id}: names blocked target {self.target}"
 
 
-def plan_violations(subtasks: Sequence[SubTask], calibration: Calibration) -> list[Violation]:
-    """The MUST NOT violations of a plan; empty when the plan may be dispatched.
+def plan_violations(
+    subtasks: Sequence[SubTask],
+    calibration: Calibration,
+    *,
+    known_tools: Collection[str] | None = None,
+    workspace: Path | None = None,
+) -> list[Violation]:
+    """Why a plan may not be dispatched; empty when it may.
 
-    A subtask violates the set when its ``tools`` include a blocked tool or its
+    A subtask violates the MUST NOT set when its ``tools`` include a blocked tool or its
     ``instruction`` names a blocked target. (The calibration text in ``context`` is not
-    checked: it names the targets on purpose.)
+    checked: it names the targets on purpose.) With ``known_tools``, a tool that does not
+    exist is a violation; with ``workspace``, so is a check that cannot be used — a path
+    outside the workspace, a value of the wrong type for its kind, an unknown kind.
     """
     blocked = set(calibration.blocked_tools)
     violations: list[Violation] = []
@@ -225,9 +246,23 @@ def plan_violations(subtasks: Sequence[SubTask], calibration: Calibration) -> li
         for tool in _unique(subtask.tools):
             if tool in blocked:
                 violations.append(Violation(subtask.subtask_id, tool=tool))
+            elif known_tools is not None and tool not in known_tools:
+                problem = f"asks for the tool {tool!r}, which does not exist"
+                violations.append(Violation(subtask.subtask_id, tool=tool, problem=problem))
         for target in calibration.blocked_targets:
             if _mentions(subtask.instruction, target):
                 violations.append(Violation(subtask.subtask_id, target=target))
+        if workspace is not None:
+            for criterion in subtask.criteria:
+                if criterion.check is None:
+                    continue
+                problem = check_problem(criterion.check, workspace)
+                if problem is not None:
+                    violations.append(
+                        Violation(
+                            subtask.subtask_id, problem=f"criterion {criterion.id}: {problem}"
+                        )
+                    )
     return violations
 
 
@@ -370,7 +405,12 @@ class Planner(Role):
                 )
                 return
             subtasks = build_subtasks(answer.value, plan.round, self.ctx.new_id)
-            violations = plan_violations(subtasks, calibration)
+            violations = plan_violations(
+                subtasks,
+                calibration,
+                known_tools=self.ctx.tools.names,
+                workspace=self.ctx.workspace,
+            )
             if not violations:
                 self.reply(
                     env,
@@ -385,7 +425,7 @@ class Planner(Role):
                     ),
                 )
                 return
-            problem = "the plan breaks the MUST NOT set: " + "; ".join(v.text for v in violations)
+            problem = "the plan cannot be dispatched: " + "; ".join(v.text for v in violations)
             messages = [
                 *messages,
                 {"role": "assistant", "content": msgspec.json.encode(answer.value).decode()},
@@ -397,7 +437,9 @@ class Planner(Role):
                 round=plan.round,
                 violations=[v.text for v in violations],
                 must_not=calibration.must_not,
-                tools=_unique([v.tool for v in violations if v.tool is not None]),
+                tools=_unique(
+                    [v.tool for v in violations if v.tool is not None and v.breaks_must_not]
+                ),
                 targets=_unique([v.target for v in violations if v.target is not None]),
             ),
         )

@@ -31,3 +31,22 @@ def test_no_valid_reading_is_a_clean_step_failure(tmp_path: Path) -> None:
         assert h.ref.is_alive()
     assert failed.body.step == "perceive" and failed.body.role == "perceiver"
     assert failed.task_id == "t1"
+
+
+def test_checks_that_cannot_be_used_are_asked_again_then_dropped(tmp_path: Path) -> None:
+    outside = {
+        "intent": "Count",
+        "criteria": [
+            {"text": "x", "mode": "verifiable", "check": {"kind": "file_exists", "path": "/etc"}}
+        ],
+    }
+    model = write_script(
+        tmp_path / "s.toml", [{"role": "perceiver", "times": 2, "content": outside}]
+    )
+    with RoleHarness(Perceiver, model=model, workspace=tmp_path) as h:
+        h.send(TaskRequest(text="count"))
+        (spec,) = h.wait_for(TaskSpec)
+        calls = [e.body for e in h.recorder.envelopes if type(e.body).__name__ == "LLMCall"]
+    (criterion,) = spec.body.criteria
+    assert criterion.check is None and criterion.mode == "plausible"  # never a free pass
+    assert "outside the workspace" in calls[-1].request["messages"][-1]["content"]

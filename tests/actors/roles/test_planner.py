@@ -8,6 +8,7 @@ from typing import Any
 from artoo.actors.planner import Planner
 from artoo.schemas import (
     DispatchManifest,
+    LLMCall,
     MemoryQuery,
     MemoryRecall,
     PlanDirective,
@@ -73,3 +74,39 @@ def test_no_valid_plan_is_a_clean_step_failure(tmp_path: Path) -> None:
         h.send(_recall())
         (failed,) = h.wait_for(StepFailed)
     assert failed.body.step == "plan" and failed.body.round == 0
+
+
+def test_a_plan_whose_checks_or_tools_cannot_be_used_is_asked_again(tmp_path: Path) -> None:
+    bad = {
+        "role": "planner",
+        "content": {
+            "subtasks": [
+                {
+                    "instruction": "Count the files",
+                    "tools": ["teleport"],
+                    "criteria": [
+                        {
+                            "text": "the file is there",
+                            "mode": "verifiable",
+                            "check": {"kind": "file_exists", "path": "/etc/passwd"},
+                        },
+                        {
+                            "text": "a number",
+                            "mode": "verifiable",
+                            "check": {"kind": "count_equals", "value": "many"},
+                        },
+                    ],
+                }
+            ]
+        },
+    }
+    model = write_script(tmp_path / "s.toml", [bad, _plan("List the files", ["glob"])])
+    with RoleHarness(Planner, model=model, workspace=tmp_path) as h:
+        h.send(SPEC)
+        h.send(_recall())
+        (manifest,) = h.wait_for(DispatchManifest)
+        calls = [e.body for e in h.recorder.envelopes if isinstance(e.body, LLMCall)]
+    assert [s.instruction for s in manifest.body.subtasks] == ["List the files"]
+    retry = calls[1].request["messages"][-1]["content"]
+    assert "'teleport', which does not exist" in retry
+    assert "outside the workspace" in retry and "count_equals" in retry
