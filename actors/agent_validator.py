@@ -50,9 +50,11 @@ from .base import Equipment, Role, handles
 from .llm import LLMRequest
 from .verification import (
     VERDICT_FORMAT,
+    VERDICTS_FORMAT,
+    criteria_text,
     execution_failure_class,
     majority_class,
-    model_verdict,
+    model_verdicts,
     rule_verdict,
 )
 
@@ -115,7 +117,7 @@ class AgentValidator(Role):
                 for c in criteria
             ]
         else:
-            verdicts = [self._verdict(env, c, result, sub) for c in criteria]
+            verdicts = self._verdicts(env, criteria, result, sub)
         sub.history.extend(verdicts)
         passed = all(v.passed for v in verdicts)
         final = bool(denied) or result.stop == "model_error"  # retrying cannot help
@@ -155,32 +157,48 @@ class AgentValidator(Role):
         del self.subs[result.subtask_id]
 
     # ------------------------------------------------------------------ the ladder
-    def _verdict(
-        self, env: Envelope, criterion: Criterion, result: ExecutionResult, sub: _Sub
-    ) -> Verdict:
+    def _verdicts(
+        self, env: Envelope, criteria: list[Criterion], result: ExecutionResult, sub: _Sub
+    ) -> list[Verdict]:
+        """Every criterion's verdict: rules first, then ONE model call for all the rest."""
         attempt = result.attempt
-        if not result.ok:
-            return Verdict(
-                criterion_id=criterion.id,
-                passed=False,
-                failure_class=execution_failure_class(result),
-                evidence=result.error or "execution failed",
-                signal="rule",
-                attempt=attempt,
-            )
-        if criterion is IMPLICIT_CRITERION:
-            return Verdict(
-                criterion_id=criterion.id, passed=True, evidence="completed", attempt=attempt
-            )
-        if criterion.check is not None:
-            return rule_verdict(
-                criterion, result.output, result.tool_calls, self.ctx.workspace, attempt
-            )
-        return self._llm_verdict(env, criterion, result, sub, attempt)
+        by_id: dict[str, Verdict] = {}
+        judged: list[Criterion] = []
+        for criterion in criteria:
+            if not result.ok:
+                by_id[criterion.id] = Verdict(
+                    criterion_id=criterion.id,
+                    passed=False,
+                    failure_class=execution_failure_class(result),
+                    evidence=result.error or "execution failed",
+                    signal="rule",
+                    attempt=attempt,
+                )
+            elif criterion is IMPLICIT_CRITERION:
+                by_id[criterion.id] = Verdict(
+                    criterion_id=criterion.id, passed=True, evidence="completed", attempt=attempt
+                )
+            elif criterion.check is not None:
+                by_id[criterion.id] = rule_verdict(
+                    criterion, result.output, result.tool_calls, self.ctx.workspace, attempt
+                )
+            else:
+                judged.append(criterion)
+        if judged:
+            for criterion, verdict in zip(
+                judged, self._llm_verdicts(env, judged, result, sub, attempt), strict=True
+            ):
+                by_id[criterion.id] = verdict
+        return [by_id[c.id] for c in criteria]
 
-    def _llm_verdict(
-        self, env: Envelope, criterion: Criterion, result: ExecutionResult, sub: _Sub, attempt: int
-    ) -> Verdict:
+    def _llm_verdicts(
+        self,
+        env: Envelope,
+        criteria: list[Criterion],
+        result: ExecutionResult,
+        sub: _Sub,
+        attempt: int,
+    ) -> list[Verdict]:
         calls = "\n".join(
             f"- {c.tool}({c.target or ''}) ok={c.ok} {c.error or c.output_preview[:300]}"
             for c in result.tool_calls
@@ -194,19 +212,44 @@ class AgentValidator(Role):
                 {
                     "role": "system",
                     "content": "You are an Agent-Validator of artoo. Judge whether the output "
-                    f"meets the criterion. {VERDICT_FORMAT}",
+                    + (
+                        f"meets the criterion. {VERDICT_FORMAT}"
+                        if len(criteria) == 1
+                        else f"meets each criterion. {VERDICTS_FORMAT}"
+                    ),
                 },
                 {
                     "role": "user",
-                    "content": f"Subtask: {sub.subtask.instruction}\nCriterion: {criterion.text}\n"
-                    f"Tool calls:\n{calls}\nOutput:\n{result.output}",
+                    "content": f"Subtask: {sub.subtask.instruction}\n"
+                    + (
+                        f"Criterion: {criteria[0].text}\n"
+                        if len(criteria) == 1
+                        else f"Criteria:\n{criteria_text(criteria)}\n"
+                    )
+                    + f"Tool calls:\n{calls}\nOutput:\n{result.output}",
                 },
             ],
         )
         threshold = self.ctx.config.llm_confidence_threshold
-        verdict, v = model_verdict(
-            self.ctx.model(), request, criterion, threshold=threshold, attempt=attempt
+        answers = model_verdicts(
+            self.ctx.model(), request, criteria, threshold=threshold, attempt=attempt
         )
+        return [
+            self._confirm_low(env, c, sub, verdict, v, threshold, attempt)
+            for c, (verdict, v) in zip(criteria, answers, strict=True)
+        ]
+
+    def _confirm_low(
+        self,
+        env: Envelope,
+        criterion: Criterion,
+        sub: _Sub,
+        verdict: Verdict,
+        v: VerdictAnswer | None,
+        threshold: float,
+        attempt: int,
+    ) -> Verdict:
+        """The human rung for a verdict the model gave with too little confidence."""
         if v is None or verdict.confidence >= threshold:
             return verdict
         confidence = verdict.confidence

@@ -15,10 +15,12 @@ from artoo.schemas import Check, Criterion
 
 __all__ = [
     "CriterionAnswer",
+    "CriterionVerdictAnswer",
     "PerceiverAnswer",
     "PlanAnswer",
     "PlannedSubtask",
     "VerdictAnswer",
+    "VerdictsAnswer",
     "make_criteria",
     "slugify",
 ]
@@ -64,6 +66,22 @@ class VerdictAnswer(msgspec.Struct, kw_only=True):
     confidence: float = 0.0
     failure_class: Literal["logical", "environmental"] | None = None
     evidence: str = ""
+
+
+class CriterionVerdictAnswer(msgspec.Struct, kw_only=True):
+    """A model's verdict on one of several criteria judged together."""
+
+    criterion: str
+    passed: bool
+    confidence: float = 0.0
+    failure_class: Literal["logical", "environmental"] | None = None
+    evidence: str = ""
+
+
+class VerdictsAnswer(msgspec.Struct, kw_only=True):
+    """A model's verdicts on all of an attempt's (or a round's) criteria, in one answer."""
+
+    verdicts: list[CriterionVerdictAnswer]
 
 
 def slugify(text: str, limit: int = 48) -> str:

@@ -22,7 +22,6 @@ Constraints:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import ClassVar
 
 from artoo.schemas import (
@@ -38,7 +37,13 @@ from artoo.schemas import (
 
 from .base import Equipment, Role, handles
 from .llm import LLMRequest
-from .verification import VERDICT_FORMAT, model_verdict, rule_verdict
+from .verification import (
+    VERDICT_FORMAT,
+    VERDICTS_FORMAT,
+    criteria_text,
+    model_verdicts,
+    rule_verdict,
+)
 
 __all__ = ["MetaValidator", "merge_outputs"]
 
@@ -127,16 +132,23 @@ class MetaValidator(Role):
         merged: str,
         all_matched: bool,
     ) -> list[Verdict]:
-        verdicts: list[Verdict] = []
         calls = [c for o in outcomes for c in o.tool_calls]
+        by_id: dict[str, Verdict] = {}
+        judged: list[Criterion] = []
         for criterion in rnd.criteria:
             if criterion.check is not None:
-                verdicts.append(rule_verdict(criterion, merged, calls, Path(self.ctx.workspace)))
+                by_id[criterion.id] = rule_verdict(criterion, merged, calls, self.ctx.workspace)
             elif all_matched:
-                verdicts.append(self._llm_verdict(task_id, criterion, merged))
-        return verdicts
+                judged.append(criterion)
+        if judged:  # ONE model call for every criterion the rules cannot decide
+            for criterion, verdict in zip(
+                judged, self._llm_verdicts(task_id, judged, merged), strict=True
+            ):
+                by_id[criterion.id] = verdict
+        return [by_id[c.id] for c in rnd.criteria if c.id in by_id]
 
-    def _llm_verdict(self, task_id: str, criterion: Criterion, merged: str) -> Verdict:
+    def _llm_verdicts(self, task_id: str, criteria: list[Criterion], merged: str) -> list[Verdict]:
+        one = len(criteria) == 1
         request = LLMRequest(
             role=self.name,
             tier="brain",
@@ -145,11 +157,23 @@ class MetaValidator(Role):
                 {
                     "role": "system",
                     "content": "You are the Meta-Validator of artoo. Judge whether the merged "
-                    f"result meets the task criterion. {VERDICT_FORMAT}",
+                    + (
+                        f"result meets the task criterion. {VERDICT_FORMAT}"
+                        if one
+                        else f"result meets each task criterion. {VERDICTS_FORMAT}"
+                    ),
                 },
-                {"role": "user", "content": f"Criterion: {criterion.text}\nResult:\n{merged}"},
+                {
+                    "role": "user",
+                    "content": (
+                        f"Criterion: {criteria[0].text}"
+                        if one
+                        else f"Criteria:\n{criteria_text(criteria)}"
+                    )
+                    + f"\nResult:\n{merged}",
+                },
             ],
         )
         threshold = self.ctx.config.llm_confidence_threshold
-        verdict, _ = model_verdict(self.ctx.model(), request, criterion, threshold=threshold)
-        return verdict
+        answers = model_verdicts(self.ctx.model(), request, criteria, threshold=threshold)
+        return [verdict for verdict, _ in answers]

@@ -12,16 +12,19 @@ from typing import Any
 from artoo.schemas import Criterion, ExecutionResult, ToolCall, Verdict
 from artoo.schemas.messages import FailureClass
 
-from .answers import VerdictAnswer
+from .answers import CriterionVerdictAnswer, VerdictAnswer, VerdictsAnswer
 from .checks import evaluate
 from .llm import LLMRequest, ask_structured
 
 __all__ = [
+    "VERDICTS_FORMAT",
     "VERDICT_FORMAT",
+    "criteria_text",
     "execution_failure_class",
     "last_exit_code",
     "majority_class",
     "model_verdict",
+    "model_verdicts",
     "rule_verdict",
 ]
 
@@ -124,6 +127,76 @@ def majority_class(verdicts: list[Verdict]) -> FailureClass | None:
     return "environmental" if env > logical else "logical"
 
 
+VERDICTS_FORMAT = (
+    'Answer JSON: {"verdicts": [{"criterion": "<id>", "passed": bool, "confidence": 0..1, '
+    '"failure_class": "logical"|"environmental"|null, "evidence": str}]}, one per criterion.'
+)
+
+
+def criteria_text(criteria: list[Criterion]) -> str:
+    """The criteria as the model is asked to judge them: one line each, with its id."""
+    return "\n".join(f"- [{c.id}] {c.text}" for c in criteria)
+
+
+def model_verdicts(
+    gateway: Any,
+    request: LLMRequest,
+    criteria: list[Criterion],
+    *,
+    threshold: float,
+    attempt: int = 1,
+) -> list[tuple[Verdict, VerdictAnswer | None]]:
+    """The model rung for several criteria in ONE call (paper §10: one validation call per
+    attempt); one criterion is asked as :func:`model_verdict` asks it. Fails closed per
+    criterion: no valid answer, or no verdict for a criterion, is a failed verdict."""
+    if len(criteria) == 1:
+        return [model_verdict(gateway, request, criteria[0], threshold=threshold, attempt=attempt)]
+    answer = ask_structured(gateway, request, VerdictsAnswer)
+    given: dict[str, CriterionVerdictAnswer] = {}
+    if answer.ok and answer.value is not None:
+        for v in answer.value.verdicts:
+            given.setdefault(v.criterion, v)
+    out: list[tuple[Verdict, VerdictAnswer | None]] = []
+    for criterion in criteria:
+        found = given.get(criterion.id)
+        if found is None:
+            why = answer.error if not answer.ok else "the answer has no verdict for it"
+            failed = Verdict(
+                criterion_id=criterion.id,
+                passed=False,
+                evidence=f"no valid verdict (fails closed): {why}",
+                signal="llm",
+                confidence=0.0,
+                attempt=attempt,
+            )
+            out.append((failed, None))
+            continue
+        one = VerdictAnswer(
+            passed=found.passed,
+            confidence=found.confidence,
+            failure_class=found.failure_class,
+            evidence=found.evidence,
+        )
+        out.append((_graded(criterion, one, threshold, attempt), one))
+    return out
+
+
+def _graded(criterion: Criterion, v: VerdictAnswer, threshold: float, attempt: int) -> Verdict:
+    """A model's answer on one criterion as a Verdict: a pass only when confident enough."""
+    confidence = min(max(v.confidence, 0.0), 1.0)
+    confident = confidence >= threshold
+    passed = v.passed and confident
+    return Verdict(
+        criterion_id=criterion.id,
+        passed=passed,
+        failure_class=None if passed else (v.failure_class or "logical"),
+        evidence=v.evidence if confident else f"low confidence ({confidence:.2f}): {v.evidence}",
+        signal="llm",
+        confidence=confidence,
+        attempt=attempt,
+    )
+
+
 def model_verdict(
     gateway: Any,
     request: LLMRequest,
@@ -150,16 +223,4 @@ def model_verdict(
         )
         return failed, None
     v: VerdictAnswer = answer.value
-    confidence = min(max(v.confidence, 0.0), 1.0)
-    confident = confidence >= threshold
-    passed = v.passed and confident
-    verdict = Verdict(
-        criterion_id=criterion.id,
-        passed=passed,
-        failure_class=None if passed else (v.failure_class or "logical"),
-        evidence=v.evidence if confident else f"low confidence ({confidence:.2f}): {v.evidence}",
-        signal="llm",
-        confidence=confidence,
-        attempt=attempt,
-    )
-    return verdict, v
+    return _graded(criterion, v, threshold, attempt), v
