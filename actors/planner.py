@@ -256,11 +256,11 @@ def plan_violations(
             for criterion in subtask.criteria:
                 if criterion.check is None:
                     continue
-                problem = check_problem(criterion.check, workspace)
-                if problem is not None:
+                unusable = check_problem(criterion.check, workspace)
+                if unusable is not None:
                     violations.append(
                         Violation(
-                            subtask.subtask_id, problem=f"criterion {criterion.id}: {problem}"
+                            subtask.subtask_id, problem=f"criterion {criterion.id}: {unusable}"
                         )
                     )
     return violations
