@@ -161,15 +161,7 @@ def model_verdicts(
         found = given.get(criterion.id)
         if found is None:
             why = answer.error if not answer.ok else "the answer has no verdict for it"
-            failed = Verdict(
-                criterion_id=criterion.id,
-                passed=False,
-                evidence=f"no valid verdict (fails closed): {why}",
-                signal="llm",
-                confidence=0.0,
-                attempt=attempt,
-            )
-            out.append((failed, None))
+            out.append((_no_verdict(criterion, why, attempt), None))
             continue
         one = VerdictAnswer(
             passed=found.passed,
@@ -179,6 +171,18 @@ def model_verdicts(
         )
         out.append((_graded(criterion, one, threshold, attempt), one))
     return out
+
+
+def _no_verdict(criterion: Criterion, why: str | None, attempt: int) -> Verdict:
+    """The failed verdict of a criterion the model gave no valid verdict on (fail closed)."""
+    return Verdict(
+        criterion_id=criterion.id,
+        passed=False,
+        evidence=f"no valid verdict (fails closed): {why}",
+        signal="llm",
+        confidence=0.0,
+        attempt=attempt,
+    )
 
 
 def _graded(criterion: Criterion, v: VerdictAnswer, threshold: float, attempt: int) -> Verdict:
@@ -213,14 +217,6 @@ def model_verdict(
     """
     answer = ask_structured(gateway, request, VerdictAnswer)
     if not answer.ok or answer.value is None:
-        failed = Verdict(
-            criterion_id=criterion.id,
-            passed=False,
-            evidence=f"no valid verdict (fails closed): {answer.error}",
-            signal="llm",
-            confidence=0.0,
-            attempt=attempt,
-        )
-        return failed, None
+        return _no_verdict(criterion, answer.error, attempt), None
     v: VerdictAnswer = answer.value
     return _graded(criterion, v, threshold, attempt), v
