@@ -285,6 +285,7 @@ class AgentValidator(Role):
                     f"{v.evidence}",
                     subtask_id=sub.subtask.subtask_id,
                     timeout_s=self.ctx.config.confirmation_timeout_s,
+                    gate="verdict",
                 ),
             )
             while not self.ctx.bus.halted:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -44,6 +45,7 @@ from artoo.schemas import (
     ToolCall,
 )
 
+from ._paths import mentions
 from .base import Equipment, Inbox, Role, handles
 from .llm import LLMError, LLMRequest, assistant_message, tool_message
 from .tools import ToolRegistry
@@ -70,6 +72,39 @@ def subtask_prompt(st: SubTask) -> str:
     if st.blocked_tools or st.blocked_targets:
         parts.append("MUST NOT use: " + ", ".join([*st.blocked_tools, *st.blocked_targets]))
     return "\n\n".join(parts)
+
+
+def caution_target(args: Mapping[str, Any], targets: Sequence[str]) -> str | None:
+    """The caution target a tool call would use — a path argument equal to it, or a string
+    argument (a shell command …) that names it — or None (pure)."""
+    for target in targets:
+        wanted = target.strip().removeprefix("./")
+        for value in args.values():
+            if isinstance(value, str) and (
+                value.strip().removeprefix("./") == wanted or mentions(value, wanted)
+            ):
+                return target
+    return None
+
+
+@dataclass(frozen=True)
+class _CautionAsk:
+    """What the operator is asked before the first use of a caution target."""
+
+    tool: str
+    args: dict[str, Any]
+    target: str
+
+    @property
+    def action(self) -> str:
+        return f"{self.tool} on {self.target}"
+
+    @property
+    def reason(self) -> str:
+        return (
+            f"memory marks {self.tool} on {self.target} CAUTION (its outcomes were mixed): "
+            "confirm its first use in this task"
+        )
 
 
 def is_doom_loop(calls: list[tuple[str, str]], repeats: int = DOOM_REPEATS) -> bool:
@@ -121,6 +156,7 @@ class Executor(Role):
     def __init__(self, equipment: Equipment, instance: str | None = None) -> None:
         super().__init__(equipment, instance)
         self.runs: dict[str, _Run] = {}
+        self.cautioned: dict[str, set[str]] = {}  # task -> caution targets confirmed
 
     def active_tasks(self) -> list[str]:
         return sorted({r.task_id for r in self.runs.values()})
@@ -128,6 +164,7 @@ class Executor(Role):
     def forget_task(self, task_id: str) -> None:
         for sid in [s for s, r in self.runs.items() if r.task_id == task_id]:
             del self.runs[sid]
+        self.cautioned.pop(task_id, None)
 
     # ------------------------------------------------------------------ handlers
     @handles(SubTask)
@@ -227,6 +264,10 @@ class Executor(Role):
                         refusal="blocked_tool",
                     )
                     content = f"error: {call.error}"
+                elif (
+                    refused := self._caution(run, attempt, tc.name, dict(tc.arguments))
+                ) is not None:
+                    call, content = refused, f"error: {refused.error}"
                 else:
                     outcome = registry.call(
                         tc.name, dict(tc.arguments), subtask_id=st.subtask_id, attempt=run.attempt
@@ -259,8 +300,31 @@ class Executor(Role):
             cause=run.cause,
         )
 
-    # ------------------------------------------------------------------ Law 1
-    def _confirm(self, run: _Run, attempt: _Attempt, needed: Any) -> bool:
+    # ------------------------------------------------------------------ Law 1 and Caution
+    def _caution(
+        self, run: _Run, attempt: _Attempt, tool: str, args: dict[str, Any]
+    ) -> ToolCall | None:
+        """The Caution gate (paper §6.4): the first use in a task of a target memory marks
+        caution asks the operator; a refusal (a ToolCall) when denied, else None."""
+        target = caution_target(args, run.subtask.caution_targets)
+        confirmed = self.cautioned.setdefault(run.task_id, set())
+        if target is None or target in confirmed:
+            return None
+        if self._confirm(run, attempt, _CautionAsk(tool, args, target), gate="caution"):
+            confirmed.add(target)
+            return None
+        return ToolCall(
+            tool=tool,
+            args=args,
+            target=target,
+            ok=False,
+            error=f"not confirmed: {tool} on {target}, which memory marks caution",
+            subtask_id=run.subtask.subtask_id,
+            attempt=run.attempt,
+            refusal="caution_denied",
+        )
+
+    def _confirm(self, run: _Run, attempt: _Attempt, needed: Any, gate: str = "law1") -> bool:
         """Ask the operator (through the Queen) and wait for the one decision.
 
         The Queen always decides (a denial at the request's timeout, clock time); the wait
@@ -277,6 +341,7 @@ class Executor(Role):
                 target=getattr(needed, "target", None),
                 subtask_id=run.subtask.subtask_id,
                 timeout_s=self.ctx.config.confirmation_timeout_s,
+                gate=gate,
             ),
             task_id=run.task_id,
             cause=run.cause,

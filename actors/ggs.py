@@ -213,7 +213,8 @@ class GGS(Role):
     def on_confirmation_request(self, env: Envelope) -> None:
         body: ConfirmationRequest = env.body
         book = self._book(env)
-        if book is not None and body.tool:  # a Law 1 gate (the ladder's human rung has none)
+        law1 = body.gate == "law1" or (not body.gate and bool(body.tool))  # older logs: a tool
+        if book is not None and law1:
             book.law1_requests[body.request_id] = (body.action or body.tool, body.target)
 
     @handles(ConfirmationDecision)

@@ -51,6 +51,7 @@ def recall(
     sops = store.query_c(query.space, query.entity)
     attention, decision, action = store.query_mk(query.space, query.entity, now)
     avoid = store.strongest(query.tool_prefix, "avoid", avoid_limit, now)
+    caution = store.strongest(query.tool_prefix, "caution", avoid_limit, now)
     return MemoryRecall(
         space=query.space,
         entity=query.entity,
@@ -60,6 +61,7 @@ def recall(
         decision=decision,
         action=action,
         avoid=list(avoid),
+        caution=list(caution),
     )
 
 

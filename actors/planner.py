@@ -33,7 +33,6 @@ Constraints
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +55,7 @@ from artoo.schemas import (
     TaskSpec,
 )
 
+from ._paths import mentions
 from .answers import PlanAnswer, make_criteria
 from .base import Equipment, Role, handles
 from .checks import check_problem
@@ -93,6 +93,7 @@ class Calibration:
     caution: list[str] = field(default_factory=list)
     blocked_tools: list[str] = field(default_factory=list)
     blocked_targets: list[str] = field(default_factory=list)
+    caution_targets: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
         """The prompt lines: every SHOULD PREFER, then MUST NOT, then CAUTION entry."""
@@ -144,6 +145,20 @@ def _target_of(pair: TagPotential) -> str:
     return pair.entity.removeprefix(_PATH)
 
 
+def _caution_entries(pairs: Iterable[TagPotential]) -> list[_Entry]:
+    caution = [p for p in pairs if p.action == "caution" and p.space.startswith(_TOOL)]
+    ranked = sorted(caution, key=lambda p: (-p.attention, p.space, p.entity))
+    return [
+        _Entry(
+            "caution",
+            f"{p.space.removeprefix(_TOOL)} on {_target_of(p)} (mixed outcomes: the operator "
+            "confirms its first use)",
+            target=_target_of(p),
+        )
+        for p in ranked
+    ]
+
+
 def _avoid_entries(pairs: Iterable[TagPotential]) -> list[_Entry]:
     avoid = [p for p in pairs if p.action == "avoid" and p.space.startswith(_TOOL)]
     ranked = sorted(avoid, key=lambda p: (p.decision, -p.attention, p.space, p.entity))
@@ -163,19 +178,26 @@ def calibrate(
     caution → CAUTION, ignore → nothing. C-level SOPs (strongest ``f·|σ|`` first): σ > 0 →
     SHOULD PREFER, σ ≤ 0 → MUST NOT. Tool-space Avoid pairs (``tool:<name>``,
     ``path:<target>``; most negative decision first) → their targets become MUST NOT and
-    blocked targets. At most ``cap`` (``Config.memory.recall_cap``) distinct memory entries,
-    in that priority order. The directive's blocked tools and targets are then merged in
-    (never capped).
+    blocked targets; tool-space Caution pairs → CAUTION lines and caution targets, whose
+    first use in the task the operator confirms (paper §6.4). At most ``cap``
+    (``Config.memory.recall_cap``) distinct memory entries, in that priority order. The
+    directive's blocked tools and targets are then merged in (never capped).
     """
     seen: dict[tuple[str, str], _Entry] = {}
-    for entry in _own_entry(recall) + _sop_entries(recall.sops) + _avoid_entries(recall.avoid):
+    entries = (
+        _own_entry(recall)
+        + _sop_entries(recall.sops)
+        + _avoid_entries(recall.avoid)
+        + _caution_entries(recall.caution)
+    )
+    for entry in entries:
         if len(seen) == cap:
             break
         seen.setdefault((entry.kind, entry.text), entry)
     memory = list(seen.values())
 
     tools = _unique(directive.blocked_tools) if directive else []
-    remembered = [e.target for e in memory if e.target is not None]
+    remembered = [e.target for e in memory if e.target is not None and e.kind == "must_not"]
     targets = _unique(remembered + (list(directive.blocked_targets) if directive else []))
     must_not = _unique([e.text for e in memory if e.kind == "must_not"] + tools + targets)
     return Calibration(
@@ -184,21 +206,13 @@ def calibrate(
         caution=[e.text for e in memory if e.kind == "caution"],
         blocked_tools=tools,
         blocked_targets=targets,
+        caution_targets=_unique(
+            [e.target for e in memory if e.kind == "caution" and e.target is not None]
+        ),
     )
 
 
 # --------------------------------------------------------------------------- enforcement
-def _mentions(text: str, target: str) -> bool:
-    """Whether ``text`` names ``target`` as a whole path (or a path under it).
-
-    ``/tmp/a`` is named by "read /tmp/a." and "/tmp/a/b", not by "/tmp/ab" or "/var/tmp/a".
-    """
-    if not target:
-        return False
-    pattern = rf"(?<![\w.\-]){re.escape(target)}(?![\w\-]|\.\w)"
-    return re.search(pattern, text) is not None
-
-
 @dataclass(frozen=True)
 class Violation:
     """One reason a plan may not be dispatched: a subtask using a blocked tool or naming a
@@ -250,7 +264,7 @@ def plan_violations(
                 problem = f"asks for the tool {tool!r}, which does not exist"
                 violations.append(Violation(subtask.subtask_id, tool=tool, problem=problem))
         for target in calibration.blocked_targets:
-            if _mentions(subtask.instruction, target):
+            if mentions(subtask.instruction, target):
                 violations.append(Violation(subtask.subtask_id, target=target))
         if workspace is not None:
             for criterion in subtask.criteria:
@@ -282,6 +296,7 @@ def apply_calibration(subtasks: Sequence[SubTask], calibration: Calibration) -> 
             s,
             blocked_tools=_unique([*s.blocked_tools, *calibration.blocked_tools]),
             blocked_targets=_unique([*s.blocked_targets, *calibration.blocked_targets]),
+            caution_targets=_unique([*s.caution_targets, *calibration.caution_targets]),
             context="\n\n".join(part for part in (text, s.context) if part),
         )
         for s in subtasks

@@ -75,7 +75,12 @@ FinalStatus = Literal["accept", "success", "abandon"]
 OutcomeStatus = Literal["matched", "failed", "skipped"]
 Tier = Literal["brain", "tool"]
 Refusal = Literal[
-    "law1_denied", "blocked_tool", "blocked_target", "outside_workspace", "unsafe_file"
+    "law1_denied",
+    "blocked_tool",
+    "blocked_target",
+    "outside_workspace",
+    "unsafe_file",
+    "caution_denied",
 ]
 """Why a tool call was refused before or instead of running (ToolCall.refusal)."""
 StopReason = Literal["answer", "doom_loop", "turn_cap", "model_error", "task_ended"]
@@ -237,6 +242,9 @@ class SubTask(Message, frozen=True, tag="SubTask"):
     tools: list[str] = []
     blocked_tools: list[str] = []
     blocked_targets: list[str] = []
+    caution_targets: list[str] = []
+    """Targets memory marks CAUTION (paper §6.4): their first use in the task is confirmed
+    by the operator."""
 
 
 class DispatchManifest(Message, frozen=True, tag="DispatchManifest"):
@@ -376,6 +384,8 @@ class MemoryRecall(Message, frozen=True, tag="MemoryRecall"):
     decision: float = 0.0
     action: str = "ignore"
     avoid: list[TagPotential] = []
+    caution: list[TagPotential] = []
+    """The strongest tool-space tags whose action is caution (mixed outcomes)."""
 
 
 class MegramRecorded(Message, frozen=True, tag="MegramRecorded"):
@@ -442,6 +452,10 @@ class ConfirmationRequest(Message, frozen=True, tag="ConfirmationRequest"):
     target: str | None = None
     subtask_id: str = ""
     timeout_s: float = 60.0
+    gate: str = ""
+    """Which gate asks: ``law1`` (an irreversible action), ``caution`` (the first use of
+    an approach memory marks caution), ``verdict`` (the ladder's human rung); empty in
+    logs written before the field existed."""
 
 
 class ConfirmationDecision(Message, frozen=True, tag="ConfirmationDecision"):

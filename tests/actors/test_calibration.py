@@ -275,3 +275,19 @@ def test_calibration_caps_memory_and_keeps_the_directive(
         assert validate_plan([subtask("s", "", [tool])], cal)
     for target in cal.blocked_targets:
         assert validate_plan([subtask("s", f"look at {target} please")], cal)
+
+
+def test_tool_space_caution_pairs_become_caution_targets() -> None:
+    recall = MemoryRecall(
+        space="intent:x",
+        entity="env:local",
+        caution=[
+            TagPotential(
+                space="tool:shell", entity="path:data/x.csv", attention=0.9, decision=0.1,
+                action="caution",
+            )
+        ],
+    )  # fmt: skip
+    cal = calibrate(recall)
+    assert cal.caution_targets == ["data/x.csv"] and cal.blocked_targets == []
+    assert any("shell on data/x.csv" in line for line in cal.caution)

@@ -6,7 +6,13 @@ from pathlib import Path
 from typing import Any
 
 from artoo.actors.executor import Executor
-from artoo.schemas import Config, ExecutionResult, SubTask
+from artoo.schemas import (
+    Config,
+    ConfirmationDecision,
+    ConfirmationRequest,
+    ExecutionResult,
+    SubTask,
+)
 from artoo.testing import RoleHarness, write_script
 
 
@@ -54,3 +60,35 @@ def test_the_turn_cap_and_a_model_outage_are_their_own_stops(tmp_path: Path) -> 
     (tmp_path / "b").mkdir()
     outage = _run(tmp_path / "b", [], SubTask(subtask_id="s2", instruction="list"))
     assert outage.stop == "model_error" and not outage.ok
+
+
+def _caution_run(
+    tmp_path: Path, approve: bool, uses: int
+) -> tuple[list[ConfirmationRequest], ExecutionResult]:
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "notes.txt").write_text("hello")
+    entries = [
+        *[_call("read_file", path="notes.txt"), _call("shell", command="cat ./notes.txt")][:uses],
+        {"role": "executor", "content": "done"},
+    ]
+    model = write_script(tmp_path / "s.toml", entries)
+    st = SubTask(subtask_id="s1", instruction="read", caution_targets=["notes.txt"])
+    with RoleHarness(Executor, instance="pair-0", model=model, workspace=tmp_path / "ws") as h:
+        h.send(st, to="pair-0")
+        (ask,) = h.wait_for(ConfirmationRequest)
+        h.send(ConfirmationDecision(request_id=ask.body.request_id, approved=approve))
+        (result,) = h.wait_for(ExecutionResult)
+        asks = [e.body for e in h.published(ConfirmationRequest)]
+    return asks, result.body
+
+
+def test_the_first_use_of_a_caution_target_is_confirmed_once_per_task(tmp_path: Path) -> None:
+    asks, result = _caution_run(tmp_path, approve=True, uses=2)
+    assert len(asks) == 1 and asks[0].gate == "caution" and asks[0].target == "notes.txt"
+    assert [c.ok for c in result.tool_calls] == [True, True]  # the second use is not asked
+
+
+def test_a_denied_caution_target_is_refused_structurally(tmp_path: Path) -> None:
+    _asks, result = _caution_run(tmp_path, approve=False, uses=1)
+    first = result.tool_calls[0]
+    assert not first.ok and first.refusal == "caution_denied"
