@@ -200,6 +200,8 @@ class Executor(Role):
             shell_timeout_s=self.ctx.config.tools.shell_timeout_s,
             secrets=self.ctx.secrets,
             env_allow=self.ctx.config.tools.env_allow,
+            context_limit=self.ctx.config.tools.context_limit,
+            spill_limit=self.ctx.config.tools.spill_limit,
         )
         for fn in self.ctx.tools.host_tools:
             reg.register(fn)

@@ -48,6 +48,7 @@ class _Builtins(_Guards):
 
     spill_dir: Path
     env: dict[str, str]
+    spill_limit: int
     shell_timeout_s: float
     output_cap: int
 
@@ -199,8 +200,8 @@ class _Builtins(_Guards):
             raise _ToolError("offset must be >= 0 and limit > 0", filename)
         with open(full, encoding="utf-8", errors="replace", newline="") as f:
             text = f.read()
-        capped = limit > SPILL_LIMIT
-        page = text[offset : offset + min(limit, SPILL_LIMIT)]
+        capped = limit > self.spill_limit
+        page = text[offset : offset + min(limit, self.spill_limit)]
         end = offset + len(page)
         notes: list[str] = []
         if end < len(text):
@@ -212,7 +213,8 @@ class _Builtins(_Guards):
             notes.append(f"[offset {offset} is past the end ({len(text)} characters)]")
         if capped:
             notes.append(
-                f"[limit cut to {SPILL_LIMIT} characters; use offset/limit to read smaller chunks]"
+                f"[limit cut to {self.spill_limit} characters; use offset/limit to read smaller "
+                "chunks]"
             )
         return _Result("\n".join([page, *notes]) if notes else page, filename)
 

@@ -61,6 +61,8 @@ class ToolRegistry(_Builtins):
         clock: Callable[[], float] = time.monotonic,
         secrets: Iterable[str] = (),
         env_allow: Iterable[str] = (),
+        context_limit: int = CONTEXT_LIMIT,
+        spill_limit: int = SPILL_LIMIT,
     ) -> None:
         root = Path(workspace)
         if not root.is_dir():
@@ -72,6 +74,8 @@ class ToolRegistry(_Builtins):
         self.spill_dir = Path(spill_dir)
         self.spill_dir.mkdir(parents=True, exist_ok=True)
         self.blocked_targets = tuple(blocked_targets)
+        self.context_limit = context_limit
+        self.spill_limit = spill_limit
         self.env = tool_env(allow=env_allow)
         self._redact = Redactor(secret_values(extra=secrets))
         self.shell_timeout_s = shell_timeout_s
@@ -196,15 +200,15 @@ class ToolRegistry(_Builtins):
         self, name: str, args: Any, result: _Result, started: float, call: _Call, *, spill: bool
     ) -> ToolOutcome:
         text = self._redact(result.text)
-        preview = head_tail(text)
+        preview = head_tail(text, self.context_limit)
         spill_ref: str | None = None
         if not spill:
             content = text
         else:
             filename = self._spill(name, text)
-            if len(text) <= CONTEXT_LIMIT:
+            if len(text) <= self.context_limit:
                 content = text
-            elif len(text) <= SPILL_LIMIT:
+            elif len(text) <= self.spill_limit:
                 content = f"{preview}\n[Full result ({len(text):,} chars) saved to '{filename}'.]"
             else:
                 spill_ref = filename

@@ -107,3 +107,13 @@ def test_a_registry_lists_only_its_own_task_spill_directory(ws: Path) -> None:
     outcome = mine.call("shell", {"command": "echo hi"})
     assert outcome.call.ok
     assert [p.name for p in (ws.parent / "spill" / "my-task").iterdir()] == ["shell_1.txt"]
+
+
+def test_the_context_and_spill_limits_are_the_registrys(ws: Path) -> None:
+    (ws / "big.txt").write_text("x" * 5000)
+    tools = ToolRegistry(ws, ws.parent / "spill", context_limit=300, spill_limit=2000)
+    outcome = tools.call("shell", {"command": "cat big.txt"})
+    assert len(outcome.call.output_preview) <= 400 < len(outcome.output)
+    assert outcome.call.spill_ref is not None  # over 2,000 characters: a load_data pointer
+    page = tools.call("load_data", {"filename": outcome.call.spill_ref, "limit": 10_000})
+    assert "limit cut to 2000 characters" in page.content
