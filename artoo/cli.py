@@ -61,6 +61,19 @@ def build_parser() -> argparse.ArgumentParser:
     dream = sub.add_parser("dream", help="run one Dreamer pass on a store now")
     dream.add_argument("store", nargs="?", default="./.artoo", help="the store directory")
 
+    export = sub.add_parser(
+        "export", help="write a store's event log out, one envelope per line as JSON"
+    )
+    export.add_argument("store", nargs="?", default="./.artoo", help="the store directory")
+    export.add_argument("--task", default=None, help="only this task's envelopes")
+    export.add_argument(
+        "--format",
+        choices=["jsonl"],
+        default="jsonl",
+        help="jsonl (read back with artoo.export.read_jsonl)",
+    )
+    export.add_argument("-o", "--output", default=None, help="the file (default: stdout)")
+
     sub.add_parser("version", help="print the installed version")
     return parser
 
@@ -84,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
             return _memory(args, console)
         if args.command == "dream":
             return _dream(args, console)
+        if args.command == "export":
+            return _export(args)
     except Exception as exc:  # a clear one-line error, not a traceback
         from artoo.actors.llm import ModelNotConfigured
         from artoo.eventstore import StoreError
@@ -197,6 +212,22 @@ def _memory(args: argparse.Namespace, console: Console) -> int:
             literal(m.space), literal(m.entity), f"{m.sigma:+.0f}", literal(m.content)
         )
     console.print(sop_table)
+    return EXIT_OK
+
+
+def _export(args: argparse.Namespace) -> int:
+    from .export import export_jsonl
+
+    store = Path(args.store)
+    if not (store / "events").exists():
+        raise ValueError(f"{store} is not an artoo store (no events/ directory)")
+    if args.output is None:
+        export_jsonl(store, sys.stdout.buffer, task_id=args.task)
+        sys.stdout.buffer.flush()
+    else:
+        with open(args.output, "wb") as out:
+            n = export_jsonl(store, out, task_id=args.task)
+        print(f"{n} envelopes written to {args.output}", file=sys.stderr)
     return EXIT_OK
 
 
