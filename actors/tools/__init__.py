@@ -41,6 +41,7 @@ file name; over :data:`SPILL_LIMIT` characters the content ends with the pointer
 from __future__ import annotations
 
 from ..catalog import BUILTIN_TOOLS
+from ._builtins import open_beneath
 from ._registry import ToolRegistry
 from ._spill import cleanup_spill
 from ._types import (
@@ -62,4 +63,5 @@ __all__ = [
     "cleanup_spill",
     "deny",
     "head_tail",
+    "open_beneath",
 ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import stat
 from pathlib import Path
@@ -15,16 +17,44 @@ from ._types import SPILL_LIMIT, _Call, _Result, _ToolError
 _SKIP_CHUNK = 1 << 20  # characters read (and dropped) at a time to reach an offset
 
 
-def _open_regular(full: Path, relative: str, flags: int) -> int:
-    """A file descriptor of ``full`` when it is a regular file with one name.
+def open_beneath(
+    root: Path, relative: str, flags: int, *, mode: int = 0o644, make_dirs: bool = False
+) -> int:
+    """Open ``relative`` beneath the directory ``root``, race-free: every component is
+    opened relative to its parent's file descriptor without following a symlink, so a
+    directory swapped for a symlink between a check and the open is refused (ELOOP or
+    ENOTDIR), never followed out of the workspace. With ``make_dirs`` missing directories
+    are created on the way. Raises OSError; the caller closes the descriptor."""
+    parts = [p for p in relative.split("/") if p not in ("", ".")]
+    if not parts or ".." in parts:
+        raise OSError(errno.EINVAL, f"not a path beneath the workspace: {relative!r}")
+    dfd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for name in parts[:-1]:
+            if make_dirs:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(name, 0o755, dir_fd=dfd)
+            nfd = os.open(
+                name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd
+            )
+            os.close(dfd)
+            dfd = nfd
+        return os.open(parts[-1], flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dfd)
+    finally:
+        os.close(dfd)
 
-    Opened without blocking and without following a last symlink, then checked with
-    ``fstat``: a FIFO, device or socket (a read would block or reach outside the
-    workspace), or a file with another hard link (the other name may lie outside the
-    workspace), is refused with ``unsafe_file``.
+
+def _open_regular(root: Path, relative: str, flags: int, *, make_dirs: bool = False) -> int:
+    """A file descriptor of the workspace file ``relative`` when it is a regular file with
+    one name, opened with :func:`open_beneath`.
+
+    Opened without blocking, then checked with ``fstat``: a FIFO, device or socket (a read
+    would block or reach outside the workspace), or a file with another hard link (the
+    other name may lie outside the workspace), is refused with ``unsafe_file``; so is a
+    path a symlink was swapped into.
     """
     try:
-        fd = os.open(full, flags | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = open_beneath(root, relative, flags | os.O_NONBLOCK, make_dirs=make_dirs)
     except OSError as exc:
         raise _ToolError(
             f"cannot open '{relative}': {exc.strerror}", relative, "unsafe_file"
@@ -112,7 +142,7 @@ class _Builtins(_Guards):
         if not full.exists():
             raise _ToolError(f"no such file '{relative}'", relative)
         limit = min(limit, self.output_cap)
-        fd = _open_regular(full, relative, os.O_RDONLY)
+        fd = _open_regular(self.workspace, relative, os.O_RDONLY)
         with open(fd, encoding="utf-8", errors="replace", newline="") as f:
             skip = offset
             while skip > 0:  # characters, not bytes: skip in bounded chunks
@@ -141,12 +171,14 @@ class _Builtins(_Guards):
         if full.is_dir():
             raise _ToolError(f"'{relative}' is a directory", relative)
         if full.exists() or full.is_symlink():  # never write through a FIFO or a hard link
-            os.close(_open_regular(full, relative, os.O_RDONLY))
+            os.close(_open_regular(self.workspace, relative, os.O_RDONLY))
         verdict = classify_write(relative, self.workspace)
         if verdict.irreversible:
             self._gate(call, "write_file", relative, verdict.reason, f"write_file {relative}")
-        full.parent.mkdir(parents=True, exist_ok=True)
-        with open(full, "w", encoding="utf-8", newline="") as f:
+        # checked again on the descriptor written through (it is truncated only after)
+        fd = _open_regular(self.workspace, relative, os.O_WRONLY | os.O_CREAT, make_dirs=True)
+        os.ftruncate(fd, 0)
+        with open(fd, "w", encoding="utf-8", newline="") as f:
             f.write(content)
         return _Result(f"wrote {len(content):,} characters to {relative}", relative)
 

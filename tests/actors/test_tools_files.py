@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from pathlib import Path
@@ -117,3 +118,40 @@ def test_the_context_and_spill_limits_are_the_registrys(ws: Path) -> None:
     assert outcome.call.spill_ref is not None  # over 2,000 characters: a load_data pointer
     page = tools.call("load_data", {"filename": outcome.call.spill_ref, "limit": 10_000})
     assert "limit cut to 2000 characters" in page.content
+
+
+def test_a_directory_swapped_for_a_symlink_during_1000_calls_never_leaks(ws: Path) -> None:
+    import threading
+
+    outside = ws.parent / "outside"
+    outside.mkdir()
+    (outside / "file.txt").write_text("the outside secret")
+    inside = ws / "d"
+    inside.mkdir()
+    (inside / "file.txt").write_text("inside")
+    stop = threading.Event()
+
+    def swap() -> None:  # d is a real directory, then a symlink out, then real again …
+        while not stop.is_set():
+            with contextlib.suppress(OSError):
+                inside.rename(ws / "d_real")
+                inside.symlink_to(outside)
+                inside.unlink()
+                (ws / "d_real").rename(inside)
+
+    tools = registry(ws)
+    swapper = threading.Thread(target=swap, daemon=True)
+    swapper.start()
+    try:
+        contents = []
+        for i in range(500):
+            contents.append(tools.call("read_file", {"path": "d/file.txt"}).content)
+            tools.call("write_file", {"path": "d/file.txt", "content": f"written {i}"})
+    finally:
+        stop.set()
+        swapper.join(5)
+    if (ws / "d_real").exists() and not inside.exists():
+        (ws / "d_real").rename(inside)
+    assert not any("outside secret" in c for c in contents)
+    assert (outside / "file.txt").read_text() == "the outside secret"
+    assert sorted(p.name for p in outside.iterdir()) == ["file.txt"]
