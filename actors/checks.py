@@ -47,6 +47,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,8 @@ import re2
 
 from artoo.schemas import Check
 from artoo.schemas.messages import FailureClass
+
+from .tools import open_beneath
 
 __all__ = ["VOCABULARY", "CheckResult", "check_problem", "evaluate"]
 
@@ -75,6 +78,7 @@ VOCABULARY: dict[str, str] = {
 }
 """The check kinds with a one-line description each (for the Perceiver's prompt)."""
 
+_MAX_JSON_BYTES = 16 * 1024 * 1024  # a JSON file a check reads at most
 _SNIPPET = 120
 
 
@@ -126,8 +130,10 @@ def _file_exists(check: Check, output: str, exit_code: int | None, workspace: Pa
         raise ValueError(f"file_exists: value must be true or false, got {check.value!r}")
     want = check.value is not False
     path, shown = _workspace_path(check.path, workspace, "file_exists")
-    exists = path.exists()
-    if exists:
+    exists = os.path.lexists(path)
+    if path.is_symlink():  # a name that exists; where it points is not looked at
+        seen = f"'{shown}' exists (a symlink, not followed)"
+    elif exists:
         what = "a directory" if path.is_dir() else f"{path.stat().st_size} bytes"
         seen = f"'{shown}' exists ({what})"
     else:
@@ -184,10 +190,20 @@ def _json_path_equals(
         where = "the output"
     else:
         path, shown = _workspace_path(source, workspace, "json_path_equals")
-        if not path.is_file():
+        if not path.is_file() or path.is_symlink():
             return _fail(f"'{shown}' does not exist", "environmental")
+        try:  # race-free beneath the workspace, no symlink followed, never blocking
+            fd = open_beneath(workspace.resolve(), shown, os.O_RDONLY | os.O_NONBLOCK)
+        except OSError as exc:
+            return _fail(f"'{shown}' cannot be read beneath the workspace: {exc}", "environmental")
+        with open(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return _fail(f"'{shown}' is not a regular file", "environmental")
+            raw = f.read(_MAX_JSON_BYTES + 1)
+        if len(raw) > _MAX_JSON_BYTES:
+            return _fail(f"'{shown}' is over {_MAX_JSON_BYTES:,} bytes", "environmental")
         try:
-            document = json.loads(path.read_text(encoding="utf-8"))
+            document = json.loads(raw.decode("utf-8"))
         except (ValueError, UnicodeDecodeError) as exc:
             return _fail(f"'{shown}' is not valid JSON: {exc}", "environmental")
         where = f"'{shown}'"

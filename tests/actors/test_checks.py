@@ -297,3 +297,20 @@ def test_a_pattern_outside_re2_is_an_invalid_check(tmp_path: Path) -> None:
             exit_code=None,
             workspace=tmp_path,
         )
+
+
+def test_a_check_never_reads_through_a_symlink_out(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"token": "the outside secret"}')
+    (ws / "link.json").symlink_to(secret)
+    (ws / "dir").symlink_to(tmp_path)
+    for path in ("link.json:$.token", "dir/secret.json:$.token"):
+        check = Check(kind="json_path_equals", path=path, value="the outside secret")
+        result = evaluate(check, output="", exit_code=None, workspace=ws)
+        assert not result.passed and "the outside secret" not in result.evidence
+    exists = evaluate(
+        Check(kind="file_exists", path="link.json"), output="", exit_code=None, workspace=ws
+    )
+    assert "not followed" in exists.evidence and "bytes" not in exists.evidence
