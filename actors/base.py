@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from .bus import Bus
     from .llm import LLMGateway
     from .runner import RoleRunner
+    from .tools._sandbox import Sandbox
 
 __all__ = ["Equipment", "Inbox", "Operator", "Role", "RoleContext", "Tick", "handles"]
 
@@ -109,6 +110,8 @@ class Equipment:
     tools: ToolCatalog = field(default_factory=ToolCatalog)
     runner: RoleRunner | None = None
     pairs: tuple[str, ...] = ()
+    sandbox: Sandbox | None = None
+    """Where Executors run shell commands (None: the Law 1 parser decides instead)."""
     secrets: tuple[str, ...] = ()
     """Values never to show the model or log (credentials of ``model_options``), besides
     the host's secret-looking environment variables."""

@@ -202,6 +202,7 @@ class Executor(Role):
             env_allow=self.ctx.config.tools.env_allow,
             context_limit=self.ctx.config.tools.context_limit,
             spill_limit=self.ctx.config.tools.spill_limit,
+            sandbox=self.ctx.sandbox,
         )
         for fn in self.ctx.tools.host_tools:
             reg.register(fn)
@@ -344,6 +345,7 @@ class Executor(Role):
                 subtask_id=run.subtask.subtask_id,
                 timeout_s=self.ctx.config.confirmation_timeout_s,
                 gate=gate,
+                effects=tuple(getattr(needed, "effects", ()) or ()),
             ),
             task_id=run.task_id,
             cause=run.cause,

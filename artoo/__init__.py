@@ -20,6 +20,7 @@ logging.getLogger("artoo").addHandler(logging.NullHandler())
 
 if TYPE_CHECKING:
     from artoo.actors.llm import ModelNotConfigured
+    from artoo.actors.tools import SandboxUnavailable
     from artoo.eventstore import StoreLocked
     from artoo.schemas import Config, ConfirmationRequest, Envelope, FinalResult
 
@@ -31,6 +32,7 @@ _LAZY = {
     "Envelope": "artoo.schemas",
     "FinalResult": "artoo.schemas",
     "ModelNotConfigured": "artoo.actors.llm",
+    "SandboxUnavailable": "artoo.actors.tools",
     "StoreLocked": "artoo.eventstore",
     "System": "artoo.system",
     "TaskHandle": "artoo.system",
@@ -42,6 +44,7 @@ __all__ = [
     "Envelope",
     "FinalResult",
     "ModelNotConfigured",
+    "SandboxUnavailable",
     "StoreLocked",
     "System",
     "TaskHandle",

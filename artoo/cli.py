@@ -101,9 +101,11 @@ def main(argv: list[str] | None = None) -> int:
             return _export(args)
     except Exception as exc:  # a clear one-line error, not a traceback
         from artoo.actors.llm import ModelNotConfigured
+        from artoo.actors.tools import SandboxUnavailable
         from artoo.eventstore import StoreError
 
-        if isinstance(exc, ModelNotConfigured | StoreError | OSError | ValueError):
+        errors = ModelNotConfigured | StoreError | SandboxUnavailable | OSError | ValueError
+        if isinstance(exc, errors):
             print(f"artoo: {exc}", file=sys.stderr)
             return EXIT_USAGE
         raise

@@ -9,6 +9,7 @@ import math
 import re
 import threading
 import time
+import warnings
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
@@ -33,7 +34,7 @@ from artoo.actors.llm import (
 )
 from artoo.actors.roster import ROSTER
 from artoo.actors.runner import RoleRunner
-from artoo.actors.tools import cleanup_spill
+from artoo.actors.tools import Sandbox, SandboxUnavailable, cleanup_spill, probe
 from artoo.eventstore import EventLog, open_memory
 from artoo.schemas import (
     Config,
@@ -152,6 +153,7 @@ class System:
         tools: Iterable[Callable[..., Any]],
         gateway_factory: Callable[[Bus, Clock, Callable[[], str]], LLMGateway | None],
         secrets: tuple[str, ...] = (),
+        runs_tools: bool = True,
     ) -> None:
         self.store = store
         self.config = config
@@ -160,6 +162,7 @@ class System:
         self.new_id = IdSource(clock)
         if not workspace.is_dir():
             raise FileNotFoundError(f"the workspace {workspace} is not a directory")
+        self.sandbox = _sandbox_for(config) if runs_tools else None
         store.mkdir(parents=True, exist_ok=True)
         (store / "spill").mkdir(exist_ok=True)
         cleanup_spill(store / "spill", keep_s=config.tools.spill_keep_days * 86_400.0)
@@ -206,6 +209,7 @@ class System:
                 runner=self.runner,
                 pairs=tuple(f"pair-{i}" for i in range(config.max_parallel)),
                 secrets=secrets,
+                sandbox=self.sandbox,
             )
             self._results = _Listener.start(self._on_result)
             self.bus.subscribe([FinalResult], self._results)
@@ -305,6 +309,7 @@ class System:
             clock=SystemClock(),
             tools=(),
             gateway_factory=lambda bus, clk, new_id: None,
+            runs_tools=False,
         )
 
     # ------------------------------------------------------------------ the faces
@@ -545,3 +550,30 @@ def _recorder(bus: Bus) -> Callable[..., None]:
         bus.publish(call, sender=call.role, task_id=task_id)
 
     return record
+
+
+_warned_no_sandbox = False
+
+
+def _sandbox_for(config: Config) -> Sandbox | None:
+    """The sandbox ``config.tools.sandbox`` asks for: None for ``off``; for ``auto`` None
+    (and a one-time warning) where the machine cannot make one; for ``required``
+    SandboxUnavailable there."""
+    global _warned_no_sandbox
+    mode = config.tools.sandbox
+    if mode == "off":
+        return None
+    why = probe(network=config.tools.network)
+    if why is None:
+        return Sandbox(network=config.tools.network)
+    if mode == "required":
+        raise SandboxUnavailable(f"tools.sandbox is 'required' but {why}")
+    if not _warned_no_sandbox:
+        _warned_no_sandbox = True
+        msg = (
+            f"artoo: no sandbox ({why}); shell commands are judged by reading them "
+            "(the Law 1 parser). Set tools.sandbox = 'required' to refuse to run without one."
+        )
+        logger.warning(msg)
+        warnings.warn(msg, RuntimeWarning, stacklevel=3)
+    return None

@@ -93,6 +93,17 @@ class ToolsConfig(BaseModel):
         description="host environment variables a shell command may see besides the "
         "allowlist (PATH, HOME, LANG, LC_*, TERM, TZ, USER, SHELL, TMPDIR …)",
     )
+    sandbox: Literal["auto", "required", "off"] = Field(
+        "auto",
+        description="run shell commands in the sandbox and decide Law 1 by their observed "
+        "effects: auto (when the machine allows it; otherwise the parser decides, with a "
+        "warning), required (System.open fails without it), off (the parser decides)",
+    )
+    network: bool = Field(
+        False,
+        description="let sandboxed shell commands reach the network (commands acting on "
+        "remote systems are still read by the Law 1 classifier)",
+    )
 
 
 class SupervisorConfig(BaseModel):

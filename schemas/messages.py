@@ -30,6 +30,8 @@ __all__ = [
     "EndReason",
     "EscalationTicket",
     "ExecutionResult",
+    "FileChange",
+    "FileEffect",
     "FinalResult",
     "GGSDecision",
     "JudgeObservation",
@@ -139,6 +141,30 @@ class Verdict(msgspec.Struct, frozen=True, kw_only=True):
     attempt: int = 1
 
 
+FileChange = Literal["created", "deleted", "modified", "replaced", "metadata"]
+"""What a command did to one workspace path (FileEffect.change); all but ``created`` are
+irreversible."""
+
+
+class FileEffect(msgspec.Struct, frozen=True, kw_only=True):
+    """One change a tool call made, or would make, to the workspace: observed in the
+    sandbox's upper layer for ``shell``, computed for ``write_file`` (Law 1 by effect)."""
+
+    path: str
+    """Workspace-relative path."""
+    change: FileChange
+    kind: Literal["file", "dir", "symlink", "other"] = "file"
+    size_before: int | None = None
+    size_after: int | None = None
+    summary: str = ""
+    """A short description for a person, e.g. ``"+2 -5 lines"`` or ``"mode 644 -> 600"``."""
+
+    @property
+    def irreversible(self) -> bool:
+        """True unless the path is new (deleting or changing existing data cannot be undone)."""
+        return self.change != "created"
+
+
 class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
     """A structured record of one tool invocation (DESIGN §4.1: targets are structured)."""
 
@@ -155,6 +181,10 @@ class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
     exit_code: int | None = None
     refusal: Refusal | None = None
     """Set when the call was refused rather than run (its ``error`` says it to a person)."""
+    sandboxed: bool = False
+    """The command ran in the sandbox (``effects`` is what it changed, applied or not)."""
+    effects: tuple[FileEffect, ...] = ()
+    """What the call changed (or, when refused, would have changed) in the workspace."""
 
 
 class ToolSpec(msgspec.Struct, frozen=True, kw_only=True):
@@ -452,6 +482,9 @@ class ConfirmationRequest(Message, frozen=True, tag="ConfirmationRequest"):
     target: str | None = None
     subtask_id: str = ""
     timeout_s: float = 60.0
+    effects: tuple[FileEffect, ...] = ()
+    """Exactly what approving would change: each file deleted, overwritten or created, as
+    observed in the sandbox (empty when the parser decided)."""
     gate: str = ""
     """Which gate asks: ``law1`` (an irreversible action), ``caution`` (the first use of
     an approach memory marks caution), ``verdict`` (the ladder's human rung); empty in

@@ -71,15 +71,18 @@ from ._core import (
     _writes,
 )
 from ._interp import _SHELLS, _shell_options
+from ._remote import REMOTE_PROGRAMS, classify_remote
 
 MAX_COMMAND_CHARS = 64 * 1024
 """A longer command is irreversible unread ("too long to read")."""
 
 __all__ = [
     "ALLOWED",
+    "REMOTE_PROGRAMS",
     "Law1Verdict",
     "ShellCommand",
     "ShellSyntaxError",
+    "classify_remote",
     "classify_shell",
     "classify_write",
     "parse_commands",

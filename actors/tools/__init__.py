@@ -24,9 +24,19 @@ Guards, in the order they apply to a call:
    ``..`` escapes, absolute paths outside and symlinks leading outside are refused.
 3. **Blocked targets** (DESIGN §4.1) are refused, matched on the resolved path and its
    parents (for ``shell``: on every path-like argument, redirection and the program).
-4. **Law 1**: before ``shell`` or ``write_file`` runs an irreversible action (see
-   :mod:`artoo.actors.law1`) the registry calls ``confirm``; denied → ``ok=False`` with
-   an error starting ``"[LAW1] denied: "``.
+4. **Law 1, by effect**: with a :class:`Sandbox` (the System's default where the machine
+   allows it) a ``shell`` command first runs in a throw-away overlay of the workspace
+   (new user, mount, PID and network namespaces; the rest of the file system read-only;
+   see :mod:`._sandbox`); what it changed is observed. Only new paths → applied at once.
+   Deleted paths, changed content, mode or ownership → ``confirm`` is called with the
+   exact list (``ConfirmationNeeded.effects``: each path, sizes, a ``+N -M lines``
+   summary); approved → the computed changes are applied; denied → discarded, the
+   workspace untouched, ``ok=False`` with an error starting ``"[LAW1] denied: "``.
+   What a command would do to other systems (``curl -X DELETE``, ``kubectl delete``, SQL
+   clients, ``git push``…) is read first by :func:`~artoo.actors.law1.classify_remote`.
+   ``write_file`` follows the same rule: writing onto an existing file with different
+   content asks; the same content changes nothing. Without a sandbox the parser
+   (:func:`~artoo.actors.law1.classify_shell`) decides by reading the command.
 
 Results follow Hive's spillover pattern: the full result of every call that ran is
 saved to ``spill_dir/{tool}_{n}.txt`` (``n`` monotonic across tools, restored from the
@@ -43,6 +53,7 @@ from __future__ import annotations
 from ..catalog import BUILTIN_TOOLS
 from ._builtins import open_beneath
 from ._registry import ToolRegistry
+from ._sandbox import Sandbox, SandboxUnavailable, probe
 from ._spill import cleanup_spill
 from ._types import (
     CONTEXT_LIMIT,
@@ -58,10 +69,13 @@ __all__ = [
     "CONTEXT_LIMIT",
     "SPILL_LIMIT",
     "ConfirmationNeeded",
+    "Sandbox",
+    "SandboxUnavailable",
     "ToolOutcome",
     "ToolRegistry",
     "cleanup_spill",
     "deny",
     "head_tail",
     "open_beneath",
+    "probe",
 ]

@@ -8,10 +8,18 @@ import os
 import stat
 from pathlib import Path
 
-from artoo.actors.law1 import classify_shell, classify_write
+from artoo.actors.law1 import classify_remote, classify_shell
+from artoo.schemas import FileEffect
 
 from ._confine import _globby, _Guards
-from ._shell import _format_run, _run_shell
+from ._sandbox import (
+    Sandbox,
+    SandboxUnavailable,
+    StaleEffects,
+    describe_effects,
+    write_effect,
+)
+from ._shell import _format_run, _Run, _run_shell
 from ._types import SPILL_LIMIT, _Call, _Result, _ToolError
 
 _SKIP_CHUNK = 1 << 20  # characters read (and dropped) at a time to reach an offset
@@ -78,6 +86,7 @@ class _Builtins(_Guards):
 
     spill_dir: Path
     env: dict[str, str]
+    sandbox: Sandbox | None
     spill_limit: int
     shell_timeout_s: float
     output_cap: int
@@ -170,17 +179,30 @@ class _Builtins(_Guards):
         relative, full = self._file(path, call)
         if full.is_dir():
             raise _ToolError(f"'{relative}' is a directory", relative)
+        before: bytes | None = None
         if full.exists() or full.is_symlink():  # never write through a FIFO or a hard link
-            os.close(_open_regular(self.workspace, relative, os.O_RDONLY))
-        verdict = classify_write(relative, self.workspace)
-        if verdict.irreversible:
-            self._gate(call, "write_file", relative, verdict.reason, f"write_file {relative}")
+            with open(_open_regular(self.workspace, relative, os.O_RDONLY), "rb") as f:
+                before = f.read()
+        effect = write_effect(relative, before, content.encode("utf-8"))
+        if effect is None:  # the same text: nothing changes
+            return _Result(f"{relative} already holds these {len(content):,} characters", relative)
+        if effect.irreversible:  # the same rule as a sandboxed command's: by effect
+            self._gate(
+                call,
+                "write_file",
+                relative,
+                describe_effects((effect,)),
+                f"write_file {relative}",
+                (effect,),
+            )
         # checked again on the descriptor written through (it is truncated only after)
         fd = _open_regular(self.workspace, relative, os.O_WRONLY | os.O_CREAT, make_dirs=True)
         os.ftruncate(fd, 0)
         with open(fd, "w", encoding="utf-8", newline="") as f:
             f.write(content)
-        return _Result(f"wrote {len(content):,} characters to {relative}", relative)
+        return _Result(
+            f"wrote {len(content):,} characters to {relative}", relative, effects=(effect,)
+        )
 
     def _shell(self, call: _Call, command: str, timeout_s: float | None = None) -> _Result:
         """Run a shell command (bash) in the workspace root; gives the exit code, stdout
@@ -199,10 +221,14 @@ class _Builtins(_Guards):
         timeout = (
             self.shell_timeout_s if timeout_s is None else min(timeout_s, self.shell_timeout_s)
         )
-        verdict = classify_shell(command, self.workspace)
-        if verdict.irreversible:
-            self._gate(call, "shell", target, verdict.reason, command)
-        run = _run_shell(command, self.workspace, timeout, self.output_cap, self.env)
+        effects: tuple[FileEffect, ...] = ()
+        if self.sandbox is None:
+            verdict = classify_shell(command, self.workspace)
+            if verdict.irreversible:
+                self._gate(call, "shell", target, verdict.reason, command)
+            run = _run_shell(command, self.workspace, timeout, self.output_cap, self.env)
+        else:
+            run, effects = self._sandboxed(call, command, target, timeout)
         text = _format_run(run, timeout, self.output_cap)
         if run.timed_out:
             error: str | None = f"timed out after {timeout:g} s"
@@ -210,7 +236,62 @@ class _Builtins(_Guards):
             error = f"exit code {run.exit_code}"
         else:
             error = None
-        return _Result(text, target, error is None, error, run.exit_code)
+        return _Result(
+            text,
+            target,
+            error is None,
+            error,
+            run.exit_code,
+            effects=effects,
+            sandboxed=self.sandbox is not None,
+        )
+
+    def _sandboxed(
+        self, call: _Call, command: str, target: str | None, timeout: float
+    ) -> tuple[_Run, tuple[FileEffect, ...]]:
+        """Law 1 by observed effect: run ``command`` in the sandbox, then apply what it
+        changed — at once when it only created paths, after the operator's yes when it
+        deleted or changed existing ones (denied: discarded, the workspace untouched).
+        What it would do to other systems is read first (the remote-effects gate)."""
+        assert self.sandbox is not None
+        remote, why = classify_remote(command, self.workspace, network=self.sandbox.network)
+        if remote:
+            self._gate(call, "shell", target, why, command, sandboxed=True)
+        try:
+            box = self.sandbox.run(command, self.workspace, timeout, self.output_cap, self.env)
+        except SandboxUnavailable as exc:  # fail closed: the command did not run
+            raise _ToolError(str(exc), target) from None
+        try:
+            effects = box.observed.effects
+            for effect in effects:
+                self._check_blocked(self.workspace / effect.path, call, effect.path)
+            harmful = box.observed.irreversible
+            if harmful:
+                self._gate(
+                    call,
+                    "shell",
+                    harmful[0].path,
+                    describe_effects(harmful),
+                    command,
+                    effects,
+                    sandboxed=True,
+                )
+            try:
+                box.apply()
+            except (StaleEffects, OSError) as exc:
+                raise _ToolError(
+                    f"the command's changes were not applied: {exc}",
+                    target,
+                    effects=effects,
+                    sandboxed=True,
+                ) from None
+            return box.run, effects
+        except _ToolError as exc:
+            if not exc.effects:
+                exc.effects, exc.sandboxed = box.observed.effects, True
+            raise
+        finally:
+            box.discard()
 
     def _load_data(
         self, call: _Call, filename: str, offset: int = 0, limit: int = SPILL_LIMIT

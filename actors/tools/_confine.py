@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from artoo.actors.law1 import ShellSyntaxError, parse_commands
+from artoo.schemas import FileEffect
 
 from ._spill import _record_args
 from ._types import ConfirmationNeeded, _Call, _ToolError
@@ -37,17 +38,20 @@ class _Guards:
                     relative = lexical.relative_to(root)
                     break
             else:
-                raise _ToolError(f"path '{raw}' is outside the workspace", raw)
+                raise _ToolError(f"path '{raw}' is outside the workspace", raw, "outside_workspace")
         else:
             norm = os.path.normpath(raw)
             if norm == ".." or norm.startswith("../"):
-                raise _ToolError(f"path '{raw}' escapes the workspace (..)", raw)
+                raise _ToolError(
+                    f"path '{raw}' escapes the workspace (..)", raw, "outside_workspace"
+                )
             relative = Path(norm)
         resolved = (self.workspace / relative).resolve()
         if resolved != self.workspace and self.workspace not in resolved.parents:
             raise _ToolError(
                 f"path '{raw}' leads outside the workspace through a symlink",
                 relative.as_posix(),
+                "outside_workspace",
             )
         return resolved.relative_to(self.workspace).as_posix()
 
@@ -62,18 +66,32 @@ class _Guards:
     def _check_blocked(self, path: Path, call: _Call, shown: str) -> None:
         for entry, root in self._blocked_roots(call):
             if path == root or root in path.parents:
-                raise _ToolError(f"blocked target '{entry}' (path '{shown}')", shown)
+                raise _ToolError(
+                    f"blocked target '{entry}' (path '{shown}')", shown, "blocked_target"
+                )
 
     def _check_blocked_name(self, value: str, call: _Call) -> None:
         norm = os.path.normpath(value) if value else value
         for entry in call.blocked:
             blocked = os.path.normpath(entry) if entry.strip() else ""
             if blocked and (norm == blocked or norm.startswith(blocked.rstrip("/") + "/")):
-                raise _ToolError(f"blocked target '{entry}' ({value!r})", value)
+                raise _ToolError(f"blocked target '{entry}' ({value!r})", value, "blocked_target")
 
-    def _gate(self, call: _Call, tool: str, target: str | None, reason: str, action: str) -> None:
-        """Law 1: ask ``confirm``; a denial (or a failing confirm) refuses the call."""
+    def _gate(
+        self,
+        call: _Call,
+        tool: str,
+        target: str | None,
+        reason: str,
+        action: str,
+        effects: tuple[FileEffect, ...] = (),
+        *,
+        sandboxed: bool = False,
+    ) -> None:
+        """Law 1: ask ``confirm``; a denial (or a failing confirm) refuses the call.
+        ``effects`` is what approving changes (shown to the operator and logged)."""
         request = ConfirmationNeeded(
+            effects=effects,
             tool=tool,
             args=_record_args(call.args),
             target=target,
@@ -88,7 +106,13 @@ class _Guards:
             approved = False
             reason = f"{reason} (confirmation failed: {type(exc).__name__}: {exc})"
         if not approved:
-            raise _ToolError(f"[LAW1] denied: {reason}", target, "law1_denied")
+            raise _ToolError(
+                f"[LAW1] denied: {reason}",
+                target,
+                "law1_denied",
+                effects=effects,
+                sandboxed=sandboxed,
+            )
 
     def _file(self, raw: str, call: _Call) -> tuple[str, Path]:
         relative = self._confine(raw)
@@ -103,7 +127,7 @@ class _Guards:
             for root in (self.workspace, self._given_root):
                 if path == root or root in path.parents:
                     return path.relative_to(root).as_posix()
-            raise _ToolError(f"path '{raw}' is outside the workspace", raw)
+            raise _ToolError(f"path '{raw}' is outside the workspace", raw, "outside_workspace")
         return raw
 
     def _shell_target(self, command: str) -> str:
@@ -151,7 +175,7 @@ class _Guards:
             bases = {self.workspace}
         for entry, _ in roots:
             if "/" not in entry and entry in programs:
-                raise _ToolError(f"blocked target '{entry}' (program)", target)
+                raise _ToolError(f"blocked target '{entry}' (program)", target, "blocked_target")
         for word in _path_candidates(words):
             for base in bases:
                 lexical = Path(os.path.normpath(base / os.path.expanduser(word)))
@@ -159,7 +183,9 @@ class _Guards:
                     for entry, root in roots:
                         if path == root or root in path.parents:
                             raise _ToolError(
-                                f"blocked target '{entry}' (argument '{word}')", target
+                                f"blocked target '{entry}' (argument '{word}')",
+                                target,
+                                "blocked_target",
                             )
 
 

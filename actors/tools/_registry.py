@@ -10,10 +10,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from artoo.schemas import Refusal, ToolCall, ToolSpec
+from artoo.schemas import FileEffect, Refusal, ToolCall, ToolSpec
 
 from ..catalog import BUILTIN_TOOLS
 from ._builtins import _Builtins
+from ._sandbox import Sandbox
 from ._schema import _BUILTIN_SPECS, _bind, _describe
 from ._secrets import Redactor, secret_values, tool_env
 from ._spill import _last_spill_number, _record_args, _render
@@ -46,7 +47,9 @@ class ToolRegistry(_Builtins):
     ``confirm`` is asked before an irreversible action (default: :func:`deny`);
     ``clock`` is the monotonic clock that times calls; ``secrets`` are values to redact
     besides the host's secret-looking variables, and ``env_allow`` names host variables a
-    shell command may see besides the allowlist (see :mod:`._secrets`).
+    shell command may see besides the allowlist (see :mod:`._secrets`). With ``sandbox``
+    every ``shell`` command runs in it and Law 1 decides by what it changed; without,
+    the parser (:func:`~artoo.actors.law1.classify_shell`) decides by reading it.
     """
 
     def __init__(
@@ -63,6 +66,7 @@ class ToolRegistry(_Builtins):
         env_allow: Iterable[str] = (),
         context_limit: int = CONTEXT_LIMIT,
         spill_limit: int = SPILL_LIMIT,
+        sandbox: Sandbox | None = None,
     ) -> None:
         root = Path(workspace)
         if not root.is_dir():
@@ -81,6 +85,7 @@ class ToolRegistry(_Builtins):
         self.shell_timeout_s = shell_timeout_s
         self.output_cap = output_cap
         self._confirm = confirm
+        self.sandbox = sandbox
         self._clock = clock
         self._lock = threading.Lock()
         self._counter = _last_spill_number(self.spill_dir)
@@ -165,7 +170,15 @@ class ToolRegistry(_Builtins):
             result = tool.run(bound, call)
         except _ToolError as exc:
             return self._failure(
-                name, args, exc.target or target, exc.message, started, call, exc.refusal
+                name,
+                args,
+                exc.target or target,
+                exc.message,
+                started,
+                call,
+                exc.refusal,
+                effects=exc.effects,
+                sandboxed=exc.sandboxed,
             )
         except Exception as exc:  # a host function or the file system failed
             return self._failure(name, args, target, f"{type(exc).__name__}: {exc}", started, call)
@@ -181,10 +194,15 @@ class ToolRegistry(_Builtins):
         started: float,
         call: _Call,
         refusal: Refusal | None = None,
+        *,
+        effects: tuple[FileEffect, ...] = (),
+        sandboxed: bool = False,
     ) -> ToolOutcome:
         error = self._redact(error)
         record = ToolCall(
             refusal=refusal,
+            effects=effects,
+            sandboxed=sandboxed,
             tool=name,
             args=_record_args(args),
             target=target,
@@ -229,6 +247,8 @@ class ToolRegistry(_Builtins):
             subtask_id=call.subtask_id,
             attempt=call.attempt,
             exit_code=result.exit_code,
+            effects=result.effects,
+            sandboxed=result.sandboxed,
         )
         return ToolOutcome(call=record, content=content, output=text)
 

@@ -61,16 +61,25 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 
 def _run_shell(
-    command: str, cwd: Path, timeout_s: float, cap: int, env: dict[str, str] | None = None
+    command: str,
+    cwd: Path,
+    timeout_s: float,
+    cap: int,
+    env: dict[str, str] | None = None,
+    *,
+    argv: list[str] | None = None,
+    pass_fds: tuple[int, ...] = (),
 ) -> _Run:
     """Run ``command`` in its own process group with ``env``; kill the group at the
     timeout, and when the command ends: a process it left in the background (``sleep 100
     &``) does not outlive the call. (One that starts a session of its own escapes the
-    group; only a PID namespace — the sandbox — ends those too.)"""
+    group; only a PID namespace — the sandbox — ends those too.) ``argv`` replaces
+    ``bash -c command`` (the sandbox's first process), ``pass_fds`` stay open in it."""
     proc = subprocess.Popen(
-        [_SHELL, "-c", command],
+        argv or [_SHELL, "-c", command],
         cwd=cwd,
         env=env,
+        pass_fds=pass_fds,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from artoo.schemas import Refusal, ToolCall, ToolSpec
+from artoo.schemas import FileEffect, Refusal, ToolCall, ToolSpec
 
 CONTEXT_LIMIT = 4 * 1024
 """Characters of a result that go into the model's context (head + tail)."""
@@ -37,6 +37,8 @@ class ConfirmationNeeded(msgspec.Struct, frozen=True, kw_only=True):
     action: str
     subtask_id: str = ""
     attempt: int = 1
+    effects: tuple[FileEffect, ...] = ()
+    """What approving changes, as observed in the sandbox (or computed for write_file)."""
 
 
 class ToolOutcome(msgspec.Struct, frozen=True, kw_only=True):
@@ -72,12 +74,20 @@ class _ToolError(Exception):
     """A call that could not run (refused or failed before producing output)."""
 
     def __init__(
-        self, message: str, target: str | None = None, refusal: Refusal | None = None
+        self,
+        message: str,
+        target: str | None = None,
+        refusal: Refusal | None = None,
+        *,
+        effects: tuple[FileEffect, ...] = (),
+        sandboxed: bool = False,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.target = target
         self.refusal = refusal
+        self.effects = effects  # what the refused call would have changed
+        self.sandboxed = sandboxed
 
 
 class _BadArgs(Exception):
@@ -99,6 +109,8 @@ class _Result:
     ok: bool = True
     error: str | None = None
     exit_code: int | None = None
+    effects: tuple[FileEffect, ...] = ()
+    sandboxed: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from artoo.actors.tools import (
     ToolRegistry,
     head_tail,
 )
+from artoo.schemas import FileEffect
 
 
 @pytest.fixture
@@ -340,19 +341,42 @@ def test_write_file_onto_an_existing_file_asks_and_is_refused_when_denied(
         "write_file", {"path": "notes.txt", "content": "new"}, subtask_id="st-1", attempt=2
     )
     assert not outcome.call.ok
-    assert outcome.call.error == ("[LAW1] denied: write_file: overwrites existing file 'notes.txt'")
+    reason = "would overwrite notes.txt (+1 -1 lines, 6 -> 3 bytes)"
+    assert outcome.call.error == f"[LAW1] denied: {reason}"
+    assert outcome.call.refusal == "law1_denied"
     assert (ws / "notes.txt").read_text() == "hello\n"
+    effect = FileEffect(
+        path="notes.txt",
+        change="modified",
+        size_before=6,
+        size_after=3,
+        summary="+1 -1 lines, 6 -> 3 bytes",
+    )
+    assert outcome.call.effects == (effect,)
     assert operator.requests == [
         ConfirmationNeeded(
             tool="write_file",
             args={"path": "notes.txt", "content": "new"},
             target="notes.txt",
-            reason="write_file: overwrites existing file 'notes.txt'",
+            reason=reason,
             action="write_file notes.txt",
             subtask_id="st-1",
             attempt=2,
+            effects=(effect,),
         )
     ]
+
+
+def test_write_file_with_the_same_content_changes_nothing_and_asks_nothing(
+    ws: Path, spill: Path
+) -> None:
+    operator = Operator(answer=False)
+    outcome = registry(ws, spill, confirm=operator).call(
+        "write_file", {"path": "notes.txt", "content": "hello\n"}
+    )
+    assert outcome.call.ok and outcome.call.effects == ()
+    assert operator.requests == []
+    assert (ws / "notes.txt").read_text() == "hello\n"
 
 
 def test_write_file_onto_an_existing_file_proceeds_when_approved(ws: Path, spill: Path) -> None:

@@ -58,6 +58,8 @@ def strategy_for(t: mi.Type) -> st.SearchStrategy[typing.Any]:
             return st.sampled_from(t.values)
         case mi.ListType():
             return st.lists(strategy_for(t.item_type), max_size=3)
+        case mi.VarTupleType():
+            return st.lists(strategy_for(t.item_type), max_size=3).map(tuple)
         case mi.DictType():
             return st.dictionaries(strategy_for(t.key_type), strategy_for(t.value_type), max_size=3)
         case mi.UnionType():

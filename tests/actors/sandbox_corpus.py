@@ -1,0 +1,380 @@
+"""The Law 1 corpus run end to end through the shell tool: destructive commands (each
+must be denied with every workspace file byte-identical afterwards) and everyday ones
+(each must run without a confirmation). ``make_workspace`` builds the scratch workspace
+they run in."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import subprocess
+import tarfile
+from pathlib import Path
+
+NOTES = "gamma\nalpha\nbeta\n"  # unsorted on purpose: `sort -o` changes it
+
+
+def make_workspace(root: Path) -> Path:
+    """A workspace with text files, a package, a git repository (one uncommitted change,
+    one untracked file), a SQLite database, scripts, a tar archive and a patch."""
+    root.mkdir(parents=True)
+    (root / "notes.txt").write_text(NOTES)
+    (root / "todo.txt").write_text("".join(f"task {i}\n" for i in range(1, 8)))
+    (root / "data.csv").write_text("name,score\nada,9\nbob,4\n")
+    (root / "data.json").write_text('{"a": 1, "b": [1, 2]}\n')
+    (root / "nums.txt").write_text("10\n9\n100\n")
+    (root / "src").mkdir()
+    (root / "src" / "app.py").write_text("print(open('todo.txt').read().count('\\n'))\n")
+    (root / "src" / "util.py").write_text("def double(x):\n    return 2 * x\n")
+    (root / "docs").mkdir()
+    (root / "docs" / "guide.md").write_text("# Guide\n\nRead me.\n")
+    (root / "archive").mkdir()
+    (root / "archive" / "old.log").write_text("old\n" * 10)
+    (root / "empty").mkdir()
+    (root / "build").mkdir()
+    (root / "build" / "out.o").write_bytes(b"\x7fELF\x00binary")
+    (root / "Makefile").write_text("all:\n\techo building\nclean:\n\trm -rf build\n")
+    (root / "script.sh").write_text("#!/bin/sh\nrm -f notes.txt\n")
+    (root / "cleanup.py").write_text("import os\nos.remove('notes.txt')\n")
+    (root / "read.py").write_text("print(sum(1 for _ in open('todo.txt')))\n")
+    (root / "fix.diff").write_text(
+        "--- notes.txt\n+++ notes.txt\n@@ -1,3 +1,3 @@\n-gamma\n+GAMMA\n alpha\n beta\n"
+    )
+    db = sqlite3.connect(root / "db.sqlite")
+    db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT)")
+    db.executemany("INSERT INTO t (name) VALUES (?)", [("a",), ("b",), ("c",)])
+    db.commit()
+    db.close()
+    staging = root.parent / (root.name + "-tar")
+    (staging / "docs").mkdir(parents=True)
+    (staging / "docs" / "guide.md").write_text("# Another guide\n")
+    with tarfile.open(root / "a.tar", "w") as tar:
+        tar.add(staging / "docs", arcname="docs")
+    shutil.rmtree(staging)
+    if shutil.which("git"):
+        git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"]
+        subprocess.run([*git, "init", "-q"], cwd=root, check=True)
+        subprocess.run([*git, "add", "-A"], cwd=root, check=True)
+        subprocess.run([*git, "commit", "-qm", "init"], cwd=root, check=True)
+        (root / "notes.txt").write_text(NOTES + "uncommitted\n")
+        (root / "untracked.txt").write_text("not in git\n")
+    return root
+
+
+# Destructive: (command, programs it needs besides bash and coreutils)
+DESTRUCTIVE: list[tuple[str, tuple[str, ...]]] = [
+    # plain deletion, every spelling
+    ("rm notes.txt", ()),
+    ("rm -f *.txt", ()),
+    ("rm -rf src", ()),
+    ("rm -r docs", ()),
+    ("rm -- notes.txt", ()),
+    ("rm ./notes.txt", ()),
+    ('rm "$PWD/notes.txt"', ()),
+    ("rm $(pwd)/notes.txt", ()),
+    ("/bin/rm notes.txt", ()),
+    ("\\rm notes.txt", ()),
+    ('"rm" notes.txt', ()),
+    ("command rm notes.txt", ()),
+    ("builtin command rm todo.txt", ()),
+    ("env rm notes.txt", ()),
+    ("nice -n 5 rm notes.txt", ()),
+    ("nohup rm notes.txt", ()),
+    ("timeout 5 rm notes.txt", ()),
+    ("setsid rm notes.txt", ()),
+    ("exec rm notes.txt", ()),
+    ("(rm notes.txt)", ()),
+    ("{ rm notes.txt; }", ()),
+    ("true && rm notes.txt", ()),
+    ("false || rm notes.txt", ()),
+    ("ls; rm todo.txt", ()),
+    ("unlink notes.txt", ()),
+    ("rmdir empty", ()),
+    ("shred -u notes.txt", ()),
+    ("shred notes.txt", ()),
+    ("{rm,notes.txt}", ()),
+    ("/bin/r? notes.txt", ()),
+    ("/usr/bin/[r]m todo.txt", ()),
+    ("CMD=rm; $CMD notes.txt", ()),
+    ("$(echo rm) notes.txt", ()),
+    ("`echo rm` notes.txt", ()),
+    ("x=no; ${x/no/rm} notes.txt", ()),
+    ("a=r; b=m; $a$b notes.txt", ()),
+    ("echo cm0gbm90ZXMudHh0 | base64 -d | sh", ()),
+    ("printf '\\x72\\x6d notes.txt' | bash", ()),
+    ('eval "rm notes.txt"', ()),
+    ("sh -c 'rm notes.txt'", ()),
+    ('bash -c "rm -rf src"', ()),
+    ("bash -lc 'rm todo.txt'", ()),
+    ("source <(echo rm notes.txt)", ()),
+    (". <(echo 'rm todo.txt')", ()),
+    ("trap 'rm notes.txt' EXIT", ()),
+    ('f() { rm "$1"; }; f notes.txt', ()),
+    ("shopt -s expand_aliases\nalias x=rm\nx notes.txt", ()),
+    ('for f in *.txt; do rm "$f"; done', ()),
+    ('while read -r f; do rm "$f"; done < <(ls *.txt)', ()),
+    ("ls *.txt | xargs rm", ()),
+    ("find . -name '*.txt' -print0 | xargs -0 rm", ()),
+    ("echo notes.txt | xargs -I{} rm {}", ()),
+    ("find . -name '*.log' -delete", ()),
+    ("find . -name notes.txt -exec rm {} \\;", ()),
+    ("find src -type f -delete", ()),
+    ("find . -maxdepth 1 -name 'todo*' -exec rm -f {} +", ()),
+    ("cd src && rm app.py", ()),
+    ("cd src; rm -f ../notes.txt", ()),
+    ("pushd docs >/dev/null && rm guide.md", ()),
+    # truncation and overwriting
+    (": > notes.txt", ()),
+    ("> notes.txt", ()),
+    ("echo x > notes.txt", ()),
+    ("echo x >| todo.txt", ()),
+    ("ls &> notes.txt", ()),
+    ("printf '' > todo.txt", ()),
+    ("cat /dev/null > notes.txt", ()),
+    ("cat notes.txt > notes.txt", ()),
+    ("sort notes.txt > notes.txt", ()),
+    ("yes | head -1 > notes.txt", ()),
+    ("base64 -d > notes.txt <<< aGkK", ()),
+    ("exec > notes.txt; echo hi", ()),
+    ("exec 3> todo.txt", ()),
+    ("cd src && : > ../notes.txt", ()),
+    ("ln notes.txt h && : > h", ()),
+    ("truncate -s 0 notes.txt", ()),
+    ("truncate -s 1M data.csv", ()),
+    ("cp /dev/null notes.txt", ()),
+    ("cp notes.txt todo.txt", ()),
+    ("cp -f data.csv notes.txt", ()),
+    ("install notes.txt todo.txt", ()),
+    ("dd if=/dev/zero of=notes.txt count=1", ()),
+    ("dd if=/dev/zero of=notes.txt bs=1 count=1 conv=notrunc", ()),
+    ("tee notes.txt < /dev/null", ()),
+    ("echo x | tee -a todo.txt notes.txt", ()),
+    ("sort -o notes.txt notes.txt", ()),
+    ("uniq todo.txt notes.txt", ()),
+    ("shuf -o notes.txt todo.txt", ()),
+    ("iconv -f utf-8 -t ascii -o notes.txt todo.txt", ()),
+    ("base64 todo.txt > todo.txt", ()),
+    ("echo more >> notes.txt", ()),
+    ("printf 'x' >> data.csv", ()),
+    ("curl -s file:///etc/hostname -o notes.txt", ("curl",)),
+    # moving and linking
+    ("mv notes.txt todo.txt", ()),
+    ("mv notes.txt moved.txt", ()),
+    ("mv src lib", ()),
+    ("mkdir -p x && mv notes.txt x/", ()),
+    ("ln -sf notes.txt todo.txt", ()),
+    ("ln -f notes.txt todo.txt", ()),
+    ("rm -rf docs && ln -s /etc docs", ()),
+    # editors and stream editors
+    ("sed -i d notes.txt", ()),
+    ("sed -i.bak 's/a/b/' notes.txt", ()),
+    ("sed -n 'w notes.txt' todo.txt", ()),
+    ("sed 's/x/y/w todo.txt' notes.txt", ()),
+    ("perl -i -pe 's/a/b/' notes.txt", ("perl",)),
+    ("perl -pi -e 's/task/TASK/' todo.txt", ("perl",)),
+    ("perl -e 'unlink \"notes.txt\"'", ("perl",)),
+    ("perl -le 'unlink glob \"*.txt\"'", ("perl",)),
+    ("perl -e 'open F, \">notes.txt\"'", ("perl",)),
+    ('perl -e \'rename "notes.txt", "x"\'', ("perl",)),
+    ('awk \'BEGIN { print "x" > "notes.txt" }\'', ()),
+    ("awk '{ print > \"todo.txt\" }' notes.txt", ()),
+    ("awk 'BEGIN { system(\"rm notes.txt\") }'", ()),
+    ("printf '1d\\nw\\nq\\n' | ed -s notes.txt", ("ed",)),
+    ("ex -sc '1d|x' notes.txt", ("ex",)),
+    ("vim -es -c '1d' -c 'wq' notes.txt", ("vim",)),
+    ("vi -es -c '%d' -c 'wq' todo.txt", ("vi",)),
+    ("patch -p0 < fix.diff", ("patch",)),
+    ("patch notes.txt fix.diff", ("patch",)),
+    # interpreters and opaque programs
+    ("python3 -c \"import os; os.remove('notes.txt')\"", ("python3",)),
+    ("python3 -c \"open('notes.txt', 'w')\"", ("python3",)),
+    ("python3 -c \"import shutil; shutil.rmtree('src')\"", ("python3",)),
+    ("python3 -c \"import pathlib; pathlib.Path('todo.txt').unlink()\"", ("python3",)),
+    ("python3 -c \"import os; os.rename('notes.txt', 'x')\"", ("python3",)),
+    ("python3 -c \"import os; os.chmod('notes.txt', 0)\"", ("python3",)),
+    ("python3 -c \"exec('import os\\nos.remove(\\'todo.txt\\')')\"", ("python3",)),
+    ("python3 cleanup.py", ("python3",)),
+    ("echo \"import os; os.remove('notes.txt')\" | python3", ("python3",)),
+    ("node -e \"require('fs').unlinkSync('notes.txt')\"", ("node",)),
+    ("node -e \"require('fs').writeFileSync('todo.txt', '')\"", ("node",)),
+    ("sh script.sh", ()),
+    ("bash script.sh", ()),
+    ("chmod +x script.sh && ./script.sh", ()),
+    (". ./script.sh", ()),
+    ("source script.sh", ()),
+    ("make clean", ("make",)),
+    ("make -s clean >/dev/null", ("make",)),
+    # archives and compressors
+    ("tar xf a.tar", ()),
+    ("tar -xf a.tar docs/guide.md", ()),
+    ("tar cf notes.txt docs", ()),
+    ("tar --remove-files -cf n.tar notes.txt", ()),
+    ("tar cf /dev/null --checkpoint=1 --checkpoint-action=exec='rm notes.txt' todo.txt", ()),
+    ("gzip notes.txt", ("gzip",)),
+    ("bzip2 todo.txt", ("bzip2",)),
+    ("xz data.csv", ("xz",)),
+    ("zip -qm z.zip notes.txt", ("zip",)),
+    # permissions
+    ("chmod 000 notes.txt", ()),
+    ("chmod -R 700 src", ()),
+    ("chmod +x notes.txt", ()),
+    ("chmod g+w todo.txt", ()),
+    # databases
+    ("sqlite3 db.sqlite 'DELETE FROM t'", ("sqlite3",)),
+    ("sqlite3 db.sqlite 'DROP TABLE t'", ("sqlite3",)),
+    ("sqlite3 db.sqlite \"UPDATE t SET name = 'z'\"", ("sqlite3",)),
+    ("echo 'DELETE FROM t;' | sqlite3 db.sqlite", ("sqlite3",)),
+    (
+        "python3 -c \"import sqlite3; c = sqlite3.connect('db.sqlite'); "
+        "c.execute('DELETE FROM t'); c.commit()\"",
+        ("python3",),
+    ),
+    # version control
+    ("git checkout -- notes.txt", ("git",)),
+    ("git checkout .", ("git",)),
+    ("git restore notes.txt", ("git",)),
+    ("git reset --hard", ("git",)),
+    ("git reset -q --hard HEAD", ("git",)),
+    ("git clean -fd", ("git",)),
+    ("git clean -fdx", ("git",)),
+    ("git stash -q", ("git",)),
+    ("git rm -q todo.txt", ("git",)),
+    ("git mv todo.txt todo2.txt", ("git",)),
+    ("git -c alias.x='!rm todo.txt' x", ("git",)),
+    ("git -c core.hooksPath=/dev/null checkout -q -f HEAD", ("git",)),
+    # acting on other systems (the remote-effects gate; no network in the sandbox)
+    ("curl -X DELETE https://api.example.com/items/1", ()),
+    ("curl -sS -XDELETE http://localhost:8080/db", ()),
+    ("kubectl delete pod web", ()),
+    ("kubectl delete namespace prod --wait=false", ()),
+    ("docker rm -f web", ()),
+    ("docker system prune -af", ()),
+    ("aws s3 rm s3://bucket/key --recursive", ()),
+    ("gh repo delete owner/repo --yes", ()),
+    ("psql -c 'DROP TABLE users'", ()),
+    ("mysql -e 'DELETE FROM users'", ()),
+    ("git push --force origin main", ()),
+    ("git push origin --delete feature", ()),
+    ("terraform destroy -auto-approve", ()),
+    ("ssh host 'rm -rf /data'", ()),
+    ("scp notes.txt host:/etc/motd", ()),
+    ("mail -s hi ops@example.com < notes.txt", ()),
+    ("sh -c 'kubectl delete deploy api'", ()),
+    ("echo $(docker rmi -f app)", ()),
+]
+
+# Everyday: (command, programs needed, a text the output must contain)
+EVERYDAY: list[tuple[str, tuple[str, ...], str]] = [
+    ("ls", (), "notes.txt"),
+    ("ls -la", (), "todo.txt"),
+    ("ls src", (), "app.py"),
+    ("ls -R src", (), "util.py"),
+    ("ls | wc -l", (), ""),
+    ("cat notes.txt", (), "alpha"),
+    ("cat -n todo.txt", (), "task 7"),
+    ("head -2 todo.txt", (), "task 2"),
+    ("tail -1 todo.txt", (), "task 7"),
+    ("head -c 5 notes.txt", (), "gamma"),
+    ("wc -l todo.txt", (), "7"),
+    ("wc -c notes.txt", (), ""),
+    ("wc -w notes.txt", (), ""),
+    ("grep -n alpha notes.txt", (), "alpha"),
+    ("grep -r def src", (), "double"),
+    ("grep -c . todo.txt", (), "7"),
+    ("grep -l alpha *.txt", (), "notes.txt"),
+    ("grep -E 'alpha|beta' notes.txt", (), "beta"),
+    ("grep -F task todo.txt | head -1", (), "task 1"),
+    ("grep -v task todo.txt || true", (), ""),
+    ("find . -name '*.py'", (), "app.py"),
+    ("find src -type f", (), "util.py"),
+    ("find . -maxdepth 1 -name '*.txt'", (), "notes.txt"),
+    ("find . -name '*.py' | xargs wc -l", (), "total"),
+    ("sort notes.txt", (), "alpha"),
+    ("sort -r todo.txt", (), "task 7"),
+    ("sort -n nums.txt", (), "100"),
+    ("sort -u todo.txt", (), "task 1"),
+    ("uniq todo.txt", (), "task 3"),
+    ("cut -d, -f1 data.csv", (), "ada"),
+    ("awk -F, '{print $2}' data.csv", (), "score"),
+    ("awk -F, 'NR > 1 {print ($2 > 5)}' data.csv", (), "1"),
+    ("awk 'NR==1' todo.txt", (), "task 1"),
+    ("awk '{ n += length($0) } END { print n }' notes.txt", (), ""),
+    ("sed -n 2p todo.txt", (), "task 2"),
+    ("sed 's/a/A/g' notes.txt", (), "AlphA"),
+    ("sed -e '1d' todo.txt", (), "task 2"),
+    ("tr a-z A-Z < notes.txt", (), "ALPHA"),
+    ("diff notes.txt todo.txt || true", (), "task"),
+    ("cmp notes.txt notes.txt && echo same", (), "same"),
+    ("nl todo.txt", (), "task 1"),
+    ("tac todo.txt", (), "task 7"),
+    ("rev notes.txt", ("rev",), "ahpla"),
+    ("paste -sd, todo.txt", (), "task 1,task 2"),
+    ("comm <(sort notes.txt) <(sort todo.txt)", (), "alpha"),
+    ("od -c notes.txt | head -2", (), "g"),
+    ("md5sum notes.txt", (), "notes.txt"),
+    ("sha256sum todo.txt", (), "todo.txt"),
+    ("stat notes.txt", (), "notes.txt"),
+    ("file notes.txt", ("file",), "text"),
+    ("du -sh src", (), "src"),
+    ("df -h . | tail -1", (), ""),
+    ("echo hello", (), "hello"),
+    ("printf '%s\\n' x y", (), "y"),
+    ("date +%Y", (), "20"),
+    ("pwd", (), "/"),
+    ("id -u", (), ""),
+    ("uname -s", (), "Linux"),
+    ("env | sort | head -3", (), ""),
+    ("which python3", ("python3",), "python3"),
+    ("basename src/app.py", (), "app.py"),
+    ("dirname src/app.py", (), "src"),
+    ("realpath notes.txt", (), "notes.txt"),
+    ("readlink -f todo.txt", (), "todo.txt"),
+    ("seq 1 5", (), "5"),
+    ("expr 1 + 2", (), "3"),
+    ("echo $((3 * 4))", (), "12"),
+    ("test -f notes.txt && echo yes", (), "yes"),
+    ("[ -d src ] && echo dir", (), "dir"),
+    ('for f in src/*.py; do echo "$f"; done', (), "src/app.py"),
+    ("jq . data.json", ("jq",), '"a"'),
+    ("jq '.b | length' data.json", ("jq",), "2"),
+    ("python3 -m json.tool data.json", ("python3",), '"b"'),
+    ("python3 read.py", ("python3",), "7"),
+    ("python3 src/app.py", ("python3",), "7"),
+    ("python3 -c 'print(2 + 2)'", ("python3",), "4"),
+    ("python3 -c \"print(open('notes.txt').read())\"", ("python3",), "beta"),
+    ("perl -ne 'print if /a/' notes.txt", ("perl",), "alpha"),
+    ("node -e 'console.log(1 + 1)'", ("node",), "2"),
+    ("sqlite3 db.sqlite 'select count(*) from t'", ("sqlite3",), "3"),
+    ('sqlite3 db.sqlite \'select replace(name, "a", "b") from t\'', ("sqlite3",), "b"),
+    ("sqlite3 db.sqlite .tables", ("sqlite3",), "t"),
+    ("tar tf a.tar", (), "docs/guide.md"),
+    ("gzip -c notes.txt | wc -c", ("gzip",), ""),
+    ("xxd notes.txt | head -1", ("xxd",), "gamma"),
+    ("git status", ("git",), "notes.txt"),
+    ("git status --short", ("git",), "notes.txt"),
+    ("git log --oneline", ("git",), "init"),
+    ("git log -1 --format=%s", ("git",), "init"),
+    ("git diff", ("git",), "uncommitted"),
+    ("git diff --stat", ("git",), "notes.txt"),
+    ("git show --stat HEAD", ("git",), "init"),
+    ("git branch", ("git",), "main"),
+    ("git ls-files", ("git",), "todo.txt"),
+    ("git rev-parse HEAD", ("git",), ""),
+    ("git blame todo.txt | head -1", ("git",), "task 1"),
+    ("git grep alpha", ("git",), "notes.txt"),
+    ("make -n clean", ("make",), "rm -rf build"),
+    ("make -s all", ("make",), "building"),
+    ("mktemp", (), "/tmp/"),
+    ("echo hi > /tmp/x && cat /tmp/x", (), "hi"),
+    ("cd src && ls", (), "app.py"),
+    ("cat notes.txt | sort | uniq -c", (), "alpha"),
+    # everyday commands that create new files (reversible: applied without asking)
+    ("mkdir -p out && echo made", (), "made"),
+    ("echo new > new.txt && cat new.txt", (), "new"),
+    ("touch fresh.txt && ls fresh.txt", (), "fresh.txt"),
+    ("cp notes.txt copy.txt && echo copied", (), "copied"),
+    ("sort notes.txt > sorted.txt && head -1 sorted.txt", (), "alpha"),
+    ("tee tee.txt < notes.txt", (), "beta"),
+    ("python3 -c \"open('made.txt', 'w').write('x')\" && cat made.txt", ("python3",), "x"),
+    ("tar cf docs.tar docs && tar tf docs.tar", (), "docs/"),
+]

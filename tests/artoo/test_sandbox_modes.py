@@ -1,0 +1,113 @@
+"""Config ``tools.sandbox``: auto, required, off — and a task whose shell command is
+judged by its observed effect."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+import artoo
+import artoo.system as system_module
+from artoo.schemas import ConfirmationRequest, ExecutionResult, ToolCall
+from artoo.testing import write_script
+
+from .helpers import all_events, rm_script_entries
+
+NO_NAMESPACES = "the sandbox could not be made: unshare: Operation not permitted"
+
+
+@pytest.fixture
+def no_namespaces(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A machine where no sandbox can be made (a locked-down container, simulated)."""
+    monkeypatch.setattr(system_module, "probe", lambda **_: NO_NAMESPACES)
+    monkeypatch.setattr(system_module, "_warned_no_sandbox", False)
+
+
+def _tool_calls(store: Path) -> list[ToolCall]:
+    results = [e.body for e in all_events(store) if isinstance(e.body, ExecutionResult)]
+    return [call for r in results for call in r.tool_calls]
+
+
+def _model(tmp_path: Path) -> str:
+    return write_script(tmp_path / "s.toml", rm_script_entries(times=1))
+
+
+def test_required_without_namespaces_fails_at_open_with_one_clear_line(
+    tmp_path: Path, workspace: Path, no_namespaces: None
+) -> None:
+    with pytest.raises(artoo.SandboxUnavailable) as caught:
+        artoo.System.open(
+            tmp_path / "store",
+            model=_model(tmp_path),
+            workspace=workspace,
+            config={"tools": {"sandbox": "required"}},
+        )
+    assert str(caught.value) == f"tools.sandbox is 'required' but {NO_NAMESPACES}"
+    assert not (tmp_path / "store").exists()  # refused before anything was created
+
+
+def test_auto_without_namespaces_falls_back_to_the_parser_with_one_warning(
+    tmp_path: Path, workspace: Path, no_namespaces: None
+) -> None:
+    with pytest.warns(RuntimeWarning, match="no sandbox .* judged by reading them"):
+        first = artoo.System.open(tmp_path / "a", model=_model(tmp_path), workspace=workspace)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a second System does not warn again
+        second = artoo.System.open(tmp_path / "b", model=_model(tmp_path), workspace=workspace)
+    try:
+        assert first.sandbox is None and second.sandbox is None
+        result = first.submit("delete the old log").result(30)
+        first.flush(5)
+    finally:
+        first.close()
+        second.close()
+    calls = _tool_calls(tmp_path / "a")
+    assert calls and all(not c.sandboxed for c in calls)
+    assert calls[0].refusal == "law1_denied"  # the parser read `rm` and asked
+    assert result.status == "abandon"
+    assert (workspace / "archive" / "old.log").exists()
+
+
+def test_off_never_probes(tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def fail(**_: object) -> str:
+        raise AssertionError("probed")
+
+    monkeypatch.setattr(system_module, "probe", fail)
+    with artoo.System.open(
+        tmp_path / "store",
+        model=_model(tmp_path),
+        workspace=workspace,
+        config={"tools": {"sandbox": "off"}},
+    ) as s:
+        assert s.sandbox is None
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the sandbox needs Linux")
+def test_a_task_asks_with_the_exact_effects_observed_in_the_sandbox(
+    tmp_path: Path, workspace: Path
+) -> None:
+    with artoo.System.open(
+        tmp_path / "store",
+        model=_model(tmp_path),
+        workspace=workspace,
+        config={"tools": {"sandbox": "required"}},
+    ) as s:
+        assert s.sandbox is not None
+        result = s.submit("delete the old log").result(30)
+        s.flush(5)
+    events = all_events(tmp_path / "store")
+    [request] = [e.body for e in events if isinstance(e.body, ConfirmationRequest)]
+    assert [(e.path, e.change) for e in request.effects] == [("archive/old.log", "deleted")]
+    assert request.reason.startswith("would delete archive/old.log (")
+    [call] = _tool_calls(tmp_path / "store")
+    assert call.sandboxed and call.refusal == "law1_denied" and call.effects == request.effects
+    assert result.status == "abandon"
+    assert (workspace / "archive" / "old.log").exists()
+
+
+def test_a_config_with_an_unknown_sandbox_mode_is_one_line(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="sandbox"):
+        artoo.System.open(tmp_path / "store", config={"tools": {"sandbox": "maybe"}})
