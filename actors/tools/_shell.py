@@ -4,6 +4,7 @@ output capped."""
 from __future__ import annotations
 
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -98,7 +99,7 @@ def _run_shell(
         reader.start()
     timed_out = False
     try:
-        proc.wait(timeout=timeout_s)
+        _wait(proc, timeout_s)
     except subprocess.TimeoutExpired:
         timed_out = True
         _kill_group(proc)
@@ -115,6 +116,23 @@ def _run_shell(
         timed_out=timed_out,
         dropped=budget.dropped,
     )
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout_s: float) -> None:
+    """``proc.wait(timeout_s)`` without its polling (sleeps doubling up to 50 ms, which
+    added up to 30 ms to every short command): block on a pidfd where there is one."""
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):  # not Linux, or a kernel before 5.3
+        proc.wait(timeout=timeout_s)
+        return
+    try:
+        ready, _, _ = select.select([pidfd], [], [], timeout_s)
+    finally:
+        os.close(pidfd)
+    if not ready:
+        raise subprocess.TimeoutExpired(proc.args, timeout_s)
+    proc.wait()
 
 
 def _format_run(run: _Run, timeout_s: float, cap: int) -> str:
