@@ -35,6 +35,7 @@ from artoo.actors.llm import (
 from artoo.actors.roster import ROSTER
 from artoo.actors.runner import RoleRunner
 from artoo.actors.tools import Sandbox, SandboxUnavailable, cleanup_spill, probe
+from artoo.actors.tools._sandbox import SCRATCH_BASES
 from artoo.eventstore import EventLog, open_memory
 from artoo.schemas import (
     Config,
@@ -563,9 +564,13 @@ def _sandbox_for(config: Config) -> Sandbox | None:
     mode = config.tools.sandbox
     if mode == "off":
         return None
-    why = probe(network=config.tools.network)
-    if why is None:
-        return Sandbox(network=config.tools.network)
+    reasons = []
+    for base in SCRATCH_BASES:  # the upper layer cannot live on an overlay (a container's /)
+        why = probe(network=config.tools.network, scratch_base=base)
+        if why is None:
+            return Sandbox(network=config.tools.network, scratch_base=base)
+        reasons.append(why)
+    why = reasons[0]
     if mode == "required":
         raise SandboxUnavailable(f"tools.sandbox is 'required' but {why}")
     if not _warned_no_sandbox:

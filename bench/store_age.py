@@ -12,7 +12,8 @@ Target (issue): the last 500 at ≥ 90% of the first 500's rate. Before per-task
 directories, every attempt listed the whole ``spill/`` directory: 600 tasks went from 266
 to 24 tasks/s.
 
-Usage: ``python bench/store_age.py [--tasks 3000] [--window 500] [--json]``.
+Usage: ``python bench/store_age.py [--tasks 3000] [--window 500] [--sandbox auto|off]
+[--json]``.
 """
 
 from __future__ import annotations
@@ -38,6 +39,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=3000)
     parser.add_argument("--window", type=int, default=500)
+    parser.add_argument(
+        "--sandbox",
+        choices=["auto", "required", "off"],
+        default="auto",
+        help="Config.tools.sandbox (off: the framework's own cost, shell calls unsandboxed)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     base = Path(tempfile.mkdtemp(prefix="artoo-bench-age-"))
@@ -69,7 +76,9 @@ def main(argv: list[str] | None = None) -> int:
                 ),
             ],
         )
-        config = Config(durability="none", max_parallel=1)
+        config = Config.model_validate(
+            {"durability": "none", "max_parallel": 1, "tools": {"sandbox": args.sandbox}}
+        )
         stamps: list[float] = []
         statuses: dict[str, int] = {}
         with artoo.System.open(

@@ -51,6 +51,11 @@ SANDBOX_ENV = {
 _DIFF_BYTES = 256 * 1024  # larger text files get sizes only, no line counts
 
 
+SCRATCH_BASES: tuple[Path | None, ...] = (None, Path("/dev/shm"))
+"""Where upper layers may live, in order of preference: the system's temporary directory,
+then a tmpfs (in a container whose ``/tmp`` is itself an overlay, which cannot hold one)."""
+
+
 class SandboxUnavailable(RuntimeError):
     """The sandbox cannot be made here (the message says why, in one line)."""
 

@@ -111,3 +111,18 @@ def test_a_task_asks_with_the_exact_effects_observed_in_the_sandbox(
 def test_a_config_with_an_unknown_sandbox_mode_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="sandbox"):
         artoo.System.open(tmp_path / "store", config={"tools": {"sandbox": "maybe"}})
+
+
+def test_upper_layers_move_to_a_tmpfs_where_tmp_cannot_hold_them(
+    tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tried: list[Path | None] = []
+
+    def probe(*, network: bool, scratch_base: Path | None) -> str | None:
+        tried.append(scratch_base)
+        return "upper fs does not support tmpfile" if scratch_base is None else None
+
+    monkeypatch.setattr(system_module, "probe", probe)
+    with artoo.System.open(tmp_path / "store", model=_model(tmp_path), workspace=workspace) as s:
+        assert s.sandbox is not None and s.sandbox.scratch_base == Path("/dev/shm")
+    assert tried == [None, Path("/dev/shm")]
