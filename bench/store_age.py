@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -80,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
             {"durability": "none", "max_parallel": 1, "tools": {"sandbox": args.sandbox}}
         )
         stamps: list[float] = []
+        cpu: list[float] = []  # this process's CPU and its children's (the shell calls)
         statuses: dict[str, int] = {}
         with artoo.System.open(
             base / "store", model=model, workspace=workspace, config=config
@@ -88,8 +90,14 @@ def main(argv: list[str] | None = None) -> int:
                 result = s.run(f"list the files ({i})", timeout=60)
                 statuses[result.status] = statuses.get(result.status, 0) + 1
                 stamps.append(time.perf_counter())
+                t = os.times()
+                cpu.append(t.user + t.system + t.children_user + t.children_system)
         first = args.window / (stamps[args.window - 1] - stamps[0])
         last = args.window / (stamps[-1] - stamps[-args.window])
+        # CPU per task: steadier than wall time on a shared machine (others' load does not
+        # count), blind to waiting (I/O, locks)
+        cpu_first = (cpu[args.window - 1] - cpu[0]) / (args.window - 1) * 1000
+        cpu_last = (cpu[-1] - cpu[-args.window]) / (args.window - 1) * 1000
         spill_dirs = sum(1 for p in (base / "store" / "spill").iterdir() if p.is_dir())
         size_mb = sum(p.stat().st_size for p in (base / "store").rglob("*") if p.is_file()) / 1e6
         figures = {
@@ -98,6 +106,9 @@ def main(argv: list[str] | None = None) -> int:
             "first_rate": round(first, 1),
             "last_rate": round(last, 1),
             "ratio": round(last / first, 3),
+            "cpu_ms_first": round(cpu_first, 2),
+            "cpu_ms_last": round(cpu_last, 2),
+            "cpu_ratio": round(cpu_first / cpu_last, 3),
             "target": TARGET,
             "met": last / first >= TARGET,
             "spill_task_dirs": spill_dirs,
@@ -108,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"first {args.window}: {first:.1f} tasks/s   last {args.window}: {last:.1f} tasks/s")
         print(f"ratio last/first: {last / first:.3f} (target ≥ {TARGET}: "
               f"{'met' if figures['met'] else 'NOT met'})")  # fmt: skip
+        print(f"CPU per task: first {cpu_first:.2f} ms, last {cpu_last:.2f} ms "
+              f"(first/last {cpu_first / cpu_last:.3f})")  # fmt: skip
         print(f"store: {size_mb:.1f} MB, {spill_dirs} task spill directories; {statuses}")
         if args.json:
             print(json.dumps(figures))

@@ -143,6 +143,10 @@ class ScriptedBackend:
         self._entries = [entry for entry, _ in parsed]
         self._patterns = [pattern for _, pattern in parsed]
         self._used = [0] * len(parsed)
+        self._by_role: dict[str, list[int]] = {}  # entry indexes per role, in file order
+        for i, entry in enumerate(self._entries):
+            self._by_role.setdefault(entry.role, []).append(i)
+        self._spent: dict[str, int] = {}  # per role: how many leading entries are used up
         self._latency_ms = latency_ms
         self._sleep = sleep
         self._lock = threading.Lock()
@@ -175,13 +179,25 @@ class ScriptedBackend:
             ]
 
     def _select(self, role: str, text: str) -> int | None:
-        for i, entry in enumerate(self._entries):
-            if entry.role != role or (entry.times and self._used[i] >= entry.times):
+        """The first entry of ``role`` in file order with uses left whose pattern matches.
+        Used-up entries never come back, so the leading ones are skipped for good (a
+        script of thousands of entries used in order costs O(1) per call)."""
+        indexes = self._by_role.get(role, [])
+        start = self._spent.get(role, 0)
+        while start < len(indexes) and self._exhausted(indexes[start]):
+            start += 1
+        self._spent[role] = start
+        for i in indexes[start:]:
+            if self._exhausted(i):
                 continue
             pattern = self._patterns[i]
             if pattern is None or pattern.search(text):
                 return i
         return None
+
+    def _exhausted(self, i: int) -> bool:
+        times = self._entries[i].times
+        return bool(times) and self._used[i] >= times
 
     def _answer(
         self, number: int, use: int, entry: ScriptEntry, text: str, delay_ms: float
