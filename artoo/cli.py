@@ -61,6 +61,23 @@ def build_parser() -> argparse.ArgumentParser:
     dream = sub.add_parser("dream", help="run one Dreamer pass on a store now")
     dream.add_argument("store", nargs="?", default="./.artoo", help="the store directory")
 
+    audit = sub.add_parser(
+        "audit",
+        help="an audit report of a store: summary, what needs attention, tasks, roles, tools, "
+        "memory, windows",
+    )
+    audit.add_argument("store", nargs="?", default="./.artoo", help="the store directory")
+    audit.add_argument("--since", default=None, help="from this time (epoch s or ISO 8601, UTC)")
+    audit.add_argument("--until", default=None, help="up to this time (epoch s or ISO 8601)")
+    audit.add_argument("--task", default=None, help="only this task")
+    audit.add_argument(
+        "--format",
+        choices=["md", "json", "html"],
+        default="md",
+        help="md (default), json (schema: artoo.report.report_schema()), or one "
+        "self-contained html page with plots",
+    )
+    audit.add_argument("-o", "--output", default=None, help="the file (default: stdout)")
     export = sub.add_parser(
         "export", help="write a store's event log out, one envelope per line as JSON"
     )
@@ -99,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
             return _dream(args, console)
         if args.command == "export":
             return _export(args)
+        if args.command == "audit":
+            return _audit(args)
     except Exception as exc:  # a clear one-line error, not a traceback
         from artoo.actors.llm import ModelNotConfigured
         from artoo.actors.tools import SandboxUnavailable
@@ -214,6 +233,26 @@ def _memory(args: argparse.Namespace, console: Console) -> int:
             literal(m.space), literal(m.entity), f"{m.sigma:+.0f}", literal(m.content)
         )
     console.print(sop_table)
+    return EXIT_OK
+
+
+def _audit(args: argparse.Namespace) -> int:
+    from .report import audit_report, parse_time
+
+    text = audit_report(
+        Path(args.store),
+        since=parse_time(args.since) if args.since is not None else None,
+        until=parse_time(args.until) if args.until is not None else None,
+        task_id=args.task,
+        fmt=args.format,
+    )
+    if args.output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        with open(args.output, "w", encoding="utf-8", newline="\n") as out:
+            out.write(text)
+        print(f"report written to {args.output}", file=sys.stderr)
     return EXIT_OK
 
 

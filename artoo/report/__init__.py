@@ -1,0 +1,98 @@
+"""Audit reports an operator reads (``artoo audit``): Markdown, JSON and one
+self-contained HTML page, all rendered from one :class:`AuditDocument` built from the
+event log.
+
+Sections, in order: summary, attention first (convergence failures, denied actions,
+escalations, role crashes), tasks (each with its timeline), roles, tools, memory, windows,
+glossary. The same store and options give byte-identical output.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Literal
+
+import msgspec
+
+from ._compute import build_report, quantile
+from ._html import render_html
+from ._markdown import render_markdown
+from ._model import AuditDocument, report_schema
+
+__all__ = [
+    "AuditDocument",
+    "audit_report",
+    "build_report",
+    "parse_time",
+    "quantile",
+    "render",
+    "render_html",
+    "render_json",
+    "render_markdown",
+    "report_schema",
+]
+
+Format = Literal["md", "json", "html"]
+
+
+def render_json(doc: AuditDocument) -> str:
+    """The report as indented JSON (the schema is :func:`report_schema`)."""
+    return msgspec.json.format(msgspec.json.encode(doc), indent=2).decode() + "\n"
+
+
+def render(doc: AuditDocument, fmt: Format = "md") -> str:
+    """The report in ``fmt`` (``md``, ``json`` or ``html``)."""
+    if fmt == "md":
+        return render_markdown(doc)
+    if fmt == "json":
+        return render_json(doc)
+    if fmt == "html":
+        return render_html(doc)
+    raise ValueError(f"unknown report format {fmt!r} (md, json or html)")
+
+
+def parse_time(value: str) -> float:
+    """``--since``/``--until``: epoch seconds, or an ISO-8601 date or time (UTC unless it
+    says otherwise). ValueError in one line for anything else."""
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        parsed = dt.datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(
+            f"not a time: {value!r} (give epoch seconds or ISO 8601, e.g. 2026-11-22T18:00)"
+        ) from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=dt.UTC)
+    return parsed.timestamp()
+
+
+def audit_report(
+    store: str | Path,
+    *,
+    since: float | None = None,
+    until: float | None = None,
+    task_id: str | None = None,
+    fmt: Format = "md",
+    window_s: float = 300.0,
+) -> str:
+    """The audit report of ``store`` as text in ``fmt``. Reads the event log (the store
+    must not be open in another process)."""
+    from artoo.eventstore import EventLog
+
+    path = Path(store)
+    if not (path / "events").exists():
+        raise ValueError(f"{path} is not an artoo store (no events/ directory)")
+    with EventLog.open(path / "events", durability="none") as log:
+        doc = build_report(
+            log.read(),
+            since=since,
+            until=until,
+            task_id=task_id,
+            window_s=window_s,
+            store=path.name,
+        )
+    return render(doc, fmt)
