@@ -29,6 +29,13 @@ code{background:#f2f4f8;padding:0 3px}
 @media print{body{margin:0;max-width:none}.plots{display:block}details>*{display:block}}
 """
 
+MAX_LINES = 20
+"""Tasks drawn in the loss plot (the latest that replanned)."""
+MAX_BARS = 60
+"""Above this many tasks the tokens plot is a histogram."""
+MAX_TIMELINES = 200
+"""Task timelines in the HTML page (those needing attention first, then the latest)."""
+
 _PALETTE = {
     "accept": "#2e7d32",
     "success": "#1565c0",
@@ -71,7 +78,8 @@ def _plots(doc: AuditDocument) -> list[tuple[str, str, str]]:
             values = [w.by_status.get(status, 0) for w in doc.windows]
             ax.bar(range(len(values)), values, bottom=bottom, color=_PALETTE[status], label=status)
             bottom = [a + b for a, b in zip(bottom, values, strict=True)]
-        ax.set_xticks(range(len(labels)), labels)
+        step = max(1, len(labels) // 10)  # at most about ten labels
+        ax.set_xticks(range(0, len(labels), step), labels[::step])
         ax.set_ylabel("tasks ended")
         ax.set_xlabel(f"window start (UTC, {doc.window_s:g} s windows)")
         ax.legend(frameon=False)
@@ -79,27 +87,32 @@ def _plots(doc: AuditDocument) -> list[tuple[str, str, str]]:
         # loss per round for tasks that replanned
         fig, ax = _figure()
         shown = 0
-        for t in doc.tasks:
-            if len(t.decisions) >= 2:
-                ax.plot(
-                    [d.round for d in t.decisions],
-                    [d.loss for d in t.decisions],
-                    marker="o",
-                    label=t.task_id[-6:],
-                )
-                shown += 1
+        replanned = [t for t in doc.tasks if len(t.decisions) >= 2]
+        for t in replanned[-MAX_LINES:]:
+            ax.plot(
+                [d.round for d in t.decisions],
+                [d.loss for d in t.decisions],
+                marker="o",
+                label=t.task_id[-6:],
+            )
+            shown += 1
         ax.set_xlabel("round")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylabel("L (lower is better)")
-        if shown:
+        if 0 < shown <= 8:
             ax.legend(frameon=False, title="task", fontsize=8)
         else:
             ax.text(0.5, 0.5, "no task replanned", ha="center", va="center", transform=ax.transAxes)
         plots.append(
             (
                 "plot-loss",
-                "The loss L after each round, for every task that needed "
-                "more than one round: a falling line is a task converging.",
+                "The loss L after each round, for every task that needed more than one "
+                "round: a falling line is a task converging."
+                + (
+                    f" The latest {MAX_LINES} of {len(replanned):,} are drawn."
+                    if len(replanned) > MAX_LINES
+                    else ""
+                ),
                 _svg(fig),
             )
         )
@@ -130,18 +143,23 @@ def _plots(doc: AuditDocument) -> list[tuple[str, str, str]]:
                 _svg(fig),
             )
         )
-        # tokens per task
+        # tokens per task (a histogram when there are too many tasks for a bar each)
         fig, ax = _figure()
-        ax.bar(
-            range(len(doc.tasks)),
-            [t.tokens for t in doc.tasks],
-            color=[_PALETTE.get(t.status, "#9e9e9e") for t in doc.tasks],
-        )
-        ax.set_xticks(range(len(doc.tasks)), [t.task_id[-6:] for t in doc.tasks], rotation=30)
-        ax.set_ylabel("tokens (in + out)")
-        plots.append(
-            ("plot-tokens", "Tokens each task used, coloured by its final status.", _svg(fig))
-        )
+        if len(doc.tasks) <= MAX_BARS:
+            ax.bar(
+                range(len(doc.tasks)),
+                [t.tokens for t in doc.tasks],
+                color=[_PALETTE.get(t.status, "#9e9e9e") for t in doc.tasks],
+            )
+            ax.set_xticks(range(len(doc.tasks)), [t.task_id[-6:] for t in doc.tasks], rotation=30)
+            ax.set_ylabel("tokens (in + out)")
+            caption = "Tokens each task used, coloured by its final status."
+        else:
+            ax.hist([t.tokens for t in doc.tasks], bins=30, color="#5c6bc0")
+            ax.set_xlabel("tokens (in + out) per task")
+            ax.set_ylabel("tasks")
+            caption = f"How many tokens the {len(doc.tasks):,} tasks used (a histogram)."
+        plots.append(("plot-tokens", caption, _svg(fig)))
         # macro-state counts
         fig, ax = _figure()
         counts = Counter(d for t in doc.tasks for d in t.path)
@@ -244,7 +262,21 @@ def render_html(doc: AuditDocument) -> str:
         '<section id="tasks"><h2>Tasks</h2><p class="muted">Open a task to read its '
         "timeline: rounds, subtasks, attempts, tool calls and the loop's decisions.</p>"
     )
+    flagged = {a.task_id for a in doc.attention}
+    detailed = [t for t in doc.tasks if t.task_id in flagged]
+    detailed += [t for t in doc.tasks if t.task_id not in flagged][
+        -(MAX_TIMELINES - len(detailed)) :
+    ]
+    keep = {t.task_id for t in detailed}
+    if len(doc.tasks) > len(keep):
+        parts.append(
+            f'<p class="muted">{len(doc.tasks):,} tasks: the timelines of those needing attention '
+            f"and of the latest {MAX_TIMELINES} are shown; the Markdown and JSON reports list "
+            "every task (or narrow this one with --since, --until or --task).</p>"
+        )
     for t in doc.tasks:
+        if t.task_id not in keep:
+            continue
         colour = (
             "good"
             if t.status in ("accept", "success")

@@ -78,37 +78,129 @@ def synthetic(store: Path) -> list[Envelope]:
     escalation and a crashed role; model calls with errors; tools with a refusal."""
     bodies: list[tuple[float, str | None, str, object]] = [
         (0.0, "t1", "user", UserRequest(text="count the lines")),
-        (0.5, "t1", "executor", LLMCall(call_id="c1", role="executor", tier="tool", model="m",
-                                        usage={"prompt_tokens": 100, "completion_tokens": 10},
-                                        latency_ms=400.0)),
-        (1.0, "t1", "executor", ExecutionResult(subtask_id="s1", tool_calls=[
-            ToolCall(tool="shell", args={"command": "wc -l f"}, elapsed_ms=40.0),
-            ToolCall(tool="read_file", ok=False, error="no such file", elapsed_ms=2.0)])),
-        (2.0, "t1", "ggs", GGSDecision(round=0, d=1.0, p=0.5, omega=0.1, loss=0.8, grad=0.3,
-                                       directive="change_path")),
-        (3.0, "t1", "executor", LLMCall(call_id="c2", role="executor", tier="tool", model="m",
-                                        usage={"prompt_tokens": 120, "completion_tokens": 12},
-                                        latency_ms=600.0, error="timeout")),
-        (4.0, "t1", "ggs", GGSDecision(round=1, d=0.0, p=0.0, omega=0.2, loss=0.08, grad=-0.7,
-                                       directive="accept")),
-        (5.0, "t1", "ggs", FinalResult(task_id="t1", status="accept", summary="7 lines",
-                                       reason="criteria_met", cost=Cost(model_calls=2))),
+        (
+            0.5,
+            "t1",
+            "executor",
+            LLMCall(
+                call_id="c1",
+                role="executor",
+                tier="tool",
+                model="m",
+                usage={"prompt_tokens": 100, "completion_tokens": 10},
+                latency_ms=400.0,
+            ),
+        ),
+        (
+            1.0,
+            "t1",
+            "executor",
+            ExecutionResult(
+                subtask_id="s1",
+                tool_calls=[
+                    ToolCall(tool="shell", args={"command": "wc -l f"}, elapsed_ms=40.0),
+                    ToolCall(tool="read_file", ok=False, error="no such file", elapsed_ms=2.0),
+                ],
+            ),
+        ),
+        (
+            2.0,
+            "t1",
+            "ggs",
+            GGSDecision(
+                round=0, d=1.0, p=0.5, omega=0.1, loss=0.8, grad=0.3, directive="change_path"
+            ),
+        ),
+        (
+            3.0,
+            "t1",
+            "executor",
+            LLMCall(
+                call_id="c2",
+                role="executor",
+                tier="tool",
+                model="m",
+                usage={"prompt_tokens": 120, "completion_tokens": 12},
+                latency_ms=600.0,
+                error="timeout",
+            ),
+        ),
+        (
+            4.0,
+            "t1",
+            "ggs",
+            GGSDecision(round=1, d=0.0, p=0.0, omega=0.2, loss=0.08, grad=-0.7, directive="accept"),
+        ),
+        (
+            5.0,
+            "t1",
+            "ggs",
+            FinalResult(
+                task_id="t1",
+                status="accept",
+                summary="7 lines",
+                reason="criteria_met",
+                cost=Cost(model_calls=2),
+            ),
+        ),
         (10.0, "t2", "user", UserRequest(text="remove the old log")),
-        (11.0, "t2", "executor", ConfirmationRequest(request_id="r1", action="rm old.log",
-                                                     reason="would delete old.log (40 bytes)")),
-        (12.0, "t2", "queen", ConfirmationDecision(request_id="r1", approved=False,
-                                                   by="operator", reason="keep it")),
-        (12.5, "t2", "executor", ExecutionResult(subtask_id="s2", tool_calls=[
-            ToolCall(tool="shell", ok=False, refusal="law1_denied", error="[LAW1] denied")])),
-        (13.0, None, "judge", EscalationTicket(ticket_id="k1", severity="critical", kind="stall",
-                                              summary="no progress for 5 minutes", evidence=[9])),
+        (
+            11.0,
+            "t2",
+            "executor",
+            ConfirmationRequest(
+                request_id="r1", action="rm old.log", reason="would delete old.log (40 bytes)"
+            ),
+        ),
+        (
+            12.0,
+            "t2",
+            "queen",
+            ConfirmationDecision(request_id="r1", approved=False, by="operator", reason="keep it"),
+        ),
+        (
+            12.5,
+            "t2",
+            "executor",
+            ExecutionResult(
+                subtask_id="s2",
+                tool_calls=[
+                    ToolCall(tool="shell", ok=False, refusal="law1_denied", error="[LAW1] denied")
+                ],
+            ),
+        ),
+        (
+            13.0,
+            None,
+            "judge",
+            EscalationTicket(
+                ticket_id="k1",
+                severity="critical",
+                kind="stall",
+                summary="no progress for 5 minutes",
+                evidence=[9],
+            ),
+        ),
         (14.0, "t2", "supervisor", RoleFailed(role="planner", error="boom", task_ids=["t2"])),
-        (400.0, "t2", "ggs", GGSDecision(round=0, d=1.0, p=1.0, omega=0.6, loss=0.96, grad=0.0,
-                                         directive="abandon")),
-        (401.0, "t2", "ggs", FinalResult(task_id="t2", status="abandon", reason="replan_budget",
-                                         summary="[LAW1] the only way was denied",
-                                         law1_denied=True)),
-    ]  # fmt: skip
+        (
+            400.0,
+            "t2",
+            "ggs",
+            GGSDecision(round=0, d=1.0, p=1.0, omega=0.6, loss=0.96, grad=0.0, directive="abandon"),
+        ),
+        (
+            401.0,
+            "t2",
+            "ggs",
+            FinalResult(
+                task_id="t2",
+                status="abandon",
+                reason="replan_budget",
+                summary="[LAW1] the only way was denied",
+                law1_denied=True,
+            ),
+        ),
+    ]
     envelopes = [
         _env(i, T0 + dt, task, sender, body)
         for i, (dt, task, sender, body) in enumerate(bodies, start=1)
