@@ -71,6 +71,7 @@ from ._core import (
     _writes,
 )
 from ._interp import _SHELLS, _shell_options
+from ._line import BraceTooWide, _expand_braces
 from ._remote import REMOTE_PROGRAMS, classify_remote
 
 MAX_COMMAND_CHARS = 64 * 1024
@@ -123,10 +124,13 @@ def classify_shell(command: str, cwd: str | os.PathLike[str]) -> Law1Verdict:
     """
     if len(command) > MAX_COMMAND_CHARS:
         return Law1Verdict(True, f"too long to read ({len(command):,} characters)")
+    root = os.path.abspath(os.fspath(cwd))
     try:
-        reason = _classify_text(command, _Ctx(cwd=os.path.abspath(os.fspath(cwd))))
+        reason = _classify_text(command, _Ctx(cwd=root, root=root))
     except ShellSyntaxError as exc:
         return Law1Verdict(True, f"cannot parse: {exc}")
+    except BraceTooWide as exc:
+        return Law1Verdict(True, f"the brace expression {exc} expands to too many words")
     except GlobTooWide as exc:
         return Law1Verdict(True, f"the glob {exc} names too many paths to check")
     return Law1Verdict(True, reason) if reason else ALLOWED
@@ -161,7 +165,7 @@ def _parse_commands(command: str, depth: int) -> list[ShellCommand]:
     out: list[ShellCommand] = []
     inner: list[str] = []
     for simple in parsed.commands:
-        words = _strip_keywords(simple.words)
+        words = _strip_keywords(_expand_braces(simple.words))
         ctx = _Ctx(cwd=None)
         while words:
             step = _unwrap(words, ctx)
