@@ -142,6 +142,8 @@ def _shell(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
         if not o.operands:
             return None
         return _text_reason(f"{program} -c", o.operands[:1], ctx)
+    if "n" in o.flags:
+        return None  # -n reads commands without running them
     if "s" in o.flags or not o.operands or o.operands[0].text == "-":
         return f"{program}: runs commands read from stdin"
     return _script_reason(program, o.operands[0], ctx, "sh")
@@ -160,8 +162,9 @@ def _awk(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
     code = o.operands[0].text
     if "system(" in code or re.search(r'(?<!\|)\|(?!\|)\s*(&|"|getline)|"\s*\|(?!\|)', code):
         return f"{program}: program runs shell commands"
-    if re.search(r"\bprintf?\b[^;}]*[^>]>(?!>)", _awk_outside(code)):
-        return f"{program}: program writes files ('>' in print)"
+    for m in re.finditer(r"\bprintf?\b[^;}]*[^>]>(?!>)\s*(\"[^\"]*\")?", _awk_outside(code)):
+        if m.group(1) not in ('"/dev/stdout"', '"/dev/stderr"', '"/dev/null"'):
+            return f"{program}: program writes files ('>' in print)"
     return None
 
 
@@ -177,7 +180,8 @@ def _awk_outside(code: str) -> str:
             end = i + 1
             while end < len(code) and code[end] != c:
                 end += 2 if code[end] == "\\" else 1
-            out.append('""' if depth == 0 else "")
+            if depth == 0:  # kept, so a redirection's target can be read; no > | ; { }
+                out.append(re.sub(r"[>|;{}]", " ", code[i : end + 1]))
             i = end + 1
             continue
         if c == "(":

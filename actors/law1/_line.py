@@ -24,7 +24,7 @@ from ._core import (
 )
 
 _MAX_CWDS = 4  # directories a line may cd into before relative paths count as unknown
-_BRACE_MAX = 1024  # words one brace expression may expand to
+_BRACE_MAX = 4096  # words one brace expression may expand to
 
 
 class BraceTooWide(GlobTooWide):
@@ -41,7 +41,8 @@ def _classify_line(command: str, ctx: _Ctx) -> str | None:
     cwds: list[str | None] = [ctx.cwd]
     linked = set(ctx.linked)
     for n, simple in enumerate(parsed.commands):
-        simple = _Simple(_expand_braces(simple.words), simple.redirects)
+        if _strip_keywords(simple.words):  # not a for/case header, whose words are data
+            simple = _Simple(_expand_braces(simple.words), simple.redirects)
         for cwd in cwds:
             here = replace(ctx, cwd=cwd, linked=frozenset(linked), earlier=ctx.earlier or n > 0)
             reason = _classify_simple(simple, here)

@@ -82,13 +82,13 @@ def _read(path: str) -> str | None:
 def _locate(program: str, word: _Word, ctx: _Ctx) -> tuple[str | None, str | None]:
     """(path, None) for a script that exists; (None, reason) when running it is unknown
     code; (None, None) when it does not exist and nothing on the line can create it."""
-    if word.dynamic or ctx.cwd is None:
-        return None, f"{program}: runs '{word.text}', not known before the command runs"
+    if word.dynamic or ctx.cwd is None or ctx.dynamic:
+        return None, f"{program}: runs a script not known before the command runs"
     path = _expand(word, ctx.cwd)[0]
     if path in ctx.linked or "*" in ctx.linked:
         return None, f"{program}: runs '{word.text}', which an earlier command makes"
     if not os.path.lexists(path):
-        if ctx.earlier or ctx.dynamic:
+        if ctx.earlier:
             return None, f"{program}: runs '{word.text}', which an earlier command may create"
         return None, None
     return path, None
@@ -231,7 +231,13 @@ def _recipes_reason(
     return None
 
 
+_MAKE_AUTOMATIC = re.compile(r"\$([@<^?*+|%]|[({][@<^?*+%][DF][)}])")
+
+
 def _substitute(line: str, variables: dict[str, str]) -> str:
+    """A recipe line as the shell gets it: make's variables replaced by their values, the
+    automatic ones (``$@``, ``$<``…) by a shell variable (known only when make runs)."""
+    line = _MAKE_AUTOMATIC.sub("${MAKE_AUTOMATIC}", line)
     for _ in range(8):
         new = _MAKE_VAR.sub(lambda m: variables.get(m.group(1), m.group(0)), line)
         if new == line:
