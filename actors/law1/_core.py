@@ -16,6 +16,17 @@ from ..shell import _Redirect, _Simple, _Word
 _MAX_DEPTH = 8
 
 
+_READ_BUDGET = 1024 * 1024  # bytes of script files one classification may read
+
+
+@dataclass(slots=True)
+class _Budget:
+    """What one classification may still read (shared by every context it derives), so
+    scripts that source each other cannot multiply the work."""
+
+    left: int = _READ_BUDGET
+
+
 @dataclass(frozen=True, slots=True)
 class _Ctx:
     cwd: str | None  # None: the file system the command sees is unknown (remote host)
@@ -24,6 +35,7 @@ class _Ctx:
     root: str | None = None  # the workspace: writes beneath it are never "configuration"
     linked: frozenset[str] = frozenset()  # paths an earlier command links or moves data to
     earlier: bool = False  # an earlier command of the same line runs first
+    budget: _Budget = field(default_factory=_Budget, compare=False)
 
     def deeper(self, **changes: object) -> _Ctx:
         return replace(self, depth=self.depth + 1, **changes)  # type: ignore[arg-type]

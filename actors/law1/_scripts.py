@@ -5,7 +5,8 @@ A script file is read when it can be: a shell script (and ``source``d file) is c
 line by line like a command; a Python, Perl, Ruby, JavaScript, PHP or Lua script is scanned
 for calls that delete, move, truncate or write files, run other programs or change a
 database (:data:`_SCAN`). A script that cannot be read (too large, not text, a
-substitution such as ``<(…)``) runs unknown code: irreversible. A script that does not
+substitution such as ``<(…)``; past 256 KiB, or past 1 MiB of scripts read for one
+command) runs unknown code: irreversible. A script that does not
 exist cannot run, unless an earlier command of the same line creates it: a missing script
 after another command counts as unknown code.
 """
@@ -20,7 +21,7 @@ from ..shell import ShellSyntaxError, _Word
 from ._core import _classify_text, _Ctx, _expand, _long_word, _options
 from ._system import _packages
 
-_SCRIPT_MAX = 1024 * 1024  # bytes of a script read; a larger one is unknown code
+_SCRIPT_MAX = 256 * 1024  # bytes of a script read; a larger one is unknown code
 
 _PY = (
     r"\b(os|shutil|pathlib|subprocess)\.(remove|unlink|rmdir|removedirs|rmtree|rename|replace"
@@ -65,11 +66,14 @@ _SCAN: dict[str, re.Pattern[str]] = {
 """Per language, the text whose presence makes a script irreversible."""
 
 
-def _read(path: str) -> str | None:
-    """A script's text; None when it is not a readable, small text file."""
+def _read(path: str, ctx: _Ctx) -> str | None:
+    """A script's text; None when it is not a readable, small text file, or when this
+    classification has already read its budget of script text."""
     try:
-        if not os.path.isfile(path) or os.path.getsize(path) > _SCRIPT_MAX:
+        size = os.path.getsize(path)
+        if not os.path.isfile(path) or size > min(_SCRIPT_MAX, ctx.budget.left):
             return None
+        ctx.budget.left -= max(size, 1)
         with open(path, "rb") as f:
             data = f.read(_SCRIPT_MAX + 1)
     except OSError:
@@ -99,7 +103,7 @@ def _script_reason(program: str, word: _Word, ctx: _Ctx, lang: str) -> str | Non
     path, reason = _locate(program, word, ctx)
     if path is None:
         return reason
-    text = _read(path)
+    text = _read(path, ctx)
     if text is None:
         return f"{program}: runs '{word.text}', a script that cannot be read"
     if lang == "sh":
@@ -161,7 +165,7 @@ def _make(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
     path, reason = _locate(program, given, ctx)
     if path is None:
         return reason
-    text = _read(path)
+    text = _read(path, ctx)
     if text is None:
         return f"{program}: runs '{given.text}', a Makefile that cannot be read"
     if any(w.dynamic for w in o.operands):
@@ -284,7 +288,7 @@ def _node_scripts(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
     package, reason = _locate(program, _Word("package.json"), ctx)
     if package is None:
         return None if direct else reason  # `yarn add` needs no package.json
-    text = _read(package)
+    text = _read(package, ctx)
     try:
         scripts = json.loads(text or "").get("scripts") or {}
     except (ValueError, AttributeError):

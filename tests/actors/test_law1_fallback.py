@@ -597,3 +597,15 @@ def test_a_script_is_irreversible_exactly_when_a_line_of_it_is(
 def test_any_shell_like_text_gets_a_verdict(command: str) -> None:
     verdict = classify_shell(command, "/nonexistent-artoo-dir")
     assert isinstance(verdict.irreversible, bool)
+
+
+def test_scripts_that_source_each_other_stop_at_the_read_budget(ws: Path) -> None:
+    (ws / "s.sh").write_text(". ./s.sh\n" * 20_000)  # 180 KB, each line sourcing itself
+    verdict = classify_shell("bash s.sh", ws)
+    assert verdict.irreversible
+    assert "cannot be read" in verdict.reason or "nests too deeply" in verdict.reason
+
+
+def test_a_script_too_large_to_read_is_unknown_code(ws: Path) -> None:
+    (ws / "big.py").write_text("print(1)\n" * 40_000)  # 360 KB
+    assert "cannot be read" in classify_shell("python big.py", ws).reason
