@@ -26,6 +26,7 @@ class _Word:
     glob: bool = False  # holds an unquoted *, ? or [
     quoted: bool = False  # some part was quoted or escaped
     tilde: bool = False  # starts with an unquoted ~
+    brace: bool = False  # holds an unquoted { (a candidate for brace expansion)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +132,7 @@ class _Lexer:
     def _word(self) -> _Word:
         s = self.s
         parts: list[str] = []
-        dynamic = glob = quoted = False
+        dynamic = glob = quoted = brace = False
         tilde = s[self.i] == "~"
         while self.i < len(s):
             c = s[self.i]
@@ -165,9 +166,11 @@ class _Lexer:
                 dynamic = True
             else:
                 glob |= c in "*?["
+                brace |= c == "{"
                 parts.append(c)
                 self.i += 1
-        return _Word("".join(parts), dynamic=dynamic, glob=glob, quoted=quoted, tilde=tilde)
+        text = "".join(parts)
+        return _Word(text, dynamic=dynamic, glob=glob, quoted=quoted, tilde=tilde, brace=brace)
 
     def _double(self, parts: list[str]) -> bool:
         s = self.s

@@ -16,6 +16,9 @@ How a command is read:
   backslash escapes, ``$'…'``, heredocs, comments, and collects the text of every
   ``$(…)``, backtick and ``<(…)``/``>(…)`` substitution (also inside double quotes and
   unquoted heredocs), which is classified as a command of its own.
+* Unquoted brace expressions are expanded as bash does (``{rm,f}`` is ``rm f``; ``{1..3}``),
+  up to 4,096 words per word (more is irreversible), except in ``for``/``case`` headers. A
+  program named by a glob (``/bin/r? f``) is each program the glob matches.
 * Shell keywords (``if``, ``then``, ``do``, ``!``, ``{`` …) and leading ``NAME=value``
   assignments are skipped. Wrappers are unwrapped: ``sudo``, ``doas``, ``env``,
   ``nice``, ``ionice``, ``time``, ``command``, ``builtin``, ``exec``, ``nohup``,
@@ -26,6 +29,26 @@ How a command is read:
   recursively (and :func:`parse_commands` lists their commands, so blocked targets are
   found inside them); a program whose name is only known at run time (``$CMD``) is
   irreversible.
+* A line is read in order. After ``cd``/``pushd DIR`` relative paths are checked in DIR and
+  in every directory the line was in before (a subshell's ``cd`` ends with it); a ``cd`` to a
+  place known only at run time, or more than four directories, make relative targets
+  unknown. A name that an earlier ``ln``, ``mv`` or ``cp -l|-s|-a|-d|-P`` points at existing
+  data counts as an existing file for a later overwrite (``ln f h; : > h``). ``trap ACTION``
+  and ``alias NAME=TEXT`` are read as commands (an alias's arguments are only known at run
+  time, so ``alias x=rm`` is rm).
+* Code kept elsewhere is read where it can be (see ``_scripts``): a script run by a shell or
+  ``source``/``.`` is classified as commands; a Python, Perl, Ruby, JavaScript, PHP or Lua
+  script is scanned for calls that delete, move, truncate or write files (``os.remove``,
+  ``rmtree``, ``open(…, 'w')``, ``unlinkSync`` …), run programs (``subprocess``,
+  ``system``, ``eval``) or change a database; only the script's own text is read, not what
+  it imports. A script that cannot be read is irreversible; one that does not exist cannot
+  run, unless an earlier command of the line may create it. ``make`` reads the recipes of
+  the targets asked for and their prerequisites, with the Makefile's variables substituted
+  (an ``include`` makes it irreversible; ``-n``/``-q`` are safe); ``npm``/``pnpm``/``yarn``
+  ``run`` read the package.json script with its pre/post scripts. ``npx``, ``bunx``,
+  ``pnpm dlx`` and ``npm exec`` run a package's code and are irreversible, as are the
+  editors ``ed``, ``ex``, ``vi``, ``vim`` and ``nvim`` (without a terminal they take commands
+  from stdin) and ``emacs --batch``/``--eval``.
 * Overwrites are checked against the file system relative to ``cwd``: a redirection
   ``>``/``>|``/``&>`` onto an existing file, ``tee`` without ``-a``, ``mv``/``cp``/
   ``install``/``ln -f`` onto an existing destination (``-n``, ``--no-clobber``,
@@ -35,15 +58,29 @@ How a command is read:
   stdin, counts when the destination is not empty; ``-k``/``--skip-old-files``/``-O`` are
   safe); ``rsync`` onto existing files (the source tree is compared with the destination;
   ``-n``, ``-b``, ``--ignore-existing`` are safe; a remote destination always counts);
-  ``patch`` (edits in place, unless ``--dry-run`` or ``-b``). ``>>`` appends are allowed and
+  ``patch`` (edits in place, unless ``--dry-run`` or ``-b``); ``uniq IN OUT``, ``shuf -o``,
+  ``iconv -o``; a sed script's ``w``/``W`` commands and ``s///w`` flag (its ``e`` command and
+  ``s///e`` run shell commands); ``7z x -y``/``-aoa`` and ``unrar -o+``/``-y`` (they overwrite
+  without asking), ``7z d``. ``>>`` appends are allowed and
   ``/dev/null`` (and the other standard devices) never counts. A destination that is
   only known at run time (``xargs``, ``find -exec``, ``$VAR``) counts as existing.
 * Other people's data: SQL clients (``sqlite3``, ``psql``, ``mysql``) running DROP, DELETE,
   TRUNCATE, UPDATE, ALTER, REPLACE, GRANT or REVOKE, or SQL from a file or stdin; ``scp``
   to another host or onto an existing file; ``gh``/``aws``/``gcloud``/``az`` subcommands
   that delete, remove, terminate or destroy; ``git apply`` and ``git tag -d``/``-f``; an
-  ``awk`` program that prints into a file with ``>``; ``openssl -out``, ``ffmpeg -y`` and
-  ``convert`` onto an existing file.
+  ``awk`` program that prints into a file with ``>`` (a ``>`` inside parentheses or a string
+  is a comparison or text; ``/dev/stdout``/``/dev/stderr`` are allowed); ``openssl -out``,
+  ``ffmpeg -y`` and ``convert`` onto an existing file. A SQL ``replace(…)`` is a function,
+  not the REPLACE statement. ``redis-cli`` with any command but the reads (GET, KEYS, SCAN,
+  INFO, PING, TTL, HGETALL, LRANGE …), a Lua script, ``--pipe`` or stdin; ``mongo``/
+  ``mongosh`` (``--eval``, a script, or stdin); ``dropdb``, ``dropuser``, ``mysqladmin drop``;
+  ``helm uninstall``/``rollback``; ``rclone`` purge/delete/sync/move/copy…; ``s3cmd``
+  del/rm/rb, ``gsutil`` rm/rb/``rsync -d``; ``rimraf``.
+* Commands given as option values are read as commands: tar's ``--checkpoint-action=exec=``,
+  ``--to-command``, ``-I``/``--use-compress-program`` …; ``git -c`` aliases (``!cmd`` or a
+  git command line) and keys whose value git runs (``core.pager``, ``core.sshCommand``,
+  ``*.program`` …; ``core.hooksPath`` and ``include.*`` are irreversible). Perl's ``-e`` is
+  found in any bundle (``-le``, ``-0777e``).
 * Any write — append included — to system locations (``/etc``, ``/usr``, ``/boot`` …) or
   to a dotfile in the home directory outside ``cwd`` modifies system configuration.
 
@@ -71,6 +108,7 @@ from ._core import (
     _writes,
 )
 from ._interp import _SHELLS, _shell_options
+from ._line import BraceTooWide, _expand_braces
 from ._remote import REMOTE_PROGRAMS, classify_remote
 
 MAX_COMMAND_CHARS = 64 * 1024
@@ -123,10 +161,13 @@ def classify_shell(command: str, cwd: str | os.PathLike[str]) -> Law1Verdict:
     """
     if len(command) > MAX_COMMAND_CHARS:
         return Law1Verdict(True, f"too long to read ({len(command):,} characters)")
+    root = os.path.abspath(os.fspath(cwd))
     try:
-        reason = _classify_text(command, _Ctx(cwd=os.path.abspath(os.fspath(cwd))))
+        reason = _classify_text(command, _Ctx(cwd=root, root=root))
     except ShellSyntaxError as exc:
         return Law1Verdict(True, f"cannot parse: {exc}")
+    except BraceTooWide as exc:
+        return Law1Verdict(True, f"the brace expression {exc} expands to too many words")
     except GlobTooWide as exc:
         return Law1Verdict(True, f"the glob {exc} names too many paths to check")
     return Law1Verdict(True, reason) if reason else ALLOWED
@@ -161,7 +202,7 @@ def _parse_commands(command: str, depth: int) -> list[ShellCommand]:
     out: list[ShellCommand] = []
     inner: list[str] = []
     for simple in parsed.commands:
-        words = _strip_keywords(simple.words)
+        words = _strip_keywords(_expand_braces(simple.words))
         ctx = _Ctx(cwd=None)
         while words:
             step = _unwrap(words, ctx)

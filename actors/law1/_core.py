@@ -10,10 +10,21 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from ..shell import _parse, _Redirect, _Simple, _Word
+from ..shell import _Redirect, _Simple, _Word
 
 # =========================================================================== context
 _MAX_DEPTH = 8
+
+
+_READ_BUDGET = 1024 * 1024  # bytes of script files one classification may read
+
+
+@dataclass(slots=True)
+class _Budget:
+    """What one classification may still read (shared by every context it derives), so
+    scripts that source each other cannot multiply the work."""
+
+    left: int = _READ_BUDGET
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,24 +32,19 @@ class _Ctx:
     cwd: str | None  # None: the file system the command sees is unknown (remote host)
     dynamic: bool = False  # arguments are appended at run time (xargs, find -exec)
     depth: int = 0
+    root: str | None = None  # the workspace: writes beneath it are never "configuration"
+    linked: frozenset[str] = frozenset()  # paths an earlier command links or moves data to
+    earlier: bool = False  # an earlier command of the same line runs first
+    budget: _Budget = field(default_factory=_Budget, compare=False)
 
     def deeper(self, **changes: object) -> _Ctx:
         return replace(self, depth=self.depth + 1, **changes)  # type: ignore[arg-type]
 
 
 def _classify_text(command: str, ctx: _Ctx) -> str | None:
-    if ctx.depth > _MAX_DEPTH:
-        return "command nests too deeply to classify"
-    parsed = _parse(command)
-    for simple in parsed.commands:
-        reason = _classify_simple(simple, ctx)
-        if reason:
-            return reason
-    for sub in parsed.substitutions:
-        reason = _classify_text(sub, ctx.deeper())
-        if reason:
-            return reason
-    return None
+    from ._line import _classify_line  # the line walk needs the handlers, as the table does
+
+    return _classify_line(command, ctx)
 
 
 _KEYWORDS = frozenset(
@@ -91,6 +97,8 @@ def _classify_argv(words: list[_Word], ctx: _Ctx) -> str | None:
     while words:
         if words[0].dynamic:
             return f"{words[0].text}: program not known before the command runs"
+        if words[0].glob:
+            return _glob_program(words, ctx)
         special = _SPECIAL_PREFIXES.get(_program(words[0].text))
         if special is not None:
             return special(_program(words[0].text), words[1:], ctx)
@@ -108,6 +116,21 @@ def _classify_argv(words: list[_Word], ctx: _Ctx) -> str | None:
         return None
     handler = _handler(program)
     return handler(program, args, ctx) if handler else None
+
+
+def _glob_program(words: list[_Word], ctx: _Ctx) -> str | None:
+    """A program named by a glob (``/bin/r? f``) is each program the glob can match."""
+    if ctx.cwd is None:
+        return f"{words[0].text}: program not known before the command runs"
+    matches = _expand(words[0], ctx.cwd)
+    literal = os.path.normpath(os.path.join(ctx.cwd, words[0].text))
+    if matches == [literal]:  # matches nothing: the shell runs the word as written
+        return _classify_argv([replace(words[0], glob=False), *words[1:]], ctx)
+    for match in matches:
+        reason = _classify_argv([_Word(match), *words[1:]], ctx.deeper())
+        if reason:
+            return f"{words[0].text} (matches {match}): {reason}"
+    return None
 
 
 _VERSIONED = re.compile(r"^(python|pypy|pip|ruby|perl|node|php|lua)\d*(\.\d+)*$")
@@ -384,8 +407,8 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def _is_config(path: str, cwd: str) -> bool:
-    if _inside(path, cwd):
+def _is_config(path: str, root: str) -> bool:
+    if _inside(path, root):
         return False
     if any(_inside(path, d) for d in _SYSTEM_DIRS):
         return True
@@ -407,10 +430,17 @@ def _write_reason(
     for path in _expand(word, ctx.cwd):
         if _exempt(path):
             continue
-        if _is_config(path, ctx.cwd):
+        if _is_config(path, ctx.root or ctx.cwd):
             return f"{program}: {label}writes '{word.text}', modifying system configuration"
-        if not append and os.path.lexists(path) and not os.path.isdir(path):
+        if append or os.path.isdir(path):
+            continue
+        if os.path.lexists(path):
             return f"{program}: {label}overwrites existing file '{word.text}'"
+        if path in ctx.linked or "*" in ctx.linked:
+            return (
+                f"{program}: {label}overwrites '{word.text}', which an earlier command"
+                " links or moves existing data to"
+            )
     return None
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from ..shell import _Word
 from ._core import _Ctx, _options, _Opts, _text_reason
+from ._scripts import _script_reason
 from ._system import _packages
 
 
@@ -27,21 +28,25 @@ def _perl(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
                 inline = True
                 skip = j == len(t) - 1
                 break
-            if ch in "IMmFdDxC0l":
-                skip = ch in "IMmF" and j == len(t) - 1
+            if ch in "l0C" and t[j + 1 : j + 2].isdigit():
+                continue  # -l[octal], -0[digits], -C[number]: digits follow, then more letters
+            if ch in "l0CanpsTtuUwWXcS":
+                continue  # a flag without an argument: more letters may follow (-le, -lne)
+            if ch in "IMmdDxF":
+                skip = ch in "IMm" and j == len(t) - 1
                 break
     if inline:
         return f"{program} -e: runs inline code"
-    return _script_or_stdin(program, args, "IMm")
+    return _script_or_stdin(program, args, "IMm", ctx)
 
 
-def _script_or_stdin(program: str, args: list[_Word], short_arg: str) -> str | None:
+def _script_or_stdin(program: str, args: list[_Word], short_arg: str, ctx: _Ctx) -> str | None:
     o = _options(args, short_arg, stop_at_operand=True)
     if o.flags & {"v", "V", "h"}:
         return None
     if not o.operands or o.operands[0].text == "-":
         return f"{program}: runs code read from stdin"
-    return None
+    return _script_reason(program, o.operands[0], ctx, program)
 
 
 def _python(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
@@ -53,7 +58,7 @@ def _python(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
         if t == "-":
             return f"{program}: runs code read from stdin"
         if not t.startswith("-"):
-            return None  # a script file
+            return _script_reason(program, args[i], ctx, "python")
         if not t.startswith("--"):
             for j, ch in enumerate(t[1:], 1):
                 if ch == "c":
@@ -103,6 +108,9 @@ _INTERPRETERS: dict[str, _Interp] = {
 }
 
 
+_LANGUAGE = {"nodejs": "node"}
+
+
 def _interpreter(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
     spec = _INTERPRETERS[program]
     for w in args:
@@ -111,10 +119,13 @@ def _interpreter(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
     o = _options(args, spec.short_arg, stop_at_operand=True)
     if spec.subcommand and o.operands and o.operands[0].text == spec.subcommand:
         return f"{program} {spec.subcommand}: runs inline code"
-    if spec.stdin and not (o.flags & {"v", "V", "h"}) and "version" not in o.longs:
-        if not o.operands or o.operands[0].text == "-":
-            return f"{program}: runs code read from stdin"
-    return None
+    if o.flags & {"v", "V", "h"} or o.longs.keys() & {"version", "help"}:
+        return None
+    if not o.operands or o.operands[0].text == "-":
+        return f"{program}: runs code read from stdin" if spec.stdin else None
+    if spec.subcommand or program in ("bun", "deno"):
+        return None  # a subcommand (deno run, bun test) names no script here
+    return _script_reason(program, o.operands[0], ctx, _LANGUAGE.get(program, program))
 
 
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "rbash"})
@@ -131,9 +142,11 @@ def _shell(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
         if not o.operands:
             return None
         return _text_reason(f"{program} -c", o.operands[:1], ctx)
+    if "n" in o.flags:
+        return None  # -n reads commands without running them
     if "s" in o.flags or not o.operands or o.operands[0].text == "-":
         return f"{program}: runs commands read from stdin"
-    return None
+    return _script_reason(program, o.operands[0], ctx, "sh")
 
 
 def _awk(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
@@ -147,8 +160,43 @@ def _awk(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
     if "f" in o.flags or "E" in o.flags or "file" in o.longs or not o.operands:
         return None
     code = o.operands[0].text
-    if "system(" in code or re.search(r'\|\s*(&|")', code):
+    if "system(" in code or re.search(r'(?<!\|)\|(?!\|)\s*(&|"|getline)|"\s*\|(?!\|)', code):
         return f"{program}: program runs shell commands"
-    if re.search(r"\bprintf?\b[^;}]*[^>]>(?!>)", code):
-        return f"{program}: program writes files ('>' in print)"
+    for m in re.finditer(r"\bprintf?\b[^;}]*[^>]>(?!>)\s*(\"[^\"]*\")?", _awk_outside(code)):
+        if m.group(1) not in ('"/dev/stdout"', '"/dev/stderr"', '"/dev/null"'):
+            return f"{program}: program writes files ('>' in print)"
     return None
+
+
+def _awk_outside(code: str) -> str:
+    """awk code with string literals, regex literals and parenthesised expressions blanked:
+    a ``>`` inside them is text or a comparison (``print ($1 > 5)``), not a redirection."""
+    out: list[str] = []
+    depth = 0
+    i = 0
+    while i < len(code):
+        c = code[i]
+        if c == '"' or (c == "/" and not out[-1:] == [")"] and _regex_may_start(out)):
+            end = i + 1
+            while end < len(code) and code[end] != c:
+                end += 2 if code[end] == "\\" else 1
+            if depth == 0:  # kept, so a redirection's target can be read; no > | ; { }
+                out.append(re.sub(r"[>|;{}]", " ", code[i : end + 1]))
+            i = end + 1
+            continue
+        if c == "(":
+            depth += 1
+        elif c == ")" and depth:
+            depth -= 1
+            out.append(")" if depth == 0 else "")
+            i += 1
+            continue
+        out.append(c if depth == 0 else "")
+        i += 1
+    return "".join(out)
+
+
+def _regex_may_start(out: list[str]) -> bool:
+    """A ``/`` starts a regex literal where an operand is expected, not after a value."""
+    before = "".join(out).rstrip()
+    return not before or before[-1] in "{(;,!~&|=<>?:+-*%^\n" or before.endswith("print")

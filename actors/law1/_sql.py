@@ -8,7 +8,7 @@ from ..shell import _Word
 from ._core import _Ctx, _long_word, _options
 
 _SQL_CHANGES = re.compile(
-    r"\b(drop|delete|truncate|update|alter|replace|grant|revoke)\b",
+    r"\b(drop|delete|truncate|update|alter|grant|revoke|replace(?!\s*\())\b",
     re.IGNORECASE,
 )
 

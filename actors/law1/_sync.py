@@ -7,7 +7,17 @@ import os
 from dataclasses import replace
 
 from ..shell import _Word
-from ._core import _Ctx, _expand, _into_dir, _is_dir, _long_word, _options, _Opts, _write_reason
+from ._core import (
+    _Ctx,
+    _expand,
+    _into_dir,
+    _is_dir,
+    _long_word,
+    _options,
+    _Opts,
+    _text_reason,
+    _write_reason,
+)
 
 _RSYNC_SHORT = "eBfTM"
 _RSYNC_LONG = (
@@ -97,7 +107,23 @@ _TAR_MAX_LIST = 256 * 1024 * 1024  # bytes of archive read to list its members
 def _tar(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
     if args and not args[0].text.startswith("-") and not args[0].dynamic:
         args = [replace(args[0], text="-" + args[0].text), *args[1:]]
-    o = _options(args, "fCbHKLNTVXg", ("file", "directory", "exclude", "files-from", "format"))
+    o = _options(
+        args, "fCbHKLNTVXgFI", ("file", "directory", "exclude", "files-from", "format", *_TAR_RUNS)
+    )
+    for name in _TAR_RUNS:
+        value = o.longs.get(name)
+        if value is not None:
+            command = value.split("=", 1)[1] if name == "checkpoint-action" else value
+            if name == "checkpoint-action" and not value.startswith("exec="):
+                continue
+            reason = _text_reason(f"{program} --{name}", [_Word(command)], ctx)
+            if reason:
+                return reason
+    for letter in "FI":
+        if letter in o.values:
+            reason = _text_reason(f"{program} -{letter}", [o.values[letter]], ctx)
+            if reason:
+                return reason
     if "remove-files" in o.longs:
         return f"{program}: --remove-files deletes the archived files"
     if "delete" in o.longs:
@@ -108,6 +134,17 @@ def _tar(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
     if "x" in o.flags or o.longs.keys() & {"extract", "get"}:
         return _tar_extract(program, o, archive, ctx)
     return None
+
+
+_TAR_RUNS = (
+    "checkpoint-action",
+    "to-command",
+    "use-compress-program",
+    "info-script",
+    "new-volume-script",
+    "rsh-command",
+    "rmt-command",
+)  # options whose value is a command tar runs
 
 
 def _tar_extract(program: str, o: _Opts, archive: _Word | None, ctx: _Ctx) -> str | None:

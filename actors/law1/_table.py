@@ -8,16 +8,25 @@ from ._files import (
     _convert,
     _copy,
     _dd,
+    _editor,
+    _emacs,
     _ffmpeg,
     _find,
     _ln,
+    _output_flag,
     _output_option,
     _patch,
     _sed,
+    _sevenzip,
     _sort,
     _tee,
+    _uniq,
+    _unrar,
 )
 from ._interp import _INTERPRETERS, _SHELLS, _awk, _interpreter, _perl, _python, _shell
+from ._line import _alias, _trap
+from ._scripts import _make, _node_scripts, _package_manager, _source
+from ._services import _gsutil, _helm, _mongo, _mysqladmin, _rclone, _redis, _s3cmd
 from ._sql import _mysql, _psql, _sqlite
 from ._sync import _rsync, _scp, _tar, _unzip
 from ._system import (
@@ -154,8 +163,53 @@ _HANDLERS: dict[str, _Handler] = {
     "visudo": _always("changes system configuration"),
     "vipw": _always("changes system accounts"),
     "git": _git,
+    # commands that keep command text to run later, or run code kept in files
+    "trap": _trap,
+    "alias": _alias,
+    "source": _source,
+    ".": _source,
+    "make": _make,
+    "gmake": _make,
+    "npx": _node_scripts,
+    "pnpx": _node_scripts,
+    "bunx": _node_scripts,
+    # file tools with an output operand or option, editors, archivers
+    "uniq": _uniq,
+    "shuf": _output_flag(
+        "o", "output", "ino", ("input-range", "head-count", "output", "random-source")
+    ),
+    "iconv": _output_flag("o", "output", "fto", ("from-code", "to-code", "output")),
+    "ed": _editor,
+    "red": _editor,
+    "ex": _editor,
+    "vi": _editor,
+    "vim": _editor,
+    "nvim": _editor,
+    "view": _editor,
+    "gvim": _editor,
+    "emacs": _emacs,
+    "7z": _sevenzip,
+    "7za": _sevenzip,
+    "7zr": _sevenzip,
+    "7zz": _sevenzip,
+    "unrar": _unrar,
+    "rar": _unrar,
+    "rimraf": _always("deletes files"),
+    # other systems' data
+    "rclone": _rclone,
+    "redis-cli": _redis,
+    "valkey-cli": _redis,
+    "mongo": _mongo,
+    "mongosh": _mongo,
+    "dropdb": _always("deletes a database"),
+    "dropuser": _always("deletes a database role"),
+    "mysqladmin": _mysqladmin,
+    "helm": _helm,
+    "s3cmd": _s3cmd,
+    "gsutil": _gsutil,
 }
 _HANDLERS.update(dict.fromkeys(_REMOVE_VERBS, _packages))
+_HANDLERS.update(dict.fromkeys(("npm", "pnpm", "yarn"), _package_manager))
 _HANDLERS.update(dict.fromkeys(_INTERPRETERS, _interpreter))
 _HANDLERS.update(dict.fromkeys(_SHELLS, _shell))
 

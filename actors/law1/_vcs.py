@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from ..shell import _Word
-from ._core import _Ctx, _expand, _options
+from ._core import _Ctx, _expand, _options, _text_reason
 
 
 # --------------------------------------------------------------------------- git
@@ -25,9 +25,36 @@ def _git(program: str, args: list[_Word], ctx: _Ctx) -> str | None:
         else:
             ctx = replace(ctx, cwd=_expand(where, ctx.cwd)[0])
     sub = o.operands[0].text
+    configs = [args[i + 1].text for i, w in enumerate(args[:-1]) if w.text == "-c"]
+    configs += [w.text[2:] for w in args if w.text.startswith("-c") and len(w.text) > 2]
+    for setting in configs:
+        key, _, value = setting.partition("=")
+        key = key.lower()
+        if key == f"alias.{sub.lower()}" and not value.startswith("!"):
+            words = [_Word(t) for t in value.split()]
+            reason = _git(program, [*words, *o.operands[1:]], ctx.deeper())
+            if reason:
+                return f"{program} {sub} (alias): {reason}"
+        elif _GIT_LOADS.search(key):
+            return (
+                f"{program} -c {key}: runs hooks or loads configuration named on the command line"
+            )
+        elif value.startswith("!") or _GIT_RUNS.search(key):
+            reason = _text_reason(f"{program} -c {key}", [_Word(value.lstrip("!"))], ctx)
+            if reason:
+                return reason
     handler = _GIT.get(sub)
     reason = handler(o.operands[1:], ctx) if handler else None
     return f"{program} {sub}: {reason}" if reason else None
+
+
+_GIT_RUNS = re.compile(
+    r"^(core\.(editor|pager|sshcommand|fsmonitor|askpass|gitproxy)|sequence\.editor"
+    r"|pager\..*|credential\..*helper|diff\..*(textconv|command)|merge\..*driver"
+    r"|filter\..*(clean|smudge|process)|.*\.(program|command|cmd|tool)|uploadpack\..*hook"
+    r"|gpg\..*program)$"
+)  # keys whose value git runs as a command
+_GIT_LOADS = re.compile(r"^(core\.hookspath|include\..*|includeif\..*)$")
 
 
 def _git_clean(args: list[_Word], ctx: _Ctx) -> str | None:
