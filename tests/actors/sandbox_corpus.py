@@ -261,6 +261,14 @@ DESTRUCTIVE: list[tuple[str, tuple[str, ...]]] = [
     ("mail -s hi ops@example.com < notes.txt", ()),
     ("sh -c 'kubectl delete deploy api'", ()),
     ("echo $(docker rmi -f app)", ()),
+    ("redis-cli FLUSHALL", ()),
+    ("redis-cli -h cache DEL session:1", ()),
+    ("dropdb prod", ()),
+    ("rclone purge remote:bucket", ()),
+    ("helm uninstall web", ()),
+    ("mongosh --eval 'db.dropDatabase()'", ()),
+    ("s3cmd del s3://bucket/key", ()),
+    ("gsutil rm gs://bucket/key", ()),
 ]
 
 # Everyday: (command, programs needed, a text the output must contain)
