@@ -74,6 +74,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     export.add_argument("-o", "--output", default=None, help="the file (default: stdout)")
 
+    replay = sub.add_parser(
+        "replay",
+        help="read a store's log back: a table of its tasks, or one task's timeline",
+        description="Without --task, one row per task; with --task, the task's timeline: "
+        "rounds, subtasks, attempts, tool calls, model calls, GGS decisions, memory reads "
+        "and writes, and the final result.",
+    )
+    replay.add_argument("store", nargs="?", default="./.artoo", help="the store directory")
+    replay.add_argument("--task", default=None, help="show this task's timeline")
+    replay.add_argument("--json", action="store_true", help="print JSON (for tools)")
+    replay.add_argument(
+        "--verify",
+        action="store_true",
+        help="recompute every deterministic decision (GGS decisions and MUST NOT sets, "
+        "Planner calibration, rule verdicts, megram quantization, the memory projection) "
+        "from its logged inputs; exit 1 listing each mismatch (seq, logged, recomputed)",
+    )
+
     sub.add_parser("version", help="print the installed version")
     return parser
 
@@ -99,6 +117,10 @@ def main(argv: list[str] | None = None) -> int:
             return _dream(args, console)
         if args.command == "export":
             return _export(args)
+        if args.command == "replay":
+            from .replay._cli import replay_command
+
+            return replay_command(args, console)
     except Exception as exc:  # a clear one-line error, not a traceback
         from artoo.actors.llm import ModelNotConfigured
         from artoo.actors.tools import SandboxUnavailable
