@@ -91,6 +91,13 @@ def build_parser() -> argparse.ArgumentParser:
         "Planner calibration, rule verdicts, megram quantization, the memory projection) "
         "from its logged inputs; exit 1 listing each mismatch (seq, logged, recomputed)",
     )
+    replay.add_argument(
+        "--rerun",
+        action="store_true",
+        help="re-execute the task(s) in a scratch store with every model answer and tool "
+        "result served from the log (nothing runs for real), compare the new log with the "
+        "recorded one; exit 1 with the first divergence and a field-level diff",
+    )
 
     sub.add_parser("version", help="print the installed version")
     return parser

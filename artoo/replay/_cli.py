@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ._rerun import rerun
 from ._timeline import TaskRow, TimelineTask, task_table, timeline
 from ._verify import verify
 
@@ -23,6 +24,8 @@ def replay_command(args: argparse.Namespace, console: Console) -> int:
         console = Console(width=200, soft_wrap=True)
     if args.verify:
         return _verify(args, console)
+    if args.rerun:
+        return _rerun(args, console)
     if args.task is None:
         rows = task_table(args.store)
         if args.json:
@@ -90,4 +93,21 @@ def _verify(args: argparse.Namespace, console: Console) -> int:
             if report.ok
             else f"{len(report.mismatches)} mismatches"
         )
+    return EXIT_OK if report.ok else EXIT_ABANDON
+
+
+def _rerun(args: argparse.Namespace, console: Console) -> int:
+    from artoo.cli import EXIT_ABANDON, EXIT_OK, literal
+
+    report = rerun(args.store, args.task)
+    if args.json:
+        print(json.dumps(report.to_json(), ensure_ascii=False))
+    else:
+        console.print(
+            f"reran {len(report.tasks)} tasks, {report.compared} recorded messages matched"
+        )
+        if report.divergence is None:
+            console.print("zero divergence")
+        else:
+            console.print(literal(str(report.divergence)))
     return EXIT_OK if report.ok else EXIT_ABANDON

@@ -14,7 +14,7 @@ from rich.console import Console
 from artoo.cli import main
 from artoo.demo import SCENARIOS, run_demo
 from artoo.eventstore import EventLog
-from artoo.replay import task_table, timeline, verify
+from artoo.replay import rerun, task_table, timeline, verify
 from artoo.schemas import (
     Envelope,
     FinalResult,
@@ -211,3 +211,69 @@ def test_a_decision_is_recomputed_under_the_ggs_parameters_it_logged(store: Path
     )
     fields = {m.field for m in verify(store, env.task_id).mismatches if m.seq == env.seq}
     assert "directive" in fields
+
+
+# --------------------------------------------------------------------------- rerun
+def test_every_demo_scenario_reruns_with_zero_divergence(
+    demo_store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = rerun(demo_store)
+    assert report.ok, str(report.divergence)
+    assert len(report.tasks) == len(SCENARIOS) and not report.unanswered
+    assert report.compared == sum(1 for e in _logged(demo_store) if e.task_id)
+    assert main(["replay", str(demo_store), "--rerun"]) == 0
+    assert "zero divergence" in capsys.readouterr().out
+
+
+def test_one_task_reruns_on_the_memory_it_saw(demo_store: Path) -> None:
+    remembered = task_table(demo_store)[4]  # scenario 5 plans from scenario 2's memory
+    report = rerun(demo_store, remembered.task_id)
+    assert report.ok, str(report.divergence)
+    assert report.tasks == [remembered.task_id]
+
+
+def test_an_edited_model_answer_diverges_at_the_message_it_caused(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    logged = _logged(store)
+    last = logged[-1].task_id
+    call = next(
+        e
+        for e in logged
+        if e.task_id == last and isinstance(e.body, LLMCall) and e.body.role == "planner"
+    )
+    answer = (call.body.response or "").replace("data/sales.csv", "data/other.csv", 1)
+    _rewrite(
+        store,
+        msgspec.structs.replace(call, body=msgspec.structs.replace(call.body, response=answer)),
+    )
+    manifest = next(
+        e for e in logged if e.seq > call.seq and type(e.body).__name__ == "DispatchManifest"
+    )
+    report = rerun(store)
+    d = report.divergence
+    assert d is not None and (d.seq, d.role, d.kind) == (
+        manifest.seq,
+        "planner",
+        "DispatchManifest",
+    )
+    assert (
+        "body.rationale",
+        manifest.body.rationale,
+        manifest.body.rationale.replace("sales", "other"),
+    ) in d.diff
+    assert main(["replay", str(store), "--rerun", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["divergence"]["seq"] == manifest.seq
+
+
+def test_a_model_call_the_log_cannot_answer_is_named(store: Path) -> None:
+    logged = _logged(store)
+    first = logged[0].task_id
+    # drop the recorded Perceiver call of the first task: its rerun asks and gets no answer
+    call = next(e for e in logged if e.task_id == first and isinstance(e.body, LLMCall))
+    replaced = msgspec.structs.replace(call, body=msgspec.structs.replace(call.body, role="nobody"))
+    _rewrite(store, replaced)
+    report = rerun(store, first)
+    assert not report.ok
+    assert report.unanswered and "model call of perceiver" in report.unanswered[0]
+    assert report.divergence is not None and report.divergence.seq == call.seq
