@@ -59,6 +59,11 @@ logger = logging.getLogger("artoo.actors")
 Operator = Callable[[ConfirmationRequest], bool | None]
 """A human (or host policy) answering Law 1 confirmations: True approves, False/None denies."""
 
+ToolReplay = Callable[..., Any]
+"""``(task_id, subtask_id, attempt, tool, args, confirm) -> ToolOutcome``: a tool call's
+outcome served from a recorded run (``confirm(needed) -> bool`` asks the operator as the
+tool's own Law 1 gate would)."""
+
 H = TypeVar("H", bound=Callable[..., Any])
 
 
@@ -115,6 +120,9 @@ class Equipment:
     secrets: tuple[str, ...] = ()
     """Values never to show the model or log (credentials of ``model_options``), besides
     the host's secret-looking environment variables."""
+    tool_replay: ToolReplay | None = None
+    """Set only by ``artoo replay --rerun``: the Executors take every tool call's outcome
+    from it (a recorded run's) instead of running the tool."""
 
     def model(self) -> LLMGateway:
         """The LLM gateway; RuntimeError when the System was opened without a model."""

@@ -436,6 +436,7 @@ class TaskGradient:
             blocked_tools=tools,
             blocked_targets=self.blocked_targets,
             law2_worsening=self.worsening,
+            params=params.model_dump(),
         )
         if state in ACTION_STATES:
             directive = PlanDirective(

@@ -91,6 +91,31 @@ def build_parser() -> argparse.ArgumentParser:
     )
     export.add_argument("-o", "--output", default=None, help="the file (default: stdout)")
 
+    replay = sub.add_parser(
+        "replay",
+        help="read a store's log back: a table of its tasks, or one task's timeline",
+        description="Without --task, one row per task; with --task, the task's timeline: "
+        "rounds, subtasks, attempts, tool calls, model calls, GGS decisions, memory reads "
+        "and writes, and the final result.",
+    )
+    replay.add_argument("store", nargs="?", default="./.artoo", help="the store directory")
+    replay.add_argument("--task", default=None, help="show this task's timeline")
+    replay.add_argument("--json", action="store_true", help="print JSON (for tools)")
+    replay.add_argument(
+        "--verify",
+        action="store_true",
+        help="recompute every deterministic decision (GGS decisions and MUST NOT sets, "
+        "Planner calibration, rule verdicts, megram quantization, the memory projection) "
+        "from its logged inputs; exit 1 listing each mismatch (seq, logged, recomputed)",
+    )
+    replay.add_argument(
+        "--rerun",
+        action="store_true",
+        help="re-execute the task(s) in a scratch store with every model answer and tool "
+        "result served from the log (nothing runs for real), compare the new log with the "
+        "recorded one; exit 1 with the first divergence and a field-level diff",
+    )
+
     sub.add_parser("version", help="print the installed version")
     return parser
 
@@ -118,6 +143,10 @@ def main(argv: list[str] | None = None) -> int:
             return _export(args)
         if args.command == "audit":
             return _audit(args)
+        if args.command == "replay":
+            from .replay._cli import replay_command
+
+            return replay_command(args, console)
     except Exception as exc:  # a clear one-line error, not a traceback
         from artoo.actors.llm import ModelNotConfigured
         from artoo.actors.tools import SandboxUnavailable

@@ -155,6 +155,7 @@ class System:
         gateway_factory: Callable[[Bus, Clock, Callable[[], str]], LLMGateway | None],
         secrets: tuple[str, ...] = (),
         runs_tools: bool = True,
+        tool_replay: Callable[..., Any] | None = None,
     ) -> None:
         self.store = store
         self.config = config
@@ -211,6 +212,7 @@ class System:
                 pairs=tuple(f"pair-{i}" for i in range(config.max_parallel)),
                 secrets=secrets,
                 sandbox=self.sandbox,
+                tool_replay=tool_replay,
             )
             self._results = _Listener.start(self._on_result)
             self.bus.subscribe([FinalResult], self._results)

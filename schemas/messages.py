@@ -364,6 +364,9 @@ class GGSDecision(Message, frozen=True, tag="GGSDecision"):
     blocked_tools: list[str] = []
     blocked_targets: list[str] = []
     law2_worsening: int = 0
+    params: dict[str, float | int] = {}
+    """The GGSConfig the decision was made under (``GGSConfig.model_dump()``), so replay
+    ``--verify`` recomputes it from the log alone; empty in logs written before it existed."""
 
 
 class PlanDirective(Message, frozen=True, tag="PlanDirective"):

@@ -1,0 +1,32 @@
+"""Offline replay of a store's event log (``artoo replay``).
+
+- :func:`timeline` — each task as a narrative read top to bottom; :func:`task_table` — one
+  row per task.
+- :func:`verify` — recompute every deterministic decision from its logged inputs and list
+  each disagreement (:class:`VerifyReport`).
+- :func:`rerun` — re-execute tasks with every model answer and tool result served from the
+  log, and report the first divergence (:class:`RerunReport`).
+
+The store must not be open in another process: replay reads the log, never writes it.
+"""
+
+from ._read import TaskLog, read_store
+from ._rerun import Divergence, RerunReport, rerun
+from ._timeline import TaskRow, TimelineEntry, TimelineTask, task_table, timeline
+from ._verify import Mismatch, VerifyReport, verify
+
+__all__ = [
+    "Divergence",
+    "Mismatch",
+    "RerunReport",
+    "TaskLog",
+    "TaskRow",
+    "TimelineEntry",
+    "TimelineTask",
+    "VerifyReport",
+    "read_store",
+    "rerun",
+    "task_table",
+    "timeline",
+    "verify",
+]

@@ -1,0 +1,113 @@
+"""``artoo replay``: the thin command-line layer over :mod:`artoo.replay`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ._rerun import rerun
+from ._timeline import TaskRow, TimelineTask, task_table, timeline
+from ._verify import verify
+
+__all__ = ["replay_command"]
+
+
+def replay_command(args: argparse.Namespace, console: Console) -> int:
+    """Run ``artoo replay`` with parsed ``args``; returns the exit code."""
+    from artoo.cli import EXIT_OK
+
+    if not console.is_terminal:  # piped output: never cut a line
+        console = Console(width=200, soft_wrap=True)
+    if args.verify:
+        return _verify(args, console)
+    if args.rerun:
+        return _rerun(args, console)
+    if args.task is None:
+        rows = task_table(args.store)
+        if args.json:
+            print(json.dumps([r.to_json() for r in rows], ensure_ascii=False))
+        else:
+            _print_table(rows, args.store, console)
+        return EXIT_OK
+    tasks = timeline(args.store, args.task)
+    if args.json:
+        print(json.dumps(tasks[0].to_json(), ensure_ascii=False))
+    else:
+        _print_timeline(tasks[0], console)
+    return EXIT_OK
+
+
+def _print_table(rows: list[TaskRow], store: str, console: Console) -> None:
+    from artoo.cli import literal
+
+    table = Table(title=f"tasks of {store}")
+    for col in ("task", "text", "status", "reason", "macro-states", "calls", "tokens", "s"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(
+            r.task_id,
+            literal(r.text[:60]),
+            r.status or "(running)",
+            r.reason or "",
+            " → ".join(r.states) or "—",
+            f"{r.model_calls} model, {r.tool_calls} tool",
+            f"{r.tokens_in}/{r.tokens_out}",
+            f"{r.elapsed_s:.2f}",
+        )
+    console.print(table)
+
+
+def _print_timeline(task: TimelineTask, console: Console) -> None:
+    from artoo.cli import literal
+
+    console.print(Text(f"task {task.task_id}: ", style="bold") + literal(task.text))
+    for e in task.entries:
+        head = Text(f"{e.seq:>6} {e.t:8.3f}s ", style="dim")
+        head.append(Text(f"{e.sender:<24} ", style="cyan"))
+        head.append_text(literal(e.text))
+        console.print(head)
+        for line in e.detail:
+            console.print(Text(" " * 41) + literal(line))
+
+
+def _verify(args: argparse.Namespace, console: Console) -> int:
+    from artoo.cli import EXIT_ABANDON, EXIT_OK, literal
+
+    report = verify(args.store, args.task)
+    if args.json:
+        print(json.dumps(report.to_json(), ensure_ascii=False))
+    else:
+        checked = ", ".join(f"{n} {kind}" for kind, n in sorted(report.checked.items()))
+        console.print(f"recomputed: {checked or 'nothing'}")
+        if report.skipped:
+            skipped = ", ".join(f"{n} {kind}" for kind, n in sorted(report.skipped.items()))
+            console.print(f"not recomputable from the log: {skipped}")
+        for m in report.mismatches:
+            console.print(Text("MISMATCH ", style="bold red") + literal(str(m)))
+        console.print(
+            "every decision agrees with the log"
+            if report.ok
+            else f"{len(report.mismatches)} mismatches"
+        )
+    return EXIT_OK if report.ok else EXIT_ABANDON
+
+
+def _rerun(args: argparse.Namespace, console: Console) -> int:
+    from artoo.cli import EXIT_ABANDON, EXIT_OK, literal
+
+    report = rerun(args.store, args.task)
+    if args.json:
+        print(json.dumps(report.to_json(), ensure_ascii=False))
+    else:
+        console.print(
+            f"reran {len(report.tasks)} tasks, {report.compared} recorded messages matched"
+        )
+        if report.divergence is None:
+            console.print("zero divergence")
+        else:
+            console.print(literal(str(report.divergence)))
+    return EXIT_OK if report.ok else EXIT_ABANDON

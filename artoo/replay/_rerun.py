@@ -1,0 +1,441 @@
+"""``artoo replay --rerun``: re-execute recorded tasks with every model answer and every tool
+result served from the log, then compare the new log with the recorded one.
+
+Each task runs on a fresh System over a scratch store (for ``--task``, seeded with the log
+before the task, so memory is what the task saw), under a manual clock, with an empty
+scratch workspace: nothing runs for real, there is no network and no key.
+
+- **Model calls** are matched by (role, subtask, per-role call index): the n-th call of a
+  role for a subtask gets the n-th recorded answer of that role for that subtask (brain
+  roles, outside any subtask, by their n-th call in the task) — never by prompt hash.
+  Rerun subtask ids are mapped to recorded ones by their place in the round's plan.
+- **Tool calls** are matched by (subtask, attempt, call index) and get the recorded
+  ToolCall and the very text the recorded model was shown; a recorded Law 1 confirmation
+  of that call is asked again (the Queen and the operator decide as they did).
+- A call the log cannot answer is itself a divergence, named.
+
+The comparison is per sender, in order, normalised: seqs and times are not compared
+(``ts``, ``elapsed_ms``, ``latency_ms``, ``created_at``, ``at``), generated ids are mapped
+(task and subtask ids) or masked (other 26-character ids), and numbers agree within 10⁻³
+(Ω and so L depend on the task's elapsed time).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+import threading
+from collections import defaultdict, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from artoo.schemas import (
+    Config,
+    ConfirmationDecision,
+    ConfirmationRequest,
+    DispatchManifest,
+    Envelope,
+    ExecutionResult,
+    LLMCall,
+    ToolCall,
+    UserRequest,
+)
+
+from ._read import TaskLog, read_store
+
+__all__ = ["Divergence", "RerunReport", "rerun"]
+
+_TIME_FIELDS = frozenset({"ts", "elapsed_ms", "latency_ms", "created_at", "last_recalled_at", "at"})
+_ID = re.compile(r"\b[0-9A-HJKMNP-TV-Z]{26}\b")
+_TOLERANCE = 1e-3
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """The first place a rerun parts from the record: the recorded envelope's seq (None
+    when the rerun published a message the record does not have), its sender and kind,
+    and the differing fields as ``(path, expected, actual)``."""
+
+    seq: int | None
+    role: str
+    kind: str
+    diff: list[tuple[str, Any, Any]] = field(default_factory=list)
+    note: str = ""
+
+    def __str__(self) -> str:
+        head = f"seq {self.seq} {self.role} {self.kind}" if self.seq else f"{self.role} {self.kind}"
+        lines = [f"first divergence at {head}" + (f": {self.note}" if self.note else "")]
+        lines += [f"  {path}: expected {a!r}, got {b!r}" for path, a, b in self.diff[:20]]
+        return "\n".join(lines)
+
+
+@dataclass
+class RerunReport:
+    """What a rerun compared, and its first divergence (None: zero divergence)."""
+
+    tasks: list[str] = field(default_factory=list)
+    compared: int = 0
+    divergence: Divergence | None = None
+    unanswered: list[str] = field(default_factory=list)
+    """Model or tool calls the log could not answer."""
+
+    @property
+    def ok(self) -> bool:
+        """True when every rerun task logged what the record has."""
+        return self.divergence is None
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain data (``--json``)."""
+        d = self.divergence
+        return {
+            "ok": self.ok,
+            "tasks": self.tasks,
+            "compared": self.compared,
+            "unanswered": self.unanswered,
+            "divergence": None
+            if d is None
+            else msgspec.to_builtins(
+                {"seq": d.seq, "role": d.role, "kind": d.kind, "note": d.note, "diff": d.diff}
+            ),
+        }
+
+
+def rerun(
+    store: str | Path,
+    task_id: str | None = None,
+    *,
+    config: Config | None = None,
+    timeout: float = 60.0,
+) -> RerunReport:
+    """Re-execute ``store``'s tasks (or ``task_id``) from the log and compare; the recorded
+    store is only read. ``config`` defaults to ``Config()`` with the number of effector
+    pairs and the confirmation timeout the log shows."""
+    envelopes, tasks = read_store(store, task_id)
+    cfg = config or _inferred_config(envelopes)
+    report = RerunReport()
+    scratch = Path(tempfile.mkdtemp(prefix="artoo-rerun-"))
+    try:
+        (scratch / "workspace").mkdir()
+        if task_id is not None:
+            _seed(scratch / "store", [e for e in envelopes if e.seq < tasks[0].envelopes[0].seq])
+        for task in tasks:
+            report.tasks.append(task.task_id)
+            served = _Served(task)
+            new = _run_task(task, served, scratch, cfg, timeout)
+            divergence, compared = _compare_task(task, new, served)
+            report.compared += compared
+            report.unanswered += served.unanswered
+            if divergence is not None:
+                report.divergence = divergence
+                break
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return report
+
+
+def _inferred_config(envelopes: list[Envelope]) -> Config:
+    pairs = {e.to for e in envelopes if e.to and e.to.startswith("pair-")}
+    indexes = [int(p.split("-", 1)[1]) for p in pairs if p.split("-", 1)[1].isdigit()]
+    update: dict[str, Any] = {"durability": "none"}
+    if indexes:
+        update["max_parallel"] = max(indexes) + 1
+    timeouts = [e.body.timeout_s for e in envelopes if isinstance(e.body, ConfirmationRequest)]
+    if timeouts:
+        update["confirmation_timeout_s"] = timeouts[0]
+    return Config().model_copy(update=update)
+
+
+def _seed(store: Path, prefix: list[Envelope]) -> None:
+    from artoo.eventstore import EventLog
+
+    with EventLog.open(store / "events", durability="none") as log:
+        for start in range(0, len(prefix), 4096):
+            log.append(prefix[start : start + 4096])
+
+
+# --------------------------------------------------------------------------- serving
+@dataclass(frozen=True)
+class _Asked:
+    """A recorded confirmation, asked again through the Executor's gate."""
+
+    action: str
+    reason: str
+    tool: str
+    args: dict[str, Any]
+    target: str | None
+    effects: tuple[Any, ...] = ()
+
+
+class _Served:
+    """One recorded task's answers: model calls, tool calls, confirmations, and the map of
+    the rerun's ids to the recorded ones."""
+
+    def __init__(self, task: TaskLog) -> None:
+        self.task = task
+        self.lock = threading.Condition()
+        self.model: dict[tuple[str, str], deque[LLMCall]] = defaultdict(deque)
+        self.tools: dict[tuple[str, int], deque[ToolCall]] = defaultdict(deque)
+        self.asked: dict[str, list[ConfirmationRequest]] = defaultdict(list)
+        self.shown: dict[str, str] = {}  # tool_call_id -> the text the model was shown
+        self.manifests: dict[int, DispatchManifest] = {}
+        self.ids: dict[str, str] = {}  # rerun id -> recorded id
+        self.unanswered: list[str] = []
+        for env in task.envelopes:
+            body = env.body
+            if isinstance(body, LLMCall):
+                self.model[(body.role, body.subtask_id)].append(body)
+                for message in body.request.get("messages", []):
+                    if isinstance(message, dict) and message.get("role") == "tool":
+                        self.shown[str(message.get("tool_call_id"))] = str(message.get("content"))
+            elif isinstance(body, ExecutionResult):
+                self.tools[(body.subtask_id, body.attempt)].extend(body.tool_calls)
+            elif isinstance(body, ConfirmationRequest):
+                self.asked[body.subtask_id].append(body)
+            elif isinstance(body, DispatchManifest):
+                self.manifests.setdefault(body.round, body)
+
+    def recorded(self, new_id: str) -> str:
+        """The recorded id of a rerun subtask id (waits briefly for its manifest)."""
+        if not new_id:
+            return ""
+        with self.lock:
+            self.lock.wait_for(lambda: new_id in self.ids, timeout=5.0)
+            return self.ids.get(new_id, new_id)
+
+    def on_envelope(self, env: Envelope) -> None:
+        """Learn the rerun's ids from its plans (a tap on the rerun's bus)."""
+        if not isinstance(env.body, DispatchManifest):
+            return
+        recorded = self.manifests.get(env.body.round)
+        if recorded is None:
+            return
+        with self.lock:
+            for new, old in zip(env.body.subtasks, recorded.subtasks, strict=False):
+                self.ids[new.subtask_id] = old.subtask_id
+            self.lock.notify_all()
+
+    # ---- the model
+    def complete(self, request: Any) -> Any:
+        from artoo.actors.llm import LLMError, LLMResponse, ToolCallRequest
+
+        subtask = self.recorded(request.subtask_id)
+        with self.lock:
+            queue = self.model.get((request.role, subtask))
+            call = queue.popleft() if queue else None
+        if call is None:
+            what = f"model call of {request.role}" + (f" for subtask {subtask}" if subtask else "")
+            self.unanswered.append(f"no recorded answer: {what}")
+            raise LLMError(f"no recorded call: {what}")
+        if call.error is not None:
+            raise LLMError(call.error)
+        return LLMResponse(
+            content=call.response,
+            tool_calls=msgspec.convert(call.tool_calls, list[ToolCallRequest]),
+            usage=dict(call.usage),
+            model=call.model,
+        )
+
+    # ---- the tools
+    def tool(
+        self,
+        task_id: str,
+        subtask_id: str,
+        attempt: int,
+        name: str,
+        args: dict[str, Any],
+        confirm: Callable[[Any], bool],
+    ) -> Any:
+        from artoo.actors.tools import ToolOutcome
+
+        subtask = self.recorded(subtask_id)
+        with self.lock:
+            queue = self.tools.get((subtask, attempt))
+            call = queue.popleft() if queue else None
+        if call is None or call.tool != name or call.args != args:
+            what = f"tool call {name} {args} (subtask {subtask}, attempt {attempt})"
+            self.unanswered.append(f"not in the log: {what}")
+            refused = ToolCall(
+                tool=name,
+                args=args,
+                ok=False,
+                error=f"replay: {what} is not in the log",
+                subtask_id=subtask_id,
+                attempt=attempt,
+            )
+            return ToolOutcome(call=refused, content=f"error: {refused.error}")
+        asked = next(
+            (r for r in self.asked[subtask] if r.args == args and r.gate != "caution"), None
+        )
+        if asked is not None:
+            self.asked[subtask].remove(asked)
+            confirm(
+                _Asked(
+                    asked.action,
+                    asked.reason,
+                    asked.tool,
+                    dict(asked.args),
+                    asked.target,
+                    tuple(asked.effects),
+                )
+            )
+        content = self._shown(call)
+        return ToolOutcome(
+            call=msgspec.structs.replace(call, subtask_id=subtask_id), content=content
+        )
+
+    def _shown(self, call: ToolCall) -> str:
+        for env in self.task.envelopes:  # the model's call id of this tool call
+            body = env.body
+            if isinstance(body, LLMCall) and body.subtask_id == call.subtask_id:
+                for tc in body.tool_calls:
+                    if tc.get("name") == call.tool and tc.get("arguments") == call.args:
+                        shown = self.shown.get(str(tc.get("id")))
+                        if shown is not None:
+                            return shown
+        return call.output_preview if call.ok else f"error: {call.error}"
+
+
+# --------------------------------------------------------------------------- running
+def _run_task(
+    task: TaskLog, served: _Served, scratch: Path, config: Config, timeout: float
+) -> list[Envelope]:
+    from artoo.actors.llm import LLMGateway
+    from artoo.eventstore import EventLog
+    from artoo.system import System
+    from artoo.testing import ManualClock
+
+    request = next((e.body for e in task.envelopes if isinstance(e.body, UserRequest)), None)
+    if request is None:
+        raise ValueError(f"task {task.task_id} has no UserRequest in the log: nothing to rerun")
+    models: dict[str, str] = {}
+    for env in task.envelopes:
+        if isinstance(env.body, LLMCall):
+            models.setdefault(env.body.tier, env.body.model)
+    for tier in ("brain", "tool"):
+        models.setdefault(tier, "replay")
+    decisions = [e.body for e in task.envelopes if isinstance(e.body, ConfirmationDecision)]
+    operator = None
+    if any(d.by != "queen" for d in decisions):
+        answers = deque(d.approved for d in decisions if d.by != "queen")
+
+        def operator(_request: ConfirmationRequest) -> bool:
+            return answers.popleft() if answers else False
+
+    def gateway(bus: Any, clock: Any, new_id: Callable[[], str]) -> LLMGateway:
+        def record(call: LLMCall, task_id: str | None = None) -> None:
+            bus.publish(call, sender=call.role, task_id=task_id)
+
+        backends = {tier: served for tier in models}
+        return LLMGateway(backends, models, record=record, clock=clock, new_id=new_id)
+
+    system = System(
+        scratch / "store",
+        config=config,
+        workspace=scratch / "workspace",
+        operator=operator,
+        clock=ManualClock(start=task.started),
+        tools=(),
+        gateway_factory=gateway,
+        runs_tools=False,
+        tool_replay=served.tool,
+    )
+    try:
+        system.subscribe(served.on_envelope)
+        handle = system.submit(request.text, deadline_s=request.deadline_s)
+        handle.result(timeout)
+        system.flush(10.0)
+    finally:
+        system.close()
+    served.ids[handle.task_id] = task.task_id
+    with EventLog.open(scratch / "store" / "events", durability="none") as log:
+        return list(log.read_task(handle.task_id))
+
+
+# --------------------------------------------------------------------------- comparing
+def _compare_task(
+    task: TaskLog, new: list[Envelope], served: _Served
+) -> tuple[Divergence | None, int]:
+    """The first divergence of ``new`` from the record, per sender in order, and how many
+    recorded envelopes were compared."""
+    streams: dict[str, deque[Envelope]] = defaultdict(deque)
+    for env in new:
+        streams[env.sender].append(env)
+    compared = 0
+    for env in task.envelopes:
+        if env.sender == "system":  # the recovery of a store, not a decision of the run
+            continue
+        stream = streams[env.sender]
+        kind = type(env.body).__name__
+        if not stream:
+            note = "the rerun did not publish it"
+            if served.unanswered:
+                note += f" ({served.unanswered[0]})"
+            return Divergence(env.seq, env.sender, kind, note=note), compared
+        got = stream.popleft()
+        diff = _diff(_normal(env, served.ids), _normal(got, served.ids), "")
+        if diff:
+            note = served.unanswered[0] if served.unanswered else ""
+            return Divergence(env.seq, env.sender, kind, diff=diff, note=note), compared
+        compared += 1
+    for sender, stream in streams.items():
+        if stream and sender != "system":
+            extra = stream[0]
+            return (
+                Divergence(None, sender, type(extra.body).__name__, note="not in the record"),
+                compared,
+            )
+    return None, compared
+
+
+def _normal(env: Envelope, ids: dict[str, str]) -> Any:
+    def walk(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: walk(v) for k, v in value.items() if k not in _TIME_FIELDS}
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        if isinstance(value, str):
+            return _ID.sub(lambda m: ids.get(m.group(0), m.group(0)), value)
+        return value
+
+    mapped = walk(
+        {"to": env.to, "type": type(env.body).__name__, "body": msgspec.to_builtins(env.body)}
+    )
+    recorded = set(ids.values())
+    return _mask(mapped, recorded)
+
+
+def _mask(value: Any, keep: set[str]) -> Any:
+    if isinstance(value, dict):
+        return {k: _mask(v, keep) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask(v, keep) for v in value]
+    if isinstance(value, str):
+        return _ID.sub(lambda m: m.group(0) if m.group(0) in keep else "<id>", value)
+    return value
+
+
+def _diff(a: Any, b: Any, path: str) -> list[tuple[str, Any, Any]]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        out: list[tuple[str, Any, Any]] = []
+        for key in [*a, *(k for k in b if k not in a)]:
+            out += _diff(a.get(key), b.get(key), f"{path}.{key}" if path else str(key))
+        return out
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [
+            d
+            for i, (x, y) in enumerate(zip(a, b, strict=True))
+            for d in _diff(x, y, f"{path}[{i}]")
+        ]
+    if (
+        isinstance(a, float | int)
+        and isinstance(b, float | int)
+        and not isinstance(a, bool)
+        and not isinstance(b, bool)
+    ):
+        return [] if abs(a - b) <= _TOLERANCE else [(path, a, b)]
+    return [] if a == b else [(path, a, b)]

@@ -1,0 +1,504 @@
+"""``artoo replay --verify``: recompute every deterministic decision of a log from its logged
+inputs, with the runtime's own pure functions, and list each disagreement.
+
+What is recomputed (the checks, by name in :attr:`VerifyReport.checked`):
+
+``ggs``
+    Each GGSDecision — and the PlanDirective (its MUST NOT sets), the MegramRecorded and
+    the FinalResult (status, reason, loss, replans, the Law 1 summary and the ledger's
+    cost) it caused — by stepping a :class:`~artoo.actors.gradient.TaskGradient` through
+    the task's TaskSpec, DispatchManifests and fan-ins (ReplanRequest, OutcomeSummary,
+    PlanRejected, StepFailed), under the GGSConfig the decision logged (``params``; the
+    given config's for logs older than that field), with its logged ``elapsed_ms`` and
+    clock time (its Megram's ``created_at``).
+``quantization``
+    Each MegramRecorded's ``(f, σ, k)`` against the §6.3 matrix for its state.
+``calibration``
+    Each DispatchManifest's (and PlanRejected's) MUST NOT, SHOULD PREFER and CAUTION lines
+    from the MemoryRecall it answered and the PlanDirective the Planner held
+    (``Config.memory.recall_cap``).
+``rule_verdict``
+    Each Agent-Validator verdict decided by code (a check, a failed execution, a Law 1
+    denial) from the ExecutionResult it judged, and each Meta-Validator task verdict
+    decided by a check from the round's merged output. A check that reads a workspace
+    file (``file_exists``, ``json_path_equals`` on a file) is not recomputed: the file
+    is not in the log (counted in :attr:`VerifyReport.skipped`).
+``memory``
+    The megram store: a rebuild from the log's memory events (up to the seq memory has
+    applied) equals ``<store>/memory``, megram by megram.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections import Counter, deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from artoo.schemas import (
+    Config,
+    ConfirmationDecision,
+    ConfirmationRequest,
+    CorrectionSignal,
+    Criterion,
+    DispatchManifest,
+    Envelope,
+    ExecutionResult,
+    FinalResult,
+    GGSConfig,
+    GGSDecision,
+    LLMCall,
+    MegramRecorded,
+    MemoryRecall,
+    OutcomeSummary,
+    PlanDirective,
+    PlanRejected,
+    ReplanRequest,
+    StepFailed,
+    SubTask,
+    SubTaskOutcome,
+    TaskSpec,
+    Verdict,
+)
+
+from ._read import TaskLog, read_store
+
+__all__ = ["Mismatch", "VerifyReport", "verify"]
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """A logged value that its recomputation does not reproduce."""
+
+    seq: int
+    kind: str
+    field: str
+    logged: Any
+    recomputed: Any
+    task_id: str | None = None
+
+    def __str__(self) -> str:
+        return (
+            f"seq {self.seq} {self.kind}.{self.field}: logged {self.logged!r}, "
+            f"recomputed {self.recomputed!r}"
+        )
+
+
+@dataclass
+class VerifyReport:
+    """What ``verify`` recomputed (per check), what it could not, and every mismatch."""
+
+    checked: Counter[str] = field(default_factory=Counter)
+    skipped: Counter[str] = field(default_factory=Counter)
+    mismatches: list[Mismatch] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when every recomputed decision agrees with the log."""
+        return not self.mismatches
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain data (``--json``)."""
+        return {
+            "ok": self.ok,
+            "checked": dict(self.checked),
+            "skipped": dict(self.skipped),
+            "mismatches": [
+                msgspec.to_builtins(
+                    {
+                        "seq": m.seq,
+                        "task_id": m.task_id,
+                        "kind": m.kind,
+                        "field": m.field,
+                        "logged": m.logged,
+                        "recomputed": m.recomputed,
+                    }
+                )
+                for m in self.mismatches
+            ],
+        }
+
+
+def verify(
+    store: str | Path, task_id: str | None = None, *, config: Config | None = None
+) -> VerifyReport:
+    """Recompute every deterministic decision of ``store``'s log (of ``task_id`` only when
+    given) and compare it with the logged one. ``config`` stands in for what the log does
+    not record (default: ``Config()``)."""
+    cfg = config or Config()
+    envelopes, tasks = read_store(store, task_id)
+    report = VerifyReport()
+    for task in tasks:
+        _Task(task, cfg, report).run()
+    _quantization(envelopes if task_id is None else tasks[0].envelopes, report)
+    if task_id is None:
+        _memory(Path(store), envelopes, report)
+    return report
+
+
+_UNLOGGED: dict[str, dict[str, Any]] = {
+    "GGSDecision": {"params": {}},
+    "FinalResult": {"reason": None},
+}
+"""Fields added after artoo 0.1 with the value a log written before them reads as: such a
+value means "not logged", and is not compared."""
+
+
+def _compare(report: VerifyReport, env: Envelope, logged: Any, recomputed: Any) -> None:
+    """Record a mismatch per differing field of two Structs (or values)."""
+    kind = type(env.body).__name__
+    unlogged = _UNLOGGED.get(type(logged).__name__, {})
+    a, b = msgspec.to_builtins(logged), msgspec.to_builtins(recomputed)
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in [*a, *(k for k in b if k not in a)]:
+            if key in unlogged and a.get(key) == unlogged[key]:
+                continue
+            if a.get(key) != b.get(key):
+                report.mismatches.append(
+                    Mismatch(env.seq, kind, key, a.get(key), b.get(key), env.task_id)
+                )
+    elif a != b:
+        report.mismatches.append(Mismatch(env.seq, kind, "", a, b, env.task_id))
+
+
+# --------------------------------------------------------------------------- per task
+class _Task:
+    """One task's envelopes, walked in seq order the way the deciding roles saw them."""
+
+    def __init__(self, task: TaskLog, config: Config, report: VerifyReport) -> None:
+        self.task = task
+        self.config = config
+        self.report = report
+        self.caused: dict[int, list[Envelope]] = {}
+        for env in task.envelopes:
+            if env.cause is not None:
+                self.caused.setdefault(env.cause, []).append(env)
+
+    def run(self) -> None:
+        from artoo.actors.gradient import TaskGradient
+        from artoo.actors.ledger import CallRecord
+
+        gradient: TaskGradient | None = None
+        ids: deque[str] = deque()
+        subtasks: dict[str, SubTask] = {}
+        manifests: dict[int, DispatchManifest] = {}
+        directive: PlanDirective | None = None
+        calls: list[CallRecord] = []
+        groups: dict[str, tuple[int, int]] = {}
+        law1: dict[str, tuple[str, str | None]] = {}
+        denied: list[str] = []
+        denied_targets: list[str] = []
+        needed: list[str] = []
+        for env in self.task.envelopes:
+            body = env.body
+            if isinstance(body, TaskSpec):
+                gradient = TaskGradient(
+                    self.task.task_id,
+                    slug=body.slug,
+                    environment=body.environment,
+                    criteria=body.criteria,
+                    params=self.config.ggs,
+                    new_id=ids.popleft,
+                )
+            elif isinstance(body, DispatchManifest):
+                manifests[body.round] = body
+                for st in body.subtasks:
+                    subtasks[st.subtask_id] = st
+                    groups[st.subtask_id] = (body.round, st.sequence)
+                    if gradient is not None:
+                        gradient.add_criteria(st.criteria)
+            elif isinstance(body, SubTask):
+                subtasks[body.subtask_id] = body
+            elif isinstance(body, PlanDirective):
+                directive = body
+            elif isinstance(body, LLMCall):
+                calls.append(CallRecord.of(body))
+            elif isinstance(body, ConfirmationRequest):
+                if body.gate == "law1" or (not body.gate and bool(body.tool)):
+                    law1[body.request_id] = (body.action or body.tool, body.target)
+            elif isinstance(body, ConfirmationDecision):
+                if body.request_id in law1:
+                    action, target = law1.pop(body.request_id)
+                    if not body.approved:
+                        denied.append(action)
+                        if target:
+                            denied_targets.append(target)
+            elif isinstance(body, MemoryRecall):
+                self._calibration(env, body, directive)
+            elif isinstance(body, ExecutionResult):
+                self._agent_verdicts(env, body, subtasks.get(body.subtask_id))
+            if isinstance(body, ReplanRequest | OutcomeSummary) and env.sender == "meta_validator":
+                self._task_verdicts(env, body, manifests.get(body.round))
+            if isinstance(body, PlanRejected):
+                for target in body.targets:
+                    if target in denied_targets and target not in needed:
+                        needed.append(target)
+            if gradient is None or gradient.finished:
+                continue
+            if isinstance(body, ReplanRequest | OutcomeSummary | PlanRejected | StepFailed):
+                self._ggs(env, gradient, ids, calls, groups, denied, needed)
+
+    # ---- GGS
+    def _ggs(
+        self,
+        env: Envelope,
+        gradient: Any,
+        ids: deque[str],
+        calls: list[Any],
+        groups: dict[str, tuple[int, int]],
+        denied: list[str],
+        needed: list[str],
+    ) -> None:
+        from artoo.actors.ggs import law1_summary
+        from artoo.actors.ledger import task_cost
+
+        out = [e for e in self.caused.get(env.seq, []) if e.sender == "ggs"]
+        decisions = [e for e in out if isinstance(e.body, GGSDecision)]
+        if not decisions:
+            self.report.skipped["ggs"] += 1  # the GGS logged no decision for it
+            return
+        logged: GGSDecision = decisions[0].body
+        megrams = [e for e in out if isinstance(e.body, MegramRecorded)]
+        ids.clear()
+        ids.extend(e.body.megram.id for e in megrams)
+        now = megrams[0].body.megram.created_at if megrams else decisions[0].ts
+        gradient.params = (
+            GGSConfig.model_validate(logged.params) if logged.params else self.config.ggs
+        )
+        body = env.body
+        if isinstance(body, PlanRejected):
+            evidence = "no plan keeps the MUST NOT set: " + "; ".join(body.violations)
+            step = gradient.step_unplanned(
+                body.round, evidence, elapsed_ms=logged.elapsed_ms, now=now
+            )
+        elif isinstance(body, StepFailed):
+            step = gradient.step_unplanned(
+                body.round, f"{body.role}: {body.error}", elapsed_ms=logged.elapsed_ms, now=now
+            )
+        else:
+            step = gradient.step(body, elapsed_ms=logged.elapsed_ms, now=now)
+        self.report.checked["ggs"] += 1
+        _compare(self.report, decisions[0], logged, step.decision)
+        for logged_env, megram in zip(megrams, step.megrams, strict=False):
+            _compare(self.report, logged_env, logged_env.body.megram, megram)
+        if len(megrams) != len(step.megrams):
+            self.report.mismatches.append(
+                Mismatch(
+                    decisions[0].seq,
+                    "MegramRecorded",
+                    "count",
+                    len(megrams),
+                    len(step.megrams),
+                    env.task_id,
+                )
+            )
+        self._pair(out, PlanDirective, step.directive, env)
+        final = step.final
+        if final is not None:
+            finals = [e for e in out if isinstance(e.body, FinalResult)]
+            if finals:
+                result: FinalResult = finals[0].body
+                update: dict[str, Any] = {"cost": task_cost(calls, groups, result.cost.elapsed_ms)}
+                if denied:
+                    update["law1_denied"] = True
+                    update["summary"] = law1_summary(final.summary, denied, needed)
+                final = msgspec.structs.replace(final, **update)
+            self._pair(out, FinalResult, final, env)
+
+    def _pair(self, out: list[Envelope], kind: type, recomputed: Any, cause: Envelope) -> None:
+        logged = [e for e in out if isinstance(e.body, kind)]
+        if recomputed is None and not logged:
+            return
+        if recomputed is None or not logged:
+            self.report.mismatches.append(
+                Mismatch(
+                    logged[0].seq if logged else cause.seq,
+                    kind.__name__,
+                    "(present)",
+                    bool(logged),
+                    recomputed is not None,
+                    cause.task_id,
+                )
+            )
+            return
+        _compare(self.report, logged[0], logged[0].body, recomputed)
+
+    # ---- Planner calibration
+    def _calibration(
+        self, env: Envelope, recall: MemoryRecall, directive: PlanDirective | None
+    ) -> None:
+        from artoo.actors.planner import calibrate
+
+        held = directive if directive is not None and directive.round == recall.round else None
+        cal = calibrate(recall, held, cap=self.config.memory.recall_cap)
+        for answer in self.caused.get(env.seq, []):
+            if isinstance(answer.body, DispatchManifest):
+                self.report.checked["calibration"] += 1
+                got = answer.body
+                _compare(
+                    self.report,
+                    answer,
+                    {
+                        "must_not": got.must_not,
+                        "should_prefer": got.should_prefer,
+                        "caution": got.caution,
+                    },
+                    {
+                        "must_not": cal.must_not,
+                        "should_prefer": cal.should_prefer,
+                        "caution": cal.caution,
+                    },
+                )
+            elif isinstance(answer.body, PlanRejected):
+                self.report.checked["calibration"] += 1
+                _compare(
+                    self.report,
+                    answer,
+                    {"must_not": answer.body.must_not},
+                    {"must_not": cal.must_not},
+                )
+
+    # ---- rule verdicts
+    def _agent_verdicts(self, env: Envelope, result: ExecutionResult, sub: SubTask | None) -> None:
+        from artoo.actors.verification import execution_failure_class, rule_verdict
+
+        judged = [
+            e
+            for e in self.caused.get(env.seq, [])
+            if isinstance(e.body, CorrectionSignal | SubTaskOutcome)
+        ]
+        if sub is None or not judged:
+            return
+        answer = judged[0]
+        logged = {v.criterion_id: v for v in answer.body.verdicts}
+        criteria = sub.criteria
+        denied = [c for c in result.tool_calls if c.refusal == "law1_denied"]
+        for criterion in criteria:
+            verdict = logged.get(criterion.id)
+            if verdict is None:
+                continue
+            expected: Verdict | None = None
+            if denied:
+                expected = Verdict(
+                    criterion_id=criterion.id,
+                    passed=False,
+                    failure_class="environmental",
+                    evidence=denied[0].error or "an irreversible action was denied",
+                    attempt=result.attempt,
+                )
+            elif not result.ok:
+                expected = Verdict(
+                    criterion_id=criterion.id,
+                    passed=False,
+                    failure_class=execution_failure_class(result),
+                    evidence=result.error or "execution failed",
+                    signal="rule",
+                    attempt=result.attempt,
+                )
+            elif criterion.check is not None:
+                if _reads_files(criterion):
+                    self.report.skipped["rule_verdict"] += 1
+                    continue
+                expected = rule_verdict(
+                    criterion, result.output, result.tool_calls, Path("."), result.attempt
+                )
+            if expected is None:
+                continue  # a model's verdict: not deterministic
+            self.report.checked["rule_verdict"] += 1
+            _compare(self.report, answer, {criterion.id: verdict}, {criterion.id: expected})
+
+    def _task_verdicts(
+        self,
+        env: Envelope,
+        body: ReplanRequest | OutcomeSummary,
+        manifest: DispatchManifest | None,
+    ) -> None:
+        from artoo.actors.verification import rule_verdict
+
+        if manifest is None:
+            return
+        calls = [c for o in body.outcomes for c in o.tool_calls]
+        logged = {v.criterion_id: v for v in body.task_verdicts}
+        for criterion in manifest.task_criteria:
+            verdict = logged.get(criterion.id)
+            if criterion.check is None or verdict is None or verdict.signal != "rule":
+                continue
+            if _reads_files(criterion):
+                self.report.skipped["rule_verdict"] += 1
+                continue
+            expected = rule_verdict(criterion, body.merged_output, calls, Path("."))
+            self.report.checked["rule_verdict"] += 1
+            _compare(self.report, env, {criterion.id: verdict}, {criterion.id: expected})
+
+
+def _reads_files(criterion: Criterion) -> bool:
+    check = criterion.check
+    if check is None:
+        return False
+    if check.kind == "file_exists":
+        return True
+    return check.kind == "json_path_equals" and not check.path.strip().startswith("$")
+
+
+# --------------------------------------------------------------------------- whole log
+def _quantization(envelopes: Iterable[Envelope], report: VerifyReport) -> None:
+    from artoo.actors.gradient import quantize
+
+    for env in envelopes:
+        if isinstance(env.body, MegramRecorded) and env.body.megram.state:
+            m = env.body.megram
+            try:
+                expected = quantize(m.state)
+            except ValueError:
+                report.skipped["quantization"] += 1
+                continue
+            report.checked["quantization"] += 1
+            _compare(
+                report,
+                env,
+                {"f": m.f, "sigma": m.sigma, "k": m.k},
+                dict(zip(("f", "sigma", "k"), expected, strict=True)),
+            )
+
+
+def _memory(store: Path, envelopes: list[Envelope], report: VerifyReport) -> None:
+    from artoo.eventstore import MEMORY_EVENTS, MegramStore
+
+    if not (store / "memory").exists():
+        report.skipped["memory"] += 1
+        return
+    with MegramStore.open(store / "memory") as kept:
+        applied = kept.applied_seq
+        stored = {m.id: m for m in kept.megrams()}
+    scratch = Path(tempfile.mkdtemp(prefix="artoo-verify-"))
+    try:
+        with MegramStore.open(scratch / "memory") as rebuilt:
+            rebuilt.apply_many(
+                (
+                    (e.seq, e.body)
+                    for e in envelopes
+                    if e.seq <= applied and isinstance(e.body, MEMORY_EVENTS)
+                ),
+                with_seq=True,
+            )
+            again = {m.id: m for m in rebuilt.megrams()}
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    report.checked["memory"] += 1
+    last = max((e.seq for e in envelopes if e.seq <= applied), default=0)
+    for mid in sorted(stored.keys() | again.keys()):
+        if stored.get(mid) != again.get(mid):
+            report.mismatches.append(
+                Mismatch(
+                    last,
+                    "memory",
+                    mid,
+                    msgspec.to_builtins(stored.get(mid)),
+                    msgspec.to_builtins(again.get(mid)),
+                )
+            )
