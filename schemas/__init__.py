@@ -3,7 +3,10 @@
 This package imports nothing else of artoo.
 """
 
+from .audit import *  # noqa: F403
+from .audit import __all__ as _audit_all
 from .config import (
+    AuditConfig,
     Config,
     DreamerConfig,
     GGSConfig,
@@ -16,6 +19,7 @@ from .messages import *  # noqa: F403
 from .messages import __all__ as _messages_all
 
 __all__ = [
+    "AuditConfig",
     "Config",
     "CorruptRecord",
     "Envelope",
@@ -28,4 +32,5 @@ __all__ = [
     "decode_envelope",
     "encode_envelope",
     *_messages_all,
+    *_audit_all,
 ]

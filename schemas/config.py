@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "AuditConfig",
     "Config",
     "DreamerConfig",
     "GGSConfig",
@@ -119,6 +120,22 @@ class SupervisorConfig(BaseModel):
     )
 
 
+class AuditConfig(BaseModel):
+    """The Auditor's window and its role-drift rule (paper §8)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
+
+    window_s: float = Field(300.0, gt=0, description="length of one audit window (event time)")
+    drift_mads: float = Field(
+        3.0, gt=0, description="drift: a metric above median + this many MADs of its history"
+    )
+    drift_min_windows: int = Field(
+        5, ge=2, description="earlier windows of a role needed before drift is judged"
+    )
+    drift_history: int = Field(50, ge=2, description="earlier windows of a role kept for drift")
+    tap_size: int = Field(10_000, ge=1, description="the Auditor's tap (a full tap drops)")
+
+
 class Config(BaseModel):
     """Everything a System can be told. Unknown keys are an error; values are not coerced
     (``"5"`` or ``True`` is not a number) and must be finite and within their bounds."""
@@ -148,6 +165,7 @@ class Config(BaseModel):
     dreamer: DreamerConfig = DreamerConfig()
     tools: ToolsConfig = ToolsConfig()
     supervisor: SupervisorConfig = SupervisorConfig()
+    audit: AuditConfig = AuditConfig()
 
     def task_deadline_s(self, requested: float | None) -> float:
         """A task's deadline in seconds: the one asked for, else ``task_timeout_s``.
