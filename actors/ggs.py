@@ -53,9 +53,12 @@ from artoo.schemas import (
     DispatchManifest,
     Envelope,
     FinalResult,
+    GGSDecision,
     LLMCall,
+    MegramRecorded,
     Message,
     OutcomeSummary,
+    PlanDirective,
     PlanRejected,
     ReplanRequest,
     RoleFailed,
@@ -139,6 +142,12 @@ class GGS(Role):
     """The Goal Gradient Solver actor: the only role that publishes FinalResult."""
 
     name: ClassVar[str] = "ggs"
+    publishes: ClassVar[tuple[type[Message], ...]] = (
+        GGSDecision,
+        PlanDirective,
+        FinalResult,
+        MegramRecorded,
+    )
     consumes: ClassVar[tuple[type[Message], ...]] = (
         TaskRequest,
         TaskSpec,

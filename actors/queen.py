@@ -63,6 +63,7 @@ class Queen(Role):
     """The Queen actor."""
 
     name: ClassVar[str] = "queen"
+    publishes: ClassVar[tuple[type[Message], ...]] = (TaskRequest, ConfirmationDecision)
     consumes: ClassVar[tuple[type[Message], ...]] = (UserRequest, ConfirmationRequest)
     wants_ticks: ClassVar[bool] = True
 

@@ -64,7 +64,12 @@ def build_parser() -> argparse.ArgumentParser:
     audit = sub.add_parser(
         "audit",
         help="an audit report of a store: summary, what needs attention, tasks, roles, tools, "
-        "memory, windows",
+        "memory, windows; --verify checks the Auditor's hash-chained audit log",
+        description="An audit report of a store, built from its event log. With --verify, "
+        "--recompute or --reports, the Auditor's audit log (<store>/audit) instead: "
+        "--verify checks its hash chain (exit 1 naming the first bad record); --recompute "
+        "recomputes its reports from the event log and compares them (exit 1 on a "
+        "difference); --reports prints them as JSON lines.",
     )
     audit.add_argument("store", nargs="?", default="./.artoo", help="the store directory")
     audit.add_argument("--since", default=None, help="from this time (epoch s or ISO 8601, UTC)")
@@ -78,6 +83,23 @@ def build_parser() -> argparse.ArgumentParser:
         "self-contained html page with plots",
     )
     audit.add_argument("-o", "--output", default=None, help="the file (default: stdout)")
+    audit.add_argument(
+        "--verify", action="store_true", help="check the hash chain; exit 1 on the first bad record"
+    )
+    audit.add_argument(
+        "--recompute",
+        action="store_true",
+        help="recompute the Auditor's reports from the event log and compare them",
+    )
+    audit.add_argument(
+        "--window-s",
+        type=seconds,
+        default=None,
+        help="the audit window the store ran with, for --recompute (default: Config's, 300)",
+    )
+    audit.add_argument(
+        "--reports", action="store_true", help="print the Auditor's reports as JSON lines"
+    )
     export = sub.add_parser(
         "export", help="write a store's event log out, one envelope per line as JSON"
     )
@@ -117,6 +139,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "export":
             return _export(args)
         if args.command == "audit":
+            if args.verify or args.recompute or args.reports:
+                return _audit_log(args)
             return _audit(args)
     except Exception as exc:  # a clear one-line error, not a traceback
         from artoo.actors.llm import ModelNotConfigured
@@ -269,6 +293,43 @@ def _export(args: argparse.Namespace) -> int:
         with open(args.output, "wb") as out:
             n = export_jsonl(store, out, task_id=args.task)
         print(f"{n} envelopes written to {args.output}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _audit_log(args: argparse.Namespace) -> int:
+    """``artoo audit --verify | --recompute | --reports``: the Auditor's audit log."""
+    from artoo.eventstore import AuditLogReader
+
+    store = Path(args.store)
+    if not (store / "events").exists():
+        raise ValueError(f"{store} is not an artoo store (no events/ directory)")
+    reader = AuditLogReader(store / "audit")
+    if args.verify:
+        check = reader.verify()
+        if not check.ok:
+            print(f"audit log: record {check.bad_record} is bad: {check.reason}")
+            return EXIT_ABANDON
+        print(f"audit log: {check.records} records, the hash chain is intact")
+        return EXIT_OK
+    reports = reader.reports()
+    if args.recompute:
+        from artoo.actors.auditor import compare_reports
+        from artoo.actors.roster import CONTRACTS
+        from artoo.eventstore import EventLog
+        from artoo.schemas import AuditConfig
+
+        window = AuditConfig(window_s=args.window_s) if args.window_s else AuditConfig()
+        with EventLog.open(store / "events", durability="none") as log:
+            problems = compare_reports(reports, log.read(), CONTRACTS, window)
+        for problem in problems:
+            print(problem)
+        if problems:
+            return EXIT_ABANDON
+        print(f"{len(reports)} reports: equal to their recomputation from the event log")
+        return EXIT_OK
+    for report in reports:
+        sys.stdout.buffer.write(msgspec.json.encode(report) + b"\n")
+    sys.stdout.buffer.flush()
     return EXIT_OK
 
 

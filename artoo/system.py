@@ -21,10 +21,12 @@ from typing import Any
 import pykka
 from pydantic import ValidationError
 
+from artoo.actors.auditor import AuditNow
 from artoo.actors.base import Equipment, Operator, Tick
 from artoo.actors.bus import Bus, Delivery
 from artoo.actors.catalog import ToolCatalog
 from artoo.actors.clock import Clock, IdSource, SystemClock
+from artoo.actors.contracts import AuditSeat
 from artoo.actors.dreamer import DreamNow
 from artoo.actors.llm import (
     LLMGateway,
@@ -32,12 +34,13 @@ from artoo.actors.llm import (
     resolve_backend,
     resolve_models,
 )
-from artoo.actors.roster import ROSTER
+from artoo.actors.roster import CONTRACTS, ROSTER
 from artoo.actors.runner import RoleRunner
 from artoo.actors.tools import Sandbox, SandboxUnavailable, cleanup_spill, probe
 from artoo.actors.tools._sandbox import SCRATCH_BASES
-from artoo.eventstore import EventLog, open_memory
+from artoo.eventstore import AuditLog, AuditLogReader, EventLog, open_memory
 from artoo.schemas import (
+    AuditReport,
     Config,
     Cost,
     Envelope,
@@ -178,6 +181,12 @@ class System:
         except BaseException:
             self.log.close()
             raise
+        try:
+            self._audit = AuditLog(store / "audit")  # the Auditor's alone (its seat)
+        except BaseException:
+            self.megrams.close()
+            self.log.close()
+            raise
         self._closed = False
         self._lock = threading.Lock()
         self._futures: dict[str, tuple[TaskHandle, Future[FinalResult]]] = {}
@@ -189,6 +198,7 @@ class System:
         try:
             self.bus = Bus(self.log, clock)
         except BaseException:
+            self._audit.close()
             self.megrams.close()
             self.log.close()
             raise
@@ -211,6 +221,7 @@ class System:
                 pairs=tuple(f"pair-{i}" for i in range(config.max_parallel)),
                 secrets=secrets,
                 sandbox=self.sandbox,
+                audit=AuditSeat(self._audit, self.log, CONTRACTS),
             )
             self._results = _Listener.start(self._on_result)
             self.bus.subscribe([FinalResult], self._results)
@@ -391,6 +402,25 @@ class System:
             raise TimeoutError(f"memory did not apply the pass within {timeout} s")
         return int(count)
 
+    def audit(self, timeout: float = 3.0) -> AuditReport:
+        """The Auditor's report of the audit window so far (``complete=False``).
+
+        Everything committed before the call is in it. Raises TimeoutError when the
+        Auditor does not answer within ``timeout`` seconds (the paper's bound: 3 s).
+        """
+        if self._closed:
+            raise RuntimeError("this System is closed")
+        try:
+            report: AuditReport = self.runner.ref("auditor").ask(AuditNow(), timeout=timeout)  # type: ignore[assignment]
+        except pykka.Timeout:
+            raise TimeoutError(f"the Auditor did not answer within {timeout} s") from None
+        return report
+
+    @property
+    def audit_log(self) -> AuditLogReader:
+        """The store's audit log, read-only: ``reports()`` and ``verify()``."""
+        return AuditLogReader(self.store / "audit")
+
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until everything published so far is persisted, delivered, and applied to
         :attr:`megrams` by the Memory role; False if ``timeout`` seconds passed first."""
@@ -516,6 +546,7 @@ class System:
         except Exception:
             logger.exception("closing the bus failed")
         finally:
+            self._audit.close()
             self.megrams.close()
             self.log.close()
         with self._lock:
