@@ -410,6 +410,8 @@ class AuditFold:
             )
 
     def _llm_call(self, w: _Window, env: Envelope, call: LLMCall) -> None:
+        if call.refused is not None:
+            return  # not made: the task's budget refused it (the GGS ends the task)
         acc = w.role(_role(call.role))
         acc.model_calls += 1
         acc.latencies.append(float(call.latency_ms))

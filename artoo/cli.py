@@ -41,6 +41,18 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--timeout", type=seconds, default=None, help="task deadline in seconds (positive)"
     )
+    run.add_argument(
+        "--max-calls",
+        type=positive_int,
+        default=None,
+        help="model calls the task may make; the call past it is not made (abandon, budget)",
+    )
+    run.add_argument(
+        "--max-tokens",
+        type=positive_int,
+        default=None,
+        help="tokens the task may use (overrun by at most the calls in flight)",
+    )
     run.add_argument("--json", action="store_true", help="print the FinalResult as JSON only")
 
     demo = sub.add_parser("demo", help="run five scripted scenarios offline (no network, no key)")
@@ -178,6 +190,17 @@ def seconds(value: str) -> float:
     return number
 
 
+def positive_int(value: str) -> int:
+    """An argparse type: a positive whole number."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return number
+
+
 def _run(args: argparse.Namespace, console: Console) -> int:
     from .system import System
 
@@ -203,7 +226,12 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     with System.open(args.store, model=args.model, workspace=args.workspace) as system:
         if not args.json:
             system.subscribe(progress)
-        result = system.run(args.text, timeout=args.timeout)
+        result = system.run(
+            args.text,
+            timeout=args.timeout,
+            max_model_calls=args.max_calls,
+            max_tokens=args.max_tokens,
+        )
         if not args.json:
             shown_final.wait(5.0)  # let the progress lines finish before closing
     if args.json:

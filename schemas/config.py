@@ -160,6 +160,12 @@ class Config(BaseModel):
     confirmation_timeout_s: float = Field(60.0, gt=0, description="Law 1 wait before denial")
     llm_confidence_threshold: float = Field(0.7, ge=0, le=1)
     dream_interval_s: float = Field(300.0, gt=0)
+    max_model_calls: int | None = Field(
+        None, ge=1, description="model calls one task may make (None: no limit)"
+    )
+    max_tokens: int | None = Field(
+        None, ge=1, description="tokens (prompt + completion) one task may use (None: no limit)"
+    )
     ggs: GGSConfig = GGSConfig()
     memory: MemoryConfig = MemoryConfig()
     dreamer: DreamerConfig = DreamerConfig()
@@ -173,3 +179,14 @@ class Config(BaseModel):
         The one place the default deadline is computed (Queen, GGS and System use it).
         """
         return requested if requested is not None else self.task_timeout_s
+
+    def task_budget(
+        self, max_model_calls: int | None, max_tokens: int | None
+    ) -> tuple[int | None, int | None]:
+        """A task's ``(max_model_calls, max_tokens)``: the ones asked for, else Config's."""
+        calls = max_model_calls if max_model_calls is not None else self.max_model_calls
+        tokens = max_tokens if max_tokens is not None else self.max_tokens
+        for name, value in (("max_model_calls", calls), ("max_tokens", tokens)):
+            if value is not None and (isinstance(value, bool) or value < 1):
+                raise ValueError(f"{name} must be a positive whole number, not {value}")
+        return calls, tokens

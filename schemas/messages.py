@@ -20,6 +20,7 @@ import msgspec
 __all__ = [
     "MESSAGE_TYPES",
     "AnyMessage",
+    "BudgetName",
     "Check",
     "ConfirmationDecision",
     "ConfirmationRequest",
@@ -102,6 +103,8 @@ EndReason = Literal[
     "step_failed",
 ]
 """Why a task ended (FinalResult.reason); None in logs written before it existed."""
+BudgetName = Literal["max_model_calls", "max_tokens"]
+"""A per-task budget (FinalResult.budget, LLMCall.refused)."""
 
 
 # --------------------------------------------------------------------------- value types
@@ -241,6 +244,8 @@ class UserRequest(Message, frozen=True, tag="UserRequest"):
 
     text: str
     deadline_s: float | None = None
+    max_model_calls: int | None = None
+    max_tokens: int | None = None
 
 
 class TaskRequest(Message, frozen=True, tag="TaskRequest"):
@@ -248,6 +253,8 @@ class TaskRequest(Message, frozen=True, tag="TaskRequest"):
 
     text: str
     deadline_s: float | None = None
+    max_model_calls: int | None = None
+    max_tokens: int | None = None
 
 
 class TaskSpec(Message, frozen=True, tag="TaskSpec"):
@@ -392,6 +399,8 @@ class FinalResult(Message, frozen=True, tag="FinalResult"):
     """Why the task ended (structured; ``summary`` says it to a person)."""
     law1_denied: bool = False
     """An irreversible action was denied by the operator (rendered as ``[LAW1]``)."""
+    budget: BudgetName | None = None
+    """With reason ``budget``: which budget was spent."""
 
 
 class MemoryQuery(Message, frozen=True, tag="MemoryQuery"):
@@ -469,6 +478,8 @@ class LLMCall(Message, frozen=True, tag="LLMCall"):
     latency_ms: float = 0.0
     error: str | None = None
     subtask_id: str = ""
+    refused: BudgetName | None = None
+    """Set when the call was not made: the task's budget of this kind was spent."""
 
 
 class ConfirmationRequest(Message, frozen=True, tag="ConfirmationRequest"):
