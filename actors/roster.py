@@ -14,6 +14,7 @@ from .dispatcher import Dispatcher
 from .dreamer import Dreamer
 from .executor import Executor
 from .ggs import GGS
+from .judge import Judge
 from .memory import Memory
 from .meta_validator import MetaValidator
 from .perceiver import Perceiver
@@ -36,6 +37,7 @@ ROSTER: tuple[RoleSpec, ...] = (
     RoleSpec(MetaValidator),
     RoleSpec(Executor, per_pair=True),
     RoleSpec(AgentValidator, per_pair=True),
+    RoleSpec(Judge),
     RoleSpec(Auditor, audit=True),
 )
 

@@ -11,6 +11,7 @@ __all__ = [
     "Config",
     "DreamerConfig",
     "GGSConfig",
+    "JudgeConfig",
     "MemoryConfig",
     "SupervisorConfig",
     "ToolsConfig",
@@ -136,6 +137,33 @@ class AuditConfig(BaseModel):
     tap_size: int = Field(10_000, ge=1, description="the Auditor's tap (a full tap drops)")
 
 
+class JudgeConfig(BaseModel):
+    """The health Judge's detectors and thresholds (Hive's Judge, coded)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
+
+    interval_s: float = Field(10.0, gt=0, description="timer: stalls are looked for this often")
+    stall_s: float = Field(60.0, gt=0, description="a running task silent this long: stall")
+    repeat_limit: int = Field(
+        3, ge=2, description="doom loop: the Nth identical tool call (same result) in a row"
+    )
+    cycle_repeats: int = Field(
+        2, ge=2, description="cycle: a block of 2–4 calls repeated this many times in a row"
+    )
+    retry_storm: int = Field(5, ge=1, description="corrections of one task that make a storm")
+    error_repeats: int = Field(3, ge=2, description="identical errors of one task: ticket")
+    budget_warn: float = Field(
+        0.8, gt=0, le=1, description="share of a task's call/token budget used: ticket"
+    )
+    model_error_rate: float = Field(
+        0.5, gt=0, le=1, description="share of a task's model calls failing: ticket"
+    )
+    model_error_min_calls: int = Field(4, ge=1, description="calls before the rate is judged")
+    cooldown_s: float = Field(
+        60.0, ge=0, description="a resolved (task, detector) is not ticketed again sooner"
+    )
+
+
 class Config(BaseModel):
     """Everything a System can be told. Unknown keys are an error; values are not coerced
     (``"5"`` or ``True`` is not a number) and must be finite and within their bounds."""
@@ -172,6 +200,7 @@ class Config(BaseModel):
     tools: ToolsConfig = ToolsConfig()
     supervisor: SupervisorConfig = SupervisorConfig()
     audit: AuditConfig = AuditConfig()
+    judge: JudgeConfig = JudgeConfig()
 
     def task_deadline_s(self, requested: float | None) -> float:
         """A task's deadline in seconds: the one asked for, else ``task_timeout_s``.

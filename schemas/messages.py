@@ -60,6 +60,7 @@ __all__ = [
     "TaskCancelled",
     "TaskRequest",
     "TaskSpec",
+    "TicketResolved",
     "ToolCall",
     "ToolSpec",
     "UnknownMessage",
@@ -517,8 +518,24 @@ class EscalationTicket(Message, frozen=True, tag="EscalationTicket"):
     ticket_id: str
     severity: Literal["low", "medium", "high", "critical"] = "medium"
     kind: str = ""
+    """The detector that raised it (``doom_loop``, ``cycle``, ``stall`` …)."""
     summary: str = ""
+    """The cause, for a person."""
     evidence: list[int] = []
+    """The seqs of the envelopes that show it."""
+    evidence_ranges: list[list[int]] = []
+    """The same evidence as ``[first, last]`` seq ranges."""
+    action: Literal["inspect", "cancel", "continue"] = "inspect"
+    """What the Judge suggests the operator do."""
+
+
+class TicketResolved(Message, frozen=True, tag="TicketResolved"):
+    """An EscalationTicket closed: its task ended (Judge) or the operator answered (Queen)."""
+
+    ticket_id: str
+    resolution: Literal["task_ended", "continue", "cancel", "acknowledged"] = "task_ended"
+    by: str = ""
+    reason: str = ""
 
 
 class JudgeObservation(Message, frozen=True, tag="JudgeObservation"):
@@ -607,6 +624,7 @@ MESSAGE_TYPES: tuple[type[Message], ...] = (
     RoleFailed,
     StepFailed,
     PlanRejected,
+    TicketResolved,
 )
 
 AnyMessage = (
@@ -639,4 +657,5 @@ AnyMessage = (
     | RoleFailed
     | StepFailed
     | PlanRejected
+    | TicketResolved
 )
