@@ -13,7 +13,7 @@ Input contract:
 
 Output contract:
     CorrectionSignal (addressed to the pair), SubTaskOutcome, ConfirmationRequest (human
-    rung of the ladder).
+    rung of the ladder); LLMCall for each model call.
 
 Constraints:
     Fails closed — a model error, an unparsable verdict, a low-confidence verdict nobody
@@ -37,6 +37,7 @@ from artoo.schemas import (
     Envelope,
     ExecutionResult,
     FinalResult,
+    LLMCall,
     Message,
     SubTask,
     SubTaskOutcome,
@@ -75,6 +76,12 @@ class AgentValidator(Role):
     """The Agent-Validator actor (one per effector pair)."""
 
     name: ClassVar[str] = "agent_validator"
+    publishes: ClassVar[tuple[type[Message], ...]] = (
+        CorrectionSignal,
+        SubTaskOutcome,
+        ConfirmationRequest,
+        LLMCall,
+    )
     consumes: ClassVar[tuple[type[Message], ...]] = ()
     addressed: ClassVar[tuple[type[Message], ...]] = (SubTask, ExecutionResult)
 

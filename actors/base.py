@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from artoo.eventstore import MegramStore
 
     from .bus import Bus
+    from .contracts import AuditSeat
     from .llm import LLMGateway
     from .runner import RoleRunner
     from .tools._sandbox import Sandbox
@@ -123,6 +124,9 @@ class Equipment:
     tool_replay: ToolReplay | None = None
     """Set only by ``artoo replay --rerun``: the Executors take every tool call's outcome
     from it (a recorded run's) instead of running the tool."""
+    audit: AuditSeat | None = None
+    """The Auditor's seat (its audit log, the event log, the boundary table): the runner
+    gives it to the roles the roster marks ``audit=True`` only; None for every other."""
 
     def model(self) -> LLMGateway:
         """The LLM gateway; RuntimeError when the System was opened without a model."""
@@ -188,9 +192,9 @@ class Role(pykka.ThreadingActor):
     """Base of every role actor.
 
     Subclasses set ``name``, ``consumes`` (broadcast kinds), ``addressed`` (kinds received
-    only when addressed ``to`` this instance) and register one handler per kind with
-    :func:`handles`. All hooks run in the actor's own thread. Actor threads are daemons,
-    so a host that forgets ``close()`` still exits.
+    only when addressed ``to`` this instance), ``publishes`` (the Output contract) and
+    register one handler per kind with :func:`handles`. All hooks run in the actor's own
+    thread. Actor threads are daemons, so a host that forgets ``close()`` still exits.
     """
 
     use_daemon_thread = True
@@ -199,6 +203,9 @@ class Role(pykka.ThreadingActor):
     consumes: ClassVar[tuple[type[Message], ...]] = ()
     addressed: ClassVar[tuple[type[Message], ...]] = ()
     """Kinds this role receives only when addressed to its instance (``to=instance``)."""
+    publishes: ClassVar[tuple[type[Message], ...]] = ()
+    """The role's Output contract: the kinds it may publish (besides RoleFailed, which any
+    role publishes when it crashes). The Auditor derives its boundary table from these."""
     wants_ticks: ClassVar[bool] = False
     _handler_names: ClassVar[dict[type, str]] = {}
 

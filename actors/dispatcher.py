@@ -26,7 +26,13 @@ from typing import ClassVar
 
 import msgspec
 
-from artoo.schemas import DispatchManifest, Envelope, Message, SubTask, SubTaskOutcome
+from artoo.schemas import (
+    DispatchManifest,
+    Envelope,
+    Message,
+    SubTask,
+    SubTaskOutcome,
+)
 
 from .base import Equipment, Role, handles
 
@@ -65,6 +71,7 @@ class Dispatcher(Role):
     """The Dispatcher actor."""
 
     name: ClassVar[str] = "dispatcher"
+    publishes: ClassVar[tuple[type[Message], ...]] = (SubTask, SubTaskOutcome)
     consumes: ClassVar[tuple[type[Message], ...]] = (DispatchManifest, SubTaskOutcome)
 
     def __init__(self, equipment: Equipment, instance: str | None = None) -> None:

@@ -54,6 +54,7 @@ from artoo.schemas import (
     DreamerConfig,
     Envelope,
     FinalResult,
+    LLMCall,
     Megram,
     MegramDemoted,
     MegramForgotten,
@@ -440,6 +441,12 @@ class Dreamer(Role):
     """The Dreamer actor: a pass on its timer and a debounced pass after each FinalResult."""
 
     name: ClassVar[str] = "dreamer"
+    publishes: ClassVar[tuple[type[Message], ...]] = (
+        MegramForgotten,
+        MegramDemoted,
+        SOPPromoted,
+        LLMCall,
+    )
     consumes: ClassVar[tuple[type[Message], ...]] = (FinalResult,)
     wants_ticks: ClassVar[bool] = True
     debounce_s: ClassVar[float] = 1.0

@@ -14,7 +14,8 @@ Input contract:
 
 Output contract:
     ExecutionResult (with every structured ToolCall and ``stop``, why the attempt
-    stopped); ConfirmationRequest for an irreversible action (Law 1).
+    stopped); ConfirmationRequest for an irreversible action (Law 1); LLMCall for each
+    model call.
 
 Constraints:
     Does NOT judge its own output; does NOT query memory (its context comes from the
@@ -38,6 +39,7 @@ from artoo.schemas import (
     Envelope,
     ExecutionResult,
     FinalResult,
+    LLMCall,
     Message,
     StopReason,
     SubTask,
@@ -150,6 +152,7 @@ class Executor(Role):
     """The Executor actor (one per effector pair)."""
 
     name: ClassVar[str] = "executor"
+    publishes: ClassVar[tuple[type[Message], ...]] = (ExecutionResult, ConfirmationRequest, LLMCall)
     consumes: ClassVar[tuple[type[Message], ...]] = ()
     addressed: ClassVar[tuple[type[Message], ...]] = (SubTask, CorrectionSignal)
 

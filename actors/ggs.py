@@ -20,7 +20,8 @@ Input contract (consumes)
     ``ReplanRequest`` / ``OutcomeSummary`` — the Meta-Validator's fan-in: one decision.
     ``PlanRejected`` / ``StepFailed`` — no plan could run (or no task reading): the round's
     logical failure, decided by the same table (a Perceiver failure abandons at once).
-    ``LLMCall`` — the cost ledger.
+    ``LLMCall`` — the cost ledger; a call refused by the task's budget (``refused``) ends
+    the task abandon, reason ``budget``, ``FinalResult.budget`` naming it.
     ``ConfirmationRequest`` / ``ConfirmationDecision`` — which Law 1 actions were denied
     (``FinalResult.law1_denied`` and its summary).
     ``RoleFailed`` — a crashed role's tasks end (abandon, reason "crash").
@@ -48,14 +49,18 @@ from typing import ClassVar
 import msgspec
 
 from artoo.schemas import (
+    BudgetName,
     ConfirmationDecision,
     ConfirmationRequest,
     DispatchManifest,
     Envelope,
     FinalResult,
+    GGSDecision,
     LLMCall,
+    MegramRecorded,
     Message,
     OutcomeSummary,
+    PlanDirective,
     PlanRejected,
     ReplanRequest,
     RoleFailed,
@@ -133,12 +138,19 @@ class _TaskBook:
     denied_targets: list[str] = field(default_factory=list)
     needed: list[str] = field(default_factory=list)  # denied targets plans still needed
     round: int = 0
+    budgets: dict[str, int | None] = field(default_factory=dict)  # max_model_calls, max_tokens
 
 
 class GGS(Role):
     """The Goal Gradient Solver actor: the only role that publishes FinalResult."""
 
     name: ClassVar[str] = "ggs"
+    publishes: ClassVar[tuple[type[Message], ...]] = (
+        GGSDecision,
+        PlanDirective,
+        FinalResult,
+        MegramRecorded,
+    )
     consumes: ClassVar[tuple[type[Message], ...]] = (
         TaskRequest,
         TaskSpec,
@@ -174,7 +186,11 @@ class GGS(Role):
     def on_task_request(self, env: Envelope) -> None:
         body: TaskRequest = env.body
         deadline = self.ctx.config.task_deadline_s(body.deadline_s)
-        self.books[env.task_id or ""] = _TaskBook(started=env.ts, deadline_s=deadline)
+        self.books[env.task_id or ""] = _TaskBook(
+            started=env.ts,
+            deadline_s=deadline,
+            budgets={"max_model_calls": body.max_model_calls, "max_tokens": body.max_tokens},
+        )
 
     @handles(TaskSpec)
     def on_task_spec(self, env: Envelope) -> None:
@@ -206,8 +222,23 @@ class GGS(Role):
     @handles(LLMCall)
     def on_llm_call(self, env: Envelope) -> None:
         book = self._book(env)
-        if book is not None:
-            book.calls.append(CallRecord.of(env.body))
+        if book is None:
+            return
+        call: LLMCall = env.body
+        if call.refused is None:
+            book.calls.append(CallRecord.of(call))
+            return
+        # a call refused by the task's budget: the task ends, naming the budget and figures
+        made = len(book.calls)
+        tokens = sum(c.tokens_in + c.tokens_out for c in book.calls)
+        limit = book.budgets.get(call.refused)
+        self._abandon(
+            env.task_id or "",
+            f"budget spent: {call.refused} = {limit}; {made} model calls made, {tokens} tokens",
+            "budget",
+            cause=env.seq,
+            budget=call.refused,
+        )
 
     @handles(ConfirmationRequest)
     def on_confirmation_request(self, env: Envelope) -> None:
@@ -299,7 +330,15 @@ class GGS(Role):
         self.books.pop(task_id, None)
         self._finish(task_id)
 
-    def _abandon(self, task_id: str, summary: str, reason: EndReason, *, cause: int | None) -> None:
+    def _abandon(
+        self,
+        task_id: str,
+        summary: str,
+        reason: EndReason,
+        *,
+        cause: int | None,
+        budget: BudgetName | None = None,
+    ) -> None:
         if self.is_finished(task_id):
             return
         book = self.books.get(task_id)
@@ -313,6 +352,7 @@ class GGS(Role):
                 replans=gradient.replans if gradient is not None else 0,
                 loss=gradient.loss_prev if gradient is not None else None,
                 reason=reason,
+                budget=budget,
             ),
             cause=cause,
         )

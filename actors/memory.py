@@ -69,6 +69,7 @@ class Memory(Role):
     """The Memory actor."""
 
     name: ClassVar[str] = "memory"
+    publishes: ClassVar[tuple[type[Message], ...]] = (MemoryRecall, MegramRecalled)
     consumes: ClassVar[tuple[type[Message], ...]] = (
         MemoryQuery,
         MegramRecorded,

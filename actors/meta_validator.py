@@ -11,7 +11,7 @@ Input contract:
     DispatchManifest, SubTaskOutcome.
 
 Output contract:
-    ReplanRequest, OutcomeSummary.
+    ReplanRequest, OutcomeSummary; LLMCall for each model call.
 
 Constraints:
     Does NOT decide what happens next (the GGS does); does NOT write memory; the merged
@@ -28,6 +28,7 @@ from artoo.schemas import (
     Criterion,
     DispatchManifest,
     Envelope,
+    LLMCall,
     Message,
     OutcomeSummary,
     ReplanRequest,
@@ -73,6 +74,7 @@ class MetaValidator(Role):
     """The Meta-Validator actor."""
 
     name: ClassVar[str] = "meta_validator"
+    publishes: ClassVar[tuple[type[Message], ...]] = (ReplanRequest, OutcomeSummary, LLMCall)
     consumes: ClassVar[tuple[type[Message], ...]] = (DispatchManifest, SubTaskOutcome)
 
     def __init__(self, equipment: Equipment, instance: str | None = None) -> None:

@@ -10,8 +10,8 @@ Input contract:
     TaskRequest.
 
 Output contract:
-    TaskSpec; RoleFailed (a clean failure) when the model gives no valid answer after
-    one repair attempt.
+    TaskSpec; StepFailed (a clean failure) when the model gives no valid answer after
+    one repair attempt; LLMCall for each model call.
 
 Constraints:
     Does NOT plan or execute; does NOT invent criteria when the model fails (Law 0);
@@ -25,7 +25,14 @@ from typing import ClassVar
 
 import msgspec
 
-from artoo.schemas import Envelope, Message, StepFailed, TaskRequest, TaskSpec
+from artoo.schemas import (
+    Envelope,
+    LLMCall,
+    Message,
+    StepFailed,
+    TaskRequest,
+    TaskSpec,
+)
 
 from .answers import PerceiverAnswer, make_criteria, slugify
 from .base import Role, handles
@@ -84,6 +91,7 @@ class Perceiver(Role):
     """The Perceiver actor."""
 
     name: ClassVar[str] = "perceiver"
+    publishes: ClassVar[tuple[type[Message], ...]] = (TaskSpec, StepFailed, LLMCall)
     consumes: ClassVar[tuple[type[Message], ...]] = (TaskRequest,)
 
     @handles(TaskRequest)

@@ -22,6 +22,7 @@ Output contract (publishes)
     ``PlanRejected`` — every plan the model gave (one retry with the reason) broke the
     MUST NOT set: the round's logical failure, scored by the GGS.
     ``StepFailed`` — the model gave no valid plan (after the structured-answer repair).
+    ``LLMCall`` — each model call (recorded by the gateway).
 
 Constraints
     Does NOT execute tools, validate results or decide to replan (GGS does). Does NOT
@@ -43,6 +44,7 @@ import msgspec
 from artoo.schemas import (
     DispatchManifest,
     Envelope,
+    LLMCall,
     Megram,
     MemoryQuery,
     MemoryRecall,
@@ -358,6 +360,13 @@ class Planner(Role):
     """The Planner actor."""
 
     name: ClassVar[str] = "planner"
+    publishes: ClassVar[tuple[type[Message], ...]] = (
+        MemoryQuery,
+        DispatchManifest,
+        PlanRejected,
+        StepFailed,
+        LLMCall,
+    )
     consumes: ClassVar[tuple[type[Message], ...]] = (TaskSpec, MemoryRecall, PlanDirective)
     max_plan_attempts: ClassVar[int] = 2
 

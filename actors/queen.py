@@ -63,6 +63,7 @@ class Queen(Role):
     """The Queen actor."""
 
     name: ClassVar[str] = "queen"
+    publishes: ClassVar[tuple[type[Message], ...]] = (TaskRequest, ConfirmationDecision)
     consumes: ClassVar[tuple[type[Message], ...]] = (UserRequest, ConfirmationRequest)
     wants_ticks: ClassVar[bool] = True
 
@@ -75,7 +76,13 @@ class Queen(Role):
     def on_user_request(self, env: Envelope) -> None:
         body: UserRequest = env.body
         deadline = self.ctx.config.task_deadline_s(body.deadline_s)
-        self.reply(env, TaskRequest(text=body.text, deadline_s=deadline))
+        calls, tokens = self.ctx.config.task_budget(body.max_model_calls, body.max_tokens)
+        self.reply(
+            env,
+            TaskRequest(
+                text=body.text, deadline_s=deadline, max_model_calls=calls, max_tokens=tokens
+            ),
+        )
 
     @handles(ConfirmationRequest)
     def on_confirmation_request(self, env: Envelope) -> None:

@@ -1,16 +1,20 @@
 """The roster: every role the System starts, declared in one table.
 
 A role is added by declaring it here (one line); the RoleRunner starts singletons once
-and pair roles once per effector pair (``Config.max_parallel`` pairs), in this order.
+and pair roles once per effector pair (``Config.max_parallel`` pairs), in this order. The
+Auditor alone is marked ``audit=True``: only it is given the audit log.
 """
 
 from __future__ import annotations
 
 from .agent_validator import AgentValidator
+from .auditor import Auditor
+from .contracts import Contracts, contracts_from
 from .dispatcher import Dispatcher
 from .dreamer import Dreamer
 from .executor import Executor
 from .ggs import GGS
+from .judge import Judge
 from .memory import Memory
 from .meta_validator import MetaValidator
 from .perceiver import Perceiver
@@ -19,7 +23,7 @@ from .queen import Queen
 from .runner import RoleSpec
 from .supervisor import Supervisor
 
-__all__ = ["ROSTER"]
+__all__ = ["CONTRACTS", "ROSTER"]
 
 ROSTER: tuple[RoleSpec, ...] = (
     RoleSpec(Supervisor),
@@ -33,4 +37,9 @@ ROSTER: tuple[RoleSpec, ...] = (
     RoleSpec(MetaValidator),
     RoleSpec(Executor, per_pair=True),
     RoleSpec(AgentValidator, per_pair=True),
+    RoleSpec(Judge),
+    RoleSpec(Auditor, audit=True),
 )
+
+CONTRACTS: Contracts = contracts_from(ROSTER)
+"""The boundary table the Auditor checks: each role's Output contract (``publishes``)."""

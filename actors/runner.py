@@ -9,6 +9,7 @@ a role crashed; nothing here calls back into the facade.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Iterable
@@ -29,10 +30,16 @@ _log = runtime_logger(component="runner")
 
 @dataclass(frozen=True)
 class RoleSpec:
-    """One line of the roster: a role class, singleton or one per effector pair."""
+    """One line of the roster: a role class, singleton or one per effector pair.
+
+    ``audit``: the role is given the Equipment's ``audit`` seat (the Auditor); every other
+    role gets Equipment with ``audit=None``, so no role but the Auditor reaches the audit
+    log.
+    """
 
     role: type[Role]
     per_pair: bool = False
+    audit: bool = False
 
 
 @dataclass
@@ -51,12 +58,17 @@ class RoleRunner:
         self._lock = threading.Lock()
         self._running: dict[str, Running] = {}
         self._equipment: Equipment | None = None
+        self._shared: Equipment | None = None  # without the audit seat
+        self._audit_roles: set[type[Role]] = set()
         self._closed = False
 
     # ------------------------------------------------------------------ starting
     def start_all(self, roster: Iterable[RoleSpec], equipment: Equipment) -> None:
         """Start every role of ``roster`` with ``equipment`` (pair roles once per pair)."""
+        roster = tuple(roster)
         self._equipment = equipment
+        self._shared = dataclasses.replace(equipment, audit=None)
+        self._audit_roles = {spec.role for spec in roster if spec.audit}
         for spec in roster:
             if spec.per_pair:
                 for pair in equipment.pairs:
@@ -66,7 +78,7 @@ class RoleRunner:
 
     def start(self, role: type[Role], instance: str | None, from_seq: int | None = None) -> str:
         """Start one actor of ``role`` and subscribe it; returns its sender name."""
-        equipment = self._equipment
+        equipment = self._equipment if role in self._audit_roles else self._shared
         if equipment is None:
             raise RuntimeError("start_all() first: the runner has no equipment")
         ref = role.start(equipment, instance)

@@ -25,7 +25,11 @@ from __future__ import annotations
 from collections import deque
 from typing import ClassVar
 
-from artoo.schemas import Envelope, Message, RoleFailed
+from artoo.schemas import (
+    Envelope,
+    Message,
+    RoleFailed,
+)
 
 from .base import Equipment, Role, handles
 
@@ -55,6 +59,7 @@ class Supervisor(Role):
     """The Supervisor actor."""
 
     name: ClassVar[str] = "supervisor"
+    publishes: ClassVar[tuple[type[Message], ...]] = ()
     consumes: ClassVar[tuple[type[Message], ...]] = (RoleFailed,)
 
     def __init__(self, equipment: Equipment, instance: str | None = None) -> None:

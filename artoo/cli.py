@@ -41,6 +41,18 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--timeout", type=seconds, default=None, help="task deadline in seconds (positive)"
     )
+    run.add_argument(
+        "--max-calls",
+        type=positive_int,
+        default=None,
+        help="model calls the task may make; the call past it is not made (abandon, budget)",
+    )
+    run.add_argument(
+        "--max-tokens",
+        type=positive_int,
+        default=None,
+        help="tokens the task may use (overrun by at most the calls in flight)",
+    )
     run.add_argument("--json", action="store_true", help="print the FinalResult as JSON only")
 
     demo = sub.add_parser("demo", help="run five scripted scenarios offline (no network, no key)")
@@ -64,7 +76,12 @@ def build_parser() -> argparse.ArgumentParser:
     audit = sub.add_parser(
         "audit",
         help="an audit report of a store: summary, what needs attention, tasks, roles, tools, "
-        "memory, windows",
+        "memory, windows; --verify checks the Auditor's hash-chained audit log",
+        description="An audit report of a store, built from its event log. With --verify, "
+        "--recompute or --reports, the Auditor's audit log (<store>/audit) instead: "
+        "--verify checks its hash chain (exit 1 naming the first bad record); --recompute "
+        "recomputes its reports from the event log and compares them (exit 1 on a "
+        "difference); --reports prints them as JSON lines.",
     )
     audit.add_argument("store", nargs="?", default="./.artoo", help="the store directory")
     audit.add_argument("--since", default=None, help="from this time (epoch s or ISO 8601, UTC)")
@@ -78,6 +95,23 @@ def build_parser() -> argparse.ArgumentParser:
         "self-contained html page with plots",
     )
     audit.add_argument("-o", "--output", default=None, help="the file (default: stdout)")
+    audit.add_argument(
+        "--verify", action="store_true", help="check the hash chain; exit 1 on the first bad record"
+    )
+    audit.add_argument(
+        "--recompute",
+        action="store_true",
+        help="recompute the Auditor's reports from the event log and compare them",
+    )
+    audit.add_argument(
+        "--window-s",
+        type=seconds,
+        default=None,
+        help="the audit window the store ran with, for --recompute (default: Config's, 300)",
+    )
+    audit.add_argument(
+        "--reports", action="store_true", help="print the Auditor's reports as JSON lines"
+    )
     export = sub.add_parser(
         "export", help="write a store's event log out, one envelope per line as JSON"
     )
@@ -142,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "export":
             return _export(args)
         if args.command == "audit":
+            if args.verify or args.recompute or args.reports:
+                return _audit_log(args)
             return _audit(args)
         if args.command == "replay":
             from .replay._cli import replay_command
@@ -183,6 +219,17 @@ def seconds(value: str) -> float:
     return number
 
 
+def positive_int(value: str) -> int:
+    """An argparse type: a positive whole number."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return number
+
+
 def _run(args: argparse.Namespace, console: Console) -> int:
     from .system import System
 
@@ -208,7 +255,12 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     with System.open(args.store, model=args.model, workspace=args.workspace) as system:
         if not args.json:
             system.subscribe(progress)
-        result = system.run(args.text, timeout=args.timeout)
+        result = system.run(
+            args.text,
+            timeout=args.timeout,
+            max_model_calls=args.max_calls,
+            max_tokens=args.max_tokens,
+        )
         if not args.json:
             shown_final.wait(5.0)  # let the progress lines finish before closing
     if args.json:
@@ -298,6 +350,43 @@ def _export(args: argparse.Namespace) -> int:
         with open(args.output, "wb") as out:
             n = export_jsonl(store, out, task_id=args.task)
         print(f"{n} envelopes written to {args.output}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _audit_log(args: argparse.Namespace) -> int:
+    """``artoo audit --verify | --recompute | --reports``: the Auditor's audit log."""
+    from artoo.eventstore import AuditLogReader
+
+    store = Path(args.store)
+    if not (store / "events").exists():
+        raise ValueError(f"{store} is not an artoo store (no events/ directory)")
+    reader = AuditLogReader(store / "audit")
+    if args.verify:
+        check = reader.verify()
+        if not check.ok:
+            print(f"audit log: record {check.bad_record} is bad: {check.reason}")
+            return EXIT_ABANDON
+        print(f"audit log: {check.records} records, the hash chain is intact")
+        return EXIT_OK
+    reports = reader.reports()
+    if args.recompute:
+        from artoo.actors.auditor import compare_reports
+        from artoo.actors.roster import CONTRACTS
+        from artoo.eventstore import EventLog
+        from artoo.schemas import AuditConfig
+
+        window = AuditConfig(window_s=args.window_s) if args.window_s else AuditConfig()
+        with EventLog.open(store / "events", durability="none") as log:
+            problems = compare_reports(reports, log.read(), CONTRACTS, window)
+        for problem in problems:
+            print(problem)
+        if problems:
+            return EXIT_ABANDON
+        print(f"{len(reports)} reports: equal to their recomputation from the event log")
+        return EXIT_OK
+    for report in reports:
+        sys.stdout.buffer.write(msgspec.json.encode(report) + b"\n")
+    sys.stdout.buffer.flush()
     return EXIT_OK
 
 

@@ -21,23 +21,27 @@ from typing import Any
 import pykka
 from pydantic import ValidationError
 
+from artoo.actors.auditor import AuditNow
 from artoo.actors.base import Equipment, Operator, Tick
 from artoo.actors.bus import Bus, Delivery
 from artoo.actors.catalog import ToolCatalog
 from artoo.actors.clock import Clock, IdSource, SystemClock
+from artoo.actors.contracts import AuditSeat
 from artoo.actors.dreamer import DreamNow
 from artoo.actors.llm import (
     LLMGateway,
     ModelNotConfigured,
+    TaskBudgets,
     resolve_backend,
     resolve_models,
 )
-from artoo.actors.roster import ROSTER
+from artoo.actors.roster import CONTRACTS, ROSTER
 from artoo.actors.runner import RoleRunner
 from artoo.actors.tools import Sandbox, SandboxUnavailable, cleanup_spill, probe
 from artoo.actors.tools._sandbox import SCRATCH_BASES
-from artoo.eventstore import EventLog, open_memory
+from artoo.eventstore import AuditLog, AuditLogReader, EventLog, open_memory
 from artoo.schemas import (
+    AuditReport,
     Config,
     Cost,
     Envelope,
@@ -152,7 +156,7 @@ class System:
         operator: Operator | None,
         clock: Clock,
         tools: Iterable[Callable[..., Any]],
-        gateway_factory: Callable[[Bus, Clock, Callable[[], str]], LLMGateway | None],
+        gateway_factory: Callable[[Bus, Clock, Callable[[], str], TaskBudgets], LLMGateway | None],
         secrets: tuple[str, ...] = (),
         runs_tools: bool = True,
         tool_replay: Callable[..., Any] | None = None,
@@ -162,6 +166,7 @@ class System:
         self.workspace = workspace
         self.clock = clock
         self.new_id = IdSource(clock)
+        self.budgets = TaskBudgets()  # enforced by the gateway before each model call
         if not workspace.is_dir():
             raise FileNotFoundError(f"the workspace {workspace} is not a directory")
         self.sandbox = _sandbox_for(config) if runs_tools else None
@@ -179,6 +184,12 @@ class System:
         except BaseException:
             self.log.close()
             raise
+        try:
+            self._audit = AuditLog(store / "audit")  # the Auditor's alone (its seat)
+        except BaseException:
+            self.megrams.close()
+            self.log.close()
+            raise
         self._closed = False
         self._lock = threading.Lock()
         self._futures: dict[str, tuple[TaskHandle, Future[FinalResult]]] = {}
@@ -190,13 +201,14 @@ class System:
         try:
             self.bus = Bus(self.log, clock)
         except BaseException:
+            self._audit.close()
             self.megrams.close()
             self.log.close()
             raise
         try:
             # before any role runs: every task the log shows started and never ended
             self.interrupted = end_orphans(self.log, self.bus, sender=SYSTEM)
-            gateway = gateway_factory(self.bus, clock, self.new_id)
+            gateway = gateway_factory(self.bus, clock, self.new_id, self.budgets)
             self.equipment = Equipment(
                 bus=self.bus,
                 config=config,
@@ -213,6 +225,7 @@ class System:
                 secrets=secrets,
                 sandbox=self.sandbox,
                 tool_replay=tool_replay,
+                audit=AuditSeat(self._audit, self.log, CONTRACTS),
             )
             self._results = _Listener.start(self._on_result)
             self.bus.subscribe([FinalResult], self._results)
@@ -267,7 +280,9 @@ class System:
             cfg = cfg.model_copy(update={"model": model})
         models = resolve_models(cfg, env)
 
-        def gateway_factory(bus: Bus, clk: Clock, new_id: Callable[[], str]) -> LLMGateway:
+        def gateway_factory(
+            bus: Bus, clk: Clock, new_id: Callable[[], str], budgets: TaskBudgets
+        ) -> LLMGateway:
             built: dict[str, Any] = {}  # tiers with the same model share one backend
             for name in models.values():
                 if name not in built:
@@ -282,7 +297,14 @@ class System:
                     )
                     built[name] = resolve_backend(name, **options)
             backends = {tier: built[name] for tier, name in models.items()}
-            return LLMGateway(backends, models, record=_recorder(bus), clock=clk, new_id=new_id)
+            return LLMGateway(
+                backends,
+                models,
+                record=_recorder(bus),
+                clock=clk,
+                new_id=new_id,
+                budgets=budgets,
+            )
 
         return cls(
             Path(store),
@@ -311,13 +333,25 @@ class System:
             operator=None,
             clock=SystemClock(),
             tools=(),
-            gateway_factory=lambda bus, clk, new_id: None,
+            gateway_factory=lambda bus, clk, new_id, budgets: None,
             runs_tools=False,
         )
 
     # ------------------------------------------------------------------ the faces
-    def submit(self, text: str, *, deadline_s: float | None = None) -> TaskHandle:
+    def submit(
+        self,
+        text: str,
+        *,
+        deadline_s: float | None = None,
+        max_model_calls: int | None = None,
+        max_tokens: int | None = None,
+    ) -> TaskHandle:
         """Start a task and return at once with its TaskHandle.
+
+        ``max_model_calls`` / ``max_tokens`` bound the task's model use (default:
+        ``Config.max_model_calls`` / ``max_tokens``): checked before each call, the call
+        that would pass a budget is not made and the task ends abandon, reason
+        ``budget``, ``FinalResult.budget`` naming which, the summary the figures.
 
         Raises RuntimeError once closed, and the log's error (wrapped in
         :class:`~artoo.actors.bus.BusError`) once the event log stopped taking messages.
@@ -330,31 +364,67 @@ class System:
             raise ValueError(
                 f"a deadline must be a positive, finite number of seconds, not {deadline_s}"
             )
+        calls, tokens = self.config.task_budget(max_model_calls, max_tokens)
         task_id = self.new_id()
         future: Future[FinalResult] = Future()
         handle = TaskHandle(self, task_id, future)
         with self._lock:
             self._futures[task_id] = (handle, future)
+        self.budgets.open(task_id, calls, tokens)
         try:
-            self._publish(UserRequest(text=text, deadline_s=deadline_s), task_id=task_id)
+            self._publish(
+                UserRequest(
+                    text=text, deadline_s=deadline_s, max_model_calls=calls, max_tokens=tokens
+                ),
+                task_id=task_id,
+            )
         except BaseException:
             with self._lock:
                 self._futures.pop(task_id, None)
+            self.budgets.close(task_id)
             raise
         return handle
 
-    def run(self, text: str, timeout: float | None = None) -> FinalResult:
-        """Run a task to its FinalResult (blocks). ``timeout`` is the task's deadline."""
-        handle = self.submit(text, deadline_s=timeout)
+    def run(
+        self,
+        text: str,
+        timeout: float | None = None,
+        *,
+        max_model_calls: int | None = None,
+        max_tokens: int | None = None,
+    ) -> FinalResult:
+        """Run a task to its FinalResult (blocks). ``timeout`` is the task's deadline;
+        the budgets are :meth:`submit`'s."""
+        handle = self.submit(
+            text, deadline_s=timeout, max_model_calls=max_model_calls, max_tokens=max_tokens
+        )
         return handle.result(self._wait_s(timeout))
 
-    async def asubmit(self, text: str, *, deadline_s: float | None = None) -> TaskHandle:
+    async def asubmit(
+        self,
+        text: str,
+        *,
+        deadline_s: float | None = None,
+        max_model_calls: int | None = None,
+        max_tokens: int | None = None,
+    ) -> TaskHandle:
         """Async twin of :meth:`submit`."""
-        return self.submit(text, deadline_s=deadline_s)
+        return self.submit(
+            text, deadline_s=deadline_s, max_model_calls=max_model_calls, max_tokens=max_tokens
+        )
 
-    async def arun(self, text: str, timeout: float | None = None) -> FinalResult:
+    async def arun(
+        self,
+        text: str,
+        timeout: float | None = None,
+        *,
+        max_model_calls: int | None = None,
+        max_tokens: int | None = None,
+    ) -> FinalResult:
         """Async twin of :meth:`run`."""
-        handle = self.submit(text, deadline_s=timeout)
+        handle = self.submit(
+            text, deadline_s=timeout, max_model_calls=max_model_calls, max_tokens=max_tokens
+        )
         return await handle.aresult(self._wait_s(timeout))
 
     def _wait_s(self, timeout: float | None) -> float:
@@ -393,6 +463,25 @@ class System:
             raise TimeoutError(f"memory did not apply the pass within {timeout} s")
         return int(count)
 
+    def audit(self, timeout: float = 3.0) -> AuditReport:
+        """The Auditor's report of the audit window so far (``complete=False``).
+
+        Everything committed before the call is in it. Raises TimeoutError when the
+        Auditor does not answer within ``timeout`` seconds (the paper's bound: 3 s).
+        """
+        if self._closed:
+            raise RuntimeError("this System is closed")
+        try:
+            report: AuditReport = self.runner.ref("auditor").ask(AuditNow(), timeout=timeout)  # type: ignore[assignment]
+        except pykka.Timeout:
+            raise TimeoutError(f"the Auditor did not answer within {timeout} s") from None
+        return report
+
+    @property
+    def audit_log(self) -> AuditLogReader:
+        """The store's audit log, read-only: ``reports()`` and ``verify()``."""
+        return AuditLogReader(self.store / "audit")
+
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until everything published so far is persisted, delivered, and applied to
         :attr:`megrams` by the Memory role; False if ``timeout`` seconds passed first."""
@@ -415,6 +504,7 @@ class System:
 
     def _on_result(self, env: Envelope) -> None:
         result: FinalResult = env.body
+        self.budgets.close(result.task_id)
         with self._lock:
             entry = self._futures.pop(result.task_id, None)
         if entry is not None:
@@ -518,6 +608,7 @@ class System:
         except Exception:
             logger.exception("closing the bus failed")
         finally:
+            self._audit.close()
             self.megrams.close()
             self.log.close()
         with self._lock:

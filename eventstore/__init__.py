@@ -4,6 +4,7 @@ projection of the log), behind one flat namespace over private modules."""
 from ._contract import EventLogBackend, InMemoryEventLog, MegramReader
 from ._megramstore import MegramStore, StoreClosed
 from ._projection import MEMORY_EVENTS, catch_up_memory, open_memory, rebuild_memory, salvage
+from .audit import AuditLog, AuditLogReader, AuditVerification
 from .eventlog import (
     DURABILITY_MODES,
     CorruptLog,
@@ -20,6 +21,9 @@ from .eventlog import (
 __all__ = [
     "DURABILITY_MODES",
     "MEMORY_EVENTS",
+    "AuditLog",
+    "AuditLogReader",
+    "AuditVerification",
     "CorruptLog",
     "Durability",
     "EventLog",

@@ -3,10 +3,14 @@
 This package imports nothing else of artoo.
 """
 
+from .audit import *  # noqa: F403
+from .audit import __all__ as _audit_all
 from .config import (
+    AuditConfig,
     Config,
     DreamerConfig,
     GGSConfig,
+    JudgeConfig,
     MemoryConfig,
     SupervisorConfig,
     ToolsConfig,
@@ -16,11 +20,13 @@ from .messages import *  # noqa: F403
 from .messages import __all__ as _messages_all
 
 __all__ = [
+    "AuditConfig",
     "Config",
     "CorruptRecord",
     "Envelope",
     "DreamerConfig",
     "GGSConfig",
+    "JudgeConfig",
     "MemoryConfig",
     "SupervisorConfig",
     "ToolsConfig",
@@ -28,4 +34,5 @@ __all__ = [
     "decode_envelope",
     "encode_envelope",
     *_messages_all,
+    *_audit_all,
 ]

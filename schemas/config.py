@@ -7,9 +7,11 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "AuditConfig",
     "Config",
     "DreamerConfig",
     "GGSConfig",
+    "JudgeConfig",
     "MemoryConfig",
     "SupervisorConfig",
     "ToolsConfig",
@@ -119,6 +121,49 @@ class SupervisorConfig(BaseModel):
     )
 
 
+class AuditConfig(BaseModel):
+    """The Auditor's window and its role-drift rule (paper §8)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
+
+    window_s: float = Field(300.0, gt=0, description="length of one audit window (event time)")
+    drift_mads: float = Field(
+        3.0, gt=0, description="drift: a metric above median + this many MADs of its history"
+    )
+    drift_min_windows: int = Field(
+        5, ge=2, description="earlier windows of a role needed before drift is judged"
+    )
+    drift_history: int = Field(50, ge=2, description="earlier windows of a role kept for drift")
+    tap_size: int = Field(10_000, ge=1, description="the Auditor's tap (a full tap drops)")
+
+
+class JudgeConfig(BaseModel):
+    """The health Judge's detectors and thresholds (Hive's Judge, coded)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
+
+    interval_s: float = Field(10.0, gt=0, description="timer: stalls are looked for this often")
+    stall_s: float = Field(60.0, gt=0, description="a running task silent this long: stall")
+    repeat_limit: int = Field(
+        3, ge=2, description="doom loop: the Nth identical tool call (same result) in a row"
+    )
+    cycle_repeats: int = Field(
+        2, ge=2, description="cycle: a block of 2–4 calls repeated this many times in a row"
+    )
+    retry_storm: int = Field(5, ge=1, description="corrections of one task that make a storm")
+    error_repeats: int = Field(3, ge=2, description="identical errors of one task: ticket")
+    budget_warn: float = Field(
+        0.8, gt=0, le=1, description="share of a task's call/token budget used: ticket"
+    )
+    model_error_rate: float = Field(
+        0.5, gt=0, le=1, description="share of a task's model calls failing: ticket"
+    )
+    model_error_min_calls: int = Field(4, ge=1, description="calls before the rate is judged")
+    cooldown_s: float = Field(
+        60.0, ge=0, description="a resolved (task, detector) is not ticketed again sooner"
+    )
+
+
 class Config(BaseModel):
     """Everything a System can be told. Unknown keys are an error; values are not coerced
     (``"5"`` or ``True`` is not a number) and must be finite and within their bounds."""
@@ -143,11 +188,19 @@ class Config(BaseModel):
     confirmation_timeout_s: float = Field(60.0, gt=0, description="Law 1 wait before denial")
     llm_confidence_threshold: float = Field(0.7, ge=0, le=1)
     dream_interval_s: float = Field(300.0, gt=0)
+    max_model_calls: int | None = Field(
+        None, ge=1, description="model calls one task may make (None: no limit)"
+    )
+    max_tokens: int | None = Field(
+        None, ge=1, description="tokens (prompt + completion) one task may use (None: no limit)"
+    )
     ggs: GGSConfig = GGSConfig()
     memory: MemoryConfig = MemoryConfig()
     dreamer: DreamerConfig = DreamerConfig()
     tools: ToolsConfig = ToolsConfig()
     supervisor: SupervisorConfig = SupervisorConfig()
+    audit: AuditConfig = AuditConfig()
+    judge: JudgeConfig = JudgeConfig()
 
     def task_deadline_s(self, requested: float | None) -> float:
         """A task's deadline in seconds: the one asked for, else ``task_timeout_s``.
@@ -155,3 +208,14 @@ class Config(BaseModel):
         The one place the default deadline is computed (Queen, GGS and System use it).
         """
         return requested if requested is not None else self.task_timeout_s
+
+    def task_budget(
+        self, max_model_calls: int | None, max_tokens: int | None
+    ) -> tuple[int | None, int | None]:
+        """A task's ``(max_model_calls, max_tokens)``: the ones asked for, else Config's."""
+        calls = max_model_calls if max_model_calls is not None else self.max_model_calls
+        tokens = max_tokens if max_tokens is not None else self.max_tokens
+        for name, value in (("max_model_calls", calls), ("max_tokens", tokens)):
+            if value is not None and (isinstance(value, bool) or value < 1):
+                raise ValueError(f"{name} must be a positive whole number, not {value}")
+        return calls, tokens

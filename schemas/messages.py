@@ -20,6 +20,7 @@ import msgspec
 __all__ = [
     "MESSAGE_TYPES",
     "AnyMessage",
+    "BudgetName",
     "Check",
     "ConfirmationDecision",
     "ConfirmationRequest",
@@ -59,6 +60,7 @@ __all__ = [
     "TaskCancelled",
     "TaskRequest",
     "TaskSpec",
+    "TicketResolved",
     "ToolCall",
     "ToolSpec",
     "UnknownMessage",
@@ -102,6 +104,8 @@ EndReason = Literal[
     "step_failed",
 ]
 """Why a task ended (FinalResult.reason); None in logs written before it existed."""
+BudgetName = Literal["max_model_calls", "max_tokens"]
+"""A per-task budget (FinalResult.budget, LLMCall.refused)."""
 
 
 # --------------------------------------------------------------------------- value types
@@ -241,6 +245,8 @@ class UserRequest(Message, frozen=True, tag="UserRequest"):
 
     text: str
     deadline_s: float | None = None
+    max_model_calls: int | None = None
+    max_tokens: int | None = None
 
 
 class TaskRequest(Message, frozen=True, tag="TaskRequest"):
@@ -248,6 +254,8 @@ class TaskRequest(Message, frozen=True, tag="TaskRequest"):
 
     text: str
     deadline_s: float | None = None
+    max_model_calls: int | None = None
+    max_tokens: int | None = None
 
 
 class TaskSpec(Message, frozen=True, tag="TaskSpec"):
@@ -395,6 +403,8 @@ class FinalResult(Message, frozen=True, tag="FinalResult"):
     """Why the task ended (structured; ``summary`` says it to a person)."""
     law1_denied: bool = False
     """An irreversible action was denied by the operator (rendered as ``[LAW1]``)."""
+    budget: BudgetName | None = None
+    """With reason ``budget``: which budget was spent."""
 
 
 class MemoryQuery(Message, frozen=True, tag="MemoryQuery"):
@@ -472,6 +482,8 @@ class LLMCall(Message, frozen=True, tag="LLMCall"):
     latency_ms: float = 0.0
     error: str | None = None
     subtask_id: str = ""
+    refused: BudgetName | None = None
+    """Set when the call was not made: the task's budget of this kind was spent."""
 
 
 class ConfirmationRequest(Message, frozen=True, tag="ConfirmationRequest"):
@@ -509,8 +521,24 @@ class EscalationTicket(Message, frozen=True, tag="EscalationTicket"):
     ticket_id: str
     severity: Literal["low", "medium", "high", "critical"] = "medium"
     kind: str = ""
+    """The detector that raised it (``doom_loop``, ``cycle``, ``stall`` …)."""
     summary: str = ""
+    """The cause, for a person."""
     evidence: list[int] = []
+    """The seqs of the envelopes that show it."""
+    evidence_ranges: list[list[int]] = []
+    """The same evidence as ``[first, last]`` seq ranges."""
+    action: Literal["inspect", "cancel", "continue"] = "inspect"
+    """What the Judge suggests the operator do."""
+
+
+class TicketResolved(Message, frozen=True, tag="TicketResolved"):
+    """An EscalationTicket closed: its task ended (Judge) or the operator answered (Queen)."""
+
+    ticket_id: str
+    resolution: Literal["task_ended", "continue", "cancel", "acknowledged"] = "task_ended"
+    by: str = ""
+    reason: str = ""
 
 
 class JudgeObservation(Message, frozen=True, tag="JudgeObservation"):
@@ -599,6 +627,7 @@ MESSAGE_TYPES: tuple[type[Message], ...] = (
     RoleFailed,
     StepFailed,
     PlanRejected,
+    TicketResolved,
 )
 
 AnyMessage = (
@@ -631,4 +660,5 @@ AnyMessage = (
     | RoleFailed
     | StepFailed
     | PlanRejected
+    | TicketResolved
 )

@@ -90,6 +90,7 @@ error, so a typo never silently changes a script.
 
 from __future__ import annotations
 
+from ._budget import BudgetSpent, TaskBudgets
 from ._gateway import LLMGateway
 from ._litellm import LitellmBackend
 from ._replay import ReplayBackend
@@ -117,6 +118,7 @@ from ._types import (
 __all__ = [
     "ROLE_TIERS",
     "TIERS",
+    "BudgetSpent",
     "LLMBackend",
     "LLMError",
     "LLMGateway",
@@ -130,6 +132,7 @@ __all__ = [
     "ScriptToolCall",
     "ScriptedBackend",
     "StructuredAnswer",
+    "TaskBudgets",
     "ToolCallRequest",
     "ask_structured",
     "assistant_message",

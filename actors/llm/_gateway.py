@@ -11,6 +11,7 @@ from artoo.actors.clock import Clock, SystemClock
 from artoo.actors.clock import new_id as _default_new_id
 from artoo.schemas import LLMCall
 
+from ._budget import BudgetSpent, TaskBudgets
 from ._resolve import resolve_backend
 from ._types import LLMBackend, LLMError, LLMRequest, LLMResponse
 
@@ -25,6 +26,10 @@ class LLMGateway:
     raises. Latency is measured on ``clock``'s monotonic time and replaces the backend's
     own figure. The gateway keeps no count of its own: a task's cost is computed from the
     recorded LLMCalls by the one ledger (:func:`artoo.actors.ledger.task_cost`).
+
+    With ``budgets``, each call is first reserved against its task's budget; a call the
+    budget does not allow is not made: it is recorded with ``refused`` set and
+    :class:`~artoo.actors.llm.BudgetSpent` is raised.
     """
 
     def __init__(
@@ -35,8 +40,10 @@ class LLMGateway:
         record: Callable[[LLMCall, str | None], None],
         clock: Clock | None = None,
         new_id: Callable[[], str] = _default_new_id,
+        budgets: TaskBudgets | None = None,
     ) -> None:
         self._backends = dict(backends)
+        self._budgets = budgets
         self._models = dict(models)
         self._record = record
         self._clock = clock or SystemClock()
@@ -67,7 +74,15 @@ class LLMGateway:
         return dict(self._models)
 
     def complete(self, request: LLMRequest) -> LLMResponse:
-        """Call the tier's backend; always record the call; return or raise :class:`LLMError`."""
+        """Call the tier's backend; always record the call; return or raise :class:`LLMError`
+        (:class:`BudgetSpent`, a subclass, when the task's budget refuses the call)."""
+        if self._budgets is not None:
+            try:
+                self._budgets.reserve(request.task_id)
+            except BudgetSpent as spent:
+                call = self._llm_call(request, None, spent, 0.0)
+                self._record(msgspec.structs.replace(call, refused=spent.budget), request.task_id)
+                raise
         start = self._clock.monotonic()
         response: LLMResponse | None = None
         error: LLMError | None = None
@@ -84,6 +99,12 @@ class LLMGateway:
         latency_ms = max(0.0, (self._clock.monotonic() - start) * 1000)
         if response is not None:
             response = msgspec.structs.replace(response, latency_ms=latency_ms)
+            if self._budgets is not None:
+                usage = response.usage
+                self._budgets.commit(
+                    request.task_id,
+                    int(usage.get("prompt_tokens", 0)) + int(usage.get("completion_tokens", 0)),
+                )
         self._record(self._llm_call(request, response, error, latency_ms), request.task_id)
         if error is not None:
             raise error

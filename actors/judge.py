@@ -1,0 +1,445 @@
+"""Judge — the health monitor: coded detectors over the bus, escalation tickets out.
+
+Responsibilities:
+    Watch every running task and raise an **EscalationTicket** when it degrades, by coded
+    detectors (pure functions below, each with property tests), evaluated on every
+    relevant message and on a timer (``Config.judge.interval_s``, default 10 s):
+
+    - ``doom_loop``: the ``repeat_limit``-th (3rd) identical tool call — same tool, same
+      arguments, same result — in a row within one subtask, across its attempts (high).
+    - ``cycle``: a block of 2–4 calls (not all the same) repeated ``cycle_repeats`` (2)
+      times in a row, results included (high). A poll whose results change, or a call
+      repeated with other calls between, is neither.
+    - ``stall``: a running task with no envelope for ``stall_s`` (60 s) of clock time;
+      found within ``stall_s`` + one timer interval (high).
+    - ``retry_storm``: ``retry_storm`` (5) CorrectionSignals in one task (medium).
+    - ``repeated_errors``: ``error_repeats`` (3) identical errors (failed tool calls of
+      the same tool, exit code and error; or model calls failing the same way) (medium).
+    - ``budget_burn``: ``budget_warn`` (80 %) of the task's call or token budget used
+      (medium).
+    - ``replan_budget``: the GGS's replans one short of ``Config.ggs.max_replans`` (low).
+    - ``model_errors``: at least ``model_error_rate`` (50 %) of the task's model calls
+      failed, after ``model_error_min_calls`` (4) calls (high).
+
+    One open ticket per (task, detector); when the task ends every open ticket of it is
+    resolved (TicketResolved, ``task_ended``); a resolved (task, detector) is not ticketed
+    again within ``cooldown_s``. Each timer pass with running tasks publishes one
+    JudgeObservation (running tasks, open tickets).
+
+Input contract:
+    Every envelope, through a bus tap (the Judge keeps state per task from UserRequest /
+    TaskRequest to FinalResult); ticks (clock time).
+
+Output contract:
+    EscalationTicket (detector in ``kind``, severity, cause in ``summary``, evidence seqs
+    and ranges, suggested ``action``), TicketResolved (``task_ended``), JudgeObservation.
+
+Constraints:
+    Does NOT cancel, correct or instruct a task: the Queen and the operator decide. Decides
+    from structured fields (tool, arguments, ``ok``, exit code, kinds, budgets), never by
+    parsing text; error texts are compared for identity only. No model is asked: a case a
+    rule cannot decide is not dismissed by guessing (the model rung is not built).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections import deque
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+import msgspec
+
+from artoo.schemas import (
+    CorrectionSignal,
+    Envelope,
+    EscalationTicket,
+    ExecutionResult,
+    FinalResult,
+    GGSDecision,
+    JudgeConfig,
+    JudgeObservation,
+    LLMCall,
+    Message,
+    TaskRequest,
+    TicketResolved,
+    ToolCall,
+)
+
+from .base import Equipment, Role
+
+__all__ = [
+    "Judge",
+    "budget_burn",
+    "call_key",
+    "cycle_at",
+    "repeat_at",
+    "stalled",
+]
+
+Severity = Literal["low", "medium", "high", "critical"]
+
+
+# --------------------------------------------------------------------------- detectors
+def call_key(call: ToolCall) -> Hashable:
+    """What makes two tool calls identical: tool, arguments, and what came back."""
+    args = msgspec.json.encode(call.args, order="sorted")
+    return (call.tool, args, call.ok, call.exit_code, call.refusal, call.output_preview)
+
+
+def repeat_at(keys: Sequence[Hashable], limit: int) -> bool:
+    """True when the last ``limit`` keys are identical (the ``limit``-th repeat in a row)."""
+    if len(keys) < limit:
+        return False
+    last = keys[-1]
+    return all(k == last for k in keys[-limit:])
+
+
+def cycle_at(keys: Sequence[Hashable], repeats: int, periods: Sequence[int] = (2, 3, 4)) -> int:
+    """The period p (2–4) of a block of calls, not all identical, that the last
+    ``p × repeats`` keys repeat; 0 when none."""
+    for p in periods:
+        n = p * repeats
+        if len(keys) < n:
+            continue
+        block = list(keys[-p:])
+        if len(set(block)) < 2:
+            continue
+        tail = keys[-n:]
+        if all(tail[i] == block[i % p] for i in range(n)):
+            return p
+    return 0
+
+
+def stalled(last_seen: float, now: float, stall_s: float) -> bool:
+    """True when a running task has been silent ``stall_s`` or longer."""
+    return now - last_seen >= stall_s
+
+
+def budget_burn(used: int, limit: int | None, warn: float) -> bool:
+    """True when ``used`` reached the ``warn`` share of a budget (None: no budget)."""
+    return limit is not None and used >= math.ceil(warn * limit)
+
+
+# --------------------------------------------------------------------------- state
+@dataclass
+class _Task:
+    started_seq: int
+    last_seen: float
+    max_calls: int | None = None
+    max_tokens: int | None = None
+    keys: dict[str, list[Hashable]] = field(default_factory=dict)  # subtask → call keys
+    key_seqs: dict[str, list[int]] = field(default_factory=dict)
+    corrections: list[int] = field(default_factory=list)
+    errors: dict[Hashable, list[int]] = field(default_factory=dict)
+    calls: int = 0
+    failed_calls: list[int] = field(default_factory=list)
+    tokens: int = 0
+    open: dict[str, str] = field(default_factory=dict)  # detector → ticket id
+    resolved_at: dict[str, float] = field(default_factory=dict)
+
+
+_SEVERITY: dict[str, Severity] = {
+    "doom_loop": "high",
+    "cycle": "high",
+    "stall": "high",
+    "retry_storm": "medium",
+    "repeated_errors": "medium",
+    "budget_burn": "medium",
+    "replan_budget": "low",
+    "model_errors": "high",
+}
+
+
+def _ranges(seqs: Sequence[int]) -> list[list[int]]:
+    out: list[list[int]] = []
+    for seq in sorted(set(seqs)):
+        if out and seq == out[-1][1] + 1:
+            out[-1][1] = seq
+        else:
+            out.append([seq, seq])
+    return out
+
+
+# --------------------------------------------------------------------------- the actor
+class Judge(Role):
+    """The Judge actor: a tap, per-task state, the detectors, tickets."""
+
+    name: ClassVar[str] = "judge"
+    publishes: ClassVar[tuple[type[Message], ...]] = (
+        EscalationTicket,
+        TicketResolved,
+        JudgeObservation,
+    )
+    wants_ticks: ClassVar[bool] = True
+
+    def __init__(self, equipment: Equipment, instance: str | None = None) -> None:
+        super().__init__(equipment, instance)
+        self.cfg: JudgeConfig = equipment.config.judge
+        self.tasks: dict[str, _Task] = {}
+        self._tap: Any = None
+        self._next_seq = 0
+        self._last_pass = -math.inf
+        self._seen: deque[Envelope] = deque()
+        self._woken = threading.Event()
+
+    def on_start(self) -> None:
+        """Open the tap and a pump thread that wakes the actor when envelopes arrive (so
+        every relevant message is judged when it comes); only what happens from now on
+        is judged."""
+        super().on_start()
+        self._tap = self.ctx.bus.tap()
+        self._next_seq = self.ctx.bus.last_seq + 1
+        threading.Thread(target=self._pump, name="artoo-judge-tap", daemon=True).start()
+
+    def on_stop(self) -> None:
+        """Close the tap (the pump ends with it)."""
+        if self._tap is not None:
+            self._tap.close()
+        super().on_stop()
+
+    def _pump(self) -> None:  # pump thread: tap → the actor's queue, one wake at a time
+        tap = self._tap
+        while (env := tap.get()) is not None:
+            self._seen.append(env)
+            if not self._woken.is_set():
+                self._woken.set()
+                try:
+                    self.actor_ref.tell(_Wake())
+                except Exception:  # the actor stopped
+                    return
+
+    def on_receive(self, message: Any) -> Any:
+        """A wake from the pump: judge what arrived."""
+        if isinstance(message, _Wake):
+            self._woken.clear()
+            self._drain()
+            return None
+        return super().on_receive(message)
+
+    def active_tasks(self) -> list[str]:
+        return list(self.tasks)
+
+    def on_tick(self, now: float) -> None:
+        """Judge what the tap holds; every ``interval_s``, look for stalls."""
+        self._drain()
+        if now - self._last_pass < self.cfg.interval_s:
+            return
+        self._last_pass = now
+        self._drain_to(self.ctx.bus.last_seq)  # judge all that was committed before now
+        for task_id, task in list(self.tasks.items()):
+            if stalled(task.last_seen, now, self.cfg.stall_s):
+                silent = now - task.last_seen
+                self._ticket(
+                    task_id,
+                    "stall",
+                    f"no message for {silent:.0f} s (stall_s {self.cfg.stall_s:g})",
+                    [task.started_seq],
+                    action="cancel",
+                )
+        if self.tasks:
+            open_tickets = sum(len(t.open) for t in self.tasks.values())
+            self.publish(
+                JudgeObservation(
+                    summary=f"{len(self.tasks)} running, {open_tickets} open tickets",
+                    healthy=open_tickets == 0,
+                    metrics={"running": float(len(self.tasks)), "open": float(open_tickets)},
+                ),
+                task_id=None,
+                cause=None,
+            )
+
+    # ------------------------------------------------------------------ reading
+    def _drain(self) -> None:
+        tap = self._tap
+        if tap is None:
+            return
+        batch = []
+        while self._seen:
+            batch.append(self._seen.popleft())
+        batch.extend(tap.catch_up())  # what the tap dropped, re-read from the log
+        for env in sorted(batch, key=lambda e: e.seq):
+            if env.seq >= self._next_seq:
+                self._see(env)
+
+    def _drain_to(self, seq: int, wait_s: float = 0.5) -> None:
+        """Drain until the envelope at ``seq`` is judged (the pump is a hop behind the
+        tap), waiting at most ``wait_s`` of wall time."""
+        deadline = time.monotonic() + wait_s
+        self._drain()
+        while self._next_seq <= seq and time.monotonic() < deadline:
+            time.sleep(0.001)
+            self._drain()
+
+    def _see(self, env: Envelope) -> None:
+        self._next_seq = env.seq + 1
+        body = env.body
+        task_id = env.task_id
+        if isinstance(body, TaskRequest) and task_id:
+            self.tasks[task_id] = _Task(
+                env.seq, env.ts, max_calls=body.max_model_calls, max_tokens=body.max_tokens
+            )
+            return
+        if task_id is None or env.sender == self.sender:
+            return
+        task = self.tasks.get(task_id)
+        if task is None:
+            return
+        task.last_seen = max(task.last_seen, env.ts)
+        if isinstance(body, FinalResult):
+            self._resolve_all(task_id, task, env)
+        elif isinstance(body, ExecutionResult):
+            self._execution(task_id, task, env, body)
+        elif isinstance(body, CorrectionSignal):
+            task.corrections.append(env.seq)
+            if len(task.corrections) >= self.cfg.retry_storm:
+                self._ticket(
+                    task_id,
+                    "retry_storm",
+                    f"{len(task.corrections)} corrections",
+                    task.corrections,
+                    action="inspect",
+                )
+        elif isinstance(body, LLMCall) and body.refused is None:
+            self._model_call(task_id, task, env, body)
+        elif isinstance(body, GGSDecision):
+            limit = self.ctx.config.ggs.max_replans
+            if limit and body.replans >= limit - 1 and body.directive not in _TERMINAL:
+                self._ticket(
+                    task_id,
+                    "replan_budget",
+                    f"{body.replans} of {limit} replans done",
+                    [env.seq],
+                    action="inspect",
+                )
+
+    def _execution(self, task_id: str, task: _Task, env: Envelope, body: ExecutionResult) -> None:
+        keys = task.keys.setdefault(body.subtask_id, [])
+        seqs = task.key_seqs.setdefault(body.subtask_id, [])
+        for call in body.tool_calls:
+            keys.append(call_key(call))
+            seqs.append(env.seq)
+            if repeat_at(keys, self.cfg.repeat_limit):
+                evidence = seqs[-self.cfg.repeat_limit :]
+                self._ticket(
+                    task_id,
+                    "doom_loop",
+                    f"{call.tool} called {self.cfg.repeat_limit} times in a row with the "
+                    f"same arguments and result (subtask {body.subtask_id})",
+                    evidence,
+                    action="cancel",
+                )
+            elif period := cycle_at(keys, self.cfg.cycle_repeats):
+                evidence = seqs[-period * self.cfg.cycle_repeats :]
+                self._ticket(
+                    task_id,
+                    "cycle",
+                    f"a cycle of {period} calls repeated {self.cfg.cycle_repeats} times "
+                    f"(subtask {body.subtask_id})",
+                    evidence,
+                    action="cancel",
+                )
+            if not call.ok and call.refusal is None:
+                key = ("tool", call.tool, call.exit_code, call.error)
+                self._error(task_id, task, key, env.seq, f"{call.tool} failed the same way")
+
+    def _model_call(self, task_id: str, task: _Task, env: Envelope, call: LLMCall) -> None:
+        task.calls += 1
+        task.tokens += int(call.usage.get("prompt_tokens", 0)) + int(
+            call.usage.get("completion_tokens", 0)
+        )
+        if call.error is not None:
+            task.failed_calls.append(env.seq)
+            self._error(
+                task_id, task, ("model", call.role, call.error), env.seq, "model calls failed"
+            )
+            failed = len(task.failed_calls)
+            if (
+                task.calls >= self.cfg.model_error_min_calls
+                and failed / task.calls >= self.cfg.model_error_rate
+            ):
+                self._ticket(
+                    task_id,
+                    "model_errors",
+                    f"{failed} of {task.calls} model calls failed",
+                    task.failed_calls,
+                    action="inspect",
+                )
+        for used, limit, what in (
+            (task.calls, task.max_calls, "model calls"),
+            (task.tokens, task.max_tokens, "tokens"),
+        ):
+            if budget_burn(used, limit, self.cfg.budget_warn):
+                self._ticket(
+                    task_id,
+                    "budget_burn",
+                    f"{used} of {limit} {what} used",
+                    [env.seq],
+                    action="inspect",
+                )
+
+    def _error(self, task_id: str, task: _Task, key: Hashable, seq: int, what: str) -> None:
+        seqs = task.errors.setdefault(key, [])
+        seqs.append(seq)
+        if len(seqs) >= self.cfg.error_repeats:
+            self._ticket(
+                task_id,
+                "repeated_errors",
+                f"{what} {len(seqs)} times",
+                seqs,
+                action="inspect",
+            )
+
+    # ------------------------------------------------------------------ tickets
+    def _ticket(
+        self,
+        task_id: str,
+        detector: str,
+        cause: str,
+        evidence: Sequence[int],
+        *,
+        action: Literal["inspect", "cancel", "continue"],
+    ) -> None:
+        task = self.tasks[task_id]
+        if detector in task.open:
+            return  # one open ticket per (task, detector)
+        resolved = task.resolved_at.get(detector)
+        if resolved is not None and self.ctx.clock.now() - resolved < self.cfg.cooldown_s:
+            return
+        ticket_id = self.ctx.new_id()
+        task.open[detector] = ticket_id
+        seqs = sorted(set(evidence))
+        self.publish(
+            EscalationTicket(
+                ticket_id=ticket_id,
+                severity=_SEVERITY[detector],
+                kind=detector,
+                summary=cause,
+                evidence=seqs,
+                evidence_ranges=_ranges(seqs),
+                action=action,
+            ),
+            task_id=task_id,
+            cause=seqs[-1] if seqs else None,
+        )
+        self.log.warning("ticket", task=task_id, detector=detector, cause=cause)
+
+    def _resolve_all(self, task_id: str, task: _Task, env: Envelope) -> None:
+        for ticket_id in task.open.values():
+            self.publish(
+                TicketResolved(ticket_id=ticket_id, resolution="task_ended", by=self.sender),
+                task_id=task_id,
+                cause=env.seq,
+            )
+        self.tasks.pop(task_id, None)
+
+
+_TERMINAL = frozenset({"accept", "success", "abandon"})
+
+
+@dataclass(frozen=True)
+class _Wake:
+    """Told by the Judge's pump thread: envelopes are waiting."""
