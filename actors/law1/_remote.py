@@ -11,6 +11,7 @@ counts too (it could be any of them).
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import shlex
 
@@ -24,11 +25,19 @@ REMOTE_PROGRAMS = frozenset(
         "mail", "mailx", "sendmail", "mutt", "neomutt", "msmtp", "ssmtp", "swaks",
         "gh", "aws", "gcloud", "az", "gsutil", "s3cmd", "rclone",
         "docker", "podman", "nerdctl", "kubectl", "helm", "terraform", "tofu",
-        "psql", "mysql", "mariadb", "redis-cli", "mongo", "mongosh",
+        "psql", "mysql", "mariadb", "mysqladmin", "redis-cli", "valkey-cli", "mongo", "mongosh",
         "dropdb", "dropuser", "systemctl", "service", "git",
     }
 )  # fmt: skip
 """Programs whose effects can lie outside the sandbox."""
+
+
+def _programs(program: str) -> list[str]:
+    """The program names ``program`` may stand for: itself, or every remote program a glob
+    in it matches (``/usr/bin/redis-c?i`` is redis-cli)."""
+    if not any(c in program for c in "*?["):
+        return [program]
+    return [p for p in sorted(REMOTE_PROGRAMS) if fnmatch.fnmatchcase(p, program)]
 
 
 def _needs_reading(program: str, args: tuple[str, ...]) -> bool:
@@ -61,9 +70,10 @@ def classify_remote(
             return True, f"{program or 'shell'}: program not known before the command runs"
         if network and program in _SHELLS and not simple.inline and not simple.args:
             return True, f"{program}: runs commands read from stdin"
-        if not _needs_reading(program, simple.args):
-            continue
-        verdict = classify_shell(shlex.join([program, *simple.args]), cwd)
-        if verdict.irreversible:
-            return True, verdict.reason
+        for name in _programs(program):
+            if not _needs_reading(name, simple.args):
+                continue
+            verdict = classify_shell(shlex.join([name, *simple.args]), cwd)
+            if verdict.irreversible:
+                return True, verdict.reason
     return False, ""

@@ -262,6 +262,8 @@ DESTRUCTIVE: list[tuple[str, tuple[str, ...]]] = [
     ("sh -c 'kubectl delete deploy api'", ()),
     ("echo $(docker rmi -f app)", ()),
     ("redis-cli FLUSHALL", ()),
+    ("/usr/bin/redis-c?i FLUSHALL", ()),
+    ("valkey-cli FLUSHDB", ()),
     ("redis-cli -h cache DEL session:1", ()),
     ("dropdb prod", ()),
     ("rclone purge remote:bucket", ()),

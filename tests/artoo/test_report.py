@@ -220,9 +220,12 @@ def test_the_demo_report_says_what_the_demo_did(demo_store: Path) -> None:
     [abandoned] = [t for t in doc.tasks if t.status == "abandon"]
     assert abandoned.path == ["change_path", "change_approach", "break_symmetry", "abandon"]
     assert abandoned.law1_denied and abandoned.reason == "replan_budget"
+    with EventLog.open(demo_store / "events", durability="none") as log:
+        tickets = [e for e in log.read() if isinstance(e.body, EscalationTicket)]
     kinds = [a.kind for a in doc.attention]
-    assert kinds == ["convergence_failure", "denied_action"]
-    assert all(a.task_id == abandoned.task_id for a in doc.attention)
+    assert kinds == ["escalation"] * len(tickets) + ["convergence_failure", "denied_action"]
+    assert doc.summary.escalations == len(tickets)
+    assert all(a.task_id == abandoned.task_id for a in doc.attention[len(tickets) :])
     shell = next(t for t in doc.tools if t.tool == "shell")
     assert shell.refusals == {"law1_denied": 1}
     assert sum(r.calls for r in doc.roles) == doc.summary.model_calls == 40
