@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
@@ -19,6 +19,9 @@ from ._compute import build_report, quantile
 from ._html import render_html
 from ._markdown import render_markdown
 from ._model import AuditDocument, report_schema
+
+if TYPE_CHECKING:
+    from artoo.schemas import AuditReport
 
 __all__ = [
     "AuditDocument",
@@ -86,6 +89,7 @@ def audit_report(
     path = Path(store)
     if not (path / "events").exists():
         raise ValueError(f"{path} is not an artoo store (no events/ directory)")
+    chain, reports = _audit_log(path / "audit")
     with EventLog.open(path / "events", durability="none") as log:
         doc = build_report(
             log.read(),
@@ -94,5 +98,30 @@ def audit_report(
             task_id=task_id,
             window_s=window_s,
             store=path.name,
+            audit_chain=chain,
+            audit_reports=reports,
         )
     return render(doc, fmt)
+
+
+def _audit_log(directory: Path) -> tuple[str, list[AuditReport]]:
+    """The audit log's verdict for the summary, and its reports (those before the first
+    bad record when the chain is broken)."""
+    from artoo.eventstore import AuditLogReader
+
+    if not directory.exists():
+        return "no audit log in this store", []
+    reader = AuditLogReader(directory)
+    check = reader.verify()
+    try:
+        reports = reader.reports()
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        reports = []
+    if check.ok:
+        return f"intact: {check.records} records, each linked to the one before", reports
+    good = reports[: check.records]
+    return (
+        f"BROKEN at record {check.bad_record}: {check.reason} "
+        f"({check.records} good records before it; reports from the bad one on are not used)",
+        good,
+    )

@@ -3,12 +3,14 @@ envelopes and options give the same :class:`AuditDocument`)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from artoo.schemas import (
+    AuditReport,
     ConfirmationDecision,
     ConfirmationRequest,
     CorrectionSignal,
@@ -143,9 +145,12 @@ def build_report(
     window_s: float = 300.0,
     store: str = "",
     audit_chain: str = "no audit log in this store",
+    audit_reports: Sequence[AuditReport] = (),
 ) -> AuditDocument:
     """The audit report of ``envelopes`` (in seq order) between ``since`` and ``until``
-    (clock seconds, inclusive), of one task with ``task_id``."""
+    (clock seconds, inclusive), of one task with ``task_id``. ``audit_reports`` (the
+    Auditor's, from the store's audit log) add boundary violations and drift alerts to
+    the attention list and the roles, and are the windows table."""
     acc = _Acc()
     for env in envelopes:
         if (since is not None and env.ts < since) or (until is not None and env.ts > until):
@@ -153,7 +158,12 @@ def build_report(
         if task_id is not None and env.task_id != task_id:
             continue
         _take(acc, env)
-    return _document(acc, since, until, task_id, window_s, store, audit_chain)
+    reports = [
+        r
+        for r in audit_reports
+        if (since is None or r.window_end >= since) and (until is None or r.window_start <= until)
+    ]
+    return _document(acc, since, until, task_id, window_s, store, audit_chain, reports)
 
 
 def _task(acc: _Acc, env: Envelope) -> _Task | None:
@@ -385,7 +395,13 @@ def _document(
     window_s: float,
     store: str,
     audit_chain: str,
+    reports: list[AuditReport],
 ) -> AuditDocument:
+    _from_auditor(acc, reports, task_id)
+    drift_by_role: dict[str, list[str]] = defaultdict(list)
+    for report in reports:
+        for alert in report.drift:
+            drift_by_role[alert.role].append(f"{alert.metric} at {_clock(report.window_start)}")
     rows = [_task_row(t) for t in sorted(acc.tasks.values(), key=lambda t: t.first_seq)]
     statuses = Counter(r.status for r in rows)
     ended = [r for r in rows if r.status != "running"]
@@ -410,7 +426,9 @@ def _document(
     )
     retries = [a - 1 for a in acc.attempts.values()]
     roles = []
-    for role in sorted(set(acc.latency) | set(acc.step_failures) | set(acc.crashes)):
+    for role in sorted(
+        set(acc.latency) | set(acc.step_failures) | set(acc.crashes) | set(drift_by_role)
+    ):
         calls = len(acc.latency.get(role, []))
         roles.append(
             RoleRow(
@@ -424,6 +442,7 @@ def _document(
                 else None,
                 step_failures=acc.step_failures[role],
                 crashes=acc.crashes[role],
+                drift=drift_by_role.get(role, []),
             )
         )
     tools = [
@@ -471,7 +490,59 @@ def _document(
         tools=tools,
         memory=memory,
         window_s=window_s,
-        windows=_windows(acc, window_s),
+        windows=[_window(r) for r in reports] if reports else _windows(acc, window_s),
+    )
+
+
+def _clock(ts: float) -> str:
+    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%H:%M:%SZ")
+
+
+def _from_auditor(acc: _Acc, reports: list[AuditReport], task_id: str | None) -> None:
+    """The Auditor's findings that the event log alone does not show: boundary
+    violations and role drift (convergence failures are already read from the log)."""
+    for report in reports:
+        for v in report.boundary_violations:
+            if task_id is None or v.task_id == task_id:
+                acc.attention.append(
+                    Attention(
+                        kind="boundary_violation",
+                        task_id=v.task_id,
+                        seqs=[v.seq],
+                        line=f"{v.sender} published {v.kind} ({v.rule.replace('_', ' ')})",
+                    )
+                )
+        if task_id is not None:
+            continue
+        for d in report.drift:
+            acc.attention.append(
+                Attention(
+                    kind="drift",
+                    seqs=[report.first_seq, report.last_seq],
+                    line=f"{d.role} {d.metric} {d.value:.3g} in the window from "
+                    f"{_clock(report.window_start)}, above {d.limit:.3g} (median {d.median:.3g}, "
+                    f"MAD {d.mad:.3g} over {d.history} earlier windows)",
+                )
+            )
+
+
+def _window(r: AuditReport) -> WindowRow:
+    latencies = [s.latency_p95_ms for s in r.roles if s.latency_p95_ms is not None]
+    return WindowRow(
+        start=r.window_start,
+        end=r.window_end,
+        tasks_started=r.tasks_started,
+        tasks_ended=sum(r.tasks_ended.values()),
+        by_status=dict(sorted(r.tasks_ended.items())),
+        model_calls=sum(s.model_calls for s in r.roles),
+        latency_p95_ms=_r(max(latencies)) if latencies else None,
+        tokens=round(sum((s.tokens_per_call or 0) * s.model_calls for s in r.roles)),
+        replans=r.replans,
+        tool_errors=sum(1 for a in r.anomalies if a.kind == "tool_error"),
+        boundary_violations=len(r.boundary_violations),
+        drift_alerts=len(r.drift),
+        complete=r.complete,
+        source="auditor",
     )
 
 

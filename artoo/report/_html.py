@@ -210,7 +210,7 @@ def render_html(doc: AuditDocument) -> str:
     ]
     statuses = ", ".join(f"{k} {v}" for k, v in s.by_status.items()) or "none"
     chain_ok = s.audit_chain.startswith("intact")
-    chain_class = "good" if chain_ok else "bad" if "broken" in s.audit_chain else "muted"
+    chain_class = "good" if chain_ok else "bad" if s.audit_chain.startswith("BROKEN") else "muted"
     severities = ", ".join(f"{k} {v}" for k, v in s.escalations_by_severity.items())
     parts.append(
         _table(
@@ -405,6 +405,11 @@ def render_html(doc: AuditDocument) -> str:
         )
     parts.append("</section>")
     parts.append(f'<section id="windows"><h2>Windows ({doc.window_s:g} s)</h2>')
+    if doc.windows and doc.windows[0].source == "auditor":
+        parts.append(
+            '<p class="muted">The Auditor\'s reports, from the audit log; a partial one was '
+            "written at a close.</p>"
+        )
     parts.append(
         _table(
             [
@@ -417,10 +422,12 @@ def render_html(doc: AuditDocument) -> str:
                 "tokens",
                 "replans",
                 "tool errors",
+                "boundary violations",
+                "drift alerts",
             ],
             [
                 [
-                    e(when(w.start)),
+                    e(when(w.start) + ("" if w.complete else " (partial)")),
                     str(w.tasks_started),
                     str(w.tasks_ended),
                     e(", ".join(f"{k} {v}" for k, v in w.by_status.items()) or "-"),
@@ -429,10 +436,12 @@ def render_html(doc: AuditDocument) -> str:
                     f"{w.tokens:,}",
                     str(w.replans),
                     str(w.tool_errors),
+                    str(w.boundary_violations),
+                    str(w.drift_alerts),
                 ]
                 for w in doc.windows
             ],
-            {1, 2, 4, 5, 6, 7, 8},
+            {1, 2, 4, 5, 6, 7, 8, 9, 10},
         )
     )
     parts.append("</section>")

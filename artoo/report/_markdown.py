@@ -200,6 +200,11 @@ def render_markdown(doc: AuditDocument) -> str:
             else ["none"]
         )
     out += ["", f"## Windows ({doc.window_s:g} s)", ""]
+    if doc.windows and doc.windows[0].source == "auditor":
+        out += [
+            "The Auditor's reports, from the audit log; a partial one was written at a close.",
+            "",
+        ]
     out += _table(
         [
             "start",
@@ -211,10 +216,12 @@ def render_markdown(doc: AuditDocument) -> str:
             "tokens",
             "replans",
             "tool errors",
+            "boundary violations",
+            "drift alerts",
         ],
         [
             [
-                when(w.start),
+                when(w.start) + ("" if w.complete else " (partial)"),
                 str(w.tasks_started),
                 str(w.tasks_ended),
                 ", ".join(f"{k} {v}" for k, v in w.by_status.items()) or "-",
@@ -223,6 +230,8 @@ def render_markdown(doc: AuditDocument) -> str:
                 f"{w.tokens:,}",
                 str(w.replans),
                 str(w.tool_errors),
+                str(w.boundary_violations),
+                str(w.drift_alerts),
             ]
             for w in doc.windows
         ],

@@ -174,6 +174,13 @@ class WindowRow(msgspec.Struct, frozen=True, kw_only=True):
     tokens: int = 0
     replans: int = 0
     tool_errors: int = 0
+    boundary_violations: int = 0
+    drift_alerts: int = 0
+    complete: bool = True
+    """False for a report written before its window ended (at a System's close)."""
+    source: str = "log"
+    """``auditor`` when the row is one of the Auditor's AuditReports (its audit log),
+    ``log`` when computed here from the event log (a store without an audit log)."""
 
 
 class AuditDocument(msgspec.Struct, frozen=True, kw_only=True):

@@ -20,7 +20,7 @@ from rich.console import Console
 
 from artoo.cli import main
 from artoo.demo import run_demo
-from artoo.eventstore import EventLog
+from artoo.eventstore import AuditLog, EventLog
 from artoo.report import (
     AuditDocument,
     audit_report,
@@ -31,9 +31,12 @@ from artoo.report import (
     report_schema,
 )
 from artoo.schemas import (
+    AuditReport,
+    BoundaryViolation,
     ConfirmationDecision,
     ConfirmationRequest,
     Cost,
+    DriftAlert,
     Envelope,
     EscalationTicket,
     ExecutionResult,
@@ -41,6 +44,7 @@ from artoo.schemas import (
     GGSDecision,
     LLMCall,
     RoleFailed,
+    RoleStats,
     ToolCall,
     UserRequest,
 )
@@ -402,3 +406,53 @@ def test_the_module_runs_without_a_display() -> None:
     code = "import artoo.report._html as h, sys; print('matplotlib.pyplot' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"  # never pyplot: no global figure state, no GUI
+
+
+def _audit_reports() -> list[AuditReport]:
+    return [
+        AuditReport(window_start=T0, window_end=T0 + 300, first_seq=1, last_seq=13,
+                    tasks_started=2, tasks_ended={"accept": 1}, replans=1,
+                    roles=[RoleStats(role="executor", model_calls=2, latency_p95_ms=590.0,
+                                     tokens_per_call=121.0)]),
+        AuditReport(window_start=T0 + 300, window_end=T0 + 600, first_seq=14, last_seq=15,
+                    tasks_ended={"abandon": 1},
+                    boundary_violations=[BoundaryViolation(seq=14, sender="executor",
+                                                           kind="GGSDecision", task_id="t2",
+                                                           rule="outside_contract")],
+                    drift=[DriftAlert(role="executor", metric="latency_p95_ms", value=9000.0,
+                                      median=500.0, mad=50.0, limit=650.0, history=6)]),
+    ]  # fmt: skip
+
+
+def test_the_auditors_findings_join_the_report_and_a_tampered_log_is_named(
+    tmp_path: Path,
+) -> None:
+    synthetic(tmp_path)
+    log = AuditLog(tmp_path / "audit")
+    for report in _audit_reports():
+        log.append(report)
+    log.close()
+    doc = msgspec.json.decode(audit_report(tmp_path, fmt="json"), type=AuditDocument)
+    assert doc.summary.audit_chain == "intact: 2 records, each linked to the one before"
+    kinds = [a.kind for a in doc.attention]
+    assert kinds[:3] == ["escalation", "convergence_failure", "boundary_violation"]
+    assert "drift" in kinds
+    violation = doc.attention[2]
+    assert (violation.task_id, violation.seqs) == ("t2", [14])
+    assert "executor published GGSDecision (outside contract)" in violation.line
+    [executor] = [r for r in doc.roles if r.role == "executor"]
+    assert executor.drift == ["latency_p95_ms at 14:18:20Z"]
+    assert [w.source for w in doc.windows] == ["auditor", "auditor"]
+    assert [(w.boundary_violations, w.drift_alerts) for w in doc.windows] == [(0, 0), (1, 1)]
+    # someone edits the first record's report: the summary says the chain is broken, where
+    path = tmp_path / "audit" / "reports.jsonl"
+    lines = path.read_bytes().split(b"\n")
+    lines[0] = lines[0].replace(b"accept", b"abandon", 1)
+    path.write_bytes(b"\n".join(lines))
+    md = audit_report(tmp_path)
+    assert "| audit log | BROKEN at record 1: its hash does not match (0 good records" in md
+    doc = msgspec.json.decode(audit_report(tmp_path, fmt="json"), type=AuditDocument)
+    assert doc.summary.audit_chain.startswith("BROKEN at record 1")
+    assert "boundary_violation" not in [a.kind for a in doc.attention]  # not trusted
+    html = audit_report(tmp_path, fmt="html")
+    assert '<span class="bad">BROKEN at record 1' in html
