@@ -33,6 +33,7 @@ from artoo.schemas import (
     SubTaskOutcome,
     TaskCancelled,
     TaskRequest,
+    TicketResolved,
     UserRequest,
 )
 
@@ -127,6 +128,7 @@ class _Acc:
     tokens_out: int = 0
     model_errors: int = 0
     escalations: Counter[str] = field(default_factory=Counter)
+    tickets: dict[str, str] = field(default_factory=dict)  # ticket id -> how it ended
     asked: dict[str, tuple[int, str | None]] = field(default_factory=dict)
     approved: int = 0
     denied: int = 0
@@ -327,8 +329,12 @@ def _take(acc: _Acc, env: Envelope) -> None:
                 )
             )
         _step(task, env, "confirmed" if body.approved else "denied", body.by, None)
+    elif isinstance(body, TicketResolved):
+        if body.ticket_id in acc.tickets:
+            acc.tickets[body.ticket_id] = body.resolution
     elif isinstance(body, EscalationTicket):
         acc.escalations[body.severity] += 1
+        acc.tickets[body.ticket_id] = "open"
         acc.attention.append(
             Attention(
                 kind="escalation",
@@ -419,6 +425,7 @@ def _document(
         tokens_out=acc.tokens_out,
         escalations=sum(acc.escalations.values()),
         escalations_by_severity=dict(sorted(acc.escalations.items())),
+        escalations_ended=dict(sorted(Counter(acc.tickets.values()).items())),
         law1_asked=len(acc.asked),
         law1_approved=acc.approved,
         law1_denied=acc.denied,

@@ -9,7 +9,7 @@ from collections import Counter
 from html import escape
 from typing import Any
 
-from ._markdown import GLOSSARY, num, pct, q3, when
+from ._markdown import GLOSSARY, escalation_line, num, pct, q3, when
 from ._model import AuditDocument
 
 _CSS = """
@@ -211,7 +211,6 @@ def render_html(doc: AuditDocument) -> str:
     statuses = ", ".join(f"{k} {v}" for k, v in s.by_status.items()) or "none"
     chain_ok = s.audit_chain.startswith("intact")
     chain_class = "good" if chain_ok else "bad" if s.audit_chain.startswith("BROKEN") else "muted"
-    severities = ", ".join(f"{k} {v}" for k, v in s.escalations_by_severity.items())
     parts.append(
         _table(
             ["", ""],
@@ -227,7 +226,7 @@ def render_html(doc: AuditDocument) -> str:
                 ["cost", e(s.cost)],
                 [
                     "escalations",
-                    e(f"{s.escalations} ({severities})" if s.escalations else "0"),
+                    e(escalation_line(s)),
                 ],
                 [
                     "Law 1 confirmations",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from ._model import AuditDocument, Quantiles
+from ._model import AuditDocument, Quantiles, Summary
 
 GLOSSARY = [
     ("D", "distance to the goal: how much of what was asked is still failing (0 = done)"),
@@ -56,6 +56,15 @@ def q3(q: Quantiles) -> tuple[str, str, str]:
     return ms(q.p50), ms(q.p95), ms(q.p99)
 
 
+def escalation_line(s: Summary) -> str:
+    """``"3 (high 1, low 2); ended: task_ended 2, open 1"`` or ``"0"``."""
+    if not s.escalations:
+        return "0"
+    severities = ", ".join(f"{k} {v}" for k, v in s.escalations_by_severity.items())
+    ended = ", ".join(f"{k} {v}" for k, v in s.escalations_ended.items())
+    return f"{s.escalations} ({severities}); ended: {ended}"
+
+
 def cell(text: str) -> str:
     """Text safe inside a Markdown table cell."""
     return text.replace("|", "\\|").replace("\n", " ")
@@ -96,12 +105,7 @@ def render_markdown(doc: AuditDocument) -> str:
             ["cost", s.cost],
             [
                 "escalations",
-                f"{s.escalations}"
-                + (
-                    f" ({', '.join(f'{k} {v}' for k, v in s.escalations_by_severity.items())})"
-                    if s.escalations
-                    else ""
-                ),
+                escalation_line(s),
             ],
             [
                 "Law 1 confirmations",

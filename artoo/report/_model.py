@@ -38,6 +38,8 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     """Money spent where the log says it (it never does yet: no price table is kept)."""
     escalations: int = 0
     escalations_by_severity: dict[str, int] = {}
+    escalations_ended: dict[str, int] = {}
+    """How the escalations ended: by TicketResolved resolution, ``open`` for none yet."""
     law1_asked: int = 0
     law1_approved: int = 0
     law1_denied: int = 0

@@ -255,6 +255,7 @@ def test_a_synthetic_store_puts_escalations_denials_and_crashes_first(tmp_path: 
     assert doc.attention[3].seqs == [9, 10] and "keep it" in doc.attention[3].line
     s = doc.summary
     assert (s.escalations, s.escalations_by_severity) == (1, {"critical": 1})
+    assert s.escalations_ended == {"open": 1}
     assert (s.law1_asked, s.law1_approved, s.law1_denied) == (1, 0, 1)
     assert (s.model_calls, s.model_errors, s.tokens_in, s.tokens_out) == (2, 1, 220, 22)
     assert s.task_time_p50_s == pytest.approx(quantile([5.0, 391.0], 0.5))
