@@ -46,6 +46,7 @@ from ._model import (
     Period,
     Quantiles,
     RoleRow,
+    RoleWindowRow,
     Step,
     Summary,
     TaskRow,
@@ -498,6 +499,20 @@ def _document(
         memory=memory,
         window_s=window_s,
         windows=[_window(r) for r in reports] if reports else _windows(acc, window_s),
+        role_windows=[
+            RoleWindowRow(
+                start=r.window_start,
+                role=s.role,
+                model_calls=s.model_calls,
+                failure_rate=s.failure_rate,
+                latency_p95_ms=s.latency_p95_ms,
+                tokens_per_call=s.tokens_per_call,
+                retries_per_subtask=s.retries_per_subtask,
+                drift=[d.metric for d in r.drift if d.role == s.role],
+            )
+            for r in reports
+            for s in r.roles
+        ],
     )
 
 

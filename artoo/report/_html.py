@@ -9,7 +9,7 @@ from collections import Counter
 from html import escape
 from typing import Any
 
-from ._markdown import GLOSSARY, escalation_line, num, pct, q3, when
+from ._markdown import GLOSSARY, escalation_line, ms, num, pct, q3, when
 from ._model import AuditDocument
 
 _CSS = """
@@ -358,6 +358,40 @@ def render_html(doc: AuditDocument) -> str:
             {1, 2, 3, 4, 5, 6, 7, 8, 9},
         )
     )
+    if doc.role_windows:
+        parts.append(
+            '<h3>By window</h3><p class="muted">The Auditor\'s figures per window; '
+            "drift marks a metric beyond median + 3 MAD of the role's earlier "
+            "windows.</p>"
+        )
+        parts.append(
+            _table(
+                [
+                    "window",
+                    "role",
+                    "calls",
+                    "failures",
+                    "latency p95 ms",
+                    "tokens/call",
+                    "retries",
+                    "drift",
+                ],
+                [
+                    [
+                        e(when(r.start)),
+                        e(r.role),
+                        str(r.model_calls),
+                        pct(r.failure_rate),
+                        ms(r.latency_p95_ms),
+                        num(r.tokens_per_call),
+                        num(r.retries_per_subtask, 2),
+                        f'<span class="bad">{e(", ".join(r.drift))}</span>' if r.drift else "-",
+                    ]
+                    for r in doc.role_windows
+                ],
+                {2, 3, 4, 5, 6},
+            )
+        )
     parts.append("</section>")
     parts.append('<section id="tools"><h2>Tools</h2>')
     parts.append(

@@ -165,6 +165,33 @@ def render_markdown(doc: AuditDocument) -> str:
             for r in doc.roles
         ],
     )
+    if doc.role_windows:
+        out += ["", "By window (the Auditor's; drift: a metric beyond its robust limit):", ""]
+        out += _table(
+            [
+                "window",
+                "role",
+                "calls",
+                "failures",
+                "latency p95 ms",
+                "tokens/call",
+                "retries",
+                "drift",
+            ],
+            [
+                [
+                    when(r.start),
+                    r.role,
+                    str(r.model_calls),
+                    pct(r.failure_rate),
+                    ms(r.latency_p95_ms),
+                    num(r.tokens_per_call),
+                    num(r.retries_per_subtask, 2),
+                    ", ".join(r.drift) or "-",
+                ]
+                for r in doc.role_windows
+            ],
+        )
     out += ["", "## Tools", ""]
     out += _table(
         ["tool", "calls", "errors", "error rate", "median ms", "refusals"],

@@ -129,6 +129,19 @@ class RoleRow(msgspec.Struct, frozen=True, kw_only=True):
     drift: list[str] = []
 
 
+class RoleWindowRow(msgspec.Struct, frozen=True, kw_only=True):
+    """One role in one of the Auditor's windows (with the drift alerts it raised)."""
+
+    start: float
+    role: str
+    model_calls: int = 0
+    failure_rate: float | None = None
+    latency_p95_ms: float | None = None
+    tokens_per_call: float | None = None
+    retries_per_subtask: float | None = None
+    drift: list[str] = []
+
+
 class ToolRow(msgspec.Struct, frozen=True, kw_only=True):
     """One tool's calls."""
 
@@ -196,6 +209,8 @@ class AuditDocument(msgspec.Struct, frozen=True, kw_only=True):
     attention: list[Attention] = []
     tasks: list[TaskRow] = []
     roles: list[RoleRow] = []
+    role_windows: list[RoleWindowRow] = []
+    """Per role per window, from the Auditor's reports (empty without an audit log)."""
     tools: list[ToolRow] = []
     memory: MemoryStats = MemoryStats()
     window_s: float = 300.0

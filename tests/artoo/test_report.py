@@ -444,6 +444,7 @@ def test_the_auditors_findings_join_the_report_and_a_tampered_log_is_named(
     [executor] = [r for r in doc.roles if r.role == "executor"]
     assert executor.drift == ["latency_p95_ms at 14:18:20Z"]
     assert [w.source for w in doc.windows] == ["auditor", "auditor"]
+    assert [(r.role, r.latency_p95_ms) for r in doc.role_windows] == [("executor", 590.0)]
     assert [(w.boundary_violations, w.drift_alerts) for w in doc.windows] == [(0, 0), (1, 1)]
     # someone edits the first record's report: the summary says the chain is broken, where
     path = tmp_path / "audit" / "reports.jsonl"
