@@ -14,10 +14,12 @@ scratch workspace: nothing runs for real, there is no network and no key.
   of that call is asked again (the Queen and the operator decide as they did).
 - A call the log cannot answer is itself a divergence, named.
 
-The comparison is per sender, in order, normalised: seqs and times are not compared
-(``ts``, ``elapsed_ms``, ``latency_ms``, ``created_at``, ``at``), generated ids are mapped
-(task and subtask ids) or masked (other 26-character ids), and numbers agree within 10⁻³
-(Ω and so L depend on the task's elapsed time).
+The comparison is per sender, in order, normalised: times are not compared (``ts``,
+``elapsed_ms``, ``latency_ms``, ``created_at``, ``at``); seqs — the envelope's ``cause``
+and the fields that name seqs (``evidence``, ``evidence_ranges``, ``last_seq``) — are
+mapped to the recorded ones by pairing each sender's envelopes in order; generated ids are
+mapped (task and subtask ids) or masked (other 26-character ids); and numbers agree within
+10⁻³ (Ω and so L depend on the task's elapsed time).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from ._read import TaskLog, read_store
 __all__ = ["Divergence", "RerunReport", "rerun"]
 
 _TIME_FIELDS = frozenset({"ts", "elapsed_ms", "latency_ms", "created_at", "last_recalled_at", "at"})
+_SEQ_FIELDS = frozenset({"evidence", "evidence_ranges", "last_seq", "cause"})
 _ID = re.compile(r"\b[0-9A-HJKMNP-TV-Z]{26}\b")
 _TOLERANCE = 1e-3
 
@@ -326,12 +329,14 @@ def _run_task(
         def operator(_request: ConfirmationRequest) -> bool:
             return answers.popleft() if answers else False
 
-    def gateway(bus: Any, clock: Any, new_id: Callable[[], str]) -> LLMGateway:
+    def gateway(bus: Any, clock: Any, new_id: Callable[[], str], budgets: Any) -> LLMGateway:
         def record(call: LLMCall, task_id: str | None = None) -> None:
             bus.publish(call, sender=call.role, task_id=task_id)
 
         backends = {tier: served for tier in models}
-        return LLMGateway(backends, models, record=record, clock=clock, new_id=new_id)
+        return LLMGateway(
+            backends, models, record=record, clock=clock, new_id=new_id, budgets=budgets
+        )
 
     system = System(
         scratch / "store",
@@ -365,6 +370,7 @@ def _compare_task(
     streams: dict[str, deque[Envelope]] = defaultdict(deque)
     for env in new:
         streams[env.sender].append(env)
+    seqs = _seq_map(task, streams)
     compared = 0
     for env in task.envelopes:
         if env.sender == "system":  # the recovery of a store, not a decision of the run
@@ -377,7 +383,7 @@ def _compare_task(
                 note += f" ({served.unanswered[0]})"
             return Divergence(env.seq, env.sender, kind, note=note), compared
         got = stream.popleft()
-        diff = _diff(_normal(env, served.ids), _normal(got, served.ids), "")
+        diff = _diff(_normal(env, served.ids), _normal(got, served.ids, seqs), "")
         if diff:
             note = served.unanswered[0] if served.unanswered else ""
             return Divergence(env.seq, env.sender, kind, diff=diff, note=note), compared
@@ -392,10 +398,37 @@ def _compare_task(
     return None, compared
 
 
-def _normal(env: Envelope, ids: dict[str, str]) -> Any:
+def _seq_map(task: TaskLog, streams: dict[str, deque[Envelope]]) -> dict[int, int]:
+    """Rerun seq -> recorded seq, pairing each sender's envelopes in order."""
+    at: dict[str, int] = defaultdict(int)
+    pairs: dict[int, int] = {}
+    for env in task.envelopes:
+        stream = streams.get(env.sender, deque())
+        i = at[env.sender]
+        if i < len(stream):
+            pairs[stream[i].seq] = env.seq
+        at[env.sender] = i + 1
+    return pairs
+
+
+def _normal(env: Envelope, ids: dict[str, str], seqs: dict[int, int] | None = None) -> Any:
+    """An envelope as compared: no times; rerun ids and, in the fields that name seqs,
+    rerun seqs mapped to the recorded ones (``seqs``); other generated ids masked."""
+
+    def seq(value: Any) -> Any:
+        if seqs is None:
+            return value
+        if isinstance(value, list):
+            return [seq(v) for v in value]
+        return seqs.get(value, value) if isinstance(value, int) else value
+
     def walk(value: Any) -> Any:
         if isinstance(value, dict):
-            return {k: walk(v) for k, v in value.items() if k not in _TIME_FIELDS}
+            return {
+                k: seq(walk(v)) if k in _SEQ_FIELDS else walk(v)
+                for k, v in value.items()
+                if k not in _TIME_FIELDS
+            }
         if isinstance(value, list):
             return [walk(v) for v in value]
         if isinstance(value, str):
@@ -403,7 +436,12 @@ def _normal(env: Envelope, ids: dict[str, str]) -> Any:
         return value
 
     mapped = walk(
-        {"to": env.to, "type": type(env.body).__name__, "body": msgspec.to_builtins(env.body)}
+        {
+            "to": env.to,
+            "cause": env.cause,
+            "type": type(env.body).__name__,
+            "body": msgspec.to_builtins(env.body),
+        }
     )
     recorded = set(ids.values())
     return _mask(mapped, recorded)
