@@ -165,6 +165,7 @@ def test_a_tap_that_drops_is_caught_up_from_the_log(tmp_path: Path, workspace: P
         config=config,
         clock=clock,
     ) as system:
+        assert system.audit().envelopes == 0  # the Auditor has started: its tap is open
         for i in range(500):
             system.bus.publish(JudgeObservation(summary=f"{i}"), sender="host")
         assert system.bus.flush(10)
