@@ -96,6 +96,8 @@ def judge() -> Iterator[RoleHarness]:
     clock = ManualClock(start=1000.0)
     with RoleHarness(Judge, config=CFG, clock=clock) as harness:
         harness.send(TaskRequest(text="t", max_model_calls=10), task_id="t1")
+        # committed (stamped with the clock's time) before any test advances the clock
+        assert harness.bus.flush(10)
         yield harness
 
 
