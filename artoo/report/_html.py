@@ -9,7 +9,8 @@ from collections import Counter
 from html import escape
 from typing import Any
 
-from ._markdown import GLOSSARY, escalation_line, ms, num, pct, q3, when
+from . import _tables as tables
+from ._format import GLOSSARY, escalation_line, num, pct, when
 from ._model import AuditDocument
 
 _CSS = """
@@ -188,6 +189,12 @@ def _table(head: list[str], rows: list[list[str]], numeric: set[int] | None = No
     return "".join(out)
 
 
+def _plain(table: tables.Table) -> str:
+    """A table of plain-text cells (escaped here)."""
+    head, rows, numeric = table
+    return _table(head, [[escape(c) for c in row] for row in rows], numeric)
+
+
 def render_html(doc: AuditDocument) -> str:
     """The report as one HTML page (see the module docstring)."""
     e = escape
@@ -328,89 +335,17 @@ def render_html(doc: AuditDocument) -> str:
         )
     parts.append("</section>")
     parts.append('<section id="roles"><h2>Roles</h2>')
-    parts.append(
-        _table(
-            [
-                "role",
-                "calls",
-                "latency p50 ms",
-                "p95",
-                "p99",
-                "tokens/call",
-                "failures",
-                "retries",
-                "step failures",
-                "crashes",
-            ],
-            [
-                [
-                    e(r.role),
-                    str(r.calls),
-                    *q3(r.latency_ms),
-                    num(r.tokens_per_call),
-                    pct(r.failure_rate),
-                    num(r.retry_rate, 2),
-                    str(r.step_failures),
-                    str(r.crashes),
-                ]
-                for r in doc.roles
-            ],
-            {1, 2, 3, 4, 5, 6, 7, 8, 9},
-        )
-    )
+    parts.append(_plain(tables.roles(doc)))
     if doc.role_windows:
         parts.append(
             '<h3>By window</h3><p class="muted">The Auditor\'s figures per window; '
             "drift marks a metric beyond median + 3 MAD of the role's earlier "
             "windows.</p>"
         )
-        parts.append(
-            _table(
-                [
-                    "window",
-                    "role",
-                    "calls",
-                    "failures",
-                    "latency p95 ms",
-                    "tokens/call",
-                    "retries",
-                    "drift",
-                ],
-                [
-                    [
-                        e(when(r.start)),
-                        e(r.role),
-                        str(r.model_calls),
-                        pct(r.failure_rate),
-                        ms(r.latency_p95_ms),
-                        num(r.tokens_per_call),
-                        num(r.retries_per_subtask, 2),
-                        f'<span class="bad">{e(", ".join(r.drift))}</span>' if r.drift else "-",
-                    ]
-                    for r in doc.role_windows
-                ],
-                {2, 3, 4, 5, 6},
-            )
-        )
+        parts.append(_plain(tables.role_windows(doc)))
     parts.append("</section>")
     parts.append('<section id="tools"><h2>Tools</h2>')
-    parts.append(
-        _table(
-            ["tool", "calls", "errors", "error rate", "median ms", "refusals"],
-            [
-                [
-                    e(t.tool),
-                    str(t.calls),
-                    str(t.errors),
-                    pct(t.error_rate),
-                    num(t.median_ms),
-                    e(", ".join(f"{k} {v}" for k, v in t.refusals.items()) or "-"),
-                ]
-                for t in doc.tools
-            ],
-            {1, 2, 3, 4},
-        )
-    )
+    parts.append(_plain(tables.tools(doc)))
     parts.append("</section>")
     m = doc.memory
     parts.append('<section id="memory"><h2>Memory</h2>')
@@ -424,18 +359,7 @@ def render_html(doc: AuditDocument) -> str:
         ("Strongest Exploit", m.strongest_exploit),
     ):
         parts.append(f"<h3>{title}</h3>")
-        parts.append(
-            _table(
-                ["space", "entity", "attention", "decision", "seq"],
-                [
-                    [e(r.space), e(r.entity), num(r.attention, 3), num(r.decision, 3), str(r.seq)]
-                    for r in pairs
-                ],
-                {2, 3, 4},
-            )
-            if pairs
-            else "<p>none</p>"
-        )
+        parts.append(_plain(tables.pairs(pairs)) if pairs else "<p>none</p>")
     parts.append("</section>")
     parts.append(f'<section id="windows"><h2>Windows ({doc.window_s:g} s)</h2>')
     if doc.windows and doc.windows[0].source == "auditor":
@@ -443,40 +367,7 @@ def render_html(doc: AuditDocument) -> str:
             '<p class="muted">The Auditor\'s reports, from the audit log; a partial one was '
             "written at a close.</p>"
         )
-    parts.append(
-        _table(
-            [
-                "start (UTC)",
-                "started",
-                "ended",
-                "statuses",
-                "model calls",
-                "latency p95 ms",
-                "tokens",
-                "replans",
-                "tool errors",
-                "boundary violations",
-                "drift alerts",
-            ],
-            [
-                [
-                    e(when(w.start) + ("" if w.complete else " (partial)")),
-                    str(w.tasks_started),
-                    str(w.tasks_ended),
-                    e(", ".join(f"{k} {v}" for k, v in w.by_status.items()) or "-"),
-                    str(w.model_calls),
-                    num(w.latency_p95_ms, 0),
-                    f"{w.tokens:,}",
-                    str(w.replans),
-                    str(w.tool_errors),
-                    str(w.boundary_violations),
-                    str(w.drift_alerts),
-                ]
-                for w in doc.windows
-            ],
-            {1, 2, 4, 5, 6, 7, 8, 9, 10},
-        )
-    )
+    parts.append(_plain(tables.windows(doc)))
     parts.append("</section>")
     parts.append('<section id="glossary"><h2>Glossary</h2><dl>')
     parts += [f"<dt><b>{e(k)}</b></dt><dd>{e(v)}</dd>" for k, v in GLOSSARY]
