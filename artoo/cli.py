@@ -8,13 +8,18 @@ import math
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 from rich.console import Console
 from rich.text import Text
 
 from . import __version__
+
+if TYPE_CHECKING:
+    from artoo.schemas import ConfirmationRequest
 
 EXIT_OK = 0
 EXIT_ABANDON = 1
@@ -52,6 +57,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=positive_int,
         default=None,
         help="tokens the task may use (overrun by at most the calls in flight)",
+    )
+    run.add_argument(
+        "--confirm",
+        choices=["deny", "ask"],
+        default="deny",
+        help="Law 1 confirmations: deny every irreversible action (default), or ask on this "
+        "terminal, showing exactly which files would be deleted or changed",
     )
     run.add_argument("--json", action="store_true", help="print the FinalResult as JSON only")
 
@@ -230,6 +242,36 @@ def positive_int(value: str) -> int:
     return number
 
 
+def terminal_operator(
+    console: Console, read: Callable[[str], str]
+) -> Callable[[ConfirmationRequest], bool]:
+    """An operator asking on the terminal: what would happen (the effects the sandbox
+    observed, or the reason the parser gave), then ``approve? [y/N]``; only ``y``/``yes``
+    approves — anything else, an empty line or end of input denies. One question at a
+    time (parallel subtasks wait their turn)."""
+    lock = threading.Lock()
+
+    def ask(request: ConfirmationRequest) -> bool:
+        with lock:
+            console.print(
+                Text("confirmation needed", style="bold")
+                + Text(f" ({request.gate or 'law1'}): ")
+                + literal(request.action)
+            )
+            for effect in request.effects[:40]:
+                console.print(literal(f"  {effect.change:<9} {effect.path}  {effect.summary}"))
+            if len(request.effects) > 40:
+                console.print(literal(f"  … and {len(request.effects) - 40} more"))
+            console.print(literal(request.reason))
+            try:
+                answer = read("approve? [y/N] ")
+            except EOFError:
+                return False
+            return answer.strip().lower() in ("y", "yes")
+
+    return ask
+
+
 def _run(args: argparse.Namespace, console: Console) -> int:
     from .system import System
 
@@ -252,7 +294,10 @@ def _run(args: argparse.Namespace, console: Console) -> int:
         line.append_text(literal(f"{env.sender:>24}  {kind}{detail}"))  # type: ignore[attr-defined]
         console.print(line)
 
-    with System.open(args.store, model=args.model, workspace=args.workspace) as system:
+    operator = terminal_operator(console, input) if args.confirm == "ask" else None
+    with System.open(
+        args.store, model=args.model, workspace=args.workspace, operator=operator
+    ) as system:
         if not args.json:
             system.subscribe(progress)
         result = system.run(

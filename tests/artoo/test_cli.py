@@ -189,3 +189,35 @@ def test_demo_keeps_its_temp_dir_by_default_even_when_a_scenario_raises(
     with pytest.raises(RuntimeError):
         demo.run_demo(clean=True)
     assert list(tmp_path.glob("artoo-demo-*")) == [kept]  # the second one was removed
+
+
+@pytest.mark.parametrize(("answer", "kept", "code"), [("y", False, 0), ("", True, 1)])
+def test_run_confirm_ask_shows_the_effects_and_follows_the_answer(
+    tmp_path: Path,
+    workspace: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    answer: str,
+    kept: bool,
+    code: int,
+) -> None:
+    from artoo.testing import write_script
+
+    from .helpers import rm_script_entries
+
+    model = write_script(tmp_path / "s.toml", rm_script_entries(times=1))
+    prompts: list[str] = []
+
+    def typed(prompt: str) -> str:
+        prompts.append(prompt)
+        return answer
+
+    monkeypatch.setattr("builtins.input", typed)
+    args = ["run", "delete the old log", "--store", str(tmp_path / "store"), "--model", model]
+    args += ["--workspace", str(workspace), "--confirm", "ask"]
+    assert main(args) == code
+    out = capsys.readouterr().out
+    assert prompts == ["approve? [y/N] "]
+    assert "confirmation needed (law1): rm archive/old.log" in out
+    assert "deleted   archive/old.log" in out  # what the sandbox saw the command do
+    assert (workspace / "archive" / "old.log").exists() is kept
