@@ -198,7 +198,11 @@ class Executor(Role):
         reg = ToolRegistry(
             self.ctx.workspace,
             self.ctx.spill_dir / (_SAFE_NAME.sub("_", run.task_id) or "no-task"),  # per task
-            blocked_targets=tuple(run.subtask.blocked_targets),
+            # the store is never a tool's to touch, even when it lies in the workspace
+            blocked_targets=(
+                *run.subtask.blocked_targets,
+                *((str(self.ctx.store.resolve()),) if self.ctx.store else ()),
+            ),
             confirm=lambda needed: self._confirm(run, attempt, needed),
             shell_timeout_s=self.ctx.config.tools.shell_timeout_s,
             secrets=self.ctx.secrets,

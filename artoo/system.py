@@ -169,7 +169,7 @@ class System:
         self.budgets = TaskBudgets()  # enforced by the gateway before each model call
         if not workspace.is_dir():
             raise FileNotFoundError(f"the workspace {workspace} is not a directory")
-        self.sandbox = _sandbox_for(config) if runs_tools else None
+        self.sandbox = _sandbox_for(config, store) if runs_tools else None
         store.mkdir(parents=True, exist_ok=True)
         (store / "spill").mkdir(exist_ok=True)
         cleanup_spill(store / "spill", keep_s=config.tools.spill_keep_days * 86_400.0)
@@ -649,7 +649,7 @@ def _recorder(bus: Bus) -> Callable[..., None]:
 _warned_no_sandbox = False
 
 
-def _sandbox_for(config: Config) -> Sandbox | None:
+def _sandbox_for(config: Config, store: Path) -> Sandbox | None:
     """The sandbox ``config.tools.sandbox`` asks for: None for ``off``; for ``auto`` None
     (and a one-time warning) where the machine cannot make one; for ``required``
     SandboxUnavailable there."""
@@ -661,7 +661,8 @@ def _sandbox_for(config: Config) -> Sandbox | None:
     for base in SCRATCH_BASES:  # the upper layer cannot live on an overlay (a container's /)
         why = probe(network=config.tools.network, scratch_base=base)
         if why is None:
-            return Sandbox(network=config.tools.network, scratch_base=base)
+            # the store is hidden from commands (it may lie inside the workspace)
+            return Sandbox(network=config.tools.network, scratch_base=base, hide=(store.resolve(),))
         reasons.append(why)
     why = reasons[0]
     if mode == "required":

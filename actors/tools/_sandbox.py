@@ -527,11 +527,20 @@ def _rmtree(path: Path) -> None:
 class Sandbox:
     """Runs shell commands in a throw-away view of the workspace (see the module
     docstring); ``network`` lets them reach the network; ``scratch_base`` is where the
-    per-command upper layers live (default: the system's temporary directory)."""
+    per-command upper layers live (default: the system's temporary directory); ``hide``
+    are paths commands see as empty and read-only (the System hides its store, which may
+    lie inside the workspace: nothing written there is observed or applied)."""
 
-    def __init__(self, *, network: bool = False, scratch_base: Path | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        network: bool = False,
+        scratch_base: Path | None = None,
+        hide: tuple[Path, ...] = (),
+    ) -> None:
         self.network = network
         self.scratch_base = scratch_base
+        self.hide = tuple(Path(p).resolve() for p in hide)
 
     def run(
         self, command: str, workspace: Path, timeout_s: float, cap: int, env: dict[str, str]
@@ -555,6 +564,7 @@ class Sandbox:
                 "command": command,
                 "env": {**env, **SANDBOX_ENV},
                 "network": self.network,
+                "hide": [str(p) for p in self.hide],
                 "status_fd": write_end,
             }
             try:

@@ -3,8 +3,9 @@ single-threaded interpreter — a threaded process cannot enter a user namespace
 
 Imports nothing of artoo. SPEC is JSON: ``workspace``, ``scratch`` (a directory outside
 the workspace holding ``lower``, ``upper``, ``work``, ``merged``, ``root``), ``shell``,
-``command``, ``env``, ``network`` and ``status_fd`` (a pipe to the host: ``ok`` just
-before the command starts, or ``error: …`` when the sandbox could not be made).
+``command``, ``env``, ``network``, ``hide`` (paths shown empty) and ``status_fd`` (a pipe
+to the host: ``ok`` just before the command starts, or ``error: …`` when the sandbox could
+not be made).
 
 Steps, all by system calls (no helper programs):
 
@@ -19,7 +20,8 @@ Steps, all by system calls (no helper programs):
    bind-mounted recursively at ``root`` and every mount of it remounted read-only
    (keeping its locked flags); fresh tmpfs on ``/tmp``, ``/var/tmp``, ``/run`` and
    ``/dev/shm`` (also hiding the host's Unix sockets); ``merged`` bind-mounted at the
-   workspace's own path; a new ``/proc``; ``pivot_root`` into ``root`` and the old root
+   workspace's own path; an empty read-only tmpfs over each ``hide`` path (the store);
+   a new ``/proc``; ``pivot_root`` into ``root`` and the old root
    detached, so nothing writable of the host stays reachable.
 4. ``execve`` the shell with the command in the workspace.
 """
@@ -209,6 +211,12 @@ def _inside(spec: dict[str, object]) -> None:
         _tmpfs(root, path)
     _makedirs(root + workspace)
     mount(merged, root + workspace, None, MS_BIND)
+    for hidden in spec.get("hide") or ():  # e.g. the store: empty and read-only inside
+        target = root + str(hidden)
+        if os.path.isdir(target) and not os.path.islink(target):
+            mount("tmpfs", target, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k")
+        elif os.path.isfile(target) and not os.path.islink(target):
+            mount("/dev/null", target, None, MS_BIND)
     try:
         mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     except SetupError:

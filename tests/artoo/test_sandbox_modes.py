@@ -126,3 +126,38 @@ def test_upper_layers_move_to_a_tmpfs_where_tmp_cannot_hold_them(
     with artoo.System.open(tmp_path / "store", model=_model(tmp_path), workspace=workspace) as s:
         assert s.sandbox is not None and s.sandbox.scratch_base == Path("/dev/shm")
     assert tried == [None, Path("/dev/shm")]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the sandbox needs Linux")
+def test_a_store_inside_the_workspace_is_out_of_every_tools_reach(workspace: Path) -> None:
+    """The CLI's default: the store ./.artoo inside the workspace. A command sees it
+    empty and cannot write it; file tools refuse it."""
+    store = workspace / ".artoo"
+    calls = [
+        # the name built at run time: the blocked-target check cannot read it, the sandbox
+        # hides the store anyway
+        {
+            "name": "shell",
+            "arguments": {"command": 'd="$(printf .art)oo"; ls -A "$d"; echo x > "$d/evil.txt"'},
+        },
+        {"name": "write_file", "arguments": {"path": ".artoo/events/CURRENT", "content": "x"}},
+        {"name": "read_file", "arguments": {"path": ".artoo/events/CURRENT"}},
+    ]
+    entries = [
+        {"role": "perceiver", "content": {"intent": "poke", "slug": "poke"}},
+        {"role": "planner", "content": {"subtasks": [{"instruction": "poke the store"}]}},
+        {"role": "executor", "tool_calls": calls},
+        {"role": "executor", "times": 0, "content": "done"},
+    ]
+    model = write_script(workspace.parent / "s.toml", entries)
+    before = (store / "events" / "CURRENT").read_bytes() if store.exists() else None
+    with artoo.System.open(store, model=model, workspace=workspace) as s:
+        current = (store / "events" / "CURRENT").read_bytes()
+        s.submit("poke the store").result(30)
+        s.flush(5)
+    assert before is None and (store / "events" / "CURRENT").read_bytes() == current
+    assert not (store / "evil.txt").exists()
+    shell, write, read = _tool_calls(store)[:3]
+    assert shell.effects == () and "Read-only file system" in shell.output_preview
+    assert "--- stdout ---" not in shell.output_preview  # ls showed nothing of the store
+    assert (write.refusal, read.refusal) == ("blocked_target", "blocked_target")
