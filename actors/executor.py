@@ -27,6 +27,7 @@ Constraints:
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -202,6 +203,7 @@ class Executor(Role):
             blocked_targets=(
                 *run.subtask.blocked_targets,
                 *((str(self.ctx.store.resolve()),) if self.ctx.store else ()),
+                *(os.path.expanduser(p) for p in self.ctx.config.tools.hide),
             ),
             confirm=lambda needed: self._confirm(run, attempt, needed),
             shell_timeout_s=self.ctx.config.tools.shell_timeout_s,

@@ -649,6 +649,12 @@ def _recorder(bus: Bus) -> Callable[..., None]:
 _warned_no_sandbox = False
 
 
+def hidden_paths(config: Config) -> tuple[Path, ...]:
+    """``config.tools.hide`` with ``~`` expanded, those that exist."""
+    paths = (Path(p).expanduser() for p in config.tools.hide)
+    return tuple(p.resolve() for p in paths if p.exists() or p.is_symlink())
+
+
 def _sandbox_for(config: Config, store: Path) -> Sandbox | None:
     """The sandbox ``config.tools.sandbox`` asks for: None for ``off``; for ``auto`` None
     (and a one-time warning) where the machine cannot make one; for ``required``
@@ -662,7 +668,11 @@ def _sandbox_for(config: Config, store: Path) -> Sandbox | None:
         why = probe(network=config.tools.network, scratch_base=base)
         if why is None:
             # the store is hidden from commands (it may lie inside the workspace)
-            return Sandbox(network=config.tools.network, scratch_base=base, hide=(store.resolve(),))
+            return Sandbox(
+                network=config.tools.network,
+                scratch_base=base,
+                hide=(store.resolve(), *hidden_paths(config)),
+            )
         reasons.append(why)
     why = reasons[0]
     if mode == "required":

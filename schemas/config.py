@@ -101,6 +101,23 @@ class ToolsConfig(BaseModel):
         "effects: auto (when the machine allows it; otherwise the parser decides, with a "
         "warning), required (System.open fails without it), off (the parser decides)",
     )
+    hide: list[str] = Field(
+        [
+            "~/.ssh",
+            "~/.gnupg",
+            "~/.aws",
+            "~/.azure",
+            "~/.config/gcloud",
+            "~/.kube",
+            "~/.docker",
+            "~/.netrc",
+            "~/.git-credentials",
+            "~/.pypirc",
+            "~/.npmrc",
+        ],
+        description="paths no tool may touch and sandboxed commands see empty (credentials "
+        "in files); ~ is the home directory; the store is always hidden",
+    )
     network: bool = Field(
         False,
         description="let sandboxed shell commands reach the network (commands acting on "

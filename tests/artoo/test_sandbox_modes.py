@@ -161,3 +161,33 @@ def test_a_store_inside_the_workspace_is_out_of_every_tools_reach(workspace: Pat
     assert shell.effects == () and "Read-only file system" in shell.output_preview
     assert "--- stdout ---" not in shell.output_preview  # ls showed nothing of the store
     assert (write.refusal, read.refusal) == ("blocked_target", "blocked_target")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the sandbox needs Linux")
+def test_credential_files_in_home_never_reach_the_model_or_the_log(
+    tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    (home / ".aws").mkdir(parents=True)
+    (home / ".aws" / "credentials").write_text("aws_secret_access_key = AKIAEXAMPLESECRET\n")
+    (home / ".netrc").write_text("machine example.com password hunter2\n")
+    monkeypatch.setenv("HOME", str(home))
+    calls = [
+        {"name": "shell", "arguments": {"command": 'cat "$HOME/.aws/credentials" "$HOME/.netrc"'}},
+        {"name": "shell", "arguments": {"command": "cat ~/.netrc"}},
+    ]
+    entries = [
+        {"role": "perceiver", "content": {"intent": "peek", "slug": "peek"}},
+        {"role": "planner", "content": {"subtasks": [{"instruction": "read the credentials"}]}},
+        {"role": "executor", "tool_calls": calls},
+        {"role": "executor", "times": 0, "content": "done"},
+    ]
+    model = write_script(tmp_path / "s.toml", entries)
+    with artoo.System.open(tmp_path / "store", model=model, workspace=workspace) as s:
+        s.submit("read the credentials").result(30)
+        s.flush(5)
+    dynamic, literal = _tool_calls(tmp_path / "store")[:2]
+    assert "No such file" in dynamic.output_preview  # hidden: an empty directory
+    assert literal.refusal == "blocked_target"  # ~/.netrc named outright: refused
+    raw = b"".join(p.read_bytes() for p in (tmp_path / "store").rglob("*") if p.is_file())
+    assert b"AKIAEXAMPLESECRET" not in raw and b"hunter2" not in raw
