@@ -211,7 +211,9 @@ def _inside(spec: dict[str, object]) -> None:
         _tmpfs(root, path)
     _makedirs(root + workspace)
     mount(merged, root + workspace, None, MS_BIND)
-    for hidden in spec.get("hide") or ():  # e.g. the store: empty and read-only inside
+    hide = spec.get("hide") or []
+    assert isinstance(hide, list)
+    for hidden in hide:  # e.g. the store: empty and read-only inside
         target = root + str(hidden)
         if os.path.isdir(target) and not os.path.islink(target):
             mount("tmpfs", target, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k")
