@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 import msgspec
 from rich.console import Console
@@ -125,15 +125,23 @@ def build_parser() -> argparse.ArgumentParser:
         "--reports", action="store_true", help="print the Auditor's reports as JSON lines"
     )
     export = sub.add_parser(
-        "export", help="write a store's event log out, one envelope per line as JSON"
+        "export",
+        help="write a store's event log out: envelopes as JSON lines, or OpenTelemetry traces",
     )
     export.add_argument("store", nargs="?", default="./.artoo", help="the store directory")
     export.add_argument("--task", default=None, help="only this task's envelopes")
     export.add_argument(
         "--format",
-        choices=["jsonl"],
+        choices=["jsonl", "otlp", "otlp-proto"],
         default="jsonl",
-        help="jsonl (read back with artoo.export.read_jsonl)",
+        help="jsonl: one envelope per line (read back with artoo.export.read_jsonl); otlp: one "
+        "trace per task as OTLP JSON lines (the OTLP file-exporter format, GenAI semantic "
+        "conventions); otlp-proto: one binary ExportTraceServiceRequest",
+    )
+    export.add_argument(
+        "--include-content",
+        action="store_true",
+        help="otlp: put prompts and completions on the chat spans (left out by default)",
     )
     export.add_argument("-o", "--output", default=None, help="the file (default: stdout)")
 
@@ -383,18 +391,31 @@ def _audit(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from .export import export_jsonl
+    from .export import export_jsonl, export_otlp
 
     store = Path(args.store)
     if not (store / "events").exists():
         raise ValueError(f"{store} is not an artoo store (no events/ directory)")
+
+    def write(out: IO[bytes]) -> str:
+        if args.format == "jsonl":
+            return f"{export_jsonl(store, out, task_id=args.task)} envelopes"
+        n = export_otlp(
+            store,
+            out,
+            task_id=args.task,
+            binary=args.format == "otlp-proto",
+            include_content=args.include_content,
+        )
+        return f"{n} spans"
+
     if args.output is None:
-        export_jsonl(store, sys.stdout.buffer, task_id=args.task)
+        write(sys.stdout.buffer)
         sys.stdout.buffer.flush()
     else:
         with open(args.output, "wb") as out:
-            n = export_jsonl(store, out, task_id=args.task)
-        print(f"{n} envelopes written to {args.output}", file=sys.stderr)
+            what = write(out)
+        print(f"{what} written to {args.output}", file=sys.stderr)
     return EXIT_OK
 
 

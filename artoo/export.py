@@ -1,4 +1,5 @@
-"""Exporting an event log: one envelope per line as JSON (``artoo export --format jsonl``).
+"""Exporting an event log: one envelope per line as JSON (``artoo export --format jsonl``),
+or OpenTelemetry traces (``--format otlp`` / ``otlp-proto``, see :func:`export_otlp`).
 
 Each line is a JSON object ``{"seq", "ts", "task_id", "sender", "to", "cause", "body"}``
 whose ``body`` is the message as msgspec encodes it to JSON, its kind in ``"type"``. A body
@@ -17,7 +18,17 @@ import msgspec
 
 from artoo.schemas import AnyMessage, Envelope, UnknownMessage
 
-__all__ = ["export_jsonl", "read_jsonl"]
+from ._otlp import otlp_traces, read_otlp_json, span_id, to_otlp_json, to_otlp_proto, trace_id
+
+__all__ = [
+    "export_jsonl",
+    "export_otlp",
+    "otlp_traces",
+    "read_jsonl",
+    "read_otlp_json",
+    "span_id",
+    "trace_id",
+]
 
 _encoder = msgspec.json.Encoder()
 
@@ -54,6 +65,36 @@ def export_jsonl(store: str | Path, out: IO[bytes], *, task_id: str | None = Non
             out.write(b"\n")
             count += 1
     return count
+
+
+def export_otlp(
+    store: str | Path,
+    out: IO[bytes],
+    *,
+    task_id: str | None = None,
+    binary: bool = False,
+    include_content: bool = False,
+) -> int:
+    """Write ``store``'s tasks (or ``task_id`` only) to ``out`` as OpenTelemetry traces, one
+    trace per task; returns how many spans.
+
+    By default OTLP JSON lines, one ``TracesData`` per task (the OTLP file-exporter format,
+    read back with :func:`read_otlp_json`); with ``binary`` one protobuf
+    ``ExportTraceServiceRequest`` holding every task. Prompts and completions are left out
+    unless ``include_content``. The same log always gives the same bytes; the span layout is
+    in ``artoo._otlp``.
+    """
+    from .replay import read_store
+
+    _, tasks = read_store(store, task_id)
+    traces = otlp_traces(tasks, include_content=include_content)
+    if binary:
+        out.write(to_otlp_proto(traces))
+    else:
+        for data in traces:
+            out.write(to_otlp_json(data).encode())
+            out.write(b"\n")
+    return sum(len(ss.spans) for t in traces for rs in t.resource_spans for ss in rs.scope_spans)
 
 
 class _Line(msgspec.Struct):

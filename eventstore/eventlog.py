@@ -557,8 +557,13 @@ def decode_record(seq: int, data: bytes) -> Envelope:
 
 
 def _decode_items(items: Iterator[tuple[bytes, bytes]]) -> Iterator[Envelope]:
+    unpack, decode = _unpack_seq, decode_envelope
     for key, data in items:
-        yield _decode(_seq_of_key(key), data)
+        seq = unpack(key[-8:])[0]
+        envelope = decode(data, seq=seq)
+        if envelope.seq != seq:
+            raise CorruptRecord(f"record at seq {seq} holds an envelope with seq {envelope.seq}")
+        yield envelope
 
 
 def _decode(seq: int, data: bytes) -> Envelope:
@@ -572,6 +577,18 @@ def _check_contiguous(db: plyvel.DB, path: Path) -> int:
     """The last seq, after checking that seqs 1..last are all there (keys only, no decode)
     and that the last record decodes; a gap or a broken tail raises :class:`CorruptLog`
     naming the seqs, instead of a log that silently lost messages."""
+    # Fast path: the keys are distinct and sorted, so first seq 1, last seq N and N keys
+    # mean no gap; only a log that fails this is walked key by key to name its gap.
+    count = 0
+    for _key in db.iterator(prefix=_EVENT, include_value=False):
+        count += 1
+    if count:
+        with db.iterator(prefix=_EVENT, include_value=False) as keys:
+            first = _seq_of_key(next(keys))
+        with db.iterator(prefix=_EVENT, include_value=False, reverse=True) as keys:
+            last = _seq_of_key(next(keys))
+        if first == 1 and last == count:
+            return _check_tail(db, path, last)
     expected = 1
     for key in db.iterator(prefix=_EVENT, include_value=False):
         seq = _seq_of_key(key)
@@ -582,7 +599,11 @@ def _check_contiguous(db: plyvel.DB, path: Path) -> int:
                 expected - 1,
             )
         expected += 1
-    last = expected - 1
+    return _check_tail(db, path, expected - 1)
+
+
+def _check_tail(db: plyvel.DB, path: Path, last: int) -> int:
+    """``last``, after checking that its record decodes."""
     if last:
         data = db.get(event_key(last))
         try:

@@ -52,6 +52,9 @@ class CorruptRecord(ValueError):
 _encoder = msgspec.msgpack.Encoder()
 _wire_decoder = msgspec.msgpack.Decoder(_Wire)
 _body_decoder = msgspec.msgpack.Decoder(AnyMessage)
+_typed_decoder = msgspec.msgpack.Decoder(
+    tuple[int, float, str | None, str, str | None, int | None, AnyMessage]
+)
 _known_tags = {cls.__name__ for cls in typing.get_args(AnyMessage)}
 
 
@@ -80,6 +83,10 @@ def decode_body(raw: bytes | memoryview, *, seq: int | None = None) -> Message |
 
 def decode_envelope(data: bytes | memoryview, *, seq: int | None = None) -> Envelope:
     """Decode an envelope; raises CorruptRecord naming the seq when it cannot."""
+    try:  # one pass when the body is a known message (the common case)
+        return Envelope(*_typed_decoder.decode(data))
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        pass  # an unknown tag (UnknownMessage) or a damaged record: the two-step path says
     try:
         w = _wire_decoder.decode(data)
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:

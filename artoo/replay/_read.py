@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,12 +53,21 @@ def read_store(
     path = Path(store)
     if not (path / "events").exists():
         raise ValueError(f"{path} is not an artoo store (no events/ directory)")
-    with EventLog.open(path / "events", durability="none") as log:
-        envelopes = list(log.read())
-    tasks: dict[str, TaskLog] = {}
-    for env in envelopes:
-        if env.task_id:
-            tasks.setdefault(env.task_id, TaskLog(env.task_id)).envelopes.append(env)
+    paused = gc.isenabled()
+    gc.disable()  # a million new objects would set off full collections, each walking them all
+    try:
+        with EventLog.open(path / "events", durability="none") as log:
+            envelopes = list(log.read())
+        tasks: dict[str, TaskLog] = {}
+        for env in envelopes:
+            if env.task_id:
+                task = tasks.get(env.task_id)
+                if task is None:
+                    task = tasks[env.task_id] = TaskLog(env.task_id)
+                task.envelopes.append(env)
+    finally:
+        if paused:
+            gc.enable()
     if task_id is not None:
         if task_id not in tasks:
             raise ValueError(f"no task {task_id} in {path}")
