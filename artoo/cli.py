@@ -19,6 +19,7 @@ from rich.text import Text
 from . import __version__
 
 if TYPE_CHECKING:
+    from artoo.replay import TaskLog
     from artoo.schemas import ConfirmationRequest
 
 EXIT_OK = 0
@@ -145,6 +146,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     export.add_argument("-o", "--output", default=None, help="the file (default: stdout)")
 
+    diff = sub.add_parser(
+        "diff",
+        help="two runs side by side: where they part, and their macro-states, calls, tokens "
+        "and time",
+        description="Align two tasks' envelopes by message kind and role and show where they "
+        "part. Each run is STORE:TASK, or STORE alone when it holds one task; both may be "
+        "the same store.",
+    )
+    diff.add_argument("a", help="run A: STORE[:TASK]")
+    diff.add_argument("b", help="run B: STORE[:TASK]")
+    diff.add_argument("--json", action="store_true", help="print the diff as JSON")
     replay = sub.add_parser(
         "replay",
         help="read a store's log back: a table of its tasks, or one task's timeline",
@@ -199,6 +211,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.verify or args.recompute or args.reports:
                 return _audit_log(args)
             return _audit(args)
+        if args.command == "diff":
+            return _diff(args)
         if args.command == "replay":
             from .replay._cli import replay_command
 
@@ -387,6 +401,36 @@ def _audit(args: argparse.Namespace) -> int:
         with open(args.output, "w", encoding="utf-8", newline="\n") as out:
             out.write(text)
         print(f"report written to {args.output}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _run_arg(spec: str) -> tuple[Path, str | None]:
+    """``STORE[:TASK]``: a store directory and maybe a task id."""
+    store, sep, task = spec.rpartition(":")
+    if sep and store and Path(store).is_dir():
+        return Path(store), task
+    return Path(spec), None
+
+
+def _one_task(spec: str) -> TaskLog:
+    from .replay import read_store
+
+    store, task_id = _run_arg(spec)
+    _, tasks = read_store(store, task_id)
+    if len(tasks) != 1:
+        ids = ", ".join(t.task_id for t in tasks) or "none"
+        raise ValueError(f"{store} holds {len(tasks)} tasks: name one as {store}:TASK ({ids})")
+    return tasks[0]
+
+
+def _diff(args: argparse.Namespace) -> int:
+    from .replay import diff_runs, render_diff
+
+    result = diff_runs(_one_task(args.a), _one_task(args.b))
+    if args.json:
+        print(json.dumps(result.to_json(), ensure_ascii=False))
+    else:
+        sys.stdout.write(render_diff(result).translate(_CONTROL))
     return EXIT_OK
 
 

@@ -4,12 +4,15 @@
   row per task.
 - :func:`verify` — recompute every deterministic decision from its logged inputs and list
   each disagreement (:class:`VerifyReport`).
+- :func:`diff_runs` — two runs aligned by message kind and role, where they part, and
+  what one saved over the other (:class:`RunDiff`, :func:`render_diff`).
 - :func:`rerun` — re-execute tasks with every model answer and tool result served from the
   log, and report the first divergence (:class:`RerunReport`).
 
 The store must not be open in another process: replay reads the log, never writes it.
 """
 
+from ._diff import RunDiff, RunSummary, diff_runs, render_diff
 from ._read import TaskLog, read_store
 from ._rerun import Divergence, RerunReport, rerun
 from ._timeline import TaskRow, TimelineEntry, TimelineTask, task_table, timeline
@@ -19,12 +22,16 @@ __all__ = [
     "Divergence",
     "Mismatch",
     "RerunReport",
+    "RunDiff",
+    "RunSummary",
     "TaskLog",
     "TaskRow",
     "TimelineEntry",
     "TimelineTask",
     "VerifyReport",
+    "diff_runs",
     "read_store",
+    "render_diff",
     "rerun",
     "task_table",
     "timeline",
