@@ -165,6 +165,13 @@ def build_parser() -> argparse.ArgumentParser:
         "and writes, and the final result.",
     )
     replay.add_argument("store", nargs="?", default="./.artoo", help="the store directory")
+    replay.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="with --rerun, a what-if: rerun under this Config change (repeatable; e.g. "
+        "ggs.delta=0.0, max_retries=1) and report the first decision it changes",
+    )
     replay.add_argument("--task", default=None, help="show this task's timeline")
     replay.add_argument("--json", action="store_true", help="print JSON (for tools)")
     replay.add_argument(

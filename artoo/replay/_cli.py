@@ -99,15 +99,28 @@ def _verify(args: argparse.Namespace, console: Console) -> int:
 def _rerun(args: argparse.Namespace, console: Console) -> int:
     from artoo.cli import EXIT_ABANDON, EXIT_OK, literal
 
-    report = rerun(args.store, args.task)
+    settings = list(getattr(args, "set", None) or [])
+    report = rerun(args.store, args.task, settings=settings)
     if args.json:
         print(json.dumps(report.to_json(), ensure_ascii=False))
     else:
         console.print(
             f"reran {len(report.tasks)} tasks, {report.compared} recorded messages matched"
         )
+        if settings:
+            console.print(literal(f"what-if {' '.join(settings)}:"))
         if report.divergence is None:
             console.print("zero divergence")
         else:
             console.print(literal(str(report.divergence)))
+        for end in report.reran:
+            console.print(literal(
+                f"task {end['task']}: rerun {end['status']} via {' → '.join(end['path']) or '-'}"
+                f"; recorded {end['recorded_status']} via "
+                f"{' → '.join(end['recorded_path']) or '-'}"
+            ))  # fmt: skip
+        if report.unanswered:
+            console.print(literal("stopped where the log holds no answer (no model is asked):"))
+            for call in report.unanswered:
+                console.print(literal(f"  {call}"))
     return EXIT_OK if report.ok else EXIT_ABANDON

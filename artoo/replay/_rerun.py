@@ -24,6 +24,7 @@ mapped (task and subtask ids) or masked (other 26-character ids); and numbers ag
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import tempfile
@@ -43,6 +44,8 @@ from artoo.schemas import (
     DispatchManifest,
     Envelope,
     ExecutionResult,
+    FinalResult,
+    GGSDecision,
     LLMCall,
     ToolCall,
     UserRequest,
@@ -86,6 +89,9 @@ class RerunReport:
     divergence: Divergence | None = None
     unanswered: list[str] = field(default_factory=list)
     """Model or tool calls the log could not answer."""
+    reran: list[dict[str, Any]] = field(default_factory=list)
+    """How each rerun task ended: ``task``, ``status``, ``path`` (GGS macro-states), and
+    the recorded ``recorded_status`` and ``recorded_path`` beside them."""
 
     @property
     def ok(self) -> bool:
@@ -100,6 +106,7 @@ class RerunReport:
             "tasks": self.tasks,
             "compared": self.compared,
             "unanswered": self.unanswered,
+            "reran": self.reran,
             "divergence": None
             if d is None
             else msgspec.to_builtins(
@@ -113,13 +120,17 @@ def rerun(
     task_id: str | None = None,
     *,
     config: Config | None = None,
+    settings: list[str] | None = None,
     timeout: float = 60.0,
 ) -> RerunReport:
     """Re-execute ``store``'s tasks (or ``task_id``) from the log and compare; the recorded
     store is only read. ``config`` defaults to ``Config()`` with the number of effector
-    pairs and the confirmation timeout the log shows."""
+    pairs and the confirmation timeout the log shows; ``settings`` (``key=value``, see
+    :func:`with_settings`) change it — a what-if: the first divergence is then the first
+    decision the change alters, and a model answer the log does not hold is named in
+    ``unanswered`` (the rerun never asks a model)."""
     envelopes, tasks = read_store(store, task_id)
-    cfg = config or _inferred_config(envelopes)
+    cfg = with_settings(config or _inferred_config(envelopes), settings or [])
     report = RerunReport()
     scratch = Path(tempfile.mkdtemp(prefix="artoo-rerun-"))
     try:
@@ -130,7 +141,8 @@ def rerun(
             report.tasks.append(task.task_id)
             served = _Served(task)
             new = _run_task(task, served, scratch, cfg, timeout)
-            divergence, compared = _compare_task(task, new, served)
+            report.reran.append(_ending(task.task_id, new, task.envelopes))
+            divergence, compared = _compare_task(task, new, served, what_if=bool(settings))
             report.compared += compared
             report.unanswered += served.unanswered
             if divergence is not None:
@@ -139,6 +151,52 @@ def rerun(
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return report
+
+
+def _ending(task_id: str, new: list[Envelope], old: list[Envelope]) -> dict[str, Any]:
+    def path(envs: list[Envelope]) -> list[str]:
+        return [e.body.directive for e in envs if isinstance(e.body, GGSDecision)]
+
+    def status(envs: list[Envelope]) -> str:
+        ends = [e.body.status for e in envs if isinstance(e.body, FinalResult)]
+        return ends[-1] if ends else "running"
+
+    return {
+        "task": task_id,
+        "status": status(new),
+        "path": path(new),
+        "recorded_status": status(old),
+        "recorded_path": path(old),
+    }
+
+
+def with_settings(config: Config, settings: list[str]) -> Config:
+    """``config`` with each ``key=value`` applied (``ggs.delta=0.1``, ``max_retries=1``):
+    the value is read as JSON (a number, ``true``, a list …), else taken as a string; the
+    result is validated like any Config (a one-line ValueError naming the field)."""
+    data = config.model_dump()
+    for setting in settings:
+        key, sep, raw = setting.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--set wants key=value, not {setting!r}")
+        try:
+            value: Any = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        *parents, leaf = key.strip().split(".")
+        node = data
+        for name in parents:
+            if not isinstance(node.get(name), dict):
+                raise ValueError(f"--set {key}: {name!r} is not a Config section")
+            node = node[name]
+        if leaf not in node:
+            raise ValueError(f"--set {key}: no such Config field")
+        node[leaf] = value
+    try:
+        return Config.model_validate(data)
+    except Exception as exc:  # pydantic's ValidationError: say it in one line
+        first = str(exc).splitlines()
+        raise ValueError(f"--set: {' '.join(first[1:3]) if len(first) > 2 else exc}") from None
 
 
 def _inferred_config(envelopes: list[Envelope]) -> Config:
@@ -363,7 +421,7 @@ def _run_task(
 
 # --------------------------------------------------------------------------- comparing
 def _compare_task(
-    task: TaskLog, new: list[Envelope], served: _Served
+    task: TaskLog, new: list[Envelope], served: _Served, *, what_if: bool = False
 ) -> tuple[Divergence | None, int]:
     """The first divergence of ``new`` from the record, per sender in order, and how many
     recorded envelopes were compared."""
@@ -384,6 +442,8 @@ def _compare_task(
             return Divergence(env.seq, env.sender, kind, note=note), compared
         got = stream.popleft()
         diff = _diff(_normal(env, served.ids), _normal(got, served.ids, seqs), "")
+        if what_if:  # the changed setting itself is logged with each decision: not a change
+            diff = [d for d in diff if not d[0].startswith(("body.params.", "body.rationale"))]
         if diff:
             note = served.unanswered[0] if served.unanswered else ""
             return Divergence(env.seq, env.sender, kind, diff=diff, note=note), compared
