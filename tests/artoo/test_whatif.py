@@ -64,7 +64,7 @@ def test_a_what_if_needing_an_answer_the_log_lacks_stops_and_says_so(
         ("ggs.nope=1", "--set ggs.nope: no such Config field"),
         ("nope.x=1", "--set nope.x: 'nope' is not a Config section"),
         ("ggs.alpha", "--set wants key=value, not 'ggs.alpha'"),
-        ("ggs.alpha=\"0.5\"", "--set: ggs.alpha"),
+        ('ggs.alpha="0.5"', "--set: ggs.alpha"),
     ],
 )
 def test_bad_settings_are_one_line_errors(setting: str, message: str) -> None:
