@@ -21,7 +21,8 @@ Constraints:
     Does NOT judge its own output; does NOT query memory (its context comes from the
     Planner through SubTask.context); does NOT call a blocked tool or touch a blocked
     target; at most ``max_turns`` model turns per attempt; the same call three times in
-    a row ends the attempt as a doom loop.
+    a row ends the attempt as a doom loop. A retry after attempts that called no tool says
+    so (``NO_TOOL_YET``): nothing supported that answer.
 """
 
 from __future__ import annotations
@@ -52,14 +53,22 @@ from .base import Equipment, Inbox, Role, handles
 from .llm import LLMError, LLMRequest, assistant_message, tool_message
 from .tools import ToolRegistry
 
-__all__ = ["DOOM_REPEATS", "Executor", "is_doom_loop", "subtask_prompt"]
+__all__ = ["DOOM_REPEATS", "NO_TOOL_YET", "Executor", "is_doom_loop", "subtask_prompt"]
 
 DOOM_REPEATS = 3
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_-]")
 
-SYSTEM_PROMPT = """You are an Executor of artoo. Carry out the subtask with the tools offered,
-then answer with the result in plain text (no tool call). Report exactly what the tools
-returned; never claim what you did not do."""
+SYSTEM_PROMPT = """You are an Executor of artoo. Do the subtask with the tools offered, one
+call at a time; paths are relative to the workspace. Never answer from memory: call a tool
+first. Once a tool result answers the subtask, stop calling tools and reply in plain text that
+starts with the answer (a count: the number first, e.g. "3 files under docs"). Report only
+what the tools returned; never claim what you did not do."""
+
+NO_TOOL_YET = (
+    "You have not called a tool yet, so nothing supports that answer. Call one of the tools "
+    "to find it, then answer from its result."
+)
+"""Added to a retry's feedback when no attempt of the subtask has called a tool yet."""
 
 _REPLIES: tuple[type[Message], ...] = (ConfirmationDecision, FinalResult, TaskCancelled)
 
@@ -121,6 +130,7 @@ class _Run:
     cause: int
     messages: list[dict[str, Any]] = field(default_factory=list)
     attempt: int = 0
+    called_tools: bool = False  # some attempt has made a tool call
 
 
 @dataclass
@@ -188,9 +198,10 @@ class Executor(Role):
         if run is None:
             return
         run.cause = env.seq
-        run.messages.append(
-            {"role": "user", "content": f"The validator rejected the result: {body.feedback}"}
-        )
+        feedback = f"The validator rejected the result: {body.feedback}"
+        if not run.called_tools:
+            feedback += "\n" + NO_TOOL_YET
+        run.messages.append({"role": "user", "content": feedback})
         self._attempt(run)
 
     # ------------------------------------------------------------------ the loop
@@ -256,6 +267,7 @@ class Executor(Role):
                 stop = "answer"
                 break
             run.messages.append(assistant_message(response))
+            run.called_tools = True
             doom = False
             for tc in response.tool_calls:
                 seen.append((tc.name, json.dumps(tc.arguments, sort_keys=True)))
