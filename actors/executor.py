@@ -21,8 +21,11 @@ Constraints:
     Does NOT judge its own output; does NOT query memory (its context comes from the
     Planner through SubTask.context); does NOT call a blocked tool or touch a blocked
     target; at most ``max_turns`` model turns per attempt; the same call three times in
-    a row ends the attempt as a doom loop. A retry after attempts that called no tool says
-    so (``NO_TOOL_YET``): nothing supported that answer.
+    a row ends the attempt as a doom loop. Until the subtask's first tool call the model is
+    asked for one (``tool_choice="required"``): an answer no tool result supports cannot be
+    true but by luck; a retry after attempts that called no tool says so (``NO_TOOL_YET``).
+    Each tool result the model reads ends with ``AFTER_RESULT`` (small models otherwise
+    repeat the call).
 """
 
 from __future__ import annotations
@@ -53,7 +56,14 @@ from .base import Equipment, Inbox, Role, handles
 from .llm import LLMError, LLMRequest, assistant_message, tool_message
 from .tools import ToolRegistry
 
-__all__ = ["DOOM_REPEATS", "NO_TOOL_YET", "Executor", "is_doom_loop", "subtask_prompt"]
+__all__ = [
+    "AFTER_RESULT",
+    "DOOM_REPEATS",
+    "NO_TOOL_YET",
+    "Executor",
+    "is_doom_loop",
+    "subtask_prompt",
+]
 
 DOOM_REPEATS = 3
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_-]")
@@ -61,8 +71,11 @@ _SAFE_NAME = re.compile(r"[^A-Za-z0-9_-]")
 SYSTEM_PROMPT = """You are an Executor of artoo. Do the subtask with the tools offered, one
 call at a time; paths are relative to the workspace. Never answer from memory: call a tool
 first. Once a tool result answers the subtask, stop calling tools and reply in plain text that
-starts with the answer (a count: the number first, e.g. "3 files under docs"). Report only
-what the tools returned; never claim what you did not do."""
+starts with the answer (for a count, the number first). Report only what the tools returned;
+never claim what you did not do."""
+
+AFTER_RESULT = "(If this answers the subtask, reply now in plain text, starting with the answer.)"
+"""Follows each tool result the model reads (the ToolCall record keeps the result as is)."""
 
 NO_TOOL_YET = (
     "You have not called a tool yet, so nothing supports that answer. Call one of the tools "
@@ -253,6 +266,7 @@ class Executor(Role):
                 tier="tool",
                 messages=list(run.messages),
                 tools=specs,
+                tool_choice="required" if specs and not run.called_tools else None,
                 task_id=run.task_id,
                 subtask_id=st.subtask_id,
             )
@@ -302,7 +316,7 @@ class Executor(Role):
                     )
                     call, content = outcome.call, outcome.content
                 calls.append(call)
-                run.messages.append(tool_message(tc.id, content))
+                run.messages.append(tool_message(tc.id, f"{content}\n\n{AFTER_RESULT}"))
                 if is_doom_loop(seen):
                     doom = True
                     break

@@ -318,7 +318,8 @@ Answer with one JSON object: {{"subtasks": [{{"instruction": "<what to do, with 
 "sequence": 1, "tools": ["<tool>"], "criteria": []}}], "rationale": "<one sentence>"}}.
 Use one subtask unless the task has independent parts (same sequence = parallel; a later
 sequence sees the earlier outputs). "tools" names only tools listed above. "criteria" may
-stay []: the task criteria are checked on the result. A criterion you add has the task
+stay []: the task criteria are checked on the result. To count, have shell do it
+(wc -l, wc -w, grep -c, find ... | wc -l): never count by reading. A criterion you add has the task
 criteria's shape ({{"text", "mode", "check"}}). Never guess the answer, in an instruction
 or a criterion: the Executor finds it with the tools. Obey every MUST NOT line.
 Example. Task: "how many words are in docs/intro.md?" Answer: {{"subtasks": [{{"instruction":
@@ -335,14 +336,17 @@ TOOL_HINTS = {
 
 
 def with_task_checks(subtasks: list[SubTask], task_criteria: Sequence[Criterion]) -> list[SubTask]:
-    """A one-subtask plan whose subtask states no criteria, its subtask carrying the task's
-    criteria that have a check (pure): its output is the task's result, so the fast loop
-    decides them by code and corrects the Executor before the round ends. Any other plan
-    is returned unchanged."""
-    if len(subtasks) != 1 or subtasks[0].criteria:
+    """A one-subtask plan whose subtask has no criterion with a check, its subtask also
+    carrying the task's criteria that have one (pure): its output is the task's result, so
+    the fast loop decides them by code and corrects the Executor before the round ends.
+    Any other plan is returned unchanged."""
+    if len(subtasks) != 1 or any(c.check is not None for c in subtasks[0].criteria):
         return subtasks
+    (only,) = subtasks
     checked = [c for c in task_criteria if c.check is not None]
-    return [msgspec.structs.replace(subtasks[0], criteria=checked)] if checked else subtasks
+    if not checked:
+        return subtasks
+    return [msgspec.structs.replace(only, criteria=[*only.criteria, *checked])]
 
 
 @dataclass

@@ -21,7 +21,7 @@ Usage::
     export OPENAI_API_BASE=http://127.0.0.1:18080/v1 OPENAI_API_KEY=x
     export LITELLM_LOCAL_MODEL_COST_MAP=True
     python bench/real_model.py --model openai/qwen2.5-coder-1.5b [--api-base URL]
-        [--tasks FILE] [--only 1,3] [--deadline 240] [--json]
+        [--tasks FILE] [--only 1,3] [--deadline 240] [--keep DIR] [--json]
 
 With ``--json`` the last line printed is one JSON object with every figure.
 """
@@ -140,6 +140,7 @@ def main() -> None:
     parser.add_argument("--tasks", type=Path, default=HERE / "real_model_tasks.json")
     parser.add_argument("--only", default="", help="1-based task numbers, comma-separated")
     parser.add_argument("--deadline", type=float, default=240.0)
+    parser.add_argument("--keep", type=Path, default=None, help="keep stores here (task-N/)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     options: dict[str, Any] = {"api_base": args.api_base} if args.api_base else {}
@@ -150,7 +151,8 @@ def main() -> None:
         if number not in chosen:
             continue
         with tempfile.TemporaryDirectory(prefix="artoo-real-") as tmp:
-            root = Path(tmp)
+            root = Path(tmp) if args.keep is None else args.keep / f"task-{number}"
+            root.mkdir(parents=True, exist_ok=True)
             a = run_artoo(task["text"], args.model, options, args.deadline, root)
             b = run_baseline(task["text"], args.model, options, args.deadline, root)
             a_ok = succeeded(task["expect"], a.pop("output"), a.pop("ws"))

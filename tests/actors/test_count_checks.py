@@ -162,7 +162,7 @@ def test_the_perceiver_asks_again_for_a_guess_or_a_count_without_a_count_check()
     assert spec_problems(good, DEMO) == []
 
 
-def test_a_one_subtask_plan_without_criteria_carries_the_task_checks() -> None:
+def test_a_one_subtask_plan_without_checks_carries_the_task_checks() -> None:
     checked = Criterion(
         id="t1",
         text="states the count",
@@ -174,6 +174,9 @@ def test_a_one_subtask_plan_without_criteria_carries_the_task_checks() -> None:
     (carried,) = with_task_checks([bare], [checked, plausible])
     assert carried.criteria == [checked]
     own = SubTask(subtask_id="s", round=0, instruction="count", criteria=[plausible])
-    assert with_task_checks([own], [checked]) == [own]
+    (both,) = with_task_checks([own], [checked])
+    assert both.criteria == [plausible, checked]  # its own has no check: the task's join
+    coded = SubTask(subtask_id="s", round=0, instruction="count", criteria=[checked])
+    assert with_task_checks([coded], [checked, plausible]) == [coded]
     two = [bare, SubTask(subtask_id="u", round=0, instruction="more")]
     assert with_task_checks(two, [checked]) == two
