@@ -120,3 +120,21 @@ def test_a_retry_after_no_tool_call_says_nothing_supported_the_answer(tmp_path: 
     assert "wrong count" in first_retry and NO_TOOL_YET in first_retry
     second_retry = asked[-1][-1]["content"]  # a tool was called in attempt 2: no reminder
     assert "still wrong" in second_retry and NO_TOOL_YET not in second_retry
+
+
+def test_a_tool_is_required_until_the_first_call_and_results_invite_the_answer(
+    tmp_path: Path,
+) -> None:
+    from artoo.actors.executor import AFTER_RESULT
+    from artoo.schemas import LLMCall
+
+    entries = [_call("glob", pattern="*"), {"role": "executor", "content": "no files"}]
+    model = write_script(tmp_path / "s.toml", entries)
+    with RoleHarness(Executor, instance="pair-0", model=model, config=Config(max_turns=4)) as h:
+        h.send(SubTask(subtask_id="s1", instruction="list"), to="pair-0")
+        (result,) = h.wait_for(ExecutionResult)
+        asked = [e.body.request for e in h.recorder.envelopes if isinstance(e.body, LLMCall)]
+    assert [r.get("tool_choice") for r in asked] == ["required", None]
+    tool_reply = asked[1]["messages"][-1]
+    assert tool_reply["role"] == "tool" and tool_reply["content"].endswith(AFTER_RESULT)
+    assert AFTER_RESULT not in result.body.tool_calls[0].output_preview  # the record as is
