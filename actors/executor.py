@@ -21,9 +21,10 @@ Constraints:
     Does NOT judge its own output; does NOT query memory (its context comes from the
     Planner through SubTask.context); does NOT call a blocked tool or touch a blocked
     target; at most ``max_turns`` model turns per attempt; the same call three times in
-    a row ends the attempt as a doom loop. Until the subtask's first tool call the model is
+    a row ends the attempt as a doom loop. Until an attempt's first tool call the model is
     asked for one (``tool_choice="required"``): an answer no tool result supports cannot be
-    true but by luck; a retry after attempts that called no tool says so (``NO_TOOL_YET``).
+    true but by luck, and a retry redoes the work; a retry after attempts that called no
+    tool says so (``NO_TOOL_YET``).
     Each tool result the model reads ends with ``AFTER_RESULT`` (small models otherwise
     repeat the call).
 """
@@ -266,7 +267,7 @@ class Executor(Role):
                 tier="tool",
                 messages=list(run.messages),
                 tools=specs,
-                tool_choice="required" if specs and not run.called_tools else None,
+                tool_choice="required" if specs and not calls else None,
                 task_id=run.task_id,
                 subtask_id=st.subtask_id,
             )

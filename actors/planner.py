@@ -356,6 +356,15 @@ class _Plan:
     directive: PlanDirective | None = None
 
 
+def _criterion_line(c: Criterion) -> str:
+    if c.check is None:
+        return f"- {c.text}"
+    check = c.check
+    return f"- {c.text} (checked by code: {check.kind} {check.path} {check.value!r})".replace(
+        "  ", " "
+    )
+
+
 def plan_messages(
     spec: TaskSpec, calibration: Calibration, directive: PlanDirective | None, tools: list[str]
 ) -> list[dict[str, str]]:
@@ -365,7 +374,7 @@ def plan_messages(
         system += "\n\nMemory and constraints:\n" + calibration.text
     user = [f"Task: {spec.text}", f"Intent: {spec.intent}"]
     if spec.criteria:
-        user.append("Task criteria:\n" + "\n".join(f"- {c.text}" for c in spec.criteria))
+        user.append("Task criteria:\n" + "\n".join(_criterion_line(c) for c in spec.criteria))
     if directive is not None:
         user.append(
             f"The previous round failed. Directive: {directive.directive} "

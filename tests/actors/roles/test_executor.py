@@ -122,7 +122,7 @@ def test_a_retry_after_no_tool_call_says_nothing_supported_the_answer(tmp_path: 
     assert "still wrong" in second_retry and NO_TOOL_YET not in second_retry
 
 
-def test_a_tool_is_required_until_the_first_call_and_results_invite_the_answer(
+def test_a_tool_is_required_until_the_attempts_first_call_and_results_invite_the_answer(
     tmp_path: Path,
 ) -> None:
     from artoo.actors.executor import AFTER_RESULT
