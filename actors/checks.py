@@ -167,11 +167,16 @@ def count_checked(checks: list[Check]) -> bool:
 
 
 def guess_problem(check: Check, request: str) -> str | None:
-    """Why ``check`` guesses the answer, or None (pure): a ``count_equals`` — or, when the
-    request asks for a count, an ``output_contains`` of a bare number — whose number the
-    request does not state. A
-    count the task asks for is unknown until the work is done: ``count_matches`` has
-    code measure it instead."""
+    """Why ``check`` guesses the answer or does not fit the request, or None (pure): a
+    ``count_equals`` — or, when the request asks for a count, an ``output_contains`` of a
+    bare number — whose number the request does not state (a count the task asks for is
+    unknown until the work is done: ``count_matches`` has code measure it instead); a
+    ``count_matches`` for a request that asks for no count (an amount, a name)."""
+    if check.kind == "count_matches" and not asks_count(request):
+        return (
+            "count_matches checks a count, and the request asks for none: check what it asks "
+            "for (or check null)"
+        )
     if check.kind == "count_equals":
         guessed = check.value
     elif (

@@ -25,8 +25,9 @@ Constraints:
     asked for one (``tool_choice="required"``): an answer no tool result supports cannot be
     true but by luck, and a retry redoes the work; a retry after attempts that called no
     tool says so (``NO_TOOL_YET``).
-    Each tool result the model reads ends with ``AFTER_RESULT`` (small models otherwise
-    repeat the call).
+    Each tool result the model reads ends with ``AFTER_RESULT``, and after the same call
+    twice in a row the next turn offers no tool (small models otherwise repeat the call
+    until the doom loop).
 """
 
 from __future__ import annotations
@@ -262,11 +263,13 @@ class Executor(Role):
             if attempt.poll():
                 stop, error = "task_ended", "task ended"
                 break
+            # the same call twice in a row added nothing: this turn is for the answer
+            repeated = len(seen) >= 2 and seen[-1] == seen[-2]
             request = LLMRequest(
                 role=self.name,
                 tier="tool",
                 messages=list(run.messages),
-                tools=specs,
+                tools=[] if repeated else specs,
                 tool_choice="required" if specs and not calls else None,
                 task_id=run.task_id,
                 subtask_id=st.subtask_id,

@@ -180,3 +180,10 @@ def test_a_one_subtask_plan_without_checks_carries_the_task_checks() -> None:
     assert with_task_checks([coded], [checked, plausible]) == [coded]
     two = [bare, SubTask(subtask_id="u", round=0, instruction="more")]
     assert with_task_checks(two, [checked]) == two
+
+
+def test_count_matches_fits_only_a_request_for_a_count() -> None:
+    check = Check(kind="count_matches", path="data/sales.csv", value="lines containing east")
+    problem = guess_problem(check, "what is the amount for the east region in data/sales.csv?")
+    assert problem is not None and "asks for none" in problem
+    assert guess_problem(check, "how many lines of data/sales.csv mention east?") is None
