@@ -30,7 +30,20 @@ before any LLM is asked (DESIGN §3). The vocabulary — ``kind``, ``path``, ``v
     ``lines`` counts the non-empty lines of the output; ``number`` takes the first
     integer the output states; empty (the default) takes the integer that a one-line
     output starts with (``42``, ``42 files``, ``  42 total`` from ``wc -l``) and
-    otherwise counts non-empty lines.
+    otherwise counts non-empty lines. Only for a count known before the work starts (the
+    request states it): a count the task asks for is measured by ``count_matches``.
+``count_matches``
+    For "how many …" when the answer is not known in advance: code measures the count in
+    the workspace and the output must state that number — a model's count is never taken
+    on its word. ``path``: a workspace file, a directory, or a glob (``src/**/*.py``;
+    ``**`` spans directories; a wildcard does not match a leading ``.``). ``value``: what
+    to count — ``lines`` (a last line without a newline counts; ``wc -l``'s figure, one
+    less, is also accepted), ``lines containing <text>`` (as ``grep -c``; case-sensitive),
+    ``words`` (as ``wc -w``), ``bytes``, ``chars``, summed over the files the path names,
+    or ``files`` (the regular files a glob matches or a
+    directory holds, at any depth; symlinks are neither followed nor counted). Passes when
+    the first number the output states (a whole number standing alone: ``todo.txt`` or
+    ``v2`` are not numbers) equals the measured count.
 
 Every result carries evidence (what was seen) and, on failure, a suggested
 ``failure_class``: ``environmental`` when the environment is missing something the check
@@ -58,9 +71,20 @@ import re2
 from artoo.schemas import Check
 from artoo.schemas.messages import FailureClass
 
+from ._counting import UNITS as _UNITS
+from ._counting import measure, parse_unit, stated_number
 from .tools import open_beneath
 
-__all__ = ["VOCABULARY", "CheckResult", "check_problem", "evaluate"]
+__all__ = [
+    "VOCABULARY",
+    "CheckResult",
+    "asks_count",
+    "check_problem",
+    "count_checked",
+    "evaluate",
+    "guess_problem",
+    "reads_workspace",
+]
 
 VOCABULARY: dict[str, str] = {
     "exit_code": "value = expected exit code (int, default 0)",
@@ -73,7 +97,12 @@ VOCABULARY: dict[str, str] = {
     ),
     "count_equals": (
         "value = expected int; path = '' (auto), 'lines' (non-empty lines) or 'number' "
-        "(first integer stated)"
+        "(first integer stated); only for a count the request states"
+    ),
+    "count_matches": (
+        "how many: path = workspace file, directory or glob (src/**/*.py); value = 'lines', "
+        "'lines containing <text>', 'words', 'bytes', 'chars' or 'files'; code counts it, "
+        "the output must state it"
     ),
 }
 """The check kinds with a one-line description each (for the Perceiver's prompt)."""
@@ -113,6 +142,62 @@ def check_problem(check: Check, workspace: str | os.PathLike[str]) -> str | None
     except ValueError as exc:
         return str(exc)
     return None
+
+
+_COUNT_ASKED = re.compile(r"\bhow\s+many\b|\bcount\b|\bnumber\s+of\b", re.IGNORECASE)
+_COUNT_KINDS = ("count_equals", "count_matches")
+
+
+def reads_workspace(check: Check) -> bool:
+    """True when ``check`` reads the workspace (a file or a count measured there), so its
+    verdict cannot be recomputed from the event log alone (pure)."""
+    if check.kind in ("file_exists", "count_matches"):
+        return True
+    return check.kind == "json_path_equals" and not check.path.strip().startswith("$")
+
+
+def asks_count(request: str) -> bool:
+    """True when ``request`` asks for a count ("how many", "count", "number of") (pure)."""
+    return _COUNT_ASKED.search(request) is not None
+
+
+def count_checked(checks: list[Check]) -> bool:
+    """True when one of ``checks`` decides a count (``count_equals``/``count_matches``)."""
+    return any(c.kind in _COUNT_KINDS for c in checks)
+
+
+def guess_problem(check: Check, request: str) -> str | None:
+    """Why ``check`` guesses the answer or does not fit the request, or None (pure): a
+    ``count_equals`` — or, when the request asks for a count, an ``output_contains`` of a
+    bare number — whose number the request does not state (a count the task asks for is
+    unknown until the work is done: ``count_matches`` has code measure it instead); a
+    ``count_matches`` for a request that asks for no count (an amount, a name)."""
+    if check.kind == "count_matches" and not asks_count(request):
+        return (
+            "count_matches checks a count, and the request asks for none: check what it asks "
+            "for (or check null)"
+        )
+    if check.kind == "count_equals":
+        guessed = check.value
+    elif (
+        check.kind == "output_contains"
+        and asks_count(request)
+        and re.fullmatch(r"\s*-?\d+\s*", str(check.value))
+    ):
+        guessed = check.value
+    else:
+        return None
+    try:
+        number = _integer(guessed, check.kind)
+    except ValueError:
+        return None  # check_problem reports the wrong type
+    if str(abs(number)) in re.findall(r"\d+", request):
+        return None
+    return (
+        f"{check.kind} {number} guesses the answer (the request does not state {number}); "
+        "for a count the task asks for use count_matches (path = what to count, value = "
+        "the unit): code counts, the output must state it"
+    )
 
 
 # =========================================================================== rules
@@ -238,6 +323,27 @@ def _count_equals(check: Check, output: str, exit_code: int | None, workspace: P
     return _fail(f"{how} {count}, expected {expected}", "logical")
 
 
+def _count_matches(
+    check: Check, output: str, exit_code: int | None, workspace: Path
+) -> CheckResult:
+    parsed = parse_unit(check.value)
+    if parsed is None:
+        raise ValueError(
+            f"count_matches: value must be one of {', '.join(_UNITS)}, got {check.value!r}"
+        )
+    unit, containing = parsed
+    measured = measure(check.path, unit, workspace, containing)
+    if isinstance(measured, str):  # nothing to count: the environment lacks it
+        return _fail(measured, "environmental")
+    counts, seen = measured
+    stated = stated_number(output)
+    if stated is None:
+        return _fail(f"{seen}; the output states no number ({_describe(output)})", "logical")
+    if stated in counts:
+        return _pass(f"{seen}; the output states {stated}")
+    return _fail(f"{seen}; the output states {stated}", "logical")
+
+
 _Rule = Callable[[Check, str, "int | None", Path], CheckResult]
 _RULES: dict[str, _Rule] = {
     "exit_code": _exit_code,
@@ -246,6 +352,7 @@ _RULES: dict[str, _Rule] = {
     "output_matches": _output_matches,
     "json_path_equals": _json_path_equals,
     "count_equals": _count_equals,
+    "count_matches": _count_matches,
 }
 
 

@@ -21,7 +21,13 @@ Constraints:
     Does NOT judge its own output; does NOT query memory (its context comes from the
     Planner through SubTask.context); does NOT call a blocked tool or touch a blocked
     target; at most ``max_turns`` model turns per attempt; the same call three times in
-    a row ends the attempt as a doom loop.
+    a row ends the attempt as a doom loop. Until an attempt's first tool call the model is
+    asked for one (``tool_choice="required"``): an answer no tool result supports cannot be
+    true but by luck, and a retry redoes the work; a retry after attempts that called no
+    tool says so (``NO_TOOL_YET``).
+    Each tool result the model reads ends with ``AFTER_RESULT``, and after the same call
+    twice in a row the next turn offers no tool (small models otherwise repeat the call
+    until the doom loop).
 """
 
 from __future__ import annotations
@@ -53,14 +59,32 @@ from .base import Equipment, Inbox, Role, handles
 from .llm import LLMError, LLMRequest, assistant_message, tool_message
 from .tools import ToolRegistry
 
-__all__ = ["DOOM_REPEATS", "Executor", "is_doom_loop", "subtask_prompt"]
+__all__ = [
+    "AFTER_RESULT",
+    "DOOM_REPEATS",
+    "NO_TOOL_YET",
+    "Executor",
+    "is_doom_loop",
+    "subtask_prompt",
+]
 
 DOOM_REPEATS = 3
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_-]")
 
-SYSTEM_PROMPT = """You are an Executor of artoo. Carry out the subtask with the tools offered,
-then answer with the result in plain text (no tool call). Report exactly what the tools
-returned; never claim what you did not do."""
+SYSTEM_PROMPT = """You are an Executor of artoo. Do the subtask with the tools offered, one
+call at a time; paths are relative to the workspace. Never answer from memory: call a tool
+first. Once a tool result answers the subtask, stop calling tools and reply in plain text that
+starts with the answer (for a count, the number first). Report only what the tools returned;
+never claim what you did not do."""
+
+AFTER_RESULT = "(If this answers the subtask, reply now in plain text, starting with the answer.)"
+"""Follows each tool result the model reads (the ToolCall record keeps the result as is)."""
+
+NO_TOOL_YET = (
+    "You have not called a tool yet, so nothing supports that answer. Call one of the tools "
+    "to find it, then answer from its result."
+)
+"""Added to a retry's feedback when no attempt of the subtask has called a tool yet."""
 
 _REPLIES: tuple[type[Message], ...] = (ConfirmationDecision, FinalResult, TaskCancelled)
 
@@ -122,6 +146,7 @@ class _Run:
     cause: int
     messages: list[dict[str, Any]] = field(default_factory=list)
     attempt: int = 0
+    called_tools: bool = False  # some attempt has made a tool call
 
 
 @dataclass
@@ -189,9 +214,10 @@ class Executor(Role):
         if run is None:
             return
         run.cause = env.seq
-        run.messages.append(
-            {"role": "user", "content": f"The validator rejected the result: {body.feedback}"}
-        )
+        feedback = f"The validator rejected the result: {body.feedback}"
+        if not run.called_tools:
+            feedback += "\n" + NO_TOOL_YET
+        run.messages.append({"role": "user", "content": feedback})
         self._attempt(run)
 
     # ------------------------------------------------------------------ the loop
@@ -243,11 +269,14 @@ class Executor(Role):
             if attempt.poll():
                 stop, error = "task_ended", "task ended"
                 break
+            # the same call twice in a row added nothing: this turn is for the answer
+            repeated = len(seen) >= 2 and seen[-1] == seen[-2]
             request = LLMRequest(
                 role=self.name,
                 tier="tool",
                 messages=list(run.messages),
-                tools=specs,
+                tools=[] if repeated else specs,
+                tool_choice="required" if specs and not calls else None,
                 task_id=run.task_id,
                 subtask_id=st.subtask_id,
             )
@@ -262,6 +291,7 @@ class Executor(Role):
                 stop = "answer"
                 break
             run.messages.append(assistant_message(response))
+            run.called_tools = True
             doom = False
             for tc in response.tool_calls:
                 seen.append((tc.name, json.dumps(tc.arguments, sort_keys=True)))
@@ -296,7 +326,7 @@ class Executor(Role):
                     )
                     call, content = outcome.call, outcome.content
                 calls.append(call)
-                run.messages.append(tool_message(tc.id, content))
+                run.messages.append(tool_message(tc.id, f"{content}\n\n{AFTER_RESULT}"))
                 if is_doom_loop(seen):
                     doom = True
                     break

@@ -26,6 +26,7 @@ from typing import ClassVar
 import msgspec
 
 from artoo.schemas import (
+    Check,
     Envelope,
     LLMCall,
     Message,
@@ -36,20 +37,24 @@ from artoo.schemas import (
 
 from .answers import PerceiverAnswer, make_criteria, slugify
 from .base import Role, handles
-from .checks import VOCABULARY, check_problem
+from .checks import VOCABULARY, asks_count, check_problem, count_checked, guess_problem
 from .llm import LLMRequest, ask_structured
 
 __all__ = ["SYSTEM_PROMPT", "Perceiver", "build_spec"]
 
 SYSTEM_PROMPT = (
-    "You are the Perceiver of artoo. Read the user's request and answer with one JSON "
-    'object: {"intent": "<one sentence>", "slug": "<short-kebab-case-topic>", "criteria": '
-    '[{"text": "...", "mode": "verifiable"|"plausible", "check": {"kind": "...", '
-    '"path": "...", "value": ...} | null}]}.\n'
-    "A criterion is verifiable only when code can decide it with one check of this "
-    "vocabulary:\n"
+    "You read a user's request to artoo and answer with one JSON object: "
+    '{"intent": "<one sentence>", "slug": "<short-kebab-case>", "criteria": [...]}.\n'
+    'A criterion is {"text": "<what must be true>", "mode": "verifiable", "check": '
+    '{"kind": ..., "path": ..., "value": ...}} when code can decide it with one of these '
+    'checks, else {"text": ..., "mode": "plausible", "check": null}:\n'
     + "\n".join(f"- {kind}: {how}" for kind, how in VOCABULARY.items())
-    + "\nOtherwise mark it plausible with check null. Do not state what you cannot check."
+    + "\nNever guess an answer you do not know: for how many / count, use count_matches "
+    "(code counts, the answer must state that number).\n"
+    'Example. Request: "how many words are in docs/intro.md?" Answer: {"intent": "count '
+    'the words in docs/intro.md", "slug": "count-words-intro", "criteria": [{"text": "the '
+    'answer states the number of words in docs/intro.md", "mode": "verifiable", "check": '
+    '{"kind": "count_matches", "path": "docs/intro.md", "value": "words"}}]}'
 )
 
 
@@ -64,23 +69,36 @@ def build_spec(text: str, answer: PerceiverAnswer, environment: str = "local") -
     )
 
 
+def _unusable(check: Check, spec: TaskSpec, workspace: Path) -> str | None:
+    return check_problem(check, workspace) or guess_problem(check, spec.text)
+
+
 def spec_problems(spec: TaskSpec, workspace: Path) -> list[str]:
-    """Why some of a TaskSpec's checks cannot be used (pure but for reading the workspace)."""
+    """Why some of a TaskSpec's checks cannot be used — unusable (see ``check_problem``)
+    or guessing a number the request does not state — and, for a request that asks for a
+    count, the lack of a count check (pure but for reading the workspace)."""
     out = []
     for criterion in spec.criteria:
         if criterion.check is not None:
-            problem = check_problem(criterion.check, workspace)
+            problem = _unusable(criterion.check, spec, workspace)
             if problem is not None:
                 out.append(f"criterion {criterion.id}: {problem}")
+    checks = [c.check for c in spec.criteria if c.check is not None]
+    if asks_count(spec.text) and not count_checked(checks):
+        out.append(
+            "the request asks for a count but no criterion checks one: add a count_matches "
+            "check (path = what to count, value = what unit)"
+        )
     return out
 
 
 def without_unusable_checks(spec: TaskSpec, workspace: Path) -> TaskSpec:
-    """The spec with each unusable check removed: its criterion stays, as plausible (a
-    model and, under low confidence, a human decide it — it never passes by default)."""
+    """The spec with each unusable or guessing check removed: its criterion stays, as
+    plausible (a model and, under low confidence, a human decide it — it never passes by
+    default)."""
     criteria = [
         c
-        if c.check is None or check_problem(c.check, workspace) is None
+        if c.check is None or _unusable(c.check, spec, workspace) is None
         else msgspec.structs.replace(c, check=None, mode="plausible")
         for c in spec.criteria
     ]
@@ -130,7 +148,7 @@ class Perceiver(Role):
                         "role": "user",
                         "content": "These checks cannot be used: "
                         + "; ".join(problems)
-                        + ". Answer again with checks that can (or check null).",
+                        + ". Answer again, fixing that (or with check null).",
                     },
                 ],
             )

@@ -42,6 +42,7 @@ from typing import ClassVar
 import msgspec
 
 from artoo.schemas import (
+    Criterion,
     DispatchManifest,
     Envelope,
     LLMCall,
@@ -60,7 +61,7 @@ from artoo.schemas import (
 from ._paths import mentions
 from .answers import PlanAnswer, make_criteria
 from .base import Equipment, Role, handles
-from .checks import check_problem
+from .checks import check_problem, guess_problem
 from .llm import LLMRequest, ask_structured
 
 __all__ = [
@@ -71,6 +72,7 @@ __all__ = [
     "calibrate",
     "plan_violations",
     "validate_plan",
+    "with_task_checks",
 ]
 
 MEMORY_CAP = 10
@@ -247,6 +249,7 @@ def plan_violations(
     *,
     known_tools: Collection[str] | None = None,
     workspace: Path | None = None,
+    request: str | None = None,
 ) -> list[Violation]:
     """Why a plan may not be dispatched; empty when it may.
 
@@ -254,7 +257,9 @@ def plan_violations(
     ``instruction`` names a blocked target. (The calibration text in ``context`` is not
     checked: it names the targets on purpose.) With ``known_tools``, a tool that does not
     exist is a violation; with ``workspace``, so is a check that cannot be used — a path
-    outside the workspace, a value of the wrong type for its kind, an unknown kind.
+    outside the workspace, a value of the wrong type for its kind, an unknown kind — and,
+    with the task's ``request`` text, a check that guesses a number the request does not
+    state (``checks.guess_problem``).
     """
     blocked = set(calibration.blocked_tools)
     violations: list[Violation] = []
@@ -273,6 +278,8 @@ def plan_violations(
                 if criterion.check is None:
                     continue
                 unusable = check_problem(criterion.check, workspace)
+                if unusable is None and request is not None:
+                    unusable = guess_problem(criterion.check, request)
                 if unusable is not None:
                     violations.append(
                         Violation(
@@ -306,12 +313,40 @@ def apply_calibration(subtasks: Sequence[SubTask], calibration: Calibration) -> 
 
 
 # ---- actor ----
-PLANNER_PROMPT = """You are the Planner of artoo. Decompose the task into subtasks for Executors
-that have these tools: {tools}. Answer with one JSON object: {{"subtasks": [{{"instruction": "...",
-"sequence": 1, "tools": ["..."], "criteria": [{{"text": "...", "mode": "verifiable"|"plausible",
-"check": {{"kind": "...", "path": "...", "value": ...}} | null}}]}}], "rationale": "..."}}.
-Subtasks with the same sequence number run in parallel; a later sequence sees the outputs of
-the earlier ones. Obey every MUST NOT line."""
+PLANNER_PROMPT = """You plan a task for artoo's Executors. Their tools: {tools}.
+Answer with one JSON object: {{"subtasks": [{{"instruction": "<what to do, with exact paths>",
+"sequence": 1, "tools": ["<tool>"], "criteria": []}}], "rationale": "<one sentence>"}}.
+Use one subtask unless the task has independent parts (same sequence = parallel; a later
+sequence sees the earlier outputs). "tools" names only tools listed above. "criteria" may
+stay []: the task criteria are checked on the result. To count, have shell do it
+(wc -l, wc -w, grep -c, find ... | wc -l): never count by reading. A criterion you add has the task
+criteria's shape ({{"text", "mode", "check"}}). Never guess the answer, in an instruction
+or a criterion: the Executor finds it with the tools. Obey every MUST NOT line.
+Example. Task: "how many words are in docs/intro.md?" Answer: {{"subtasks": [{{"instruction":
+"Run wc -w docs/intro.md and answer with the number of words", "sequence": 1, "tools":
+["shell"], "criteria": []}}], "rationale": "one command counts them"}}"""
+
+TOOL_HINTS = {
+    "glob": "glob (list paths matching a pattern)",
+    "read_file": "read_file (read a text file)",
+    "write_file": "write_file (create or replace a file)",
+    "shell": "shell (run a command: wc -l, grep -c, ls, cat, python3 ...)",
+}
+"""How the Planner's prompt names the built-in tools (others by their name)."""
+
+
+def with_task_checks(subtasks: list[SubTask], task_criteria: Sequence[Criterion]) -> list[SubTask]:
+    """A one-subtask plan whose subtask has no criterion with a check, its subtask also
+    carrying the task's criteria that have one (pure): its output is the task's result, so
+    the fast loop decides them by code and corrects the Executor before the round ends.
+    Any other plan is returned unchanged."""
+    if len(subtasks) != 1 or any(c.check is not None for c in subtasks[0].criteria):
+        return subtasks
+    (only,) = subtasks
+    checked = [c for c in task_criteria if c.check is not None]
+    if not checked:
+        return subtasks
+    return [msgspec.structs.replace(only, criteria=[*only.criteria, *checked])]
 
 
 @dataclass
@@ -321,16 +356,25 @@ class _Plan:
     directive: PlanDirective | None = None
 
 
+def _criterion_line(c: Criterion) -> str:
+    if c.check is None:
+        return f"- {c.text}"
+    check = c.check
+    return f"- {c.text} (checked by code: {check.kind} {check.path} {check.value!r})".replace(
+        "  ", " "
+    )
+
+
 def plan_messages(
     spec: TaskSpec, calibration: Calibration, directive: PlanDirective | None, tools: list[str]
 ) -> list[dict[str, str]]:
     """The chat messages asking for a plan (pure)."""
-    system = PLANNER_PROMPT.format(tools=", ".join(tools))
+    system = PLANNER_PROMPT.format(tools=", ".join(TOOL_HINTS.get(t, t) for t in tools))
     if calibration.text:
         system += "\n\nMemory and constraints:\n" + calibration.text
     user = [f"Task: {spec.text}", f"Intent: {spec.intent}"]
     if spec.criteria:
-        user.append("Task criteria:\n" + "\n".join(f"- {c.text}" for c in spec.criteria))
+        user.append("Task criteria:\n" + "\n".join(_criterion_line(c) for c in spec.criteria))
     if directive is not None:
         user.append(
             f"The previous round failed. Directive: {directive.directive} "
@@ -434,13 +478,16 @@ class Planner(Role):
                 calibration,
                 known_tools=self.ctx.tools.names,
                 workspace=self.ctx.workspace,
+                request=plan.spec.text,
             )
             if not violations:
                 self.reply(
                     env,
                     DispatchManifest(
                         round=plan.round,
-                        subtasks=apply_calibration(subtasks, calibration),
+                        subtasks=apply_calibration(
+                            with_task_checks(subtasks, plan.spec.criteria), calibration
+                        ),
                         task_criteria=list(plan.spec.criteria),
                         must_not=calibration.must_not,
                         should_prefer=calibration.should_prefer,

@@ -166,6 +166,8 @@ class LitellmBackend:
         args: dict[str, Any] = {**self.kwargs, "model": self.model}
         if request.tools:
             args["tools"] = [_openai_tool(spec) for spec in request.tools]
+            if request.tool_choice is not None:
+                args["tool_choice"] = request.tool_choice
         if request.temperature is not None:
             args["temperature"] = request.temperature
         schema = request.response_schema

@@ -55,12 +55,15 @@ class LLMRequest(msgspec.Struct, frozen=True, kw_only=True):
     ``messages`` are in OpenAI chat format (``role``/``content``, assistant messages with
     ``tool_calls``, ``tool`` messages with ``tool_call_id``; see :func:`assistant_message`
     and :func:`tool_message`). ``response_schema`` is a JSON schema the answer must match.
+    ``tool_choice`` ``"required"`` asks for a tool call (sent only with ``tools``; None
+    leaves the choice to the model).
     """
 
     role: str
     tier: Tier
     messages: list[dict[str, Any]]
     tools: list[ToolSpec] = []
+    tool_choice: Literal["auto", "required"] | None = None
     response_schema: dict[str, Any] | None = None
     task_id: str | None = None
     subtask_id: str = ""

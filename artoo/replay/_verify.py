@@ -20,9 +20,9 @@ What is recomputed (the checks, by name in :attr:`VerifyReport.checked`):
 ``rule_verdict``
     Each Agent-Validator verdict decided by code (a check, a failed execution, a Law 1
     denial) from the ExecutionResult it judged, and each Meta-Validator task verdict
-    decided by a check from the round's merged output. A check that reads a workspace
-    file (``file_exists``, ``json_path_equals`` on a file) is not recomputed: the file
-    is not in the log (counted in :attr:`VerifyReport.skipped`).
+    decided by a check from the round's merged output. A check that reads the workspace
+    (``file_exists``, ``json_path_equals`` on a file, ``count_matches``) is not
+    recomputed: the file is not in the log (counted in :attr:`VerifyReport.skipped`).
 ``memory``
     The megram store: a rebuild from the log's memory events (up to the seq memory has
     applied) equals ``<store>/memory``, megram by megram.
@@ -437,12 +437,9 @@ class _Task:
 
 
 def _reads_files(criterion: Criterion) -> bool:
-    check = criterion.check
-    if check is None:
-        return False
-    if check.kind == "file_exists":
-        return True
-    return check.kind == "json_path_equals" and not check.path.strip().startswith("$")
+    from artoo.actors.checks import reads_workspace
+
+    return criterion.check is not None and reads_workspace(criterion.check)
 
 
 # --------------------------------------------------------------------------- whole log

@@ -220,6 +220,7 @@ def test_unknown_kind_lists_the_vocabulary(ws: Path) -> None:
         "output_matches",
         "json_path_equals",
         "count_equals",
+        "count_matches",
     }
 
 

@@ -116,3 +116,20 @@ def test_a_tool_call_needs_no_private_option(sent: list[dict[str, Any]]) -> None
     response = backend.complete(req(tools=[ToolSpec(name="glob")]))
     assert response.tool_calls == [ToolCallRequest(id="c1", name="glob", arguments={})]
     assert not [k for k in sent[-1] if k.startswith("_")]
+
+
+def test_a_required_tool_choice_is_sent_with_the_tools(sent: list[dict[str, Any]]) -> None:
+    backend = LitellmBackend(
+        "openai/qwen-local",
+        api_base="http://127.0.0.1:1/v1",
+        mock_response="",
+        mock_tool_calls=[
+            {"id": "c1", "type": "function", "function": {"name": "glob", "arguments": "{}"}}
+        ],
+    )
+    backend.complete(req(tools=[ToolSpec(name="glob")], tool_choice="required"))
+    assert sent[-1]["tool_choice"] == "required"
+    backend.complete(req(tools=[ToolSpec(name="glob")]))
+    assert "tool_choice" not in sent[-1]  # None: the model's own choice
+    backend.complete(req(tool_choice="required"))  # no tools: nothing to require
+    assert "tool_choice" not in sent[-1]

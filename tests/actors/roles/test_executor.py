@@ -92,3 +92,65 @@ def test_a_denied_caution_target_is_refused_structurally(tmp_path: Path) -> None
     _asks, result = _caution_run(tmp_path, approve=False, uses=1)
     first = result.tool_calls[0]
     assert not first.ok and first.refusal == "caution_denied"
+
+
+def test_a_retry_after_no_tool_call_says_nothing_supported_the_answer(tmp_path: Path) -> None:
+    from artoo.actors.executor import NO_TOOL_YET
+    from artoo.schemas import CorrectionSignal, LLMCall
+
+    entries = [
+        {"role": "executor", "content": "1 line"},
+        _call("glob", pattern="*"),
+        {"role": "executor", "content": "two files"},
+        {"role": "executor", "content": "2 files"},
+    ]
+    model = write_script(tmp_path / "s.toml", entries)
+    st = SubTask(subtask_id="s1", instruction="count")
+    with RoleHarness(Executor, instance="pair-0", model=model, config=Config(max_turns=4)) as h:
+        h.send(st, to="pair-0")
+        h.wait_for(ExecutionResult)
+        h.send(CorrectionSignal(subtask_id="s1", feedback="wrong count"), to="pair-0")
+        h.wait_for(ExecutionResult, 2)
+        h.send(CorrectionSignal(subtask_id="s1", feedback="still wrong"), to="pair-0")
+        h.wait_for(ExecutionResult, 3)
+        asked = [
+            e.body.request["messages"] for e in h.recorder.envelopes if isinstance(e.body, LLMCall)
+        ]
+    first_retry = asked[1][-1]["content"]
+    assert "wrong count" in first_retry and NO_TOOL_YET in first_retry
+    second_retry = asked[-1][-1]["content"]  # a tool was called in attempt 2: no reminder
+    assert "still wrong" in second_retry and NO_TOOL_YET not in second_retry
+
+
+def test_a_tool_is_required_until_the_attempts_first_call_and_results_invite_the_answer(
+    tmp_path: Path,
+) -> None:
+    from artoo.actors.executor import AFTER_RESULT
+    from artoo.schemas import LLMCall
+
+    entries = [_call("glob", pattern="*"), {"role": "executor", "content": "no files"}]
+    model = write_script(tmp_path / "s.toml", entries)
+    with RoleHarness(Executor, instance="pair-0", model=model, config=Config(max_turns=4)) as h:
+        h.send(SubTask(subtask_id="s1", instruction="list"), to="pair-0")
+        (result,) = h.wait_for(ExecutionResult)
+        asked = [e.body.request for e in h.recorder.envelopes if isinstance(e.body, LLMCall)]
+    assert [r.get("tool_choice") for r in asked] == ["required", None]
+    tool_reply = asked[1]["messages"][-1]
+    assert tool_reply["role"] == "tool" and tool_reply["content"].endswith(AFTER_RESULT)
+    assert AFTER_RESULT not in result.body.tool_calls[0].output_preview  # the record as is
+
+
+def test_after_the_same_call_twice_the_next_turn_offers_no_tool(tmp_path: Path) -> None:
+    from artoo.schemas import LLMCall
+
+    entries = [
+        {**_call("glob", pattern="*"), "times": 2},
+        {"role": "executor", "content": "no files"},
+    ]
+    model = write_script(tmp_path / "s.toml", entries)
+    with RoleHarness(Executor, instance="pair-0", model=model, config=Config(max_turns=4)) as h:
+        h.send(SubTask(subtask_id="s1", instruction="list"), to="pair-0")
+        (result,) = h.wait_for(ExecutionResult)
+        asked = [e.body.request for e in h.recorder.envelopes if isinstance(e.body, LLMCall)]
+    assert [bool(r.get("tools")) for r in asked] == [True, True, False]
+    assert result.body.stop == "answer" and result.body.output == "no files"

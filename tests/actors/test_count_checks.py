@@ -1,0 +1,189 @@
+"""count_matches: a count the task asks for is measured by code, never taken from the model;
+count checks that guess a number the request does not state are refused."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from artoo.actors._counting import glob_regex, stated_number
+from artoo.actors.checks import asks_count, check_problem, evaluate, guess_problem
+from artoo.actors.perceiver import spec_problems, without_unusable_checks
+from artoo.actors.planner import with_task_checks
+from artoo.schemas import Check, Criterion, SubTask, TaskSpec
+
+DEMO = Path(__file__).resolve().parents[2] / "artoo" / "demo_data" / "workspace"
+
+
+def count(path: str, value: str, output: str, ws: Path = DEMO) -> tuple[bool, str]:
+    res = evaluate(
+        Check(kind="count_matches", path=path, value=value),
+        output=output,
+        exit_code=None,
+        workspace=ws,
+    )
+    return res.passed, res.evidence
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "right", "wrong"),
+    [
+        ("notes/todo.txt", "lines", "7 lines in notes/todo.txt", "notes/todo.txt has 6 lines"),
+        ("notes/todo.txt", "lines containing TODO", "There are 4 TODO lines.", "7 TODO lines"),
+        ("notes/todo.txt", "lines containing 'TODO'", "4", "5"),
+        ("src/**/*.py", "files", "3 python files", "2 python files"),
+        ("src", "files", "src holds 3 files", "4"),
+        ("src/*.py", "files", "2", "3"),
+        ("archive", "files", "1 file", "2 files"),
+        ("README.md", "words", "README.md has 11 words", "10 words"),
+        ("data/sales.csv", "bytes", f"{(DEMO / 'data/sales.csv').stat().st_size} bytes", "1"),
+        ("**/*.py", "lines", "7 lines of python", "3 files"),
+    ],
+)
+def test_the_output_must_state_what_code_counts(
+    path: str, value: str, right: str, wrong: str
+) -> None:
+    assert count(path, value, right)[0]
+    passed, evidence = count(path, value, wrong)
+    assert not passed and "the output states" in evidence
+
+
+def test_a_model_claim_without_a_number_or_with_a_name_is_not_a_count() -> None:
+    assert not count("notes/todo.txt", "lines", "")[0]
+    assert not count("notes/todo.txt", "lines", "I counted the lines of todo7.txt")[0]
+    assert "states no number" in count("notes/todo.txt", "lines", "many lines")[1]
+
+
+def test_a_last_line_without_newline_counts_and_wc_l_is_accepted(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("one\ntwo\nthree")  # wc -l says 2
+    assert count("a.txt", "lines", "3 lines", tmp_path)[0]
+    assert count("a.txt", "lines", "2", tmp_path)[0]
+    assert not count("a.txt", "lines", "4", tmp_path)[0]
+
+
+def test_missing_paths_fail_as_environmental_and_bad_checks_cannot_be_used(
+    tmp_path: Path,
+) -> None:
+    res = evaluate(
+        Check(kind="count_matches", path="nope.txt", value="lines"),
+        output="3",
+        exit_code=None,
+        workspace=tmp_path,
+    )
+    assert not res.passed and res.failure_class == "environmental"
+    for bad in (
+        Check(kind="count_matches", path="../x", value="lines"),
+        Check(kind="count_matches", path="/etc/passwd", value="lines"),
+        Check(kind="count_matches", path="", value="files"),
+        Check(kind="count_matches", path="a.txt", value="pages"),
+        Check(kind="count_matches", path="a.txt", value=3),
+    ):
+        assert check_problem(bad, tmp_path) is not None, bad
+
+
+def test_symlinks_are_neither_followed_nor_counted(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("a\nb\nc\n")
+    ws = tmp_path / "ws"
+    (ws / "d").mkdir(parents=True)
+    (ws / "d" / "real.txt").write_text("x\n")
+    os.symlink(outside, ws / "d" / "link")
+    os.symlink(outside / "secret.txt", ws / "d" / "file-link.txt")
+    assert count("d", "files", "1", ws)[0]
+    assert count("d/**/*.txt", "lines", "1", ws)[0]
+    assert not count("d/file-link.txt", "lines", "3", ws)[0]
+
+
+def test_glob_patterns() -> None:
+    rx = glob_regex("src/**/*.py")
+    assert rx.match("src/a.py") and rx.match("src/m/b.py") and not rx.match("src/a.pyc")
+    assert not rx.match("src/.hidden.py") and not rx.match("other/a.py")
+    assert glob_regex("[!a]*.txt").match("b.txt") and not glob_regex("[!a]*.txt").match("a.txt")
+
+
+@pytest.mark.parametrize(
+    ("text", "number"),
+    [
+        ("7 notes/todo.txt", 7),
+        ("The file notes/todo.txt has 7 lines.", 7),
+        ("todo2.txt has 12", 12),
+        ("1,234 words", 1234),
+        ("on 2024-01-02 there were 5", 5),
+        ("pi is 3.14, the answer 4", 4),
+        ("**7**", 7),
+        ("none at all", None),
+    ],
+)
+def test_stated_number(text: str, number: int | None) -> None:
+    assert stated_number(text) == number
+
+
+def test_a_count_the_request_does_not_state_is_a_guess() -> None:
+    ask = "how many lines are in notes/todo.txt?"
+    assert asks_count(ask) and asks_count("count the python files") and not asks_count("hi")
+    guessed = guess_problem(Check(kind="count_equals", value=3), ask)
+    assert guessed is not None and "count_matches" in guessed
+    assert guess_problem(Check(kind="output_contains", value="3"), ask) is not None
+    assert guess_problem(Check(kind="count_equals", value=3), "check there are 3 files") is None
+    assert guess_problem(Check(kind="output_contains", value="4250"), "sum the sales") is None
+    assert guess_problem(Check(kind="count_matches", path="a", value="lines"), ask) is None
+
+
+def test_the_perceiver_asks_again_for_a_guess_or_a_count_without_a_count_check() -> None:
+    guess = TaskSpec(
+        text="how many lines are in notes/todo.txt?",
+        intent="count",
+        slug="count",
+        criteria=[
+            Criterion(
+                id="t1",
+                text="3 lines",
+                mode="verifiable",
+                check=Check(kind="count_equals", value=3),
+            )
+        ],
+    )
+    (problem,) = spec_problems(guess, DEMO)
+    assert problem.startswith("criterion t1: count_equals 3 guesses the answer")
+    dropped = without_unusable_checks(guess, DEMO).criteria[0]
+    assert dropped.check is None and dropped.mode == "plausible"  # never a free pass
+    bare = TaskSpec(text=guess.text, intent="count", slug="count", criteria=[])
+    assert "no criterion checks one" in spec_problems(bare, DEMO)[0]
+    measured = Check(kind="count_matches", path="notes/todo.txt", value="lines")
+    good = TaskSpec(
+        text=guess.text,
+        intent="count",
+        slug="count",
+        criteria=[Criterion(id="t1", text="n", mode="verifiable", check=measured)],
+    )
+    assert spec_problems(good, DEMO) == []
+
+
+def test_a_one_subtask_plan_without_checks_carries_the_task_checks() -> None:
+    checked = Criterion(
+        id="t1",
+        text="states the count",
+        mode="verifiable",
+        check=Check(kind="count_matches", path="notes/todo.txt", value="lines"),
+    )
+    plausible = Criterion(id="t2", text="is polite")
+    bare = SubTask(subtask_id="s", round=0, instruction="count")
+    (carried,) = with_task_checks([bare], [checked, plausible])
+    assert carried.criteria == [checked]
+    own = SubTask(subtask_id="s", round=0, instruction="count", criteria=[plausible])
+    (both,) = with_task_checks([own], [checked])
+    assert both.criteria == [plausible, checked]  # its own has no check: the task's join
+    coded = SubTask(subtask_id="s", round=0, instruction="count", criteria=[checked])
+    assert with_task_checks([coded], [checked, plausible]) == [coded]
+    two = [bare, SubTask(subtask_id="u", round=0, instruction="more")]
+    assert with_task_checks(two, [checked]) == two
+
+
+def test_count_matches_fits_only_a_request_for_a_count() -> None:
+    check = Check(kind="count_matches", path="data/sales.csv", value="lines containing east")
+    problem = guess_problem(check, "what is the amount for the east region in data/sales.csv?")
+    assert problem is not None and "asks for none" in problem
+    assert guess_problem(check, "how many lines of data/sales.csv mention east?") is None
