@@ -26,6 +26,7 @@ Constraints:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -100,6 +101,15 @@ class AgentValidator(Role):
     def on_sub_task(self, env: Envelope) -> None:
         st: SubTask = env.body
         self.subs[st.subtask_id] = _Sub(subtask=st, task_id=env.task_id or "")
+
+    def _recorded(
+        self, scope: str, criterion_id: str, attempt: int
+    ) -> Callable[[], Verdict | None] | None:
+        """A rerun's logged verdict for a check that reads the workspace (else None)."""
+        replay = self.ctx.verdict_replay
+        if replay is None:
+            return None
+        return lambda: replay(scope, criterion_id, attempt)
 
     @handles(ExecutionResult)
     def on_execution_result(self, env: Envelope) -> None:
@@ -187,7 +197,12 @@ class AgentValidator(Role):
                 )
             elif criterion.check is not None:
                 by_id[criterion.id] = rule_verdict(
-                    criterion, result.output, result.tool_calls, self.ctx.workspace, attempt
+                    criterion,
+                    result.output,
+                    result.tool_calls,
+                    self.ctx.workspace,
+                    attempt,
+                    recorded=self._recorded(result.subtask_id, criterion.id, attempt),
                 )
             else:
                 judged.append(criterion)

@@ -61,6 +61,9 @@ Operator = Callable[[ConfirmationRequest], bool | None]
 """A human (or host policy) answering Law 1 confirmations: True approves, False/None denies."""
 
 ToolReplay = Callable[..., Any]
+VerdictReplay = Callable[[str, str, int], Any]
+"""``(scope, criterion id, attempt) -> Verdict | None``; scope is a subtask id for the
+Agent-Validator, ``round:N`` for the Meta-Validator (attempt 0)."""
 """``(task_id, subtask_id, attempt, tool, args, confirm) -> ToolOutcome``: a tool call's
 outcome served from a recorded run (``confirm(needed) -> bool`` asks the operator as the
 tool's own Law 1 gate would)."""
@@ -124,6 +127,10 @@ class Equipment:
     tool_replay: ToolReplay | None = None
     """Set only by ``artoo replay --rerun``: the Executors take every tool call's outcome
     from it (a recorded run's) instead of running the tool."""
+    verdict_replay: VerdictReplay | None = None
+    """Set only by ``artoo replay --rerun``: the validators take the verdict of a check that
+    reads the workspace (which the log does not hold) from it, as recorded; ``None`` from it
+    means not recorded (the check then runs)."""
     audit: AuditSeat | None = None
     """The Auditor's seat (its audit log, the event log, the boundary table): the runner
     gives it to the roles the roster marks ``audit=True`` only; None for every other."""

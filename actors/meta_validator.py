@@ -21,6 +21,7 @@ Constraints:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -87,6 +88,13 @@ class MetaValidator(Role):
     def forget_task(self, task_id: str) -> None:
         self.rounds.pop(task_id, None)
 
+    def _recorded(self, round_: int, criterion_id: str) -> Callable[[], Verdict | None] | None:
+        """A rerun's logged verdict for a task check that reads the workspace (else None)."""
+        replay = self.ctx.verdict_replay
+        if replay is None:
+            return None
+        return lambda: replay(f"round:{round_}", criterion_id, 0)
+
     @handles(DispatchManifest)
     def on_dispatch_manifest(self, env: Envelope) -> None:
         body: DispatchManifest = env.body
@@ -139,7 +147,13 @@ class MetaValidator(Role):
         judged: list[Criterion] = []
         for criterion in rnd.criteria:
             if criterion.check is not None:
-                by_id[criterion.id] = rule_verdict(criterion, merged, calls, self.ctx.workspace)
+                by_id[criterion.id] = rule_verdict(
+                    criterion,
+                    merged,
+                    calls,
+                    self.ctx.workspace,
+                    recorded=self._recorded(rnd.round, criterion.id),
+                )
             elif all_matched:
                 judged.append(criterion)
         if judged:  # ONE model call for every criterion the rules cannot decide

@@ -6,6 +6,7 @@ classifying why an execution failed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from artoo.schemas import Criterion, ExecutionResult, ToolCall, Verdict
 from artoo.schemas.messages import FailureClass
 
 from .answers import CriterionVerdictAnswer, VerdictAnswer, VerdictsAnswer
-from .checks import evaluate
+from .checks import evaluate, reads_workspace
 from .llm import LLMRequest, ask_structured
 
 __all__ = [
@@ -58,10 +59,18 @@ def rule_verdict(
     calls: list[ToolCall],
     workspace: Path,
     attempt: int = 1,
+    *,
+    recorded: Callable[[], Verdict | None] | None = None,
 ) -> Verdict:
-    """Decide a criterion that has a check, by code (reads files, nothing else)."""
+    """Decide a criterion that has a check, by code (reads files, nothing else).
+    ``recorded`` (a rerun's) gives the logged verdict of a check that reads the workspace,
+    which a rerun does not have; without one logged, the check runs."""
     if criterion.check is None:
         raise ValueError(f"criterion {criterion.id} has no check")
+    if recorded is not None and reads_workspace(criterion.check):
+        logged = recorded()
+        if logged is not None:
+            return logged
     try:
         res = evaluate(
             criterion.check, output=output, exit_code=last_exit_code(calls), workspace=workspace

@@ -160,6 +160,7 @@ class System:
         secrets: tuple[str, ...] = (),
         runs_tools: bool = True,
         tool_replay: Callable[..., Any] | None = None,
+        verdict_replay: Callable[[str, str, int], Any] | None = None,
     ) -> None:
         self.store = store
         self.config = config
@@ -225,6 +226,7 @@ class System:
                 secrets=secrets,
                 sandbox=self.sandbox,
                 tool_replay=tool_replay,
+                verdict_replay=verdict_replay,
                 audit=AuditSeat(self._audit, self.log, CONTRACTS),
             )
             self._results = _Listener.start(self._on_result)

@@ -37,18 +37,24 @@ from typing import Any
 
 import msgspec
 
+from artoo.actors.executor import AFTER_RESULT
 from artoo.schemas import (
     Config,
     ConfirmationDecision,
     ConfirmationRequest,
+    CorrectionSignal,
     DispatchManifest,
     Envelope,
     ExecutionResult,
     FinalResult,
     GGSDecision,
     LLMCall,
+    OutcomeSummary,
+    ReplanRequest,
+    SubTaskOutcome,
     ToolCall,
     UserRequest,
+    Verdict,
 )
 
 from ._read import TaskLog, read_store
@@ -245,6 +251,8 @@ class _Served:
         self.shown: dict[str, str] = {}  # tool_call_id -> the text the model was shown
         self.manifests: dict[int, DispatchManifest] = {}
         self.ids: dict[str, str] = {}  # rerun id -> recorded id
+        # (subtask id or "round:N", criterion id, attempt) -> the logged verdict
+        self.verdicts: dict[tuple[str, str, int], Verdict] = {}
         self.unanswered: list[str] = []
         for env in task.envelopes:
             body = env.body
@@ -252,13 +260,29 @@ class _Served:
                 self.model[(body.role, body.subtask_id)].append(body)
                 for message in body.request.get("messages", []):
                     if isinstance(message, dict) and message.get("role") == "tool":
-                        self.shown[str(message.get("tool_call_id"))] = str(message.get("content"))
+                        shown = str(message.get("content"))
+                        # the Executor ends each result the model reads with a hint; the
+                        # tool's own result is what comes before it (the rerun adds it again)
+                        shown = shown.removesuffix(f"\n\n{AFTER_RESULT}")
+                        self.shown[str(message.get("tool_call_id"))] = shown
             elif isinstance(body, ExecutionResult):
                 self.tools[(body.subtask_id, body.attempt)].extend(body.tool_calls)
+            elif isinstance(body, CorrectionSignal | SubTaskOutcome):
+                for v in [*body.verdicts, *getattr(body, "history", [])]:
+                    self.verdicts[(body.subtask_id, v.criterion_id, v.attempt)] = v
+            elif isinstance(body, ReplanRequest | OutcomeSummary):
+                for v in body.task_verdicts:
+                    self.verdicts[(f"round:{body.round}", v.criterion_id, 0)] = v
             elif isinstance(body, ConfirmationRequest):
                 self.asked[body.subtask_id].append(body)
             elif isinstance(body, DispatchManifest):
                 self.manifests.setdefault(body.round, body)
+
+    def verdict(self, scope: str, criterion_id: str, attempt: int) -> Verdict | None:
+        """The logged verdict of a check that reads the workspace (the rerun has none)."""
+        if not scope.startswith("round:"):
+            scope = self.recorded(scope)
+        return self.verdicts.get((scope, criterion_id, attempt))
 
     def recorded(self, new_id: str) -> str:
         """The recorded id of a rerun subtask id (waits briefly for its manifest)."""
@@ -406,6 +430,7 @@ def _run_task(
         gateway_factory=gateway,
         runs_tools=False,
         tool_replay=served.tool,
+        verdict_replay=served.verdict,
     )
     try:
         system.subscribe(served.on_envelope)
