@@ -34,6 +34,7 @@ from artoo.schemas import (
     Config,
     ConfirmationRequest,
     Envelope,
+    EscalationTicket,
     FinalResult,
     Message,
     RoleFailed,
@@ -53,12 +54,26 @@ if TYPE_CHECKING:
     from .runner import RoleRunner
     from .tools._sandbox import Sandbox
 
-__all__ = ["Equipment", "Inbox", "Operator", "Role", "RoleContext", "Tick", "handles"]
+__all__ = [
+    "Equipment",
+    "Inbox",
+    "Operator",
+    "Role",
+    "RoleContext",
+    "Tick",
+    "TicketOperator",
+    "handles",
+]
 
 logger = logging.getLogger("artoo.actors")
 
 Operator = Callable[[ConfirmationRequest], bool | None]
 """A human (or host policy) answering Law 1 confirmations: True approves, False/None denies."""
+
+TicketOperator = Callable[[EscalationTicket], str | None]
+"""A human (or host policy) told of an EscalationTicket the Queen relays: ``"cancel"`` ends
+the task, ``"continue"`` lets it go on; anything else (or an exception) leaves the ticket
+open in the inbox, for ``System.answer``."""
 
 ToolReplay = Callable[..., Any]
 VerdictReplay = Callable[[str, str, int], Any]
@@ -115,6 +130,11 @@ class Equipment:
     workspace: Path = field(default_factory=Path.cwd)
     store: Path | None = None
     operator: Operator | None = None
+    ticket_operator: TicketOperator | None = None
+    """Told of every ticket the Queen relays (``Config.queen.relay_at``)."""
+    hold_confirmations: bool = False
+    """With no ``operator``: a confirmation waits in the inbox for ``System.answer`` (denied
+    at its timeout) instead of being denied at once."""
     megrams: MegramStore | None = None
     tools: ToolCatalog = field(default_factory=ToolCatalog)
     runner: RoleRunner | None = None

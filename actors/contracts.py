@@ -3,7 +3,8 @@
 Each role declares its Output contract in ``Role.publishes``; :func:`contracts_from`
 turns a roster into :class:`Contracts`, which the Auditor checks every envelope against.
 Besides the roles, two senders belong to the System itself: ``host`` (the facade:
-UserRequest, TaskCancelled) and ``system`` (FinalResults it writes at open and close).
+UserRequest, CancelRequest; TaskCancelled at close) and ``system`` (FinalResults it
+writes at open and close).
 Any role may publish RoleFailed (its own crash).
 
 Equipment of the Auditor (:class:`AuditSeat`), not a role.
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from artoo.schemas import (
     BoundaryRule,
+    CancelRequest,
     FinalResult,
     MemoryQuery,
     RoleFailed,
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["SYSTEM_SENDERS", "AuditSeat", "Contracts", "contracts_from"]
 
 SYSTEM_SENDERS: Mapping[str, frozenset[str]] = {
-    "host": frozenset({UserRequest.__name__, TaskCancelled.__name__}),
+    "host": frozenset({UserRequest.__name__, CancelRequest.__name__, TaskCancelled.__name__}),
     "system": frozenset({FinalResult.__name__, TaskCancelled.__name__}),
 }
 """The System's own senders and what each may publish."""

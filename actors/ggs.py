@@ -25,7 +25,8 @@ Input contract (consumes)
     ``ConfirmationRequest`` / ``ConfirmationDecision`` — which Law 1 actions were denied
     (``FinalResult.law1_denied`` and its summary).
     ``RoleFailed`` — a crashed role's tasks end (abandon, reason "crash").
-    ``TaskCancelled`` — cancel (or ``System.close``): abandon.
+    ``TaskCancelled`` — cancel (the Queen's, or ``System.close``): abandon, naming the
+    ticket the cancel answered (``FinalResult.ticket_id``).
     Timer ticks — deadlines.
 
 Output contract (publishes)
@@ -338,6 +339,7 @@ class GGS(Role):
         *,
         cause: int | None,
         budget: BudgetName | None = None,
+        ticket_id: str | None = None,
     ) -> None:
         if self.is_finished(task_id):
             return
@@ -353,6 +355,7 @@ class GGS(Role):
                 loss=gradient.loss_prev if gradient is not None else None,
                 reason=reason,
                 budget=budget,
+                ticket_id=ticket_id,
             ),
             cause=cause,
         )
@@ -373,7 +376,9 @@ class GGS(Role):
             self._abandon(env.task_id, "system closed", "closed", cause=env.seq)
         else:
             summary = f"cancelled: {body.reason or 'by request'}"
-            self._abandon(env.task_id, summary, "cancelled", cause=env.seq)
+            self._abandon(
+                env.task_id, summary, "cancelled", cause=env.seq, ticket_id=body.ticket_id
+            )
 
     def on_tick(self, now: float) -> None:
         """Deadlines, on the timer (actor thread); ``now`` is clock time."""

@@ -22,8 +22,9 @@ Responsibilities:
       failed, after ``model_error_min_calls`` (4) calls (high).
 
     One open ticket per (task, detector); when the task ends every open ticket of it is
-    resolved (TicketResolved, ``task_ended``); a resolved (task, detector) is not ticketed
-    again within ``cooldown_s``. Each timer pass with running tasks publishes one
+    resolved (TicketResolved, ``task_ended``); a ticket the Queen resolved (acknowledged,
+    or the operator's ``continue``) is closed too; a resolved (task, detector) is not
+    ticketed again within ``cooldown_s``. Each timer pass with running tasks publishes one
     JudgeObservation (running tasks, open tickets).
 
 Input contract:
@@ -291,6 +292,11 @@ class Judge(Role):
         task.last_seen = max(task.last_seen, env.ts)
         if isinstance(body, FinalResult):
             self._resolve_all(task_id, task, env)
+        elif isinstance(body, TicketResolved):  # the Queen's: acknowledged or answered
+            for detector, ticket_id in list(task.open.items()):
+                if ticket_id == body.ticket_id:
+                    del task.open[detector]
+                    task.resolved_at[detector] = self.ctx.clock.now()
         elif isinstance(body, ExecutionResult):
             self._execution(task_id, task, env, body)
         elif isinstance(body, CorrectionSignal):

@@ -1,43 +1,81 @@
-"""Queen — the front door and the relay to the human operator.
+"""Queen — the front door, the relay to the human operator, and escalation handling.
 
 Responsibilities:
     Admit a user's request as a task (UserRequest → TaskRequest). Relay Law 1
-    ConfirmationRequests to the operator (the host's callback given to ``System.open``)
-    and publish the operator's answer as a ConfirmationDecision. With no operator, or
-    when the operator does not answer within the request's timeout (clock time, checked
-    on the timer tick), the answer is a denial. Exactly one decision per request.
+    ConfirmationRequests to the operator (the host's ``operator`` callback) and publish
+    the operator's answer as a ConfirmationDecision. With no operator a request is denied
+    at once, unless the host holds confirmations for its inbox (``System.open(inbox=True)``):
+    then it waits for ``System.answer``. An unanswered request is denied at its timeout
+    (clock time, checked on the timer tick). Exactly one decision per request.
+
+    Take the Judge's EscalationTickets (Hive: the Queen subscribes to tickets on the bus):
+
+    - a ticket milder than ``Config.queen.relay_at`` (default ``high``) is acknowledged
+      (TicketResolved ``acknowledged``) and not relayed;
+    - with ``Config.queen.auto_cancel = "critical"``, a critical ticket whose suggested
+      action is ``cancel`` cancels its task at once (TicketResolved ``cancel`` by the
+      Queen, then TaskCancelled naming the ticket);
+    - every other ticket goes to the operator: the ``on_ticket`` callback (its answer
+      ``cancel`` / ``continue``) and the inbox (``System.inbox`` / ``System.answer``).
+      The first answer wins; ``continue`` resolves the ticket, ``cancel`` resolves it and
+      cancels the task. An unanswered ticket stays open until its task ends (the Judge
+      resolves it ``task_ended``).
+
+    Cancel a task on the host's CancelRequest (``TaskHandle.cancel()``). Every cancel is a
+    TaskCancelled the GGS turns into the task's one FinalResult (abandon, ``cancelled``,
+    ``ticket_id`` naming the ticket a cancel answered).
 
 Input contract:
-    UserRequest, ConfirmationRequest, FinalResult (pending requests of an ended task are
-    denied), timer ticks.
+    UserRequest, ConfirmationRequest, EscalationTicket, CancelRequest, FinalResult (the
+    task's pending requests are denied, its tickets leave the inbox), timer ticks; from
+    the System: :class:`InboxQuery` and :class:`OperatorAnswer`.
 
 Output contract:
-    TaskRequest, ConfirmationDecision.
+    TaskRequest, ConfirmationDecision, TicketResolved, TaskCancelled.
 
 Constraints:
     Does NOT plan, execute or judge work; does NOT end tasks (the GGS publishes every
-    FinalResult); does NOT approve anything by itself — silence is a denial.
+    FinalResult); does NOT approve anything by itself — silence is a denial; cancels by
+    itself only what the configured policy names. Decides from structured fields
+    (severity, action, ids), never by reading text.
 """
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar, Literal
 
 from artoo.schemas import (
+    CancelRequest,
     ConfirmationDecision,
     ConfirmationRequest,
     Envelope,
+    EscalationTicket,
     FinalResult,
     Message,
+    TaskCancelled,
     TaskRequest,
+    TicketResolved,
     UserRequest,
 )
 
-from .base import Equipment, Operator, Role, handles
+from .base import Equipment, Operator, Role, TicketOperator, handles
 
-__all__ = ["Queen", "call_operator"]
+__all__ = [
+    "SEVERITY_RANK",
+    "InboxItem",
+    "InboxQuery",
+    "OperatorAnswer",
+    "Queen",
+    "call_operator",
+    "call_ticket_operator",
+]
+
+SEVERITY_RANK: dict[str, int] = {"low": 0, "medium": 1, "high": 2, "critical": 3}
+"""Severities in order: a ticket at or above ``Config.queen.relay_at`` is relayed."""
+
+Decision = Literal["approve", "deny", "continue", "cancel"]
 
 
 def call_operator(operator: Operator, request: ConfirmationRequest) -> tuple[bool, str]:
@@ -52,26 +90,89 @@ def call_operator(operator: Operator, request: ConfirmationRequest) -> tuple[boo
     return False, "denied by operator"
 
 
+def call_ticket_operator(operator: TicketOperator, ticket: EscalationTicket) -> str | None:
+    """Tell ``operator`` of ``ticket``; ``"cancel"``, ``"continue"`` or None (no decision:
+    the ticket stays in the inbox). An exception is no decision."""
+    try:
+        answer = operator(ticket)
+    except Exception:
+        return None
+    return answer if answer in ("cancel", "continue") else None
+
+
+@dataclass(frozen=True)
+class InboxItem:
+    """One thing waiting for the operator: a Law 1 confirmation or a relayed ticket."""
+
+    item_id: str
+    """The request id or ticket id: what ``System.answer`` takes."""
+    kind: Literal["confirmation", "ticket"]
+    task_id: str | None
+    summary: str
+    answers: tuple[str, ...]
+    """The decisions it takes: ``approve``/``deny`` or ``continue``/``cancel``."""
+    since: float
+    """Clock time it arrived."""
+    severity: str | None = None
+    """A ticket's severity (None for a confirmation)."""
+    deadline: float | None = None
+    """A confirmation's clock-time deadline (denied then)."""
+    message: ConfirmationRequest | EscalationTicket | None = None
+
+
+@dataclass(frozen=True)
+class InboxQuery:
+    """Asked of the Queen by the System: the open inbox items, oldest first."""
+
+
+@dataclass(frozen=True)
+class OperatorAnswer:
+    """Asked of the Queen by the System: answer one inbox item. The Queen returns None
+    when answered, else why not (no such open item; a decision it does not take)."""
+
+    item_id: str
+    decision: Decision
+
+
 @dataclass
 class _Pending:
     env: Envelope
     deadline: float
     timeout: float
+    since: float
+
+
+@dataclass
+class _Ticket:
+    env: Envelope
+    since: float
 
 
 class Queen(Role):
     """The Queen actor."""
 
     name: ClassVar[str] = "queen"
-    publishes: ClassVar[tuple[type[Message], ...]] = (TaskRequest, ConfirmationDecision)
-    consumes: ClassVar[tuple[type[Message], ...]] = (UserRequest, ConfirmationRequest)
+    publishes: ClassVar[tuple[type[Message], ...]] = (
+        TaskRequest,
+        ConfirmationDecision,
+        TicketResolved,
+        TaskCancelled,
+    )
+    consumes: ClassVar[tuple[type[Message], ...]] = (
+        UserRequest,
+        ConfirmationRequest,
+        EscalationTicket,
+        CancelRequest,
+    )
     wants_ticks: ClassVar[bool] = True
 
     def __init__(self, equipment: Equipment, instance: str | None = None) -> None:
         super().__init__(equipment, instance)
         self._lock = threading.Lock()  # operator threads decide too
         self.pending: dict[str, _Pending] = {}
+        self.tickets: dict[str, _Ticket] = {}
 
+    # ------------------------------------------------------------------ tasks
     @handles(UserRequest)
     def on_user_request(self, env: Envelope) -> None:
         body: UserRequest = env.body
@@ -84,17 +185,39 @@ class Queen(Role):
             ),
         )
 
+    @handles(CancelRequest)
+    def on_cancel_request(self, env: Envelope) -> None:
+        body: CancelRequest = env.body
+        if env.task_id:
+            self.reply(env, TaskCancelled(reason=body.reason or "cancelled by the host"))
+
+    @handles(FinalResult)
+    def on_final_result(self, env: Envelope) -> None:
+        result: FinalResult = env.body
+        with self._lock:
+            ended = [p.env for p in self.pending.values() if p.env.task_id == result.task_id]
+            for ticket_id in [
+                t for t, v in self.tickets.items() if v.env.task_id == result.task_id
+            ]:
+                del self.tickets[ticket_id]  # the Judge resolves it: task_ended
+        for pending in ended:
+            self._decide(pending, False, "the task ended first", by="queen")
+
+    # ------------------------------------------------------------------ confirmations
     @handles(ConfirmationRequest)
     def on_confirmation_request(self, env: Envelope) -> None:
         body: ConfirmationRequest = env.body
         timeout = min(body.timeout_s, self.ctx.config.confirmation_timeout_s)
         operator = self.ctx.operator
-        if operator is None:
+        if operator is None and not self.ctx.hold_confirmations:
             with self._lock:
                 self._publish_decision(env, False, "no operator attached", "queen")
             return
+        now = self.ctx.clock.now()
         with self._lock:
-            self.pending[body.request_id] = _Pending(env, self.ctx.clock.now() + timeout, timeout)
+            self.pending[body.request_id] = _Pending(env, now + timeout, timeout, now)
+        if operator is None:
+            return  # held for System.answer
 
         def _ask() -> None:
             approved, why = call_operator(operator, body)
@@ -102,28 +225,22 @@ class Queen(Role):
 
         threading.Thread(target=_ask, name="artoo-operator", daemon=True).start()
 
-    @handles(FinalResult)
-    def on_final_result(self, env: Envelope) -> None:
-        result: FinalResult = env.body
-        with self._lock:
-            ended = [p.env for p in self.pending.values() if p.env.task_id == result.task_id]
-        for pending in ended:
-            self._decide(pending, False, "the task ended first", by="queen")
-
     def on_tick(self, now: float) -> None:
         with self._lock:
             due = [p for p in self.pending.values() if now >= p.deadline]
         for p in due:
             self._decide(p.env, False, f"no answer within {p.timeout:g} s", by="queen")
 
-    def _decide(self, env: Envelope, approved: bool, why: str, *, by: str = "operator") -> None:
+    def _decide(self, env: Envelope, approved: bool, why: str, *, by: str = "operator") -> bool:
         """Publish the one decision of a pending request: the first caller wins (a late
-        operator answer after the timeout's denial is dropped); thread-safe."""
+        operator answer after the timeout's denial is dropped); thread-safe. True when
+        this call decided."""
         request: ConfirmationRequest = env.body
         with self._lock:
             if self.pending.pop(request.request_id, None) is None:
-                return
+                return False
             self._publish_decision(env, approved, why, by)
+        return True
 
     def _publish_decision(self, env: Envelope, approved: bool, why: str, by: str) -> None:
         request: ConfirmationRequest = env.body
@@ -142,3 +259,152 @@ class Queen(Role):
             approved=approved,
             why=why,
         )
+
+    # ------------------------------------------------------------------ tickets
+    @handles(EscalationTicket)
+    def on_ticket(self, env: Envelope) -> None:
+        ticket: EscalationTicket = env.body
+        rules = self.ctx.config.queen
+        if SEVERITY_RANK[ticket.severity] < SEVERITY_RANK[rules.relay_at]:
+            self._resolve(
+                env,
+                "acknowledged",
+                by="queen",
+                reason=f"{ticket.severity} is below queen.relay_at ({rules.relay_at})",
+            )
+            return
+        with self._lock:
+            self.tickets[ticket.ticket_id] = _Ticket(env, self.ctx.clock.now())
+        if (
+            rules.auto_cancel == "critical"
+            and ticket.severity == "critical"
+            and ticket.action == "cancel"
+        ):
+            self._close_ticket(
+                ticket.ticket_id, "cancel", by="queen", reason="queen.auto_cancel: critical"
+            )
+            return
+        operator = self.ctx.ticket_operator
+        if operator is None:
+            return  # in the inbox until answered or the task ends
+
+        def _tell() -> None:
+            answer = call_ticket_operator(operator, ticket)
+            if answer == "cancel":
+                self._close_ticket(ticket.ticket_id, "cancel", by="operator")
+            elif answer == "continue":
+                self._close_ticket(ticket.ticket_id, "continue", by="operator")
+
+        threading.Thread(target=_tell, name="artoo-ticket-operator", daemon=True).start()
+
+    def _close_ticket(
+        self,
+        ticket_id: str,
+        resolution: Literal["continue", "cancel"],
+        *,
+        by: str,
+        reason: str = "",
+    ) -> bool:
+        """Resolve an open ticket (the first answer wins; thread-safe); a ``cancel`` then
+        cancels its task naming the ticket. True when this call resolved it."""
+        with self._lock:
+            entry = self.tickets.pop(ticket_id, None)
+            if entry is None:
+                return False
+            self._resolve(entry.env, resolution, by=by, reason=reason)
+            if resolution == "cancel" and entry.env.task_id:
+                ticket: EscalationTicket = entry.env.body
+                self.ctx.bus.publish(
+                    TaskCancelled(
+                        reason=f"ticket {ticket_id} ({ticket.kind}, {ticket.severity}): "
+                        f"{ticket.summary}",
+                        ticket_id=ticket_id,
+                    ),
+                    sender=self.sender,
+                    task_id=entry.env.task_id,
+                    cause=entry.env.seq,
+                )
+        self.log.warning("ticket answered", ticket=ticket_id, resolution=resolution, by=by)
+        return True
+
+    def _resolve(
+        self,
+        env: Envelope,
+        resolution: Literal["continue", "cancel", "acknowledged"],
+        *,
+        by: str,
+        reason: str,
+    ) -> None:
+        ticket: EscalationTicket = env.body
+        self.ctx.bus.publish(
+            TicketResolved(ticket_id=ticket.ticket_id, resolution=resolution, by=by, reason=reason),
+            sender=self.sender,
+            task_id=env.task_id,
+            cause=env.seq,
+        )
+
+    # ------------------------------------------------------------------ the inbox
+    def on_receive(self, message: Any) -> Any:
+        """The System's inbox questions, then the bus (see :class:`Role`)."""
+        if isinstance(message, InboxQuery):
+            return self.inbox()
+        if isinstance(message, OperatorAnswer):
+            return self.answer(message.item_id, message.decision)
+        return super().on_receive(message)
+
+    def inbox(self) -> list[InboxItem]:
+        """The open items, oldest first: pending confirmations and relayed tickets."""
+        with self._lock:
+            items = [_confirmation_item(p) for p in self.pending.values()]
+            items += [_ticket_item(t) for t in self.tickets.values()]
+        return sorted(items, key=lambda i: i.since)
+
+    def answer(self, item_id: str, decision: Decision) -> str | None:
+        """Answer one open item as the operator; None when answered, else why not."""
+        with self._lock:
+            pending = self.pending.get(item_id)
+            is_ticket = item_id in self.tickets
+        if pending is not None:
+            if decision not in ("approve", "deny"):
+                return f"{item_id} is a confirmation: approve or deny, not {decision}"
+            approved = decision == "approve"
+            why = "approved by operator" if approved else "denied by operator"
+            return None if self._decide(pending.env, approved, why) else _gone(item_id)
+        if is_ticket:
+            if decision not in ("continue", "cancel"):
+                return f"{item_id} is a ticket: continue or cancel, not {decision}"
+            done = self._close_ticket(item_id, decision, by="operator")
+            return None if done else _gone(item_id)
+        return _gone(item_id)
+
+
+def _gone(item_id: str) -> str:
+    return f"no open inbox item {item_id}"
+
+
+def _confirmation_item(p: _Pending) -> InboxItem:
+    body: ConfirmationRequest = p.env.body
+    return InboxItem(
+        item_id=body.request_id,
+        kind="confirmation",
+        task_id=p.env.task_id,
+        summary=f"{body.gate or 'law1'}: {body.action} — {body.reason}",
+        answers=("approve", "deny"),
+        since=p.since,
+        deadline=p.deadline,
+        message=body,
+    )
+
+
+def _ticket_item(t: _Ticket) -> InboxItem:
+    body: EscalationTicket = t.env.body
+    return InboxItem(
+        item_id=body.ticket_id,
+        kind="ticket",
+        task_id=t.env.task_id,
+        summary=f"{body.kind}: {body.summary} (suggests {body.action})",
+        answers=("continue", "cancel"),
+        since=t.since,
+        severity=body.severity,
+        message=body,
+    )

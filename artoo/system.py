@@ -22,7 +22,7 @@ import pykka
 from pydantic import ValidationError
 
 from artoo.actors.auditor import AuditNow
-from artoo.actors.base import Equipment, Operator, Tick
+from artoo.actors.base import Equipment, Operator, Tick, TicketOperator
 from artoo.actors.bus import Bus, Delivery
 from artoo.actors.catalog import ToolCatalog
 from artoo.actors.clock import Clock, IdSource, SystemClock
@@ -42,6 +42,7 @@ from artoo.actors.tools._sandbox import SCRATCH_BASES
 from artoo.eventstore import AuditLog, AuditLogReader, EventLog, open_memory
 from artoo.schemas import (
     AuditReport,
+    CancelRequest,
     Config,
     Cost,
     Envelope,
@@ -50,6 +51,7 @@ from artoo.schemas import (
     UserRequest,
 )
 
+from ._inbox import OperatorInbox
 from ._recovery import end_orphans
 
 __all__ = ["ModelNotConfigured", "System", "TaskHandle"]
@@ -105,9 +107,10 @@ class TaskHandle:
         return self._future.done()
 
     def cancel(self, reason: str = "cancelled by the host") -> None:
-        """Ask the system to end the task; it still ends in exactly one FinalResult."""
+        """Ask the Queen to cancel the task (a CancelRequest); it still ends in exactly
+        one FinalResult (abandon, ``reason="cancelled"``)."""
         if not self._future.done():
-            self.system._publish(TaskCancelled(reason=reason), task_id=self.task_id)
+            self.system._publish(CancelRequest(reason=reason), task_id=self.task_id)
 
 
 class _Listener(pykka.ThreadingActor):
@@ -132,7 +135,7 @@ class _Sync:
     """Asked of a role by the host to wait until its mailbox so far is handled."""
 
 
-class System:
+class System(OperatorInbox):
     """An artoo actor system on one store. Use :meth:`open`; close it (or use ``with``).
 
     Example::
@@ -155,6 +158,8 @@ class System:
         workspace: Path,
         operator: Operator | None,
         clock: Clock,
+        on_ticket: TicketOperator | None = None,
+        inbox: bool = False,
         tools: Iterable[Callable[..., Any]],
         gateway_factory: Callable[[Bus, Clock, Callable[[], str], TaskBudgets], LLMGateway | None],
         secrets: tuple[str, ...] = (),
@@ -219,6 +224,8 @@ class System:
                 workspace=workspace,
                 store=store,
                 operator=operator,
+                ticket_operator=on_ticket,
+                hold_confirmations=inbox,
                 megrams=self.megrams,
                 tools=ToolCatalog(tuple(tools)),
                 runner=self.runner,
@@ -265,6 +272,8 @@ class System:
         tools: Iterable[Callable[..., Any]] = (),
         env: Mapping[str, str] | None = None,
         model_options: Mapping[str, Any] | None = None,
+        on_ticket: TicketOperator | None = None,
+        inbox: bool = False,
     ) -> System:
         """Open (or create) the store and start every role.
 
@@ -272,7 +281,10 @@ class System:
         script; without it the Config's models or ``ARTOO_MODEL`` /
         ``ARTOO_BRAIN_MODEL`` / ``ARTOO_TOOL_MODEL`` apply, and with none of them
         ModelNotConfigured says how to set one. ``operator`` answers Law 1
-        confirmations (True approves); without one every irreversible action is denied.
+        confirmations (True approves); without one every irreversible action is denied,
+        unless ``inbox=True``: then it waits in :meth:`inbox` for :meth:`answer` (denied
+        at its timeout). ``on_ticket`` is told of every escalation ticket the Queen
+        relays; it answers ``"cancel"``, ``"continue"``, or None to leave it in the inbox.
         ``tools`` are Python functions offered to the Executors as extra tools.
         ``model_options`` go to every litellm call (``api_base``, ``api_key`` …); each
         call also gets ``timeout = config.role_timeout_s``.
@@ -313,6 +325,8 @@ class System:
             config=cfg,
             workspace=Path(workspace) if workspace is not None else Path.cwd(),
             operator=operator,
+            on_ticket=on_ticket,
+            inbox=inbox,
             clock=clock or SystemClock(),
             tools=tools,
             gateway_factory=gateway_factory,

@@ -12,6 +12,7 @@ from .config import (
     GGSConfig,
     JudgeConfig,
     MemoryConfig,
+    QueenConfig,
     SupervisorConfig,
     ToolsConfig,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "GGSConfig",
     "JudgeConfig",
     "MemoryConfig",
+    "QueenConfig",
     "SupervisorConfig",
     "ToolsConfig",
     "decode_body",

@@ -13,6 +13,7 @@ __all__ = [
     "GGSConfig",
     "JudgeConfig",
     "MemoryConfig",
+    "QueenConfig",
     "SupervisorConfig",
     "ToolsConfig",
 ]
@@ -181,6 +182,23 @@ class JudgeConfig(BaseModel):
     )
 
 
+class QueenConfig(BaseModel):
+    """The Queen's escalation rules: which tickets reach the operator, which end a task."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
+
+    relay_at: Literal["low", "medium", "high", "critical"] = Field(
+        "high",
+        description="a ticket this severe or more goes to the operator (callback and inbox); "
+        "a milder one is acknowledged and not relayed",
+    )
+    auto_cancel: Literal["off", "critical"] = Field(
+        "off",
+        description="critical: a critical ticket whose suggested action is cancel ends its "
+        "task at once; off: the operator decides every ticket",
+    )
+
+
 class Config(BaseModel):
     """Everything a System can be told. Unknown keys are an error; values are not coerced
     (``"5"`` or ``True`` is not a number) and must be finite and within their bounds."""
@@ -218,6 +236,7 @@ class Config(BaseModel):
     supervisor: SupervisorConfig = SupervisorConfig()
     audit: AuditConfig = AuditConfig()
     judge: JudgeConfig = JudgeConfig()
+    queen: QueenConfig = QueenConfig()
 
     def task_deadline_s(self, requested: float | None) -> float:
         """A task's deadline in seconds: the one asked for, else ``task_timeout_s``.

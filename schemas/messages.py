@@ -21,6 +21,7 @@ __all__ = [
     "MESSAGE_TYPES",
     "AnyMessage",
     "BudgetName",
+    "CancelRequest",
     "Check",
     "ConfirmationDecision",
     "ConfirmationRequest",
@@ -406,6 +407,8 @@ class FinalResult(Message, frozen=True, tag="FinalResult"):
     """An irreversible action was denied by the operator (rendered as ``[LAW1]``)."""
     budget: BudgetName | None = None
     """With reason ``budget``: which budget was spent."""
+    ticket_id: str | None = None
+    """With reason ``cancelled``: the EscalationTicket the cancel answered, if any."""
 
 
 class MemoryQuery(Message, frozen=True, tag="MemoryQuery"):
@@ -551,11 +554,20 @@ class JudgeObservation(Message, frozen=True, tag="JudgeObservation"):
 
 
 class TaskCancelled(Message, frozen=True, tag="TaskCancelled"):
-    """A task was cancelled by the user or the host."""
+    """A task was cancelled: by the Queen (the host's CancelRequest, the operator's or the
+    policy's answer to a ticket) or by ``System.close()``."""
 
     reason: str = ""
     closing: bool = False
     """Sent by ``System.close()`` for a task still running: it ends as "system closed"."""
+    ticket_id: str | None = None
+    """The EscalationTicket this cancel answers (None: not a ticket's)."""
+
+
+class CancelRequest(Message, frozen=True, tag="CancelRequest"):
+    """The host asks the Queen to cancel a task (``TaskHandle.cancel()``)."""
+
+    reason: str = ""
 
 
 class RoleFailed(Message, frozen=True, tag="RoleFailed"):
@@ -629,6 +641,7 @@ MESSAGE_TYPES: tuple[type[Message], ...] = (
     StepFailed,
     PlanRejected,
     TicketResolved,
+    CancelRequest,
 )
 
 AnyMessage = (
@@ -662,4 +675,5 @@ AnyMessage = (
     | StepFailed
     | PlanRejected
     | TicketResolved
+    | CancelRequest
 )

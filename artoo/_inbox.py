@@ -1,0 +1,58 @@
+"""The operator's inbox on the System: what waits for a human, and the answers."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pykka
+
+from artoo.actors.queen import Decision, InboxItem, InboxQuery, OperatorAnswer
+
+if TYPE_CHECKING:
+    from artoo.actors.runner import RoleRunner
+
+__all__ = ["DECISIONS", "OperatorInbox"]
+
+DECISIONS: tuple[Decision, ...] = ("approve", "deny", "continue", "cancel")
+"""What :meth:`OperatorInbox.answer` takes: ``approve``/``deny`` a confirmation,
+``continue``/``cancel`` a ticket."""
+
+
+class OperatorInbox:
+    """The System's operator face (mixed into :class:`artoo.System`): the Queen keeps the
+    inbox; these ask it."""
+
+    runner: RoleRunner
+    _closed: bool
+
+    def inbox(self, timeout: float = 3.0) -> list[InboxItem]:
+        """What waits for the operator, oldest first: Law 1 confirmations not yet decided
+        and escalation tickets the Queen relayed (``Config.queen.relay_at``) not yet
+        answered. Each :class:`~artoo.actors.queen.InboxItem` names the answers it takes."""
+        if self._closed:
+            raise RuntimeError("this System is closed")
+        try:
+            items: list[InboxItem] = self.runner.ref("queen").ask(InboxQuery(), timeout=timeout)  # type: ignore[assignment]
+        except pykka.Timeout:
+            raise TimeoutError(f"the Queen did not answer within {timeout} s") from None
+        return items
+
+    def answer(self, item_id: str, decision: str, timeout: float = 3.0) -> None:
+        """Answer one inbox item as the operator: ``approve`` or ``deny`` a confirmation,
+        ``continue`` or ``cancel`` a ticket (a cancel ends the task: one FinalResult,
+        abandon, ``reason="cancelled"``, ``ticket_id`` naming the ticket).
+
+        Raises ValueError for an unknown decision, one the item does not take, or an item
+        not (or no longer) open — decided already, timed out, or its task ended.
+        """
+        if decision not in DECISIONS:
+            raise ValueError(f"a decision is one of {', '.join(DECISIONS)}, not {decision!r}")
+        if self._closed:
+            raise RuntimeError("this System is closed")
+        try:
+            answer = OperatorAnswer(item_id, decision)
+            why: str | None = self.runner.ref("queen").ask(answer, timeout=timeout)  # type: ignore[assignment]
+        except pykka.Timeout:
+            raise TimeoutError(f"the Queen did not answer within {timeout} s") from None
+        if why is not None:
+            raise ValueError(why)
