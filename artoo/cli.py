@@ -189,6 +189,21 @@ def build_parser() -> argparse.ArgumentParser:
         "recorded one; exit 1 with the first divergence and a field-level diff",
     )
 
+    repl = sub.add_parser(
+        "repl",
+        help="talk to the Queen: submit tasks, watch them, answer the operator inbox",
+        description="An interactive session on a store: free text submits a task (progress "
+        "is printed live); /status, /tasks, /inbox, /approve ID, /deny ID, /continue ID, "
+        "/cancel TASK, /audit, /memory, /help, /quit. Confirmations and escalation tickets "
+        "wait in the inbox (a confirmation is denied at its timeout). Line editing and "
+        "history (<store>/repl_history) by prompt_toolkit.",
+    )
+    repl.add_argument("store", nargs="?", default="./.artoo", help="the store directory")
+    repl.add_argument(
+        "--model", help="litellm model string or scripted:<path> (default: $ARTOO_MODEL)"
+    )
+    repl.add_argument("--workspace", default=".", help="the root the file tools may touch")
+
     sub.add_parser("version", help="print the installed version")
     return parser
 
@@ -220,6 +235,10 @@ def main(argv: list[str] | None = None) -> int:
             return _audit(args)
         if args.command == "diff":
             return _diff(args)
+        if args.command == "repl":
+            from .repl import run_repl
+
+            return run_repl(args)
         if args.command == "replay":
             from .replay._cli import replay_command
 

@@ -19,7 +19,7 @@ from .helpers import DATA
 
 def test_help_lists_every_command() -> None:
     text = build_parser().format_help()
-    for command in ("run", "demo", "memory", "dream", "version"):
+    for command in ("run", "demo", "memory", "dream", "repl", "version"):
         assert command in text
 
 

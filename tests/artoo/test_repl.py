@@ -1,0 +1,102 @@
+"""``artoo repl`` driven through a pseudo-terminal (pexpect), and its commands directly."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+import pexpect
+import pytest
+
+import artoo
+from artoo.actors.queen import InboxItem
+from artoo.repl import Repl
+from artoo.testing import write_script
+
+from .helpers import CONFIG, rm_script_entries
+
+ENTRY = "import sys; from artoo.cli import main; sys.exit(main())"
+
+
+def test_repl_in_a_terminal_submits_shows_status_and_inbox_approves_and_quits(
+    tmp_path: Path, workspace: Path
+) -> None:
+    model = write_script(tmp_path / "rm.toml", rm_script_entries())
+    store = tmp_path / "store"
+    env = {**os.environ, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1", "NO_COLOR": "1"}
+    child = pexpect.spawn(
+        sys.executable,
+        ["-c", ENTRY, "repl", str(store), "--model", model, "--workspace", str(workspace)],
+        env=env,
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(40, 250),
+    )
+    try:
+        child.expect("type a task, or /help")
+        child.expect("artoo>")
+        child.sendline("delete the old log")
+        child.expect(r"task (\S+) submitted")
+        child.expect(r"needs your approval: .*?/approve (\w+)")
+        request_id = child.match.group(1)
+        child.sendline("/status")
+        child.expect(r"1 running, 1 waiting in the inbox")
+        child.sendline("/inbox")
+        child.expect(re.escape(request_id) + r" confirmation .*\[approve / deny\]")
+        child.sendline(f"/approve {request_id}")
+        child.expect(re.escape(request_id) + ": approve")
+        child.expect(r"done: accept")
+        child.sendline("/status")
+        child.expect(r"0 running, 0 waiting in the inbox")
+        child.sendline("/quit")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0, child.before
+    assert not (workspace / "archive" / "old.log").exists()  # the approved rm ran
+    assert (store / "repl_history").read_text().count("/status") == 2
+
+
+def test_repl_commands_deny_cancel_and_refuse_nonsense(tmp_path: Path, workspace: Path) -> None:
+    model = write_script(tmp_path / "rm.toml", rm_script_entries(tasks=2))
+    said: list[str] = []
+    config = CONFIG.model_copy(update={"confirmation_timeout_s": 120.0})
+    with artoo.System.open(
+        tmp_path / "s", model=model, workspace=workspace, config=config, inbox=True
+    ) as system:
+        repl = Repl(system, said.append)
+        assert repl.handle("delete the old log")
+        assert repl.handle("delete the old log too")
+        first, second = list(repl.handles)
+        items = _wait_inbox(system, 2)
+        mine = next(i for i in items if i.task_id == first)
+        repl.handle("/approve nope")
+        assert said[-1].startswith("error: no open inbox item nope")
+        repl.handle("/frobnicate")
+        assert "unknown command" in said[-1]
+        repl.handle("/deny")
+        assert said[-1].startswith("error: which one?")
+        repl.handle(f"/deny {mine.item_id}")
+        assert said[-1] == f"{mine.item_id}: deny"
+        denied = repl.handles[first].result(30)
+        repl.handle(f"/cancel {second[:12]}")
+        cancelled = repl.handles[second].result(30)
+        repl.handle("/tasks")
+        assert repl.handle("/quit") is False
+    assert denied.status == "abandon" and denied.law1_denied
+    assert (cancelled.status, cancelled.reason) == ("abandon", "cancelled")
+    assert any(second in line and "abandon" in line for line in said)
+    assert (workspace / "archive" / "old.log").exists()
+
+
+def _wait_inbox(system: artoo.System, n: int) -> list[InboxItem]:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        items = system.inbox()
+        if len(items) >= n:
+            return items
+        time.sleep(0.02)
+    pytest.fail("the inbox did not fill")
