@@ -60,36 +60,50 @@ def test_repl_in_a_terminal_submits_shows_status_and_inbox_approves_and_quits(
     assert (store / "repl_history").read_text().count("/status") == 2
 
 
-def test_repl_commands_deny_cancel_and_refuse_nonsense(tmp_path: Path, workspace: Path) -> None:
-    model = write_script(tmp_path / "rm.toml", rm_script_entries(tasks=2))
-    said: list[str] = []
+def _held(tmp_path: Path, workspace: Path, name: str) -> artoo.System:
+    model = write_script(tmp_path / f"{name}.toml", rm_script_entries())
     config = CONFIG.model_copy(update={"confirmation_timeout_s": 120.0})
-    with artoo.System.open(
-        tmp_path / "s", model=model, workspace=workspace, config=config, inbox=True
-    ) as system:
+    return artoo.System.open(
+        tmp_path / name, model=model, workspace=workspace, config=config, inbox=True
+    )
+
+
+def test_repl_denies_from_the_inbox_and_refuses_nonsense(tmp_path: Path, workspace: Path) -> None:
+    said: list[str] = []
+    with _held(tmp_path, workspace, "deny") as system:
         repl = Repl(system, said.append)
         assert repl.handle("delete the old log")
-        assert repl.handle("delete the old log too")
-        first, second = list(repl.handles)
-        items = _wait_inbox(system, 2)
-        mine = next(i for i in items if i.task_id == first)
+        (task,) = list(repl.handles)
+        (item,) = _wait_inbox(system, 1)
         repl.handle("/approve nope")
         assert said[-1].startswith("error: no open inbox item nope")
         repl.handle("/frobnicate")
         assert "unknown command" in said[-1]
         repl.handle("/deny")
         assert said[-1].startswith("error: which one?")
-        repl.handle(f"/deny {mine.item_id}")
-        assert said[-1] == f"{mine.item_id}: deny"
-        denied = repl.handles[first].result(30)
-        repl.handle(f"/cancel {second[:12]}")
-        cancelled = repl.handles[second].result(30)
+        repl.handle(f"/deny {item.item_id}")
+        assert said[-1] == f"{item.item_id}: deny"
+        denied = repl.handles[task].result(30)
         repl.handle("/tasks")
         assert repl.handle("/quit") is False
     assert denied.status == "abandon" and denied.law1_denied
-    assert (cancelled.status, cancelled.reason) == ("abandon", "cancelled")
-    assert any(second in line and "abandon" in line for line in said)
+    assert any(task in line and "abandon" in line for line in said)  # /tasks
     assert (workspace / "archive" / "old.log").exists()
+
+
+def test_repl_cancels_a_task_by_its_id_prefix(tmp_path: Path, workspace: Path) -> None:
+    said: list[str] = []
+    with _held(tmp_path, workspace, "cancel") as system:
+        repl = Repl(system, said.append)
+        assert repl.handle("delete the old log")
+        (task,) = list(repl.handles)
+        _wait_inbox(system, 1)
+        repl.handle("/cancel zzz")
+        assert said[-1].startswith("error: no single task")
+        repl.handle(f"/cancel {task[:12]}")
+        cancelled = repl.handles[task].result(30)
+    assert (cancelled.status, cancelled.reason) == ("abandon", "cancelled")
+    assert f"cancelling {task}" in said
 
 
 def _wait_inbox(system: artoo.System, n: int) -> list[InboxItem]:
