@@ -94,7 +94,8 @@ def run_baseline(
     ws = root / "ws-baseline"
     shutil.copytree(WORKSPACE, ws)
     config = Config()
-    backend = resolve_backend(model, timeout=config.role_timeout_s, **options)
+    limits = {"timeout": config.role_timeout_s, "max_tokens": config.max_output_tokens}
+    backend = resolve_backend(model, **limits, **options)
     registry = ToolRegistry(ws, root / "spill", sandbox=_sandbox_for(config))
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": BASELINE_PROMPT},
