@@ -92,7 +92,8 @@ class _Builtins(_Guards):
     output_cap: int
 
     def _glob(self, call: _Call, pattern: str) -> _Result:
-        """List the workspace paths that match a glob pattern (directories end in "/").
+        """List the workspace paths that match a glob pattern (directories end in "/"),
+        after their count.
 
         Args:
             pattern: a glob relative to the workspace root, such as "src/**/*.py".
@@ -125,8 +126,8 @@ class _Builtins(_Guards):
                 continue
             shown = match.relative_to(self.workspace).as_posix()
             lines.append(shown + "/" if match.is_dir() else shown)
-        if not lines:
-            lines.append("(no matches)")
+        # the count first: a small model states it instead of counting the lines itself
+        lines.insert(0, f"{len(lines)} match(es):" if lines else "(no matches)")
         if hidden:
             lines.append(f"[{hidden} match(es) under blocked targets not shown]")
         if outside:

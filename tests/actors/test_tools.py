@@ -180,6 +180,7 @@ def test_glob_hides_matches_under_blocked_targets(ws: Path, spill: Path) -> None
     assert "src/app.py" in lines and "notes.txt" in lines
     assert not any(line.startswith("secrets") for line in lines)
     assert "[2 match(es) under blocked targets not shown]" in lines
+    assert lines[0] == f"{len(lines) - 2} match(es):"  # the shown ones, counted first
 
 
 def test_per_call_blocked_targets_and_tools(ws: Path, spill: Path) -> None:
