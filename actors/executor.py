@@ -25,9 +25,9 @@ Constraints:
     asked for one (``tool_choice="required"``): an answer no tool result supports cannot be
     true but by luck, and a retry redoes the work; a retry after attempts that called no
     tool says so (``NO_TOOL_YET``).
-    Each tool result the model reads ends with ``AFTER_RESULT``, and after the same call
-    twice in a row the next turn offers no tool (small models otherwise repeat the call
-    until the doom loop).
+    Each tool result the model reads ends with ``AFTER_RESULT``, and after a call the
+    attempt already made the next turn offers no tool (small models otherwise repeat calls
+    until the doom loop or the turn cap).
 """
 
 from __future__ import annotations
@@ -269,8 +269,8 @@ class Executor(Role):
             if attempt.poll():
                 stop, error = "task_ended", "task ended"
                 break
-            # the same call twice in a row added nothing: this turn is for the answer
-            repeated = len(seen) >= 2 and seen[-1] == seen[-2]
+            # a call made again added nothing: this turn is for the answer
+            repeated = len(seen) >= 2 and seen[-1] in seen[:-1]
             request = LLMRequest(
                 role=self.name,
                 tier="tool",
