@@ -211,16 +211,17 @@ class _Builtins(_Guards):
 
         Args:
             command: the command line.
-            timeout_s: seconds before the command is killed (at most the default).
+            timeout_s: seconds before the command is killed (at most the default; 0 or
+                none: the default).
         """
         if not command.strip():
             raise _ToolError("empty command")
         target = self._shell_target(command)
         self._check_shell_blocked(command, call, target)
-        if timeout_s is not None and timeout_s <= 0:
-            raise _ToolError("timeout_s must be positive", target)
         timeout = (
-            self.shell_timeout_s if timeout_s is None else min(timeout_s, self.shell_timeout_s)
+            self.shell_timeout_s
+            if timeout_s is None or timeout_s <= 0  # a small model's 0 means "no preference"
+            else min(timeout_s, self.shell_timeout_s)
         )
         effects: tuple[FileEffect, ...] = ()
         if self.sandbox is None:

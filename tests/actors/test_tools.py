@@ -637,3 +637,8 @@ def test_load_data_pages_reassemble_the_file(tmp_path: Path, text: str, limit: i
         pages.append(chunk)
         offset += len(chunk)
     assert "".join(pages) == text
+
+
+def test_a_zero_shell_timeout_means_the_default(ws: Path, spill: Path) -> None:
+    outcome = registry(ws, spill).call("shell", {"command": "echo hi", "timeout_s": 0})
+    assert outcome.call.ok and "hi" in outcome.content
