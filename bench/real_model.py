@@ -96,7 +96,9 @@ def run_baseline(
     config = Config()
     limits = {"timeout": config.role_timeout_s, "max_tokens": config.max_output_tokens}
     backend = resolve_backend(model, **limits, **options)
-    registry = ToolRegistry(ws, root / "spill", sandbox=_sandbox_for(config))
+    hidden = root / "baseline-store"  # what the sandbox hides, as a System's store
+    hidden.mkdir(exist_ok=True)
+    registry = ToolRegistry(ws, root / "spill", sandbox=_sandbox_for(config, hidden))
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": BASELINE_PROMPT},
         {"role": "user", "content": text},
