@@ -25,9 +25,9 @@ Constraints:
     asked for one (``tool_choice="required"``): an answer no tool result supports cannot be
     true but by luck, and a retry redoes the work; a retry after attempts that called no
     tool says so (``NO_TOOL_YET``).
-    Each tool result the model reads ends with ``AFTER_RESULT``, and after the same call
-    twice in a row the next turn offers no tool (small models otherwise repeat the call
-    until the doom loop).
+    After each turn's tool results the model is told to answer if they do
+    (``AFTER_RESULT``, a user message: small models otherwise repeat the call until the
+    doom loop).
 """
 
 from __future__ import annotations
@@ -77,8 +77,12 @@ first. Once a tool result answers the subtask, stop calling tools and reply in p
 starts with the answer (for a count, the number first). Report only what the tools returned;
 never claim what you did not do."""
 
-AFTER_RESULT = "(If this answers the subtask, reply now in plain text, starting with the answer.)"
-"""Follows each tool result the model reads (the ToolCall record keeps the result as is)."""
+AFTER_RESULT = (
+    "If that result answers the subtask, reply now in plain text, starting with the answer; "
+    "if not, make the next tool call."
+)
+"""Said (a user message) after each turn's tool results; the results themselves are shown
+as the tools gave them."""
 
 NO_TOOL_YET = (
     "You have not called a tool yet, so nothing supports that answer. Call one of the tools "
@@ -269,13 +273,11 @@ class Executor(Role):
             if attempt.poll():
                 stop, error = "task_ended", "task ended"
                 break
-            # the same call twice in a row added nothing: this turn is for the answer
-            repeated = len(seen) >= 2 and seen[-1] == seen[-2]
             request = LLMRequest(
                 role=self.name,
                 tier="tool",
                 messages=list(run.messages),
-                tools=[] if repeated else specs,
+                tools=specs,
                 tool_choice="required" if specs and not calls else None,
                 task_id=run.task_id,
                 subtask_id=st.subtask_id,
@@ -326,10 +328,12 @@ class Executor(Role):
                     )
                     call, content = outcome.call, outcome.content
                 calls.append(call)
-                run.messages.append(tool_message(tc.id, f"{content}\n\n{AFTER_RESULT}"))
+                run.messages.append(tool_message(tc.id, content))
                 if is_doom_loop(seen):
                     doom = True
                     break
+            if not doom:
+                run.messages.append({"role": "user", "content": AFTER_RESULT})
             if doom:
                 stop = "doom_loop"
                 error = f"doom loop: the same call {seen[-1][0]} {DOOM_REPEATS} times in a row"

@@ -4,7 +4,11 @@ Responsibilities:
     Read the user's request and state its intent, a stable slug (the memory tag of the
     task) and the task-level success criteria. A criterion that code can decide is
     marked ``verifiable`` with a deterministic ``check`` from the documented vocabulary
-    (see ``artoo.actors.checks``); any other is ``plausible``.
+    (see ``artoo.actors.checks``); any other is ``plausible``. A check that cannot be
+    used, or that guesses a number the request does not state, or a count request with
+    no count check (``count_matches``: code counts, the answer must state it) is asked
+    again once with the reasons; a check still unusable is dropped (the criterion stays,
+    plausible).
 
 Input contract:
     TaskRequest.

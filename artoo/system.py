@@ -287,7 +287,8 @@ class System(OperatorInbox):
         relays; it answers ``"cancel"``, ``"continue"``, or None to leave it in the inbox.
         ``tools`` are Python functions offered to the Executors as extra tools.
         ``model_options`` go to every litellm call (``api_base``, ``api_key`` …); each
-        call also gets ``timeout = config.role_timeout_s``.
+        call also gets ``timeout = config.role_timeout_s`` and ``max_tokens =
+        config.max_output_tokens`` (unless ``model_options`` says otherwise).
         """
         cfg = config if isinstance(config, Config) else _config(config)
         if model is not None:
@@ -305,6 +306,11 @@ class System(OperatorInbox):
                         if name.startswith("scripted:")
                         else {
                             "timeout": cfg.role_timeout_s,
+                            **(
+                                {"max_tokens": cfg.max_output_tokens}
+                                if cfg.max_output_tokens is not None
+                                else {}
+                            ),
                             "structured_output": cfg.structured_output,
                             **dict(model_options or {}),
                         }

@@ -94,8 +94,11 @@ def run_baseline(
     ws = root / "ws-baseline"
     shutil.copytree(WORKSPACE, ws)
     config = Config()
-    backend = resolve_backend(model, timeout=config.role_timeout_s, **options)
-    registry = ToolRegistry(ws, root / "spill", sandbox=_sandbox_for(config))
+    limits = {"timeout": config.role_timeout_s, "max_tokens": config.max_output_tokens}
+    backend = resolve_backend(model, **limits, **options)
+    hidden = root / "baseline-store"  # what the sandbox hides, as a System's store
+    hidden.mkdir(exist_ok=True)
+    registry = ToolRegistry(ws, root / "spill", sandbox=_sandbox_for(config, hidden))
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": BASELINE_PROMPT},
         {"role": "user", "content": text},

@@ -220,6 +220,12 @@ class Config(BaseModel):
     max_turns: int = Field(8, ge=1, le=1000, description="tool-calling turns per Executor attempt")
     task_timeout_s: float = Field(300.0, gt=0, description="deadline of a task")
     role_timeout_s: float = Field(120.0, gt=0, description="longest one role step may take")
+    max_output_tokens: int | None = Field(
+        1024,
+        ge=1,
+        description="tokens one model answer may write (litellm's max_tokens; None: the "
+        "provider's limit); bounds a small model that runs on",
+    )
     confirmation_timeout_s: float = Field(60.0, gt=0, description="Law 1 wait before denial")
     llm_confidence_threshold: float = Field(0.7, ge=0, le=1)
     dream_interval_s: float = Field(300.0, gt=0)

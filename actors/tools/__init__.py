@@ -5,7 +5,7 @@ sibling ``law1`` and the standard library.
 
 Built-in tools (their JSON schemas come from the type hints and docstrings below):
 
-* ``glob(pattern)`` — workspace paths matching a glob pattern.
+* ``glob(pattern)`` — how many workspace paths match a glob pattern, then the paths.
 * ``read_file(path, offset=0, limit=SPILL_LIMIT)`` — a page of a text file (offsets in
   characters).
 * ``write_file(path, content)`` — create or replace a text file.

@@ -92,7 +92,8 @@ class _Builtins(_Guards):
     output_cap: int
 
     def _glob(self, call: _Call, pattern: str) -> _Result:
-        """List the workspace paths that match a glob pattern (directories end in "/").
+        """List the workspace paths that match a glob pattern (directories end in "/"),
+        after their count.
 
         Args:
             pattern: a glob relative to the workspace root, such as "src/**/*.py".
@@ -125,8 +126,8 @@ class _Builtins(_Guards):
                 continue
             shown = match.relative_to(self.workspace).as_posix()
             lines.append(shown + "/" if match.is_dir() else shown)
-        if not lines:
-            lines.append("(no matches)")
+        # the count first: a small model states it instead of counting the lines itself
+        lines.insert(0, f"{len(lines)} match(es):" if lines else "(no matches)")
         if hidden:
             lines.append(f"[{hidden} match(es) under blocked targets not shown]")
         if outside:
@@ -210,16 +211,17 @@ class _Builtins(_Guards):
 
         Args:
             command: the command line.
-            timeout_s: seconds before the command is killed (at most the default).
+            timeout_s: seconds before the command is killed (at most the default; 0 or
+                none: the default).
         """
         if not command.strip():
             raise _ToolError("empty command")
         target = self._shell_target(command)
         self._check_shell_blocked(command, call, target)
-        if timeout_s is not None and timeout_s <= 0:
-            raise _ToolError("timeout_s must be positive", target)
         timeout = (
-            self.shell_timeout_s if timeout_s is None else min(timeout_s, self.shell_timeout_s)
+            self.shell_timeout_s
+            if timeout_s is None or timeout_s <= 0  # a small model's 0 means "no preference"
+            else min(timeout_s, self.shell_timeout_s)
         )
         effects: tuple[FileEffect, ...] = ()
         if self.sandbox is None:

@@ -261,8 +261,8 @@ class _Served:
                 for message in body.request.get("messages", []):
                     if isinstance(message, dict) and message.get("role") == "tool":
                         shown = str(message.get("content"))
-                        # the Executor ends each result the model reads with a hint; the
-                        # tool's own result is what comes before it (the rerun adds it again)
+                        # logs of an earlier Executor end each result with the hint; the
+                        # tool's own result is what comes before it
                         shown = shown.removesuffix(f"\n\n{AFTER_RESULT}")
                         self.shown[str(message.get("tool_call_id"))] = shown
             elif isinstance(body, ExecutionResult):

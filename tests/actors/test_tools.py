@@ -180,6 +180,7 @@ def test_glob_hides_matches_under_blocked_targets(ws: Path, spill: Path) -> None
     assert "src/app.py" in lines and "notes.txt" in lines
     assert not any(line.startswith("secrets") for line in lines)
     assert "[2 match(es) under blocked targets not shown]" in lines
+    assert lines[0] == f"{len(lines) - 2} match(es):"  # the shown ones, counted first
 
 
 def test_per_call_blocked_targets_and_tools(ws: Path, spill: Path) -> None:
@@ -636,3 +637,8 @@ def test_load_data_pages_reassemble_the_file(tmp_path: Path, text: str, limit: i
         pages.append(chunk)
         offset += len(chunk)
     assert "".join(pages) == text
+
+
+def test_a_zero_shell_timeout_means_the_default(ws: Path, spill: Path) -> None:
+    outcome = registry(ws, spill).call("shell", {"command": "echo hi", "timeout_s": 0})
+    assert outcome.call.ok and "hi" in outcome.content

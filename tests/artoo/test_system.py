@@ -643,3 +643,34 @@ def test_the_same_call_three_times_ends_the_attempt_as_a_doom_loop(
     assert len(execution.tool_calls) == 3
     decision = next(e.body for e in events if isinstance(e.body, GGSDecision))
     assert decision.p == 1.0  # a doom loop is a logical failure
+
+
+def test_every_litellm_backend_gets_the_output_token_cap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import artoo.system as system_module
+
+    built: list[dict[str, object]] = []
+    real = system_module.resolve_backend
+
+    def spy(name: str, **kwargs: object) -> object:
+        built.append(kwargs)
+        return real(name, **kwargs)
+
+    monkeypatch.setattr(system_module, "resolve_backend", spy)
+    cases: list[tuple[dict[str, object], dict[str, object], object]] = [
+        ({}, {}, 1024),
+        ({"max_output_tokens": 64}, {}, 64),
+        ({}, {"max_tokens": 50}, 50),  # the host's own option wins
+        ({"max_output_tokens": None}, {}, None),
+    ]
+    for i, (config, options, expected) in enumerate(cases):
+        with artoo.System.open(
+            tmp_path / f"s{i}",
+            model="openai/local-model",
+            config=config,
+            workspace=tmp_path,
+            model_options=options,
+        ):
+            pass
+        assert built[-1].get("max_tokens") == expected, (config, options)
