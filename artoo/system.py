@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pykka
-from pydantic import ValidationError
 
 from artoo.actors.auditor import AuditNow
 from artoo.actors.base import Equipment, Operator, Tick, TicketOperator
@@ -53,6 +52,8 @@ from artoo.schemas import (
 
 from ._inbox import OperatorInbox
 from ._recovery import end_orphans
+from ._wiring import config_from as _config
+from ._wiring import recorder as _recorder
 
 __all__ = ["ModelNotConfigured", "System", "TaskHandle"]
 
@@ -646,26 +647,6 @@ class System(OperatorInbox):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _config(values: Mapping[str, Any] | None) -> Config:
-    """A Config from a mapping; an invalid one is a ValueError in one line per field."""
-    try:
-        return Config(**dict(values or {}))
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
-        )
-        raise ValueError(f"invalid configuration: {problems}") from None
-
-
-def _recorder(bus: Bus) -> Callable[..., None]:
-    """The gateway's record callback: every LLMCall goes on the bus."""
-
-    def record(call: Any, task_id: str | None = None) -> None:
-        bus.publish(call, sender=call.role, task_id=task_id)
-
-    return record
 
 
 _warned_no_sandbox = False
