@@ -31,6 +31,7 @@ from artoo.actors.llm import (
     LLMGateway,
     ModelNotConfigured,
     TaskBudgets,
+    backend_options,
     resolve_backend,
     resolve_models,
 )
@@ -302,20 +303,7 @@ class System(OperatorInbox):
             built: dict[str, Any] = {}  # tiers with the same model share one backend
             for name in models.values():
                 if name not in built:
-                    options = (
-                        {}
-                        if name.startswith("scripted:")
-                        else {
-                            "timeout": cfg.role_timeout_s,
-                            **(
-                                {"max_tokens": cfg.max_output_tokens}
-                                if cfg.max_output_tokens is not None
-                                else {}
-                            ),
-                            "structured_output": cfg.structured_output,
-                            **dict(model_options or {}),
-                        }
-                    )
+                    options = backend_options(name, cfg, model_options)
                     built[name] = resolve_backend(name, **options)
             backends = {tier: built[name] for tier, name in models.items()}
             return LLMGateway(

@@ -94,7 +94,7 @@ from ._budget import BudgetSpent, TaskBudgets
 from ._gateway import LLMGateway
 from ._litellm import LitellmBackend
 from ._replay import ReplayBackend
-from ._resolve import resolve_backend, resolve_models
+from ._resolve import backend_options, resolve_backend, resolve_models
 from ._scripted import ScriptedBackend, ScriptEntry, ScriptToolCall
 from ._structured import ask_structured
 from ._types import (
@@ -136,6 +136,7 @@ __all__ = [
     "ToolCallRequest",
     "ask_structured",
     "assistant_message",
+    "backend_options",
     "json_objects",
     "request_text",
     "resolve_backend",

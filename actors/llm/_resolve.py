@@ -64,3 +64,19 @@ def resolve_backend(model: str, **kwargs: Any) -> LLMBackend:
             raise ScriptError("scripted: needs a script path, as in scripted:./script.toml")
         return ScriptedBackend(path, **kwargs)
     return LitellmBackend(model, **kwargs)
+
+
+def backend_options(
+    model: str, config: Config, model_options: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """What :func:`resolve_backend` gets for ``model`` under ``config`` (pure): nothing for
+    a ``scripted:`` model; for litellm ``timeout = config.role_timeout_s``, ``max_tokens =
+    config.max_output_tokens`` (when set) and ``config.structured_output``, then the host's
+    ``model_options`` (which win)."""
+    if model.startswith(SCRIPTED_PREFIX):
+        return {}
+    options: dict[str, Any] = {"timeout": config.role_timeout_s}
+    if config.max_output_tokens is not None:
+        options["max_tokens"] = config.max_output_tokens
+    options["structured_output"] = config.structured_output
+    return {**options, **dict(model_options or {})}
