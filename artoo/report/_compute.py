@@ -31,6 +31,7 @@ from artoo.schemas import (
     StepFailed,
     SubTask,
     SubTaskOutcome,
+    TagPotential,
     TaskCancelled,
     TaskRequest,
     TicketResolved,
@@ -355,7 +356,9 @@ def _take(acc: _Acc, env: Envelope) -> None:
     elif isinstance(body, MegramForgotten):
         acc.memory["forgotten"] += 1
     elif isinstance(body, MemoryRecall):
-        for p in [*body.avoid, *body.caution]:
+        # the strongest pairs it lists, then the queried pair itself (same fields)
+        listed: list[TagPotential | MemoryRecall] = [*body.avoid, *body.caution, body]
+        for p in listed:
             acc.pairs[(p.space, p.entity)] = PairRow(
                 space=p.space,
                 entity=p.entity,
@@ -364,14 +367,6 @@ def _take(acc: _Acc, env: Envelope) -> None:
                 action=p.action,
                 seq=env.seq,
             )
-        acc.pairs[(body.space, body.entity)] = PairRow(
-            space=body.space,
-            entity=body.entity,
-            attention=body.attention,
-            decision=body.decision,
-            action=body.action,
-            seq=env.seq,
-        )
     elif isinstance(body, FinalResult) and task is not None:
         task.final = body
         task.ended = env.ts
