@@ -22,10 +22,14 @@ Responsibilities:
       failed, after ``model_error_min_calls`` (4) calls (high).
 
     One open ticket per (task, detector); when the task ends every open ticket of it is
-    resolved (TicketResolved, ``task_ended``); a ticket the Queen resolved (acknowledged,
-    or the operator's ``continue``) is closed too; a resolved (task, detector) is not
-    ticketed again within ``cooldown_s``. Each timer pass with running tasks publishes one
-    JudgeObservation (running tasks, open tickets).
+    resolved (TicketResolved, ``task_ended``). An operator's answer (``continue`` or
+    ``cancel``) closes a ticket at once, and a closed (task, detector) is not ticketed
+    again within ``cooldown_s``. The Queen's ``acknowledged`` (a ticket below
+    ``queen.relay_at``, relayed to nobody) does not close it: the Queen acknowledges
+    concurrently with the task's end, so letting it close the ticket would make the
+    Judge's own messages depend on which came first — and a rerun could not repeat them.
+    Each timer pass with running tasks publishes one JudgeObservation (running tasks,
+    open tickets).
 
 Input contract:
     Every envelope, through a bus tap (the Judge keeps state per task from UserRequest /
@@ -197,8 +201,14 @@ class Judge(Role):
         threading.Thread(target=self._pump, name="artoo-judge-tap", daemon=True).start()
 
     def on_stop(self) -> None:
-        """Close the tap (the pump ends with it)."""
+        """Judge what was committed before the stop, then close the tap (the pump ends
+        with it) — so a task that ended just before a close still gets its tickets
+        resolved (actor thread)."""
         if self._tap is not None:
+            try:
+                self._drain_to(self.ctx.bus.last_seq)
+            except Exception:  # a failed bus: nothing more can be published anyway
+                self.log.exception("could not judge the last envelopes at stop")
             self._tap.close()
         super().on_stop()
 
@@ -292,8 +302,8 @@ class Judge(Role):
         task.last_seen = max(task.last_seen, env.ts)
         if isinstance(body, FinalResult):
             self._resolve_all(task_id, task, env)
-        elif isinstance(body, TicketResolved):  # the Queen's: acknowledged or answered
-            for detector, ticket_id in list(task.open.items()):
+        elif isinstance(body, TicketResolved) and body.resolution != "acknowledged":
+            for detector, ticket_id in list(task.open.items()):  # an operator's answer
                 if ticket_id == body.ticket_id:
                     del task.open[detector]
                     task.resolved_at[detector] = self.ctx.clock.now()

@@ -75,21 +75,23 @@ class AuditLogReader:
     def __init__(self, directory: str | Path) -> None:
         self.directory = Path(directory)
 
-    def _lines(self) -> list[bytes]:
+    def _lines(self, *, complete_only: bool = False) -> list[bytes]:
         path = self.directory / _REPORTS
         if not path.exists():
             return []
         data = path.read_bytes()
         lines = data.split(b"\n")
-        if lines and lines[-1] == b"":
+        # the last piece is b"" after a final newline, else a record still being written
+        if lines and (lines[-1] == b"" or complete_only):
             lines.pop()
         return lines
 
     def reports(self) -> list[AuditReport]:
-        """Every report, oldest first (decoded without checking the chain; see
-        :meth:`verify`)."""
+        """Every complete report, oldest first (decoded without checking the chain; see
+        :meth:`verify`). A record the Auditor is writing at this moment (no newline yet)
+        is not one."""
         out = []
-        for line in self._lines():
+        for line in self._lines(complete_only=True):
             record = msgspec.json.decode(line, type=_Record)
             out.append(msgspec.json.decode(record.report, type=AuditReport))
         return out

@@ -332,7 +332,10 @@ def _take(acc: _Acc, env: Envelope) -> None:
             )
         _step(task, env, "confirmed" if body.approved else "denied", body.by, None)
     elif isinstance(body, TicketResolved):
-        if body.ticket_id in acc.tickets:
+        # the Judge's task_ended closes what nobody answered; it does not hide an answer
+        if acc.tickets.get(body.ticket_id) == "open" or (
+            body.ticket_id in acc.tickets and body.resolution != "task_ended"
+        ):
             acc.tickets[body.ticket_id] = body.resolution
     elif isinstance(body, EscalationTicket):
         acc.escalations[body.severity] += 1

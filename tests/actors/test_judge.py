@@ -199,3 +199,57 @@ def test_a_slow_but_progressing_task_raises_nothing(judge: RoleHarness) -> None:
             task_id="t2",
         )
         assert settle(judge, 40.0) == []
+
+
+def test_a_task_that_ends_just_before_a_stop_still_gets_its_tickets_resolved() -> None:
+    """The stop is told right after the FinalResult is committed — before the pump has
+    woken the Judge: the Judge still judges it and resolves the open ticket."""
+    for _ in range(5):
+        clock = ManualClock(start=1000.0)
+        harness = RoleHarness(Judge, config=CFG, clock=clock)
+        try:
+            harness.send(TaskRequest(text="t", max_model_calls=10), task_id="t1")
+            harness.send(attempt([read("a")] * 3))
+            (ticket,) = settle(harness)
+            harness.send(FinalResult(task_id="t1", status="abandon"))
+            assert harness.bus.flush(10)
+            harness.ref.stop(block=True, timeout=5)
+            assert harness.bus.flush(10)
+            resolved = [
+                e.body
+                for e in harness.log.read()
+                if isinstance(e.body, TicketResolved) and e.sender.startswith("judge")
+            ]
+            assert [r.ticket_id for r in resolved] == [ticket.ticket_id]
+        finally:
+            harness.close()
+
+
+def test_an_acknowledged_ticket_stays_open_until_its_task_ends(judge: RoleHarness) -> None:
+    """The Queen's acknowledgement races with the task's end; the Judge's messages must
+    not depend on which came first: it resolves the ticket at the end either way."""
+    judge.send(attempt([read("a")] * 3))
+    (ticket,) = settle(judge)
+    judge.send(
+        TicketResolved(ticket_id=ticket.ticket_id, resolution="acknowledged", by="queen"),
+        sender="queen",
+        task_id="t1",
+    )
+    judge.send(attempt([read("a")] * 3, attempt=2))  # the loop goes on: no second ticket
+    assert [t.ticket_id for t in settle(judge)] == [ticket.ticket_id]
+    judge.send(FinalResult(task_id="t1", status="abandon"))
+    (resolved,) = judge.wait_for(TicketResolved)
+    assert (resolved.body.ticket_id, resolved.body.resolution) == (ticket.ticket_id, "task_ended")
+
+
+def test_an_operator_answer_closes_a_ticket_before_its_task_ends(judge: RoleHarness) -> None:
+    judge.send(attempt([read("a")] * 3))
+    (ticket,) = settle(judge)
+    judge.send(
+        TicketResolved(ticket_id=ticket.ticket_id, resolution="continue", by="operator"),
+        sender="queen",
+        task_id="t1",
+    )
+    judge.send(FinalResult(task_id="t1", status="abandon"))
+    judge.sync()
+    assert judge.published(TicketResolved) == []

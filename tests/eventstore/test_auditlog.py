@@ -119,3 +119,10 @@ def test_concurrent_appends_keep_one_chain(tmp_path: Path) -> None:
     log.close()
     result = AuditLogReader(tmp_path / "audit").verify()
     assert result.ok and result.records == 40
+
+
+def test_a_record_being_written_is_not_read_as_a_report(written: Path) -> None:
+    """A reader racing the Auditor's append sees part of a line: not a report, no error."""
+    data = lines(written)
+    (written / "reports.jsonl").write_bytes(b"".join(data[:4]) + data[4][: len(data[4]) // 2])
+    assert AuditLogReader(written).reports() == [report(i) for i in range(4)]
