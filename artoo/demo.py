@@ -45,8 +45,8 @@ SCENARIOS: tuple[Scenario, ...] = (
         "an environmental failure corrected by change_path",
         "report the total of this year's sales figures",
         "2_change_path.toml",
-        ("change_path", "accept"),
-        "accept",
+        ("change_path", "success"),
+        "success",
     ),
     Scenario(
         "3",

@@ -114,9 +114,13 @@ def _rerun(args: argparse.Namespace, console: Console) -> int:
         else:
             console.print(literal(str(report.divergence)))
         for end in report.reran:
+            rerun_part = (
+                f"rerun {' → '.join(end['path']) or '-'}, then stopped"
+                if end.get("stopped")
+                else f"rerun {end['status']} via {' → '.join(end['path']) or '-'}"
+            )
             console.print(literal(
-                f"task {end['task']}: rerun {end['status']} via {' → '.join(end['path']) or '-'}"
-                f"; recorded {end['recorded_status']} via "
+                f"task {end['task']}: {rerun_part}; recorded {end['recorded_status']} via "
                 f"{' → '.join(end['recorded_path']) or '-'}"
             ))  # fmt: skip
         if report.unanswered:

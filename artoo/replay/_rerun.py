@@ -97,7 +97,9 @@ class RerunReport:
     """Model or tool calls the log could not answer."""
     reran: list[dict[str, Any]] = field(default_factory=list)
     """How each rerun task ended: ``task``, ``status``, ``path`` (GGS macro-states), and
-    the recorded ``recorded_status`` and ``recorded_path`` beside them."""
+    the recorded ``recorded_status`` and ``recorded_path`` beside them; a what-if that
+    needed an answer the log lacks has ``stopped`` (the first such call; the rerun task
+    was cancelled there, so ``path`` ends with the last decision the record could carry)."""
 
     @property
     def ok(self) -> bool:
@@ -145,9 +147,12 @@ def rerun(
             _seed(scratch / "store", [e for e in envelopes if e.seq < tasks[0].envelopes[0].seq])
         for task in tasks:
             report.tasks.append(task.task_id)
-            served = _Served(task)
+            served = _Served(task, what_if=bool(settings))
             new = _run_task(task, served, scratch, cfg, timeout)
-            report.reran.append(_ending(task.task_id, new, task.envelopes))
+            ending = _ending(task.task_id, new, task.envelopes)
+            if settings and served.unanswered:
+                ending["stopped"] = served.unanswered[0]
+            report.reran.append(ending)
             divergence, compared = _compare_task(task, new, served, what_if=bool(settings))
             report.compared += compared
             report.unanswered += served.unanswered
@@ -242,8 +247,12 @@ class _Served:
     """One recorded task's answers: model calls, tool calls, confirmations, and the map of
     the rerun's ids to the recorded ones."""
 
-    def __init__(self, task: TaskLog) -> None:
+    def __init__(self, task: TaskLog, *, what_if: bool = False) -> None:
         self.task = task
+        self.what_if = what_if
+        self.cancel: Callable[[], Any] | None = None  # the rerun task's cancel, once submitted
+        self.submitted = threading.Event()
+        self.ended = threading.Event()  # the rerun task's FinalResult was published
         self.lock = threading.Condition()
         self.model: dict[tuple[str, str], deque[LLMCall]] = defaultdict(deque)
         self.tools: dict[tuple[str, int], deque[ToolCall]] = defaultdict(deque)
@@ -293,7 +302,10 @@ class _Served:
             return self.ids.get(new_id, new_id)
 
     def on_envelope(self, env: Envelope) -> None:
-        """Learn the rerun's ids from its plans (a tap on the rerun's bus)."""
+        """Learn the rerun's ids from its plans, and see its end (a tap on the rerun's
+        bus)."""
+        if isinstance(env.body, FinalResult):
+            self.ended.set()
         if not isinstance(env.body, DispatchManifest):
             return
         recorded = self.manifests.get(env.body.round)
@@ -303,6 +315,19 @@ class _Served:
             for new, old in zip(env.body.subtasks, recorded.subtasks, strict=False):
                 self.ids[new.subtask_id] = old.subtask_id
             self.lock.notify_all()
+
+    def _stop(self) -> None:
+        """A what-if stops where the log holds no answer: the first unanswerable call
+        cancels the rerun task, so nothing after it is made up from a failed call (the GGS
+        ends the task with its one FinalResult; the path shows the decisions before)."""
+        if not self.what_if:
+            return
+        if len(self.unanswered) == 1:
+            self.submitted.wait(10.0)
+            if self.cancel is not None:
+                self.cancel()
+        # hold the call until the task has ended, so its failure cannot race the cancel
+        self.ended.wait(30.0)
 
     # ---- the model
     def complete(self, request: Any) -> Any:
@@ -315,6 +340,7 @@ class _Served:
         if call is None:
             what = f"model call of {request.role}" + (f" for subtask {subtask}" if subtask else "")
             self.unanswered.append(f"no recorded answer: {what}")
+            self._stop()
             raise LLMError(f"no recorded call: {what}")
         if call.error is not None:
             raise LLMError(call.error)
@@ -344,6 +370,7 @@ class _Served:
         if call is None or call.tool != name or call.args != args:
             what = f"tool call {name} {args} (subtask {subtask}, attempt {attempt})"
             self.unanswered.append(f"not in the log: {what}")
+            self._stop()
             refused = ToolCall(
                 tool=name,
                 args=args,
@@ -435,6 +462,8 @@ def _run_task(
     try:
         system.subscribe(served.on_envelope)
         handle = system.submit(request.text, deadline_s=request.deadline_s)
+        served.cancel = handle.cancel
+        served.submitted.set()
         handle.result(timeout)
         system.flush(10.0)
     finally:
@@ -469,8 +498,8 @@ def _compare_task(
         diff = _diff(_normal(env, served.ids), _normal(got, served.ids, seqs), "")
         if what_if:  # the changed setting itself is logged with each decision: not a change
             diff = [d for d in diff if not d[0].startswith(("body.params.", "body.rationale"))]
-        if diff:
-            note = served.unanswered[0] if served.unanswered else ""
+        if diff:  # (a what-if names where it stopped beside the path, not here)
+            note = served.unanswered[0] if served.unanswered and not what_if else ""
             return Divergence(env.seq, env.sender, kind, diff=diff, note=note), compared
         compared += 1
     for sender, stream in streams.items():

@@ -150,8 +150,8 @@ def test_run_shows_live_progress_and_cost(
     )
     out = capsys.readouterr().out
     assert code == 0
-    assert "GGSDecision change_path" in out and "GGSDecision accept" in out
-    assert "accept:" in out and "11 model calls" in out and "1 replans" in out
+    assert "GGSDecision change_path" in out and "GGSDecision success" in out
+    assert "success:" in out and "11 model calls" in out and "1 replans" in out
 
 
 def test_demo_passes_and_clean_removes_its_temp_dir_but_keeps_a_named_store(

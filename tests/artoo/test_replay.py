@@ -102,14 +102,14 @@ def test_the_cli_prints_the_table_and_a_task_as_json(
     task_id = rows[1]["task_id"]
     assert main(["replay", str(demo_store), "--task", task_id, "--json"]) == 0
     task = json.loads(capsys.readouterr().out)
-    assert task["task_id"] == task_id and task["status"] == "accept"
+    assert task["task_id"] == task_id and task["status"] == "success"
     calls = sum(
         1 for e in _logged(demo_store) if e.task_id == task_id and isinstance(e.body, LLMCall)
     )
     assert sum(1 for e in task["entries"] if e["kind"] == "LLMCall") == calls
     assert main(["replay", str(demo_store), "--task", task_id]) == 0
     text = capsys.readouterr().out
-    assert "CHANGE_PATH" in text and "FINAL ACCEPT" in text
+    assert "CHANGE_PATH" in text and "FINAL SUCCESS" in text
 
 
 def test_an_unknown_task_is_a_one_line_error(

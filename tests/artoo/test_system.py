@@ -57,7 +57,7 @@ def test_scenario_5_plans_from_memory(tmp_path: Path, workspace: Path) -> None:
     store = tmp_path / "store"
     by_key = {s.key: s for s in SCENARIOS}
     first = run_scenario(by_key["2"], store, workspace)
-    assert first.states == ["change_path", "accept"]
+    assert first.states == ["change_path", "success"]
     assert first.calibration[0] == "(no memory lines)"
     again = run_scenario(by_key["5"], store, workspace)
     assert again.states == ["accept"]

@@ -17,37 +17,61 @@ from artoo.schemas import Config, GGSDecision
 
 
 @pytest.fixture(scope="module")
-def change_path(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, int]:
-    """The demo store, scenario 2's task (change_path → accept) and its first decision."""
+def change_path(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, list[int]]:
+    """The demo store, scenario 2's task (change_path → success) and its decisions' seqs."""
     store = tmp_path_factory.mktemp("whatif") / "store"
     assert run_demo(store, Console(file=io.StringIO())) == 0
     _, tasks = read_store(store)
     task = next(t for t in tasks if "sales" in t.text)
-    first = next(e.seq for e in task.envelopes if isinstance(e.body, GGSDecision))
-    return store, task.task_id, first
+    decisions = [e.seq for e in task.envelopes if isinstance(e.body, GGSDecision)]
+    return store, task.task_id, decisions
 
 
 def test_a_changed_weight_names_the_first_decision_it_changes(
-    change_path: tuple[Path, str, int],
+    change_path: tuple[Path, str, list[int]],
 ) -> None:
-    store, task, first = change_path
+    store, task, decisions = change_path
     report = rerun(store, task, settings=["ggs.alpha=0.1"])
     d = report.divergence
-    assert d is not None and (d.seq, d.kind) == (first, "GGSDecision")
+    assert d is not None and (d.seq, d.kind) == (decisions[0], "GGSDecision")
     assert [p for p, _, _ in d.diff] == ["body.loss"]
-    assert report.reran[0]["recorded_path"] == ["change_path", "accept"]
+    assert report.reran[0]["recorded_path"] == ["change_path", "success"]
 
 
-def test_a_setting_no_decision_depends_on_here_changes_nothing(
-    change_path: tuple[Path, str, int],
+def test_zero_tolerance_changes_the_close_enough_decision_and_stops_at_round_2(
+    change_path: tuple[Path, str, list[int]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Scenario 2 ends "close enough" (D = 0.11 ≤ δ = 0.3). Under δ = 0 that decision is
+    the first to change; the replan it asks for needs a planner answer nobody recorded,
+    so the what-if stops there and says so."""
+    store, task, decisions = change_path
+    report = rerun(store, task, settings=["ggs.delta=0.0"])
+    d = report.divergence
+    assert d is not None and (d.seq, d.role, d.kind) == (decisions[1], "ggs", "GGSDecision")
+    assert ("body.directive", "success", "change_approach") in d.diff
+    [end] = report.reran
+    assert end["path"] == ["change_path", "change_approach"]  # nothing made up after it
+    assert end["stopped"] == "no recorded answer: model call of planner"
+    assert report.unanswered == ["no recorded answer: model call of planner"]
+    code = main(["replay", str(store), "--task", task, "--rerun", "--set", "ggs.delta=0.0"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert f"first divergence at seq {decisions[1]} ggs GGSDecision" in out
+    assert "body.directive: expected 'success', got 'change_approach'" in out
+    assert "rerun change_path → change_approach, then stopped" in out
+    assert "no recorded answer: model call of planner" in out
+
+
+def test_a_threshold_no_decision_comes_near_changes_nothing(
+    change_path: tuple[Path, str, list[int]],
 ) -> None:
     store, task, _ = change_path
-    report = rerun(store, task, settings=["ggs.delta=0.0"])  # D is 1 or 0 in this task
+    report = rerun(store, task, settings=["ggs.theta=0.9"])  # Ω stays at or below 0.2
     assert report.ok and report.reran[0]["path"] == report.reran[0]["recorded_path"]
 
 
 def test_a_what_if_needing_an_answer_the_log_lacks_stops_and_says_so(
-    change_path: tuple[Path, str, int], capsys: pytest.CaptureFixture[str]
+    change_path: tuple[Path, str, list[int]], capsys: pytest.CaptureFixture[str]
 ) -> None:
     store, task, _ = change_path
     code = main(["replay", str(store), "--task", task, "--rerun", "--set", "max_retries=5"])
