@@ -364,3 +364,25 @@ def test_a_command_too_long_for_the_record_is_logged_whole_and_recomputed(
     assert recompute_law1(check, call) == check
     short = registry.call("shell", {"command": "rm -f gone.txt"}).call
     assert short.law1[0].command == "" and recompute_law1(short.law1[0], short) == short.law1[0]
+
+
+def test_a_log_older_than_toolcall_law1_verifies_with_its_law1_calls_not_recomputable(
+    store: Path, tmp_path: Path
+) -> None:
+    shell = 0
+    for env in all_events(store):
+        if isinstance(env.body, ExecutionResult) and env.body.tool_calls:
+            old = [msgspec.structs.replace(c, law1=()) for c in env.body.tool_calls]
+            shell += sum(1 for c in old if c.tool == "shell")
+            _replace(store, env, tool_calls=old)
+    report = verify(store)
+    assert report.ok, [str(m) for m in report.mismatches]
+    assert shell and report.skipped["law1"] == shell and report.checked["law1"] == 0
+    # the golden 0.1 log: no ToolCall.law1 either, and its plans dispatched as recomputed
+    golden = tmp_path / "golden"
+    shutil.copytree(Path(__file__).parent.parent / "data" / "golden_demo_0_1", golden)
+    report = verify(golden)
+    assert report.skipped["law1"] > 0 and "law1_confirm" not in report.checked
+    manifests = sum(1 for e in all_events(golden) if isinstance(e.body, DispatchManifest))
+    assert report.checked["dispatch"] == 2 * manifests
+    assert not [m for m in report.mismatches if m.kind in ("SubTask", "ConfirmationRequest")]
