@@ -21,6 +21,7 @@ Constraints:
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -36,7 +37,15 @@ from artoo.schemas import (
 
 from .base import Equipment, Role, handles
 
-__all__ = ["Dispatcher", "group_subtasks", "inject_outputs"]
+__all__ = [
+    "DispatchStep",
+    "Dispatcher",
+    "after_group",
+    "first_group",
+    "group_subtasks",
+    "inject_outputs",
+    "skipped_outcome",
+]
 
 
 def group_subtasks(subtasks: list[SubTask]) -> list[list[SubTask]]:
@@ -55,6 +64,48 @@ def inject_outputs(subtask: SubTask, previous: list[tuple[SubTask, str]]) -> Sub
     lines += [f"- {st.instruction}: {out}" for st, out in previous]
     context = (subtask.context + "\n\n" if subtask.context else "") + "\n".join(lines)
     return msgspec.structs.replace(subtask, context=context)
+
+
+@dataclass(frozen=True)
+class DispatchStep:
+    """What the Dispatcher does next in one plan: send ``send`` (one group, the previous
+    group's outputs injected), mark ``skip`` skipped (every later subtask, after a failed
+    group); ``index`` is the group now running (``len(groups)``: none)."""
+
+    index: int
+    send: tuple[SubTask, ...] = ()
+    skip: tuple[SubTask, ...] = ()
+
+
+def first_group(groups: list[list[SubTask]]) -> DispatchStep:
+    """The step a plan starts with: its first group, as planned (pure)."""
+    return DispatchStep(0, tuple(groups[0]) if groups else ())
+
+
+def after_group(
+    groups: list[list[SubTask]], index: int, outcomes: Mapping[str, SubTaskOutcome]
+) -> DispatchStep:
+    """The step once group ``index`` has all its ``outcomes`` (by subtask id; pure): the
+    next group with this group's outputs injected when every outcome matched, else every
+    later subtask skipped."""
+    group = groups[index]
+    if any(outcomes[st.subtask_id].status != "matched" for st in group):
+        return DispatchStep(len(groups), skip=tuple(st for g in groups[index + 1 :] for st in g))
+    if index + 1 >= len(groups):
+        return DispatchStep(len(groups))
+    previous = [(st, outcomes[st.subtask_id].output) for st in group]
+    return DispatchStep(index + 1, tuple(inject_outputs(st, previous) for st in groups[index + 1]))
+
+
+def skipped_outcome(subtask: SubTask, round: int) -> SubTaskOutcome:
+    """The outcome the Dispatcher publishes for a subtask of plan ``round`` that it skips
+    (pure)."""
+    return SubTaskOutcome(
+        subtask_id=subtask.subtask_id,
+        round=round,
+        status="skipped",
+        reason="an earlier group failed",
+    )
 
 
 @dataclass
@@ -102,15 +153,13 @@ class Dispatcher(Role):
         self.forget_task(task_id)  # a new round replaces the old one
         run = _TaskRun(round=body.round, groups=group_subtasks(body.subtasks), cause=env.seq)
         self.runs[task_id] = run
-        self._start_group(task_id, run, [])
+        self._step(task_id, run, first_group(run.groups), env.seq)
 
-    def _start_group(
-        self, task_id: str, run: _TaskRun, previous: list[tuple[SubTask, str]]
-    ) -> None:
-        if run.index >= len(run.groups):
-            return
-        for st in run.groups[run.index]:
-            st = inject_outputs(st, previous)
+    def _step(self, task_id: str, run: _TaskRun, step: DispatchStep, cause: int) -> None:
+        run.index = step.index
+        for st in step.skip:
+            self.publish(skipped_outcome(st, run.round), task_id=task_id, cause=cause)
+        for st in step.send:
             run.outstanding[st.subtask_id] = ""
             self.queue.append((task_id, st, run.cause))
         self._pump()
@@ -144,23 +193,4 @@ class Dispatcher(Role):
         self._pump()
 
     def _group_done(self, task_id: str, run: _TaskRun, cause: int) -> None:
-        group = run.groups[run.index]
-        failed = any(run.outcomes[st.subtask_id].status != "matched" for st in group)
-        run.index += 1
-        if failed:
-            for later in run.groups[run.index :]:
-                for st in later:
-                    self.publish(
-                        SubTaskOutcome(
-                            subtask_id=st.subtask_id,
-                            round=run.round,
-                            status="skipped",
-                            reason="an earlier group failed",
-                        ),
-                        task_id=task_id,
-                        cause=cause,
-                    )
-            run.index = len(run.groups)
-            return
-        previous = [(st, run.outcomes[st.subtask_id].output) for st in group]
-        self._start_group(task_id, run, previous)
+        self._step(task_id, run, after_group(run.groups, run.index, run.outcomes), cause)

@@ -178,7 +178,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--verify",
         action="store_true",
         help="recompute every deterministic decision (GGS decisions and MUST NOT sets, "
-        "Planner calibration, rule verdicts, megram quantization, the memory projection) "
+        "Planner calibration, rule verdicts, Law 1 decisions and their confirmations, the "
+        "Dispatcher's grouping and order, megram quantization, the memory projection) "
         "from its logged inputs; exit 1 listing each mismatch (seq, logged, recomputed)",
     )
     replay.add_argument(

@@ -17,6 +17,8 @@ from typing import Any, Literal
 
 import msgspec
 
+from .law1 import Law1Basis, Law1Check
+
 __all__ = [
     "MESSAGE_TYPES",
     "AnyMessage",
@@ -38,6 +40,8 @@ __all__ = [
     "GGSDecision",
     "JudgeObservation",
     "LLMCall",
+    "Law1Basis",
+    "Law1Check",
     "Megram",
     "MegramDemoted",
     "MegramForgotten",
@@ -191,6 +195,8 @@ class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
     """The command ran in the sandbox (``effects`` is what it changed, applied or not)."""
     effects: tuple[FileEffect, ...] = ()
     """What the call changed (or, when refused, would have changed) in the workspace."""
+    law1: tuple[Law1Check, ...] = ()
+    """Law 1's decisions on the call, gate by gate (empty: Law 1 did not judge it)."""
 
 
 class ToolSpec(msgspec.Struct, frozen=True, kw_only=True):

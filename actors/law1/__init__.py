@@ -107,6 +107,7 @@ from ._core import (
     _unwrap,
     _writes,
 )
+from ._decide import decide_command, decide_effects, decide_remote, describe_effects
 from ._interp import _SHELLS, _shell_options
 from ._line import BraceTooWide, _expand_braces
 from ._remote import REMOTE_PROGRAMS, classify_remote
@@ -123,6 +124,10 @@ __all__ = [
     "classify_remote",
     "classify_shell",
     "classify_write",
+    "decide_command",
+    "decide_effects",
+    "decide_remote",
+    "describe_effects",
     "parse_commands",
 ]
 

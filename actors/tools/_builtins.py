@@ -8,17 +8,11 @@ import os
 import stat
 from pathlib import Path
 
-from artoo.actors.law1 import classify_remote, classify_shell
+from artoo.actors.law1 import decide_command, decide_effects, decide_remote
 from artoo.schemas import FileEffect
 
 from ._confine import _globby, _Guards
-from ._sandbox import (
-    Sandbox,
-    SandboxUnavailable,
-    StaleEffects,
-    describe_effects,
-    write_effect,
-)
+from ._sandbox import Sandbox, SandboxUnavailable, StaleEffects, write_effect
 from ._shell import _format_run, _Run, _run_shell
 from ._types import SPILL_LIMIT, _Call, _Result, _ToolError
 
@@ -185,19 +179,17 @@ class _Builtins(_Guards):
             with open(_open_regular(self.workspace, relative, os.O_RDONLY), "rb") as f:
                 before = f.read()
         effect = write_effect(relative, before, content.encode("utf-8"))
+        effects = () if effect is None else (effect,)
+        # the same rule as a sandboxed command's: by effect
+        self._judge(call, decide_effects(effects), "write_file", f"write_file {relative}", effects)
         if effect is None:  # the same text: nothing changes
             return _Result(f"{relative} already holds these {len(content):,} characters", relative)
-        if effect.irreversible:  # the same rule as a sandboxed command's: by effect
-            self._gate(
-                call,
-                "write_file",
-                relative,
-                describe_effects((effect,)),
-                f"write_file {relative}",
-                (effect,),
-            )
         # checked again on the descriptor written through (it is truncated only after)
-        fd = _open_regular(self.workspace, relative, os.O_WRONLY | os.O_CREAT, make_dirs=True)
+        try:
+            fd = _open_regular(self.workspace, relative, os.O_WRONLY | os.O_CREAT, make_dirs=True)
+        except _ToolError as exc:  # the record keeps what Law 1 judged
+            exc.effects = effects
+            raise
         os.ftruncate(fd, 0)
         with open(fd, "w", encoding="utf-8", newline="") as f:
             f.write(content)
@@ -225,9 +217,7 @@ class _Builtins(_Guards):
         )
         effects: tuple[FileEffect, ...] = ()
         if self.sandbox is None:
-            verdict = classify_shell(command, self.workspace)
-            if verdict.irreversible:
-                self._gate(call, "shell", target, verdict.reason, command)
+            self._judge(call, decide_command(command, self.workspace, target), "shell", command)
             run = _run_shell(command, self.workspace, timeout, self.output_cap, self.env)
         else:
             run, effects = self._sandboxed(call, command, target, timeout)
@@ -256,9 +246,8 @@ class _Builtins(_Guards):
         deleted or changed existing ones (denied: discarded, the workspace untouched).
         What it would do to other systems is read first (the remote-effects gate)."""
         assert self.sandbox is not None
-        remote, why = classify_remote(command, self.workspace, network=self.sandbox.network)
-        if remote:
-            self._gate(call, "shell", target, why, command, sandboxed=True)
+        remote = decide_remote(command, self.workspace, network=self.sandbox.network, target=target)
+        self._judge(call, remote, "shell", command, sandboxed=True)
         try:
             box = self.sandbox.run(command, self.workspace, timeout, self.output_cap, self.env)
         except SandboxUnavailable as exc:  # fail closed: the command did not run
@@ -267,17 +256,7 @@ class _Builtins(_Guards):
             effects = box.observed.effects
             for effect in effects:
                 self._check_blocked(self.workspace / effect.path, call, effect.path)
-            harmful = box.observed.irreversible
-            if harmful:
-                self._gate(
-                    call,
-                    "shell",
-                    harmful[0].path,
-                    describe_effects(harmful),
-                    command,
-                    effects,
-                    sandboxed=True,
-                )
+            self._judge(call, decide_effects(effects), "shell", command, effects, sandboxed=True)
             try:
                 box.apply()
             except (StaleEffects, OSError) as exc:

@@ -8,8 +8,10 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+import msgspec
+
 from artoo.actors.law1 import ShellSyntaxError, parse_commands
-from artoo.schemas import FileEffect
+from artoo.schemas import FileEffect, Law1Check
 
 from ._spill import _record_args
 from ._types import ConfirmationNeeded, _Call, _ToolError
@@ -76,6 +78,25 @@ class _Guards:
             blocked = os.path.normpath(entry) if entry.strip() else ""
             if blocked and (norm == blocked or norm.startswith(blocked.rstrip("/") + "/")):
                 raise _ToolError(f"blocked target '{entry}' ({value!r})", value, "blocked_target")
+
+    def _judge(
+        self,
+        call: _Call,
+        check: Law1Check,
+        tool: str,
+        action: str,
+        effects: tuple[FileEffect, ...] = (),
+        *,
+        sandboxed: bool = False,
+    ) -> None:
+        """Record Law 1's decision ``check`` on the call (``ToolCall.law1``) and, when it
+        asks, ask ``confirm`` (:meth:`_gate`: a denial refuses the call). A command line the
+        record would cut is logged whole in the check: it is the decision's input."""
+        if check.basis != "effects" and _record_args({"c": action})["c"] != action:
+            check = msgspec.structs.replace(check, command=action)
+        call.law1.append(check)
+        if check.ask:
+            self._gate(call, tool, check.target, check.reason, action, effects, sandboxed=sandboxed)
 
     def _gate(
         self,

@@ -211,6 +211,7 @@ class ToolRegistry(_Builtins):
             elapsed_ms=(self._clock() - started) * 1000.0,
             subtask_id=call.subtask_id,
             attempt=call.attempt,
+            law1=tuple(call.law1),
         )
         return ToolOutcome(call=record, content=f"error: {error}")
 
@@ -249,6 +250,7 @@ class ToolRegistry(_Builtins):
             exit_code=result.exit_code,
             effects=result.effects,
             sandboxed=result.sandboxed,
+            law1=tuple(call.law1),
         )
         return ToolOutcome(call=record, content=content, output=text)
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from artoo.actors.law1 import describe_effects
 from artoo.schemas import FileEffect
 
 from ._shell import _SHELL, _Run, _run_shell
@@ -187,27 +188,6 @@ def write_effect(path: str, before: bytes | None, after: bytes) -> FileEffect | 
             before if small else None, after if small else None, len(before), len(after)
         ),
     )
-
-
-_VERBS = {
-    "deleted": "delete",
-    "modified": "overwrite",
-    "replaced": "replace",
-    "metadata": "change",
-    "created": "create",
-}
-
-
-def describe_effects(effects: tuple[FileEffect, ...], limit: int = 8) -> str:
-    """One line for a person: what approving would do, e.g. ``"would delete notes.txt
-    (6 bytes); overwrite todo.txt (+1 -0 lines, 10 -> 14 bytes)"``."""
-    parts = []
-    for e in effects[:limit]:
-        size = e.size_before if e.change == "deleted" else None
-        detail = e.summary or (f"{size:,} bytes" if size is not None else e.kind)
-        parts.append(f"{_VERBS[e.change]} {e.path} ({detail})")
-    more = f"; and {len(effects) - limit:,} more" if len(effects) > limit else ""
-    return "would " + "; ".join(parts) + more
 
 
 def _index_entries(data: bytes) -> list[bytes] | None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import msgspec
 
-from artoo.schemas import FileEffect, Refusal, ToolCall, ToolSpec
+from artoo.schemas import FileEffect, Law1Check, Refusal, ToolCall, ToolSpec
 
 CONTEXT_LIMIT = 4 * 1024
 """Characters of a result that go into the model's context (head + tail)."""
@@ -100,6 +100,8 @@ class _Call:
     subtask_id: str
     attempt: int
     blocked: tuple[str, ...]
+    law1: list[Law1Check] = field(default_factory=list)
+    """Law 1's decisions on the call so far, gate by gate (logged as ``ToolCall.law1``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,13 @@ What is recomputed (the checks, by name in :attr:`VerifyReport.checked`):
     decided by a check from the round's merged output. A check that reads the workspace
     (``file_exists``, ``json_path_equals`` on a file, ``count_matches``) is not
     recomputed: the file is not in the log (counted in :attr:`VerifyReport.skipped`).
+``law1``, ``law1_confirm``
+    Each Law 1 decision a ToolCall logged (``ToolCall.law1``), recomputed from the call's
+    effects or command, and the ConfirmationRequest, answer and refusal each asking
+    decision implies (:mod:`._verify_law1`).
+``dispatch``
+    The Dispatcher's grouping of each plan and the order it sent the groups in
+    (:mod:`._verify_dispatch`).
 ``memory``
     The megram store: a rebuild from the log's memory events (up to the seq memory has
     applied) equals ``<store>/memory``, megram by megram.
@@ -32,9 +39,8 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -67,61 +73,11 @@ from artoo.schemas import (
 )
 
 from ._read import TaskLog, read_store
+from ._report import Mismatch, VerifyReport, compare
+from ._verify_dispatch import verify_dispatch
+from ._verify_law1 import verify_law1
 
 __all__ = ["Mismatch", "VerifyReport", "verify"]
-
-
-@dataclass(frozen=True)
-class Mismatch:
-    """A logged value that its recomputation does not reproduce."""
-
-    seq: int
-    kind: str
-    field: str
-    logged: Any
-    recomputed: Any
-    task_id: str | None = None
-
-    def __str__(self) -> str:
-        return (
-            f"seq {self.seq} {self.kind}.{self.field}: logged {self.logged!r}, "
-            f"recomputed {self.recomputed!r}"
-        )
-
-
-@dataclass
-class VerifyReport:
-    """What ``verify`` recomputed (per check), what it could not, and every mismatch."""
-
-    checked: Counter[str] = field(default_factory=Counter)
-    skipped: Counter[str] = field(default_factory=Counter)
-    mismatches: list[Mismatch] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        """True when every recomputed decision agrees with the log."""
-        return not self.mismatches
-
-    def to_json(self) -> dict[str, Any]:
-        """Plain data (``--json``)."""
-        return {
-            "ok": self.ok,
-            "checked": dict(self.checked),
-            "skipped": dict(self.skipped),
-            "mismatches": [
-                msgspec.to_builtins(
-                    {
-                        "seq": m.seq,
-                        "task_id": m.task_id,
-                        "kind": m.kind,
-                        "field": m.field,
-                        "logged": m.logged,
-                        "recomputed": m.recomputed,
-                    }
-                )
-                for m in self.mismatches
-            ],
-        }
 
 
 def verify(
@@ -135,35 +91,12 @@ def verify(
     report = VerifyReport()
     for task in tasks:
         _Task(task, cfg, report).run()
+        verify_law1(task, report)
+        verify_dispatch(task, report)
     _quantization(envelopes if task_id is None else tasks[0].envelopes, report)
     if task_id is None:
         _memory(Path(store), envelopes, report)
     return report
-
-
-_UNLOGGED: dict[str, dict[str, Any]] = {
-    "GGSDecision": {"params": {}},
-    "FinalResult": {"reason": None},
-}
-"""Fields added after artoo 0.1 with the value a log written before them reads as: such a
-value means "not logged", and is not compared."""
-
-
-def _compare(report: VerifyReport, env: Envelope, logged: Any, recomputed: Any) -> None:
-    """Record a mismatch per differing field of two Structs (or values)."""
-    kind = type(env.body).__name__
-    unlogged = _UNLOGGED.get(type(logged).__name__, {})
-    a, b = msgspec.to_builtins(logged), msgspec.to_builtins(recomputed)
-    if isinstance(a, dict) and isinstance(b, dict):
-        for key in [*a, *(k for k in b if k not in a)]:
-            if key in unlogged and a.get(key) == unlogged[key]:
-                continue
-            if a.get(key) != b.get(key):
-                report.mismatches.append(
-                    Mismatch(env.seq, kind, key, a.get(key), b.get(key), env.task_id)
-                )
-    elif a != b:
-        report.mismatches.append(Mismatch(env.seq, kind, "", a, b, env.task_id))
 
 
 # --------------------------------------------------------------------------- per task
@@ -283,9 +216,9 @@ class _Task:
         else:
             step = gradient.step(body, elapsed_ms=logged.elapsed_ms, now=now)
         self.report.checked["ggs"] += 1
-        _compare(self.report, decisions[0], logged, step.decision)
+        compare(self.report, decisions[0], logged, step.decision)
         for logged_env, megram in zip(megrams, step.megrams, strict=False):
-            _compare(self.report, logged_env, logged_env.body.megram, megram)
+            compare(self.report, logged_env, logged_env.body.megram, megram)
         if len(megrams) != len(step.megrams):
             self.report.mismatches.append(
                 Mismatch(
@@ -326,7 +259,7 @@ class _Task:
                 )
             )
             return
-        _compare(self.report, logged[0], logged[0].body, recomputed)
+        compare(self.report, logged[0], logged[0].body, recomputed)
 
     # ---- Planner calibration
     def _calibration(
@@ -340,7 +273,7 @@ class _Task:
             if isinstance(answer.body, DispatchManifest):
                 self.report.checked["calibration"] += 1
                 got = answer.body
-                _compare(
+                compare(
                     self.report,
                     answer,
                     {
@@ -356,7 +289,7 @@ class _Task:
                 )
             elif isinstance(answer.body, PlanRejected):
                 self.report.checked["calibration"] += 1
-                _compare(
+                compare(
                     self.report,
                     answer,
                     {"must_not": answer.body.must_not},
@@ -410,7 +343,7 @@ class _Task:
             if expected is None:
                 continue  # a model's verdict: not deterministic
             self.report.checked["rule_verdict"] += 1
-            _compare(self.report, answer, {criterion.id: verdict}, {criterion.id: expected})
+            compare(self.report, answer, {criterion.id: verdict}, {criterion.id: expected})
 
     def _task_verdicts(
         self,
@@ -433,7 +366,7 @@ class _Task:
                 continue
             expected = rule_verdict(criterion, body.merged_output, calls, Path("."))
             self.report.checked["rule_verdict"] += 1
-            _compare(self.report, env, {criterion.id: verdict}, {criterion.id: expected})
+            compare(self.report, env, {criterion.id: verdict}, {criterion.id: expected})
 
 
 def _reads_files(criterion: Criterion) -> bool:
@@ -455,7 +388,7 @@ def _quantization(envelopes: Iterable[Envelope], report: VerifyReport) -> None:
                 report.skipped["quantization"] += 1
                 continue
             report.checked["quantization"] += 1
-            _compare(
+            compare(
                 report,
                 env,
                 {"f": m.f, "sigma": m.sigma, "k": m.k},

@@ -58,3 +58,17 @@ def rm_script_entries(times: int = 3, tasks: int = 1) -> list[dict[str, Any]]:
         },
         {"role": "executor", "times": 0, "content": "done"},
     ]
+
+
+def rewrite_event(store: Path, env: Envelope) -> None:
+    """Replace one logged envelope in place (re-encoded), as a tampered log would be."""
+    import plyvel
+
+    from artoo.eventstore.eventlog import event_key
+    from artoo.schemas import encode_envelope
+
+    db = plyvel.DB(str(store / "events"))
+    try:
+        db.put(event_key(env.seq), encode_envelope(env))
+    finally:
+        db.close()

@@ -24,6 +24,8 @@ from artoo.schemas import (
     SubTaskOutcome,
 )
 
+from .helpers import rewrite_event as _rewrite
+
 GOLDEN = Path(__file__).parent.parent / "data" / "golden_demo_0_1"
 
 
@@ -44,20 +46,6 @@ def store(demo_store: Path, tmp_path: Path) -> Path:
 def _logged(store: Path) -> list[Envelope]:
     with EventLog.open(store / "events", durability="none") as log:
         return list(log.read())
-
-
-def _rewrite(store: Path, env: Envelope) -> None:
-    """Replace one logged envelope in place (re-encoded), as a tampered log would be."""
-    import plyvel
-
-    from artoo.eventstore.eventlog import event_key
-    from artoo.schemas import encode_envelope
-
-    db = plyvel.DB(str(store / "events"))
-    try:
-        db.put(event_key(env.seq), encode_envelope(env))
-    finally:
-        db.close()
 
 
 # --------------------------------------------------------------------------- timeline

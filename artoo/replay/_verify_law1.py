@@ -1,0 +1,199 @@
+"""``artoo replay --verify``: Law 1's decisions, recomputed from the ToolCalls that logged
+them, and the confirmations they needed checked against what happened.
+
+``law1``
+    Each decision in a ToolCall's ``law1`` (gate by gate), by the function the tool
+    registry decided with (:mod:`artoo.actors.law1`): ``effects`` from the call's logged
+    ``effects`` (:func:`~artoo.actors.law1.decide_effects`); ``parser`` and ``remote`` from
+    the logged command on an empty workspace (:func:`~artoo.actors.law1.decide_command`,
+    :func:`~artoo.actors.law1.decide_remote`). A parser's verdict that depended on the
+    workspace's files (``reads_workspace``: the runtime found it differs from the empty
+    workspace's) is not recomputable from the log (``skipped``); nor is a ToolCall of a log
+    written before ``ToolCall.law1`` existed.
+``law1_confirm``
+    Each decision that asks: the attempt logged a ConfirmationRequest for it, in call order,
+    with the call's tool and arguments and the decision's reason, target and effects; a
+    call whose request was denied, or never answered (a timeout, the task's end), was
+    refused (``law1_denied``) and did not run (fail closed), with no later gate; an approved
+    call, or one no gate asked about, was not refused by Law 1; no request is left over.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+import msgspec
+
+from artoo.schemas import (
+    ConfirmationDecision,
+    ConfirmationRequest,
+    Envelope,
+    ExecutionResult,
+    Law1Check,
+    ToolCall,
+)
+
+from ._read import TaskLog
+from ._report import Mismatch, VerifyReport
+
+__all__ = ["recompute_law1", "verify_law1"]
+
+_GATED = ("shell", "write_file")
+"""The tools Law 1 judges (the built-ins that change the workspace)."""
+
+
+def recompute_law1(check: Law1Check, call: ToolCall) -> Law1Check | None:
+    """``check`` decided again from what ``call`` logged, or None when the log does not
+    hold its inputs (a parser's verdict that read the workspace's files)."""
+    from artoo.actors.law1 import decide_command, decide_effects, decide_remote
+
+    if check.basis == "effects":
+        return decide_effects(call.effects)
+    command = check.command or call.args.get("command")
+    if not isinstance(command, str) or check.reads_workspace:
+        return None
+    if check.basis == "parser":
+        redo = decide_command(command, None, target=check.target)
+    else:
+        redo = decide_remote(command, None, network=check.network, target=check.target)
+    return msgspec.structs.replace(redo, command=check.command)
+
+
+def verify_law1(task: TaskLog, report: VerifyReport) -> None:
+    """Recompute every Law 1 decision of ``task`` and check its confirmations."""
+    caused: dict[int, list[Envelope]] = {}
+    answers: dict[str, ConfirmationDecision] = {}
+    for env in task.envelopes:
+        if env.cause is not None:
+            caused.setdefault(env.cause, []).append(env)
+        if isinstance(env.body, ConfirmationDecision):
+            answers[env.body.request_id] = env.body
+    for env in task.envelopes:
+        if isinstance(env.body, ExecutionResult) and env.cause is not None:
+            requests = [
+                e
+                for e in caused.get(env.cause, [])
+                if isinstance(e.body, ConfirmationRequest)
+                and _law1_gate(e.body)
+                and e.body.subtask_id == env.body.subtask_id
+                and e.seq < env.seq
+            ]
+            _Attempt(env, deque(requests), answers, report).run()
+
+
+def _law1_gate(request: ConfirmationRequest) -> bool:
+    return request.gate == "law1" or (not request.gate and bool(request.tool))
+
+
+def _legacy(call: ToolCall) -> bool:
+    """A call Law 1 judged that logged no decision (a log older than ``ToolCall.law1``)."""
+    return (
+        call.tool in _GATED
+        and not call.law1
+        and (call.ok or call.exit_code is not None or call.refusal == "law1_denied")
+    )
+
+
+class _Attempt:
+    """One ExecutionResult's tool calls, against the ConfirmationRequests of its attempt."""
+
+    def __init__(
+        self,
+        env: Envelope,
+        requests: deque[Envelope],
+        answers: dict[str, ConfirmationDecision],
+        report: VerifyReport,
+    ) -> None:
+        self.env = env
+        self.result: ExecutionResult = env.body
+        self.requests = requests
+        self.answers = answers
+        self.report = report
+
+    def mismatch(self, seq: int, kind: str, name: str, logged: Any, recomputed: Any) -> None:
+        self.report.mismatches.append(
+            Mismatch(
+                seq,
+                kind,
+                name,
+                msgspec.to_builtins(logged),
+                msgspec.to_builtins(recomputed),
+                self.env.task_id,
+            )
+        )
+
+    def run(self) -> None:
+        calls = self.result.tool_calls
+        legacy = sum(1 for c in calls if _legacy(c))
+        if not legacy and self.requests:  # a request no logged decision can have asked
+            legacy = sum(1 for c in calls if c.tool in _GATED and not c.law1)
+        if legacy:  # its requests cannot be matched to calls: none of it is checked
+            self.report.skipped["law1"] += legacy
+            return
+        for i, call in enumerate(self.result.tool_calls):
+            if call.law1:
+                self.call(i, call)
+        for left in self.requests:
+            self.mismatch(left.seq, "ConfirmationRequest", "(asked)", True, False)
+
+    def call(self, i: int, call: ToolCall) -> None:
+        where = f"tool_calls[{i}]"
+        denied: Law1Check | None = None
+        for j, logged in enumerate(call.law1):
+            if denied is not None:  # fail closed: nothing is judged after a denial
+                self.mismatch(self.env.seq, "ExecutionResult", f"{where}.law1[{j}]", logged, None)
+                continue
+            redo = recompute_law1(logged, call)
+            if redo is None:
+                self.report.skipped["law1"] += 1
+                decision = logged
+            else:
+                self.report.checked["law1"] += 1
+                a, b = msgspec.to_builtins(logged), msgspec.to_builtins(redo)
+                for key in a.keys() | b.keys():
+                    if a.get(key) != b.get(key):
+                        self.mismatch(
+                            self.env.seq,
+                            "ExecutionResult",
+                            f"{where}.law1[{j}].{key}",
+                            a.get(key),
+                            b.get(key),
+                        )
+                decision = redo
+            if decision.ask and not self.confirmed(where, call, decision):
+                denied = decision
+        self.report.checked["law1_confirm"] += 1
+        if denied is not None:
+            if call.refusal != "law1_denied":
+                self.mismatch(
+                    self.env.seq, "ExecutionResult", f"{where}.refusal", call.refusal, "law1_denied"
+                )
+            ran = call.exit_code is not None or (denied.basis != "effects" and bool(call.effects))
+            if ran:  # a denied command never runs (a denied sandboxed one is discarded)
+                self.mismatch(self.env.seq, "ExecutionResult", f"{where}.(ran)", True, False)
+        elif call.refusal == "law1_denied":
+            self.mismatch(self.env.seq, "ExecutionResult", f"{where}.refusal", "law1_denied", None)
+
+    def confirmed(self, where: str, call: ToolCall, decision: Law1Check) -> bool:
+        """Match the next ConfirmationRequest to ``decision``; True when it was approved."""
+        if not self.requests:
+            self.mismatch(
+                self.env.seq, "ExecutionResult", f"{where}.(ConfirmationRequest)", None, decision
+            )
+            return False
+        env = self.requests.popleft()
+        request: ConfirmationRequest = env.body
+        expected = {
+            "tool": call.tool,
+            "args": call.args,
+            "reason": decision.reason,
+            "target": decision.target,
+            "effects": call.effects if decision.basis == "effects" else (),
+        }
+        for key, value in expected.items():
+            logged = getattr(request, key)
+            if msgspec.to_builtins(logged) != msgspec.to_builtins(value):
+                self.mismatch(env.seq, "ConfirmationRequest", key, logged, value)
+        answer = self.answers.get(request.request_id)
+        return answer is not None and answer.approved
