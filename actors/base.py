@@ -76,12 +76,13 @@ the task, ``"continue"`` lets it go on; anything else (or an exception) leaves t
 open in the inbox, for ``System.answer``."""
 
 ToolReplay = Callable[..., Any]
+"""``(task_id, subtask_id, attempt, tool, args, confirm) -> ToolOutcome | None``: a tool
+call's outcome served from a recorded run (``confirm(needed) -> bool`` asks the operator
+as the tool's own Law 1 gate would); None: run the tool for real (a fork of a recorded
+run that has left the record)."""
 VerdictReplay = Callable[[str, str, int], Any]
 """``(scope, criterion id, attempt) -> Verdict | None``; scope is a subtask id for the
 Agent-Validator, ``round:N`` for the Meta-Validator (attempt 0)."""
-"""``(task_id, subtask_id, attempt, tool, args, confirm) -> ToolOutcome``: a tool call's
-outcome served from a recorded run (``confirm(needed) -> bool`` asks the operator as the
-tool's own Law 1 gate would)."""
 
 H = TypeVar("H", bound=Callable[..., Any])
 
@@ -146,7 +147,8 @@ class Equipment:
     the host's secret-looking environment variables."""
     tool_replay: ToolReplay | None = None
     """Set only by ``artoo replay --rerun``: the Executors take every tool call's outcome
-    from it (a recorded run's) instead of running the tool."""
+    from it (a recorded run's) instead of running the tool — unless it answers None (a
+    fork gone live: the tool runs)."""
     verdict_replay: VerdictReplay | None = None
     """Set only by ``artoo replay --rerun``: the validators take the verdict of a check that
     reads the workspace (which the log does not hold) from it, as recorded; ``None`` from it

@@ -312,15 +312,20 @@ class Executor(Role):
                     refused := self._caution(run, attempt, tc.name, dict(tc.arguments))
                 ) is not None:
                     call, content = refused, f"error: {refused.error}"
-                elif self.ctx.tool_replay is not None:  # a rerun: nothing runs for real
-                    outcome = self.ctx.tool_replay(
-                        run.task_id,
-                        st.subtask_id,
-                        run.attempt,
-                        tc.name,
-                        dict(tc.arguments),
-                        lambda needed: self._confirm(run, attempt, needed),
+                elif (
+                    self.ctx.tool_replay is not None
+                    and (
+                        outcome := self.ctx.tool_replay(  # a rerun: nothing runs for real …
+                            run.task_id,
+                            st.subtask_id,
+                            run.attempt,
+                            tc.name,
+                            dict(tc.arguments),
+                            lambda needed: self._confirm(run, attempt, needed),
+                        )
                     )
+                    is not None
+                ):  # … unless a fork has left the record
                     call, content = outcome.call, outcome.content
                 else:
                     outcome = registry.call(

@@ -170,7 +170,26 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         metavar="KEY=VALUE",
         help="with --rerun, a what-if: rerun under this Config change (repeatable; e.g. "
-        "ggs.delta=0.0, max_retries=1) and report the first decision it changes",
+        "ggs.delta=0.0, max_retries=1) and report the first decision it changes; it stops "
+        "at the first call the log cannot answer, unless --model is given",
+    )
+    replay.add_argument(
+        "--model",
+        default=None,
+        help="with --rerun --task: go on live with this model from the first call the log "
+        "cannot answer, into a forked store (tools then run for real in --workspace)",
+    )
+    replay.add_argument(
+        "--fork",
+        default=None,
+        metavar="DIR",
+        help="with --model: the new store (default: STORE-fork-TASK); it records its parent "
+        "store and seq in fork.json",
+    )
+    replay.add_argument(
+        "--workspace",
+        default=".",
+        help="with --model: the root the file tools may touch once the fork goes live",
     )
     replay.add_argument("--task", default=None, help="show this task's timeline")
     replay.add_argument("--json", action="store_true", help="print JSON (for tools)")

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ._fork import fork, origin_line
 from ._rerun import rerun
 from ._timeline import TaskRow, TimelineTask, task_table, timeline
 from ._verify import verify
@@ -18,7 +19,7 @@ __all__ = ["replay_command"]
 
 def replay_command(args: argparse.Namespace, console: Console) -> int:
     """Run ``artoo replay`` with parsed ``args``; returns the exit code."""
-    from artoo.cli import EXIT_OK
+    from artoo.cli import EXIT_OK, literal
 
     if not console.is_terminal:  # piped output: never cut a line
         console = Console(width=200, soft_wrap=True)
@@ -31,6 +32,9 @@ def replay_command(args: argparse.Namespace, console: Console) -> int:
         if args.json:
             print(json.dumps([r.to_json() for r in rows], ensure_ascii=False))
         else:
+            origin = origin_line(args.store)
+            if origin is not None:
+                console.print(literal(origin))
             _print_table(rows, args.store, console)
         return EXIT_OK
     tasks = timeline(args.store, args.task)
@@ -100,7 +104,23 @@ def _rerun(args: argparse.Namespace, console: Console) -> int:
     from artoo.cli import EXIT_ABANDON, EXIT_OK, literal
 
     settings = list(getattr(args, "set", None) or [])
-    report = rerun(args.store, args.task, settings=settings)
+    model = getattr(args, "model", None)
+    if model:
+        if args.task is None:
+            raise ValueError("--model goes on live from one task: name it with --task")
+        into = args.fork or f"{str(args.store).rstrip('/')}-fork-{args.task}"
+        report = fork(
+            args.store,
+            args.task,
+            model=model,
+            into=into,
+            workspace=args.workspace,
+            settings=settings,
+        )
+    elif args.fork:
+        raise ValueError("--fork needs --model (a fork goes on live with a model)")
+    else:
+        report = rerun(args.store, args.task, settings=settings)
     if args.json:
         print(json.dumps(report.to_json(), ensure_ascii=False))
     else:
@@ -114,6 +134,13 @@ def _rerun(args: argparse.Namespace, console: Console) -> int:
         else:
             console.print(literal(str(report.divergence)))
         for end in report.reran:
+            if "fork" in end:
+                live_from = end.get("live_from")
+                console.print(literal(
+                    f"fork {end['fork']}: {origin_line(end['fork'])}\n"
+                    + (f"went live with {model} at: {live_from}" if live_from
+                       else "never left the record (no call went to the model)")
+                ))  # fmt: skip
             rerun_part = (
                 f"rerun {' → '.join(end['path']) or '-'}, then stopped"
                 if end.get("stopped")
@@ -123,7 +150,7 @@ def _rerun(args: argparse.Namespace, console: Console) -> int:
                 f"task {end['task']}: {rerun_part}; recorded {end['recorded_status']} via "
                 f"{' → '.join(end['recorded_path']) or '-'}"
             ))  # fmt: skip
-        if report.unanswered:
+        if report.unanswered and not model:
             console.print(literal("stopped where the log holds no answer (no model is asked):"))
             for call in report.unanswered:
                 console.print(literal(f"  {call}"))

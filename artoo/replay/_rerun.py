@@ -148,7 +148,7 @@ def rerun(
         for task in tasks:
             report.tasks.append(task.task_id)
             served = _Served(task, what_if=bool(settings))
-            new = _run_task(task, served, scratch, cfg, timeout)
+            new = _run_task(task, served, scratch / "store", scratch / "workspace", cfg, timeout)
             ending = _ending(task.task_id, new, task.envelopes)
             if settings and served.unanswered:
                 ending["stopped"] = served.unanswered[0]
@@ -253,6 +253,10 @@ class _Served:
         self.cancel: Callable[[], Any] | None = None  # the rerun task's cancel, once submitted
         self.submitted = threading.Event()
         self.ended = threading.Event()  # the rerun task's FinalResult was published
+        self.live: Any = None  # a fork's live model (an LLMBackend): see _fork
+        self.live_model = ""  # its model string, recorded on the calls it answers
+        self.gone_live = False  # a fork left the record: every call from now on is live
+        self.answered = threading.local()  # .live: this thread's last call went live
         self.lock = threading.Condition()
         self.model: dict[tuple[str, str], deque[LLMCall]] = defaultdict(deque)
         self.tools: dict[tuple[str, int], deque[ToolCall]] = defaultdict(deque)
@@ -288,7 +292,10 @@ class _Served:
                 self.manifests.setdefault(body.round, body)
 
     def verdict(self, scope: str, criterion_id: str, attempt: int) -> Verdict | None:
-        """The logged verdict of a check that reads the workspace (the rerun has none)."""
+        """The logged verdict of a check that reads the workspace (the rerun has none);
+        None once a fork went live (the check then reads the fork's workspace)."""
+        if self.gone_live:
+            return None
         if not scope.startswith("round:"):
             scope = self.recorded(scope)
         return self.verdicts.get((scope, criterion_id, attempt))
@@ -333,6 +340,9 @@ class _Served:
     def complete(self, request: Any) -> Any:
         from artoo.actors.llm import LLMError, LLMResponse, ToolCallRequest
 
+        self.answered.live = self.gone_live
+        if self.gone_live:
+            return self.live.complete(request)
         subtask = self.recorded(request.subtask_id)
         with self.lock:
             queue = self.model.get((request.role, subtask))
@@ -340,6 +350,9 @@ class _Served:
         if call is None:
             what = f"model call of {request.role}" + (f" for subtask {subtask}" if subtask else "")
             self.unanswered.append(f"no recorded answer: {what}")
+            if self.live is not None:  # a fork: from here on the live model answers
+                self.gone_live = self.answered.live = True
+                return self.live.complete(request)
             self._stop()
             raise LLMError(f"no recorded call: {what}")
         if call.error is not None:
@@ -363,6 +376,8 @@ class _Served:
     ) -> Any:
         from artoo.actors.tools import ToolOutcome
 
+        if self.gone_live:
+            return None  # a fork that left the record: the Executor runs the tool for real
         subtask = self.recorded(subtask_id)
         with self.lock:
             queue = self.tools.get((subtask, attempt))
@@ -370,6 +385,9 @@ class _Served:
         if call is None or call.tool != name or call.args != args:
             what = f"tool call {name} {args} (subtask {subtask}, attempt {attempt})"
             self.unanswered.append(f"not in the log: {what}")
+            if self.live is not None:
+                self.gone_live = True
+                return None
             self._stop()
             refused = ToolCall(
                 tool=name,
@@ -414,8 +432,19 @@ class _Served:
 
 # --------------------------------------------------------------------------- running
 def _run_task(
-    task: TaskLog, served: _Served, scratch: Path, config: Config, timeout: float
+    task: TaskLog,
+    served: _Served,
+    store: Path,
+    workspace: Path,
+    config: Config,
+    timeout: float,
+    *,
+    live: bool = False,
 ) -> list[Envelope]:
+    """Run ``task`` again on a System over ``store``. A rerun: a manual clock, no tool
+    runs (``workspace`` is an empty scratch directory). ``live`` (a fork): the wall
+    clock, and tools run for real in ``workspace`` once the fork has left the record."""
+    from artoo.actors.clock import SystemClock
     from artoo.actors.llm import LLMGateway
     from artoo.eventstore import EventLog
     from artoo.system import System
@@ -440,6 +469,8 @@ def _run_task(
 
     def gateway(bus: Any, clock: Any, new_id: Callable[[], str], budgets: Any) -> LLMGateway:
         def record(call: LLMCall, task_id: str | None = None) -> None:
+            if getattr(served.answered, "live", False):  # (same thread as its complete)
+                call = msgspec.structs.replace(call, model=served.live_model)
             bus.publish(call, sender=call.role, task_id=task_id)
 
         backends = {tier: served for tier in models}
@@ -448,14 +479,14 @@ def _run_task(
         )
 
     system = System(
-        scratch / "store",
+        store,
         config=config,
-        workspace=scratch / "workspace",
+        workspace=workspace,
         operator=operator,
-        clock=ManualClock(start=task.started),
+        clock=SystemClock() if live else ManualClock(start=task.started),
         tools=(),
         gateway_factory=gateway,
-        runs_tools=False,
+        runs_tools=live,
         tool_replay=served.tool,
         verdict_replay=served.verdict,
     )
@@ -469,7 +500,7 @@ def _run_task(
     finally:
         system.close()
     served.ids[handle.task_id] = task.task_id
-    with EventLog.open(scratch / "store" / "events", durability="none") as log:
+    with EventLog.open(store / "events", durability="none") as log:
         return list(log.read_task(handle.task_id))
 
 

@@ -4,6 +4,7 @@ Config with the recorded answers, and names the first decision the change alters
 from __future__ import annotations
 
 import io
+import shutil
 from pathlib import Path
 
 import pytest
@@ -11,9 +12,18 @@ from rich.console import Console
 
 from artoo.cli import main
 from artoo.demo import run_demo
-from artoo.replay import read_store, rerun
+from artoo.eventstore import EventLog
+from artoo.replay import ForkOrigin, fork, fork_origin, read_store, rerun
 from artoo.replay._rerun import with_settings
-from artoo.schemas import Config, GGSDecision
+from artoo.schemas import Config, Envelope, ExecutionResult, GGSDecision, LLMCall
+from artoo.testing import write_script
+
+DEMO_WORKSPACE = Path(__file__).parents[2] / "artoo" / "demo_data" / "workspace"
+
+
+def _logged(store: Path) -> list[Envelope]:
+    with EventLog.open(store / "events", durability="none") as log:
+        return list(log.read())
 
 
 @pytest.fixture(scope="module")
@@ -95,3 +105,89 @@ def test_bad_settings_are_one_line_errors(setting: str, message: str) -> None:
     with pytest.raises(ValueError) as caught:
         with_settings(Config(), [setting])
     assert str(caught.value).startswith(message) and "\n" not in str(caught.value)
+
+
+# --------------------------------------------------------------------------- fork
+LIVE = [
+    {
+        "role": "planner",
+        "content": {
+            "rationale": "say where the figures came from",
+            "subtasks": [
+                {
+                    "instruction": "Read data/sales.csv, add up the amount column, name the file",
+                    "sequence": 1,
+                    "tools": ["read_file"],
+                    "criteria": [
+                        {
+                            "text": "the output states a total",
+                            "mode": "verifiable",
+                            "check": {
+                                "kind": "output_matches",
+                                "value": r"total of the sales figures is \d+",
+                            },
+                        }
+                    ],
+                }
+            ],
+        },
+    },
+    {
+        "role": "executor",
+        "tool_calls": [{"name": "read_file", "arguments": {"path": "data/sales.csv"}}],
+    },
+    {
+        "role": "executor",
+        "content": "The total of the sales figures is 4250 (from data/sales.csv).",
+    },
+]
+
+
+def test_a_what_if_goes_on_live_into_a_fork_that_names_its_parent(
+    change_path: tuple[Path, str, list[int]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Under δ = 0 the recorded run has no round 2: with --model the live model plans it,
+    its tools run for real in the workspace, and the fork's log starts as the parent's."""
+    store, task, decisions = change_path
+    workspace = Path(shutil.copytree(DEMO_WORKSPACE, tmp_path / "ws"))
+    model = write_script(tmp_path / "live.toml", LIVE)
+    into = tmp_path / "fork"
+    report = fork(
+        store, task, model=model, into=into, workspace=workspace, settings=["ggs.delta=0.0"]
+    )
+    d = report.divergence
+    assert d is not None and (d.seq, d.kind) == (decisions[1], "GGSDecision")
+    [end] = report.reran
+    assert end["path"] == ["change_path", "change_approach", "accept"]
+    assert end["status"] == "accept" and end["recorded_status"] == "success"
+    assert end["live_from"] == "no recorded answer: model call of planner"
+    origin = fork_origin(into)
+    parent = _logged(store)
+    first = next(e.seq for e in parent if e.task_id == task)
+    assert origin == ForkOrigin(
+        parent=str(store.resolve()), seq=first - 1, task_id=task,
+        settings=["ggs.delta=0.0"], model=model,
+    )  # fmt: skip
+    forked = _logged(into)
+    assert forked[: first - 1] == parent[: first - 1]  # the parent's log up to the task
+    live = [e.body for e in forked if isinstance(e.body, LLMCall) and e.body.model == model]
+    assert [c.role for c in live] == ["planner", "executor", "executor"]
+    reads = [c for e in forked if isinstance(e.body, ExecutionResult) for c in e.body.tool_calls]
+    assert "1200" in (reads[-1].output_preview or "")  # read for real in the workspace
+    assert fork_origin(store) is None
+    assert main(["replay", str(into)]) == 0
+    assert f"forked from {store.resolve()} at seq {first - 1}" in capsys.readouterr().out
+
+
+def test_fork_refuses_a_store_that_exists_and_bad_flags(
+    change_path: tuple[Path, str, list[int]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store, task, _ = change_path
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "x").write_text("x")
+    with pytest.raises(ValueError, match="already exists and is not empty"):
+        fork(store, task, model="scripted:x", into=tmp_path / "taken", workspace=tmp_path)
+    assert main(["replay", str(store), "--rerun", "--model", "scripted:x"]) == 2
+    assert "--model goes on live from one task" in capsys.readouterr().err
+    assert main(["replay", str(store), "--rerun", "--fork", str(tmp_path / "f")]) == 2
+    assert "--fork needs --model" in capsys.readouterr().err
