@@ -83,6 +83,7 @@ __all__ = [
     "count_checked",
     "evaluate",
     "guess_problem",
+    "judge_observed",
     "reads_workspace",
 ]
 
@@ -112,11 +113,17 @@ _SNIPPET = 120
 
 
 class CheckResult(msgspec.Struct, frozen=True, kw_only=True):
-    """The decision of one check: passed, what was seen, and a failure class hint."""
+    """The decision of one check: passed, what was seen, and a failure class hint.
+
+    ``observed``: for a check that reads the workspace, what it read there (the fact the
+    decision rests on, e.g. ``{"exists": true, …}`` or the measured counts) — logged in
+    the Verdict, so the decision can be recomputed from the log by :func:`judge_observed`.
+    """
 
     passed: bool
     evidence: str
     failure_class: FailureClass | None = None
+    observed: dict[str, Any] = {}
 
 
 def evaluate(
@@ -126,11 +133,29 @@ def evaluate(
 
     Raises ValueError when the check is malformed (see the module docstring).
     """
+    observe = _OBSERVERS.get(check.kind) if reads_workspace(check) else None
+    if observe is not None:
+        observed = observe(check, Path(workspace))
+        result = _JUDGES[check.kind](check, output, observed)
+        return msgspec.structs.replace(result, observed=observed)
     rule = _RULES.get(check.kind)
     if rule is None:
         kinds = ", ".join(VOCABULARY)
         raise ValueError(f"unknown check kind {check.kind!r}; the vocabulary is: {kinds}")
     return rule(check, output, exit_code, Path(workspace))
+
+
+def judge_observed(check: Check, *, output: str, observed: dict[str, Any]) -> CheckResult:
+    """Decide a workspace-reading ``check`` from what it read (``CheckResult.observed``,
+    as logged) and the output: the same decision :func:`evaluate` made, without the
+    workspace (pure).
+
+    Raises ValueError when ``check`` does not read the workspace or is malformed.
+    """
+    if not reads_workspace(check) or check.kind not in _JUDGES:
+        raise ValueError(f"a {check.kind} check does not read the workspace")
+    result = _JUDGES[check.kind](check, output, observed)
+    return msgspec.structs.replace(result, observed=observed)
 
 
 def check_problem(check: Check, workspace: str | os.PathLike[str]) -> str | None:
@@ -210,10 +235,14 @@ def _exit_code(check: Check, output: str, exit_code: int | None, workspace: Path
     return _fail(f"exit code {exit_code}, expected {expected}", "logical")
 
 
-def _file_exists(check: Check, output: str, exit_code: int | None, workspace: Path) -> CheckResult:
+def _file_exists_value(check: Check) -> bool:
     if check.value not in (None, True, False):
         raise ValueError(f"file_exists: value must be true or false, got {check.value!r}")
-    want = check.value is not False
+    return check.value is not False
+
+
+def _observe_file_exists(check: Check, workspace: Path) -> dict[str, Any]:
+    _file_exists_value(check)
     path, shown = _workspace_path(check.path, workspace, "file_exists")
     exists = os.path.lexists(path)
     if path.is_symlink():  # a name that exists; where it points is not looked at
@@ -223,7 +252,13 @@ def _file_exists(check: Check, output: str, exit_code: int | None, workspace: Pa
         seen = f"'{shown}' exists ({what})"
     else:
         seen = f"'{shown}' does not exist"
-    if exists == want:
+    return {"exists": exists, "seen": seen}
+
+
+def _judge_file_exists(check: Check, output: str, observed: dict[str, Any]) -> CheckResult:
+    want = _file_exists_value(check)
+    seen = str(observed.get("seen", ""))
+    if bool(observed.get("exists")) == want:
         return _pass(seen)
     return _fail(seen, "environmental" if want else "logical")
 
@@ -265,33 +300,18 @@ def _output_matches(
 def _json_path_equals(
     check: Check, output: str, exit_code: int | None, workspace: Path
 ) -> CheckResult:
-    source, expression = _split_json_path(check.path)
+    _, expression = _split_json_path(check.path)  # the output's (see reads_workspace)
     steps = _json_steps(expression)
-    if source is None:
-        try:
-            document = _json_in(output)
-        except ValueError:
-            return _fail(f"the output is not JSON ({_describe(output)})", "environmental")
-        where = "the output"
-    else:
-        path, shown = _workspace_path(source, workspace, "json_path_equals")
-        if not path.is_file() or path.is_symlink():
-            return _fail(f"'{shown}' does not exist", "environmental")
-        try:  # race-free beneath the workspace, no symlink followed, never blocking
-            fd = open_beneath(workspace.resolve(), shown, os.O_RDONLY | os.O_NONBLOCK)
-        except OSError as exc:
-            return _fail(f"'{shown}' cannot be read beneath the workspace: {exc}", "environmental")
-        with open(fd, "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                return _fail(f"'{shown}' is not a regular file", "environmental")
-            raw = f.read(_MAX_JSON_BYTES + 1)
-        if len(raw) > _MAX_JSON_BYTES:
-            return _fail(f"'{shown}' is over {_MAX_JSON_BYTES:,} bytes", "environmental")
-        try:
-            document = json.loads(raw.decode("utf-8"))
-        except (ValueError, UnicodeDecodeError) as exc:
-            return _fail(f"'{shown}' is not valid JSON: {exc}", "environmental")
-        where = f"'{shown}'"
+    try:
+        document = _json_in(output)
+    except ValueError:
+        return _fail(f"the output is not JSON ({_describe(output)})", "environmental")
+    return _json_compare(check, expression, steps, document, "the output")
+
+
+def _json_compare(
+    check: Check, expression: str, steps: list[str | int], document: Any, where: str
+) -> CheckResult:
     try:
         actual = _walk(document, steps)
     except LookupError as exc:
@@ -301,6 +321,61 @@ def _json_path_equals(
     if _equal(actual, expected):
         return _pass(seen)
     return _fail(f"{seen}, expected {_show(expected)}", "logical")
+
+
+_MAX_OBSERVED_JSON = 16 * 1024  # a JSON value logged as observed at most (encoded)
+
+
+def _observe_json_file(check: Check, workspace: Path) -> dict[str, Any]:
+    """The value at the check's JSON path in its workspace file (``{"value": …}``), or
+    why there is none (``{"missing": …}``: the environment's; ``{"lookup": …}``: the
+    path does not lead to a value). A value over 16 KiB is logged as its comparison
+    with the check's value (``{"large": …, "equal": …}``)."""
+    source, expression = _split_json_path(check.path)
+    steps = _json_steps(expression)
+    assert source is not None
+    path, shown = _workspace_path(source, workspace, "json_path_equals")
+    if not path.is_file() or path.is_symlink():
+        return {"missing": f"'{shown}' does not exist"}
+    try:  # race-free beneath the workspace, no symlink followed, never blocking
+        fd = open_beneath(workspace.resolve(), shown, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        return {"missing": f"'{shown}' cannot be read beneath the workspace: {exc}"}
+    with open(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return {"missing": f"'{shown}' is not a regular file"}
+        raw = f.read(_MAX_JSON_BYTES + 1)
+    if len(raw) > _MAX_JSON_BYTES:
+        return {"missing": f"'{shown}' is over {_MAX_JSON_BYTES:,} bytes"}
+    try:
+        document = json.loads(raw.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        return {"missing": f"'{shown}' is not valid JSON: {exc}"}
+    try:
+        actual = _walk(document, steps)
+    except LookupError as exc:
+        return {"lookup": f"{exc} in '{shown}'"}
+    if len(json.dumps(actual)) > _MAX_OBSERVED_JSON:
+        return {
+            "large": f"{expression} in '{shown}' is {_show(actual)}",
+            "equal": _equal(actual, check.value),
+        }
+    return {"value": actual, "where": f"'{shown}'"}
+
+
+def _judge_json_file(check: Check, output: str, observed: dict[str, Any]) -> CheckResult:
+    _, expression = _split_json_path(check.path)
+    if "missing" in observed:
+        return _fail(str(observed["missing"]), "environmental")
+    if "lookup" in observed:
+        return _fail(str(observed["lookup"]), "logical")
+    if "large" in observed:
+        seen = str(observed["large"])
+        if observed.get("equal"):
+            return _pass(seen)
+        return _fail(f"{seen}, expected {_show(check.value)}", "logical")
+    document = observed.get("value")
+    return _json_compare(check, expression, [], document, str(observed.get("where", "")))
 
 
 def _count_equals(check: Check, output: str, exit_code: int | None, workspace: Path) -> CheckResult:
@@ -323,19 +398,30 @@ def _count_equals(check: Check, output: str, exit_code: int | None, workspace: P
     return _fail(f"{how} {count}, expected {expected}", "logical")
 
 
-def _count_matches(
-    check: Check, output: str, exit_code: int | None, workspace: Path
-) -> CheckResult:
+def _count_unit(check: Check) -> tuple[str, str | None]:
     parsed = parse_unit(check.value)
     if parsed is None:
         raise ValueError(
             f"count_matches: value must be one of {', '.join(_UNITS)}, got {check.value!r}"
         )
-    unit, containing = parsed
+    return parsed
+
+
+def _observe_count(check: Check, workspace: Path) -> dict[str, Any]:
+    unit, containing = _count_unit(check)
     measured = measure(check.path, unit, workspace, containing)
     if isinstance(measured, str):  # nothing to count: the environment lacks it
-        return _fail(measured, "environmental")
+        return {"missing": measured}
     counts, seen = measured
+    return {"counts": sorted(counts), "seen": seen}
+
+
+def _judge_count(check: Check, output: str, observed: dict[str, Any]) -> CheckResult:
+    _count_unit(check)
+    if "missing" in observed:
+        return _fail(str(observed["missing"]), "environmental")
+    counts = {int(c) for c in observed.get("counts", [])}
+    seen = str(observed.get("seen", ""))
     stated = stated_number(output)
     if stated is None:
         return _fail(f"{seen}; the output states no number ({_describe(output)})", "logical")
@@ -345,14 +431,23 @@ def _count_matches(
 
 
 _Rule = Callable[[Check, str, "int | None", Path], CheckResult]
-_RULES: dict[str, _Rule] = {
+_RULES: dict[str, _Rule] = {  # the checks decided from the output and exit code alone
     "exit_code": _exit_code,
-    "file_exists": _file_exists,
     "output_contains": _output_contains,
     "output_matches": _output_matches,
     "json_path_equals": _json_path_equals,
     "count_equals": _count_equals,
-    "count_matches": _count_matches,
+}
+# a check that reads the workspace: what it read (logged), then the decision from that
+_OBSERVERS: dict[str, Callable[[Check, Path], dict[str, Any]]] = {
+    "file_exists": _observe_file_exists,
+    "json_path_equals": _observe_json_file,
+    "count_matches": _observe_count,
+}
+_JUDGES: dict[str, Callable[[Check, str, dict[str, Any]], CheckResult]] = {
+    "file_exists": _judge_file_exists,
+    "json_path_equals": _judge_json_file,
+    "count_matches": _judge_count,
 }
 
 

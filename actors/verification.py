@@ -14,7 +14,7 @@ from artoo.schemas import Criterion, ExecutionResult, ToolCall, Verdict
 from artoo.schemas.messages import FailureClass
 
 from .answers import CriterionVerdictAnswer, VerdictAnswer, VerdictsAnswer
-from .checks import evaluate, reads_workspace
+from .checks import evaluate, judge_observed, reads_workspace
 from .llm import LLMRequest, ask_structured
 
 __all__ = [
@@ -61,10 +61,14 @@ def rule_verdict(
     attempt: int = 1,
     *,
     recorded: Callable[[], Verdict | None] | None = None,
+    observed: dict[str, Any] | None = None,
 ) -> Verdict:
     """Decide a criterion that has a check, by code (reads files, nothing else).
     ``recorded`` (a rerun's) gives the logged verdict of a check that reads the workspace,
-    which a rerun does not have; without one logged, the check runs."""
+    which a rerun does not have; without one logged, the check runs. ``observed`` (a
+    verify's: a logged ``Verdict.observed``) decides such a check from what it read then,
+    without reading the workspace. The verdict carries what the check read
+    (``Verdict.observed``)."""
     if criterion.check is None:
         raise ValueError(f"criterion {criterion.id} has no check")
     if recorded is not None and reads_workspace(criterion.check):
@@ -72,9 +76,15 @@ def rule_verdict(
         if logged is not None:
             return logged
     try:
-        res = evaluate(
-            criterion.check, output=output, exit_code=last_exit_code(calls), workspace=workspace
-        )
+        if observed is not None:
+            res = judge_observed(criterion.check, output=output, observed=observed)
+        else:
+            res = evaluate(
+                criterion.check,
+                output=output,
+                exit_code=last_exit_code(calls),
+                workspace=workspace,
+            )
     except ValueError as exc:
         return Verdict(
             criterion_id=criterion.id,
@@ -93,6 +103,7 @@ def rule_verdict(
         evidence=res.evidence,
         signal="rule",
         attempt=attempt,
+        observed=res.observed,
     )
 
 

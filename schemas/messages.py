@@ -149,6 +149,9 @@ class Verdict(msgspec.Struct, frozen=True, kw_only=True):
     signal: Signal = "rule"
     confidence: float = 1.0
     attempt: int = 1
+    observed: dict[str, Any] = {}
+    """For a rule check that reads the workspace: what it read there (a file's existence,
+    a JSON value, measured counts), so the verdict can be recomputed from the log."""
 
 
 FileChange = Literal["created", "deleted", "modified", "replaced", "metadata"]

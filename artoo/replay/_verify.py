@@ -21,8 +21,9 @@ What is recomputed (the checks, by name in :attr:`VerifyReport.checked`):
     Each Agent-Validator verdict decided by code (a check, a failed execution, a Law 1
     denial) from the ExecutionResult it judged, and each Meta-Validator task verdict
     decided by a check from the round's merged output. A check that reads the workspace
-    (``file_exists``, ``json_path_equals`` on a file, ``count_matches``) is not
-    recomputed: the file is not in the log (counted in :attr:`VerifyReport.skipped`).
+    (``file_exists``, ``json_path_equals`` on a file, ``count_matches``) is recomputed
+    from what it read there, logged in ``Verdict.observed``; a log from before that field
+    has none, and such a verdict is counted in :attr:`VerifyReport.skipped`.
 ``law1``, ``law1_confirm``
     Each Law 1 decision a ToolCall logged (``ToolCall.law1``), recomputed from the call's
     effects or command, and the ConfirmationRequest, answer and refusal each asking
@@ -334,11 +335,16 @@ class _Task:
                     attempt=result.attempt,
                 )
             elif criterion.check is not None:
-                if _reads_files(criterion):
-                    self.report.skipped["rule_verdict"] += 1
+                if _reads_files(criterion) and not verdict.observed:
+                    self.report.skipped["rule_verdict"] += 1  # a log from before observed
                     continue
                 expected = rule_verdict(
-                    criterion, result.output, result.tool_calls, Path("."), result.attempt
+                    criterion,
+                    result.output,
+                    result.tool_calls,
+                    Path("."),
+                    result.attempt,
+                    observed=verdict.observed if _reads_files(criterion) else None,
                 )
             if expected is None:
                 continue  # a model's verdict: not deterministic
@@ -361,10 +367,16 @@ class _Task:
             verdict = logged.get(criterion.id)
             if criterion.check is None or verdict is None or verdict.signal != "rule":
                 continue
-            if _reads_files(criterion):
-                self.report.skipped["rule_verdict"] += 1
+            if _reads_files(criterion) and not verdict.observed:
+                self.report.skipped["rule_verdict"] += 1  # a log from before observed
                 continue
-            expected = rule_verdict(criterion, body.merged_output, calls, Path("."))
+            expected = rule_verdict(
+                criterion,
+                body.merged_output,
+                calls,
+                Path("."),
+                observed=verdict.observed if _reads_files(criterion) else None,
+            )
             self.report.checked["rule_verdict"] += 1
             compare(self.report, env, {criterion.id: verdict}, {criterion.id: expected})
 

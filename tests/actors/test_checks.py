@@ -6,11 +6,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from artoo.actors.checks import VOCABULARY, CheckResult, evaluate
+from artoo.actors.checks import VOCABULARY, CheckResult, evaluate, judge_observed, reads_workspace
 from artoo.schemas import Check
 
 
@@ -34,9 +35,20 @@ def run(
     output: str = "",
     exit_code: int | None = 0,
 ) -> CheckResult:
-    return evaluate(
-        Check(kind=kind, path=path, value=value), output=output, exit_code=exit_code, workspace=ws
-    )
+    """The check's result, with what it read of the workspace set aside — after checking
+    that the decision recomputed from that alone (as ``artoo replay --verify`` does from
+    the log) is the same one."""
+    check = Check(kind=kind, path=path, value=value)
+    result = evaluate(check, output=output, exit_code=exit_code, workspace=ws)
+    if reads_workspace(check):
+        assert result.observed, "a check that reads the workspace says what it read"
+        assert judge_observed(check, output=output, observed=result.observed) == result
+        # the log holds it as JSON: what comes back decides the same
+        logged = msgspec.json.decode(msgspec.json.encode(result.observed))
+        assert judge_observed(check, output=output, observed=logged) == result
+    else:
+        assert result.observed == {}
+    return msgspec.structs.replace(result, observed={})
 
 
 # --------------------------------------------------------------------------- exit_code

@@ -21,6 +21,7 @@ from artoo.schemas import (
     GGSDecision,
     LLMCall,
     MegramRecorded,
+    OutcomeSummary,
     SubTaskOutcome,
 )
 
@@ -178,6 +179,36 @@ def test_an_edited_rule_verdict_is_a_mismatch(store: Path) -> None:
     )
     mismatches = verify(store, env.task_id).mismatches
     assert [(m.seq, m.kind) for m in mismatches] == [(env.seq, "SubTaskOutcome")]
+
+
+def test_workspace_checks_are_recomputed_from_what_they_read(store: Path) -> None:
+    """A check that reads the workspace logs what it read (Verdict.observed): verify
+    decides it again from that — and an edited observation is a mismatch at its seq."""
+    report = verify(store)
+    assert report.ok and report.skipped.get("rule_verdict", 0) == 0
+    env = next(
+        e
+        for e in _logged(store)
+        if isinstance(e.body, OutcomeSummary)
+        and any(v.passed and "counts" in v.observed for v in e.body.task_verdicts)
+    )
+    verdicts = [
+        msgspec.structs.replace(v, observed={**v.observed, "counts": [987654]})
+        if "counts" in v.observed
+        else v
+        for v in env.body.task_verdicts
+    ]
+    _rewrite(
+        store,
+        msgspec.structs.replace(
+            env, body=msgspec.structs.replace(env.body, task_verdicts=verdicts)
+        ),
+    )
+    mismatches = verify(store, env.task_id).mismatches
+    assert {(m.seq, m.kind) for m in mismatches} == {(env.seq, "OutcomeSummary")}
+    [m] = mismatches  # the verdict (by criterion id): logged passed, recomputed failed
+    assert (m.logged["passed"], m.recomputed["passed"]) == (True, False)
+    assert "the output states 3" in m.recomputed["evidence"]
 
 
 def test_the_golden_0_1_log_verifies_but_for_the_denial_it_could_not_see(tmp_path: Path) -> None:
