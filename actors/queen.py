@@ -181,7 +181,11 @@ class Queen(Role):
         self.reply(
             env,
             TaskRequest(
-                text=body.text, deadline_s=deadline, max_model_calls=calls, max_tokens=tokens
+                text=body.text,
+                deadline_s=deadline,
+                max_model_calls=calls,
+                max_tokens=tokens,
+                config=self.ctx.config.model_dump(mode="json"),
             ),
         )
 

@@ -267,6 +267,9 @@ class TaskRequest(Message, frozen=True, tag="TaskRequest"):
     deadline_s: float | None = None
     max_model_calls: int | None = None
     max_tokens: int | None = None
+    config: dict[str, Any] = {}
+    """The Config the task runs under (``Config.model_dump(mode="json")``), so a rerun
+    runs it under the same one (empty in logs from before this field)."""
 
 
 class TaskSpec(Message, frozen=True, tag="TaskSpec"):

@@ -33,10 +33,10 @@ from ._rerun import (
     RerunReport,
     _compare_task,
     _ending,
-    _inferred_config,
     _run_task,
     _seed,
     _Served,
+    task_config,
     with_settings,
 )
 
@@ -95,7 +95,7 @@ def fork(
     if not ws.is_dir():
         raise ValueError(f"the workspace {ws} is not a directory")
     envelopes, [task] = read_store(store, task_id)
-    cfg = with_settings(config or _inferred_config(envelopes), settings or [])
+    cfg = with_settings(config or task_config(task, envelopes), settings or [])
     cfg = cfg.model_copy(update={"durability": Config().durability})
     first = task.envelopes[0].seq
     prefix = [e for e in envelopes if e.seq < first]

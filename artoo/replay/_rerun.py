@@ -52,6 +52,7 @@ from artoo.schemas import (
     OutcomeSummary,
     ReplanRequest,
     SubTaskOutcome,
+    TaskRequest,
     ToolCall,
     UserRequest,
     Verdict,
@@ -132,13 +133,13 @@ def rerun(
     timeout: float = 60.0,
 ) -> RerunReport:
     """Re-execute ``store``'s tasks (or ``task_id``) from the log and compare; the recorded
-    store is only read. ``config`` defaults to ``Config()`` with the number of effector
-    pairs and the confirmation timeout the log shows; ``settings`` (``key=value``, see
+    store is only read. ``config`` defaults to the Config each task's TaskRequest logged
+    (a log from before that: ``Config()`` with the number of effector pairs and the
+    confirmation timeout the log shows); ``settings`` (``key=value``, see
     :func:`with_settings`) change it — a what-if: the first divergence is then the first
     decision the change alters, and a model answer the log does not hold is named in
     ``unanswered`` (the rerun never asks a model)."""
     envelopes, tasks = read_store(store, task_id)
-    cfg = with_settings(config or _inferred_config(envelopes), settings or [])
     report = RerunReport()
     scratch = Path(tempfile.mkdtemp(prefix="artoo-rerun-"))
     try:
@@ -148,6 +149,7 @@ def rerun(
         for task in tasks:
             report.tasks.append(task.task_id)
             served = _Served(task, what_if=bool(settings))
+            cfg = with_settings(config or task_config(task, envelopes), settings or [])
             new = _run_task(task, served, scratch / "store", scratch / "workspace", cfg, timeout)
             ending = _ending(task.task_id, new, task.envelopes)
             if settings and served.unanswered:
@@ -208,6 +210,17 @@ def with_settings(config: Config, settings: list[str]) -> Config:
     except Exception as exc:  # pydantic's ValidationError: say it in one line
         first = str(exc).splitlines()
         raise ValueError(f"--set: {' '.join(first[1:3]) if len(first) > 2 else exc}") from None
+
+
+def task_config(task: TaskLog, envelopes: list[Envelope]) -> Config:
+    """The Config ``task`` ran under: the one its TaskRequest logged (durability aside: a
+    rerun's store is scratch), else — a log from before that field — ``Config()`` with
+    the effector pairs and the confirmation timeout the log shows."""
+    request = next((e.body for e in task.envelopes if isinstance(e.body, TaskRequest)), None)
+    if request is None or not request.config:
+        return _inferred_config(envelopes)
+    logged = Config.model_validate_json(msgspec.json.encode(request.config))
+    return logged.model_copy(update={"durability": "none"})
 
 
 def _inferred_config(envelopes: list[Envelope]) -> Config:
@@ -527,8 +540,14 @@ def _compare_task(
             return Divergence(env.seq, env.sender, kind, note=note), compared
         got = stream.popleft()
         diff = _diff(_normal(env, served.ids), _normal(got, served.ids, seqs), "")
-        if what_if:  # the changed setting itself is logged with each decision: not a change
-            diff = [d for d in diff if not d[0].startswith(("body.params.", "body.rationale"))]
+        # a rerun's store is scratch: its durability is not the record's
+        diff = [d for d in diff if d[0] != "body.config.durability"]
+        if what_if:  # the changed setting itself is logged (task, decisions): not a change
+            diff = [
+                d
+                for d in diff
+                if not d[0].startswith(("body.params.", "body.rationale", "body.config."))
+            ]
         if diff:  # (a what-if names where it stopped beside the path, not here)
             note = served.unanswered[0] if served.unanswered and not what_if else ""
             return Divergence(env.seq, env.sender, kind, diff=diff, note=note), compared

@@ -11,18 +11,23 @@ import msgspec
 import pytest
 from rich.console import Console
 
+import artoo
+import artoo.demo
 from artoo.cli import main
 from artoo.demo import SCENARIOS, run_demo
 from artoo.eventstore import EventLog
 from artoo.replay import rerun, task_table, timeline, verify
 from artoo.schemas import (
+    Config,
     Envelope,
     FinalResult,
+    GGSConfig,
     GGSDecision,
     LLMCall,
     MegramRecorded,
     OutcomeSummary,
     SubTaskOutcome,
+    TaskRequest,
 )
 
 from .helpers import rewrite_event as _rewrite
@@ -296,3 +301,22 @@ def test_a_model_call_the_log_cannot_answer_is_named(store: Path) -> None:
     assert not report.ok
     assert report.unanswered and "model call of perceiver" in report.unanswered[0]
     assert report.divergence is not None and report.divergence.seq == call.seq
+
+
+def test_a_rerun_runs_each_task_under_the_config_it_logged(tmp_path: Path, workspace: Path) -> None:
+    """A task run under a non-default Config (one attempt per subtask, not three) reruns
+    with zero divergence: its TaskRequest logged the Config, and the rerun uses it."""
+    script = Path(artoo.demo.__file__).parent / "demo_data" / "scenarios" / "2_change_path.toml"
+    config = Config(max_retries=0, ggs=GGSConfig(max_replans=5))
+    store = tmp_path / "store"
+    with artoo.System.open(
+        store, model=f"scripted:{script}", workspace=workspace, config=config
+    ) as system:
+        assert system.run("report the total of this year's sales figures").status == "success"
+    [request] = [e.body for e in _logged(store) if isinstance(e.body, TaskRequest)]
+    assert request.config["max_retries"] == 0 and request.config["ggs"]["max_replans"] == 5
+    report = rerun(store)
+    assert report.ok, str(report.divergence)
+    # and under the default Config the second attempt has no recorded answer
+    default = rerun(store, config=Config())
+    assert not default.ok
