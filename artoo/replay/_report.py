@@ -10,7 +10,7 @@ import msgspec
 
 from artoo.schemas import Envelope
 
-__all__ = ["Mismatch", "VerifyReport", "compare"]
+__all__ = ["Mismatch", "VerifyReport", "compare", "mismatch"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,28 @@ _UNLOGGED: dict[str, dict[str, Any]] = {
 }
 """Fields added after artoo 0.1 with the value a log written before them reads as: such a
 value means "not logged", and is not compared."""
+
+
+def mismatch(
+    report: VerifyReport,
+    seq: int,
+    kind: str,
+    name: str,
+    logged: Any,
+    recomputed: Any,
+    task_id: str | None,
+) -> None:
+    """Record one mismatch, its values as plain data."""
+    report.mismatches.append(
+        Mismatch(
+            seq,
+            kind,
+            name,
+            msgspec.to_builtins(logged),
+            msgspec.to_builtins(recomputed),
+            task_id,
+        )
+    )
 
 
 def compare(report: VerifyReport, env: Envelope, logged: Any, recomputed: Any) -> None:

@@ -33,7 +33,7 @@ from artoo.schemas import (
 )
 
 from ._read import TaskLog
-from ._report import Mismatch, VerifyReport
+from ._report import VerifyReport, mismatch
 
 __all__ = ["verify_dispatch"]
 
@@ -63,16 +63,7 @@ class _Walk:
         self.run: _Run | None = None
 
     def mismatch(self, seq: int, kind: str, name: str, logged: Any, recomputed: Any) -> None:
-        self.report.mismatches.append(
-            Mismatch(
-                seq,
-                kind,
-                name,
-                msgspec.to_builtins(logged),
-                msgspec.to_builtins(recomputed),
-                self.task.task_id,
-            )
-        )
+        mismatch(self.report, seq, kind, name, logged, recomputed, self.task.task_id)
 
     def step(self, step: Any) -> None:
         from artoo.actors.dispatcher import DispatchStep

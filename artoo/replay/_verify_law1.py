@@ -35,7 +35,7 @@ from artoo.schemas import (
 )
 
 from ._read import TaskLog
-from ._report import Mismatch, VerifyReport
+from ._report import VerifyReport, mismatch
 
 __all__ = ["recompute_law1", "verify_law1"]
 
@@ -112,16 +112,7 @@ class _Attempt:
         self.report = report
 
     def mismatch(self, seq: int, kind: str, name: str, logged: Any, recomputed: Any) -> None:
-        self.report.mismatches.append(
-            Mismatch(
-                seq,
-                kind,
-                name,
-                msgspec.to_builtins(logged),
-                msgspec.to_builtins(recomputed),
-                self.env.task_id,
-            )
-        )
+        mismatch(self.report, seq, kind, name, logged, recomputed, self.env.task_id)
 
     def run(self) -> None:
         calls = self.result.tool_calls

@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 
 from artoo.cli import main
-from artoo.demo import run_demo
 from artoo.replay import diff_runs, read_store, render_diff
 from artoo.schemas import DispatchManifest, LLMCall
-
-
-@pytest.fixture(scope="module")
-def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    store = tmp_path_factory.mktemp("diff") / "store"
-    assert run_demo(store, Console(file=io.StringIO())) == 0
-    return store
 
 
 def _sales_runs(store: Path) -> tuple[str, str]:

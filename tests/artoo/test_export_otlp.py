@@ -7,23 +7,13 @@ import io
 import json
 from pathlib import Path
 
-import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status, TracesData
-from rich.console import Console
 
 from artoo.cli import main
-from artoo.demo import run_demo
 from artoo.eventstore import EventLog
 from artoo.export import export_otlp, read_otlp_json, trace_id
 from artoo.schemas import Envelope, ExecutionResult, FinalResult, GGSDecision, LLMCall
-
-
-@pytest.fixture(scope="module")
-def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    store = tmp_path_factory.mktemp("otlp") / "store"
-    assert run_demo(store, Console(file=io.StringIO()), clean=True) == 0
-    return store
 
 
 def _logged(store: Path) -> list[Envelope]:

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import io
 import json
 import shutil
 from pathlib import Path
 
 import msgspec
 import pytest
-from rich.console import Console
 
 import artoo
 import artoo.demo
 from artoo.cli import main
-from artoo.demo import SCENARIOS, run_demo
+from artoo.demo import SCENARIOS
 from artoo.eventstore import EventLog
 from artoo.replay import rerun, task_table, timeline, verify
 from artoo.schemas import (
@@ -33,20 +31,6 @@ from artoo.schemas import (
 from .helpers import rewrite_event as _rewrite
 
 GOLDEN = Path(__file__).parent.parent / "data" / "golden_demo_0_1"
-
-
-@pytest.fixture(scope="module")
-def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    store = tmp_path_factory.mktemp("demo") / "store"
-    assert run_demo(store, Console(file=io.StringIO()), clean=True) == 0
-    return store
-
-
-@pytest.fixture
-def store(demo_store: Path, tmp_path: Path) -> Path:
-    """A copy of the demo store that a test may change."""
-    shutil.copytree(demo_store, tmp_path / "store")
-    return tmp_path / "store"
 
 
 def _logged(store: Path) -> list[Envelope]:

@@ -3,7 +3,6 @@ and HTML; deterministic; self-contained; rendered in headless Chromium."""
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import shutil
@@ -16,10 +15,8 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from rich.console import Console
 
 from artoo.cli import main
-from artoo.demo import run_demo
 from artoo.eventstore import AuditLog, EventLog
 from artoo.report import (
     AuditDocument,
@@ -61,13 +58,6 @@ SECTIONS = [
     "glossary",
 ]
 PLOTS = ["plot-tasks", "plot-loss", "plot-latency", "plot-tokens", "plot-states"]
-
-
-@pytest.fixture(scope="module")
-def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    store = tmp_path_factory.mktemp("demo") / "store"
-    assert run_demo(store, Console(file=io.StringIO())) == 0
-    return store
 
 
 T0 = 1_790_000_000.0

@@ -4,7 +4,6 @@ and without it."""
 
 from __future__ import annotations
 
-import io
 import shutil
 import sys
 from pathlib import Path
@@ -12,11 +11,9 @@ from typing import Any
 
 import msgspec
 import pytest
-from rich.console import Console
 
 import artoo
 from artoo.cli import main
-from artoo.demo import run_demo
 from artoo.replay import task_table, verify
 from artoo.schemas import (
     ConfirmationDecision,
@@ -61,20 +58,6 @@ def _request(store: Path, task_id: str | None) -> Envelope:
 
 
 # --------------------------------------------------------------------------- the demo
-@pytest.fixture(scope="module")
-def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    store = tmp_path_factory.mktemp("demo") / "store"
-    assert run_demo(store, Console(file=io.StringIO()), clean=True) == 0
-    return store
-
-
-@pytest.fixture
-def store(demo_store: Path, tmp_path: Path) -> Path:
-    """A copy of the demo store that a test may change."""
-    shutil.copytree(demo_store, tmp_path / "store")
-    return tmp_path / "store"
-
-
 def test_every_demo_scenario_verifies_with_law1_and_dispatch_recomputed(
     demo_store: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

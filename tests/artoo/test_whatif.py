@@ -3,15 +3,12 @@ Config with the recorded answers, and names the first decision the change alters
 
 from __future__ import annotations
 
-import io
 import shutil
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 
 from artoo.cli import main
-from artoo.demo import run_demo
 from artoo.eventstore import EventLog
 from artoo.replay import ForkOrigin, fork, fork_origin, read_store, rerun
 from artoo.replay._rerun import with_settings
@@ -27,10 +24,9 @@ def _logged(store: Path) -> list[Envelope]:
 
 
 @pytest.fixture(scope="module")
-def change_path(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, list[int]]:
+def change_path(demo_store: Path) -> tuple[Path, str, list[int]]:
     """The demo store, scenario 2's task (change_path → success) and its decisions' seqs."""
-    store = tmp_path_factory.mktemp("whatif") / "store"
-    assert run_demo(store, Console(file=io.StringIO())) == 0
+    store = demo_store
     _, tasks = read_store(store)
     task = next(t for t in tasks if "sales" in t.text)
     decisions = [e.seq for e in task.envelopes if isinstance(e.body, GGSDecision)]
