@@ -4,9 +4,15 @@ In one run, rounds interleaved so that machine noise hits every figure alike:
 
 a. raw plyvel: iterate every ``e|<seq>`` record of the log (key and value bytes, nothing
    decoded) — the baseline every ratio divides by;
-b. ``EventLog.read()``: the same records decoded into Envelopes (their bodies typed);
-c. ``artoo.replay.read_store``: what every replay command starts with — open the store, read
-   and decode every envelope, group them by task.
+a'. raw plyvel, values only (``include_key=False``: all a reader of the whole log needs) —
+   a stricter baseline, shown beside it;
+b. ``EventLog.open`` + ``read()``: the records decoded into Envelopes (bodies typed), after
+   the open-time scan of every key for gaps;
+b'. ``EventLog.open(read_only=True)`` + ``read()``: the same without the open-time scan
+   (the read checks each envelope's seq as it goes and raises the same CorruptLog at a
+   gap) — how replay reads;
+c. ``artoo.replay.read_store``: what every replay command starts with — open the store
+   read_only, read and decode every envelope, group them by task.
 
 Over two logs: ``small`` — ``--n`` envelopes (default 10⁶) of the message bench/bus.py uses
 (an ExecutionResult with one ToolCall, ~290-byte envelope) spread round robin over 8 tasks;
@@ -110,9 +116,31 @@ def raw_iterate(store: Path) -> int:
         db.close()
 
 
+def raw_values(store: Path) -> int:
+    """(a') every e| record's value, bytes only (no keys: what a reader needs)."""
+    db = plyvel.DB(str(store / "events"))
+    try:
+        n = 0
+        for _value in db.iterator(start=b"e|", stop=b"e}", include_key=False):
+            n += 1
+        return n
+    finally:
+        db.close()
+
+
 def eventlog_read(store: Path) -> int:
-    """(b) every envelope decoded."""
+    """(b) open (scanning every key for gaps) and every envelope decoded."""
     with EventLog.open(store / "events", durability="none") as log:
+        n = 0
+        for _env in log.read():
+            n += 1
+        return n
+
+
+def eventlog_read_only(store: Path) -> int:
+    """(b') open read_only (no scan at open: the read checks every seq) and every envelope
+    decoded — how replay reads."""
+    with EventLog.open(store / "events", durability="none", read_only=True) as log:
         n = 0
         for _env in log.read():
             n += 1
@@ -127,7 +155,9 @@ def replay_read(store: Path) -> int:
 
 CASES: dict[str, Callable[[Path], int]] = {
     "raw_plyvel_iterate": raw_iterate,
+    "raw_plyvel_values": raw_values,
     "eventlog_read": eventlog_read,
+    "eventlog_read_only": eventlog_read_only,
     "read_store": replay_read,
 }
 
@@ -203,11 +233,12 @@ def print_human(result: dict[str, Any]) -> None:
         mb = result[name]["bytes_on_disk"] / 1e6
         print(f"\n{name}: {n:,} envelopes, {mb:,.0f} MB on disk")
         print(f"{'case':22s} {'best env/s':>12s} {'best×raw':>9s}  paired×raw median [min, max]")
+        values = result[name]["cases"]["raw_plyvel_values"]["best_per_s"]
         for case, f in result[name]["cases"].items():
             med, lo, hi = f["paired_x_raw"]
             print(
                 f"{case:22s} {f['best_per_s']:12,.0f} {f['best_x_raw']:9.3f}  "
-                f"{med:.3f} [{lo:.3f}, {hi:.3f}]"
+                f"{med:.3f} [{lo:.3f}, {hi:.3f}]  ×values-only {f['best_per_s'] / values:.3f}"
             )
     v, r = result["verify"], result["rerun"]
     print(

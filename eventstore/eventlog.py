@@ -49,6 +49,7 @@ import msgspec
 import plyvel
 
 from artoo.schemas import CorruptRecord, Envelope, decode_envelope, encode_envelope
+from artoo.schemas.envelope import _typed_decoder
 
 __all__ = [
     "DURABILITY_MODES",
@@ -332,15 +333,18 @@ class EventLog:
                 ...
     """
 
-    def __init__(self, db: plyvel.DB, path: Path, durability: Durability) -> None:
+    def __init__(
+        self, db: plyvel.DB, path: Path, durability: Durability, *, read_only: bool = False
+    ) -> None:
         """Wrap an open LevelDB; use :meth:`open` instead."""
         self._db = db
         self._path = path
         self._durability: Durability = durability
+        self._read_only = read_only
         self._lock = threading.Lock()
         self._task_prefixes: dict[str, bytes] = {}
         try:
-            self._last_seq = _check_contiguous(db, path)
+            self._last_seq = _last_key_seq(db, path) if read_only else _check_contiguous(db, path)
         except plyvel.CorruptionError as exc:
             raise StoreError(f"the event log {path} is corrupt: {exc}", path) from None
         raw_id = db.get(_LOG_ID)
@@ -351,8 +355,20 @@ class EventLog:
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
-    def open(cls, path: str | os.PathLike[str], durability: Durability = "batch") -> EventLog:
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        durability: Durability = "batch",
+        *,
+        read_only: bool = False,
+    ) -> EventLog:
         """Open the log at ``path`` (the LevelDB directory itself; created if missing or empty).
+
+        Opening checks that seqs 1…last are all there (a scan of every key) and that the
+        last record decodes: a damaged log raises :class:`CorruptLog` naming the seqs.
+        ``read_only`` (a reader of the whole log, such as ``artoo replay``) skips the scan
+        but for the tail: :meth:`read` checks every seq it passes anyway, raising the same
+        CorruptLog at a gap; appending to such a log raises RuntimeError.
 
         Raises ValueError for an unknown durability mode, :class:`StoreLocked` when another
         holder has the directory, :class:`NotAStore` when it is not a LevelDB.
@@ -365,7 +381,7 @@ class EventLog:
         directory = Path(path)
         db = open_leveldb(directory)
         try:
-            return cls(db, directory, durability)
+            return cls(db, directory, durability, read_only=read_only)
         except BaseException:
             close_leveldb(db, directory)
             raise
@@ -424,6 +440,7 @@ class EventLog:
         A nonzero seq must be exactly the next one (``last_seq + 1`` for the first,
         contiguous after that); anything else raises ValueError and writes nothing.
         """
+        self._writable()
         with self._lock:
             expected = self._last_seq + 1
             seqs: list[int] = []
@@ -454,6 +471,7 @@ class EventLog:
         ``ts``, without re-encoding the body. ``first_seq`` must be ``last_seq + 1``, else
         ValueError.
         """
+        self._writable()
         if len(task_ids) != len(tails):
             raise ValueError(f"{len(task_ids)} task ids for {len(tails)} tails")
         with self._lock:
@@ -492,13 +510,23 @@ class EventLog:
         """Envelopes with ``from_seq <= seq <= to_seq`` (to the end when None), in seq order.
 
         An undecodable record raises :class:`~artoo.schemas.CorruptRecord` naming its seq
-        when the iteration reaches it; an unknown message tag reads as UnknownMessage.
+        when the iteration reaches it; an unknown message tag reads as UnknownMessage; a
+        missing seq raises :class:`CorruptLog` naming the gap.
         """
         if to_seq is not None and to_seq < from_seq:
             return iter(())
-        start = event_key(max(from_seq, 1))
+        first = max(from_seq, 1)
         stop = event_key(to_seq + 1) if to_seq is not None else _EVENT_END
-        return _decode_items(self._db.iterator(start=start, stop=stop))
+        # values only: the keys are distinct and in seq order, so the n-th value read is
+        # seq first+n when nothing is missing — each envelope's own seq says so
+        values = self._db.iterator(
+            start=event_key(first), stop=stop, include_key=False, fill_cache=False
+        )
+        return _decode_run(values, first, self._db, self._path)
+
+    def _writable(self) -> None:
+        if self._read_only:
+            raise RuntimeError(f"the event log {self._path} was opened read_only")
 
     def read_task(self, task_id: str) -> Iterator[Envelope]:
         """The envelopes of one task (by the per-task index), in seq order."""
@@ -556,14 +584,37 @@ def decode_record(seq: int, data: bytes) -> Envelope:
     return _decode(seq, data)
 
 
-def _decode_items(items: Iterator[tuple[bytes, bytes]]) -> Iterator[Envelope]:
-    unpack, decode = _unpack_seq, decode_envelope
-    for key, data in items:
-        seq = unpack(key[-8:])[0]
-        envelope = decode(data, seq=seq)
+def _decode_run(
+    values: Iterator[bytes], first: int, db: plyvel.DB, path: Path
+) -> Iterator[Envelope]:
+    """Decode the records of seqs ``first``, ``first + 1``, … from their values alone,
+    checking each envelope's seq: a record holding another seq is a gap before it (its key
+    is that seq: CorruptLog naming the missing seqs) or a damaged record (CorruptRecord)."""
+    typed = _typed_decoder.decode
+    seq = first
+    for data in values:
+        try:  # the common case inline: a known message, decoded in one pass
+            envelope = typed(data)
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            envelope = decode_envelope(data, seq=seq)  # an unknown tag, or says what broke
         if envelope.seq != seq:
+            if envelope.seq > seq and db.get(event_key(seq)) is None:
+                raise CorruptLog(
+                    path,
+                    f"seqs {seq}–{envelope.seq - 1} are missing (the log continues at "
+                    f"{envelope.seq})",
+                    seq - 1,
+                )
             raise CorruptRecord(f"record at seq {seq} holds an envelope with seq {envelope.seq}")
+        seq += 1
         yield envelope
+
+
+def _last_key_seq(db: plyvel.DB, path: Path) -> int:
+    """The seq of the last ``e|`` key, after checking that its record decodes."""
+    with db.iterator(prefix=_EVENT, include_value=False, reverse=True) as keys:
+        last = next((_seq_of_key(k) for k in keys), 0)
+    return _check_tail(db, path, last)
 
 
 def _decode(seq: int, data: bytes) -> Envelope:

@@ -11,6 +11,11 @@ from .messages import AnyMessage, Message, UnknownMessage
 
 __all__ = ["CorruptRecord", "Envelope", "decode_body", "decode_envelope", "encode_envelope"]
 
+if typing.TYPE_CHECKING:
+    _Body = Any  # for type checkers: any Message, or an UnknownMessage
+else:
+    _Body = AnyMessage  # for msgspec: decoding an Envelope types its body in the same pass
+
 
 class Envelope(msgspec.Struct, frozen=True, array_like=True, gc=False):
     """One message on the bus: who sent what, when, for which task, in answer to what.
@@ -26,7 +31,7 @@ class Envelope(msgspec.Struct, frozen=True, array_like=True, gc=False):
     sender: str
     to: str | None
     cause: int | None
-    body: Any  # Message | UnknownMessage
+    body: _Body  # Message | UnknownMessage (decoded typed; an unknown tag: see decode_envelope)
 
     @property
     def kind(self) -> str:
@@ -52,9 +57,7 @@ class CorruptRecord(ValueError):
 _encoder = msgspec.msgpack.Encoder()
 _wire_decoder = msgspec.msgpack.Decoder(_Wire)
 _body_decoder = msgspec.msgpack.Decoder(AnyMessage)
-_typed_decoder = msgspec.msgpack.Decoder(
-    tuple[int, float, str | None, str, str | None, int | None, AnyMessage]
-)
+_typed_decoder = msgspec.msgpack.Decoder(Envelope)  # the body typed by its tag
 _known_tags = {cls.__name__ for cls in typing.get_args(AnyMessage)}
 
 
@@ -84,7 +87,7 @@ def decode_body(raw: bytes | memoryview, *, seq: int | None = None) -> Message |
 def decode_envelope(data: bytes | memoryview, *, seq: int | None = None) -> Envelope:
     """Decode an envelope; raises CorruptRecord naming the seq when it cannot."""
     try:  # one pass when the body is a known message (the common case)
-        return Envelope(*_typed_decoder.decode(data))
+        return _typed_decoder.decode(data)
     except (msgspec.ValidationError, msgspec.DecodeError):
         pass  # an unknown tag (UnknownMessage) or a damaged record: the two-step path says
     try:

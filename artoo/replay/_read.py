@@ -56,7 +56,8 @@ def read_store(
     paused = gc.isenabled()
     gc.disable()  # a million new objects would set off full collections, each walking them all
     try:
-        with EventLog.open(path / "events", durability="none") as log:
+        # read_only: no key scan at open; reading every seq checks them all anyway
+        with EventLog.open(path / "events", durability="none", read_only=True) as log:
             envelopes = list(log.read())
         tasks: dict[str, TaskLog] = {}
         for env in envelopes:

@@ -96,3 +96,40 @@ def test_memory_built_from_another_log_is_rebuilt_from_this_one(tmp_path: Path) 
         system.bus.publish(MegramRecorded(megram=m("b", 0.9, 1.0)), sender="ggs")
         system.flush(5)
         assert [x.id for x in system.megrams.megrams()] == ["b"]
+
+
+def test_read_only_skips_the_scan_but_every_read_across_a_gap_names_it(tmp_path: Path) -> None:
+    """A reader of the whole log (replay) opens without the key scan; the read itself
+    checks each seq, and stops at the gap with the same CorruptLog the open gives."""
+    _write(tmp_path / "events", 50)
+    with EventLog.open(tmp_path / "events", read_only=True) as log:
+        intact = list(log.read())
+        with pytest.raises(RuntimeError, match="read_only"):
+            log.append([intact[0]])
+    assert [e.seq for e in intact] == list(range(1, 51))
+    db = plyvel.DB(str(tmp_path / "events"))
+    for seq in range(20, 26):
+        db.delete(b"e|" + seq.to_bytes(8, "big"))
+    db.close()
+    with EventLog.open(tmp_path / "events", read_only=True) as log:
+        assert list(log.read(to_seq=19)) == intact[:19]  # before the gap: fine
+        assert list(log.read(from_seq=26)) == intact[25:]  # after it: fine
+        for start in (1, 20, 23):
+            with pytest.raises(CorruptLog) as info:
+                list(log.read(from_seq=start))
+            assert f"seqs {max(start, 20)}–25 are missing" in str(info.value)
+
+
+def test_a_record_holding_another_seq_is_named_by_a_read(tmp_path: Path) -> None:
+    from artoo.schemas import CorruptRecord, encode_envelope
+
+    _write(tmp_path / "events", 10)
+    with EventLog.open(tmp_path / "events") as log:
+        [sixth] = list(log.read(6, 6))
+    db = plyvel.DB(str(tmp_path / "events"))
+    moved = Envelope(9, sixth.ts, sixth.task_id, sixth.sender, None, None, sixth.body)
+    db.put(b"e|" + (6).to_bytes(8, "big"), encode_envelope(moved))
+    db.close()
+    with EventLog.open(tmp_path / "events", read_only=True) as log:
+        with pytest.raises(CorruptRecord, match="record at seq 6 holds an envelope with seq 9"):
+            list(log.read())
