@@ -126,3 +126,86 @@ def test_a_record_being_written_is_not_read_as_a_report(written: Path) -> None:
     data = lines(written)
     (written / "reports.jsonl").write_bytes(b"".join(data[:4]) + data[4][: len(data[4]) // 2])
     assert AuditLogReader(written).reports() == [report(i) for i in range(4)]
+
+
+def test_a_write_a_crash_cut_short_is_named_a_crash_and_dropped_at_open(written: Path) -> None:
+    with (written / "reports.jsonl").open("ab") as f:
+        f.write(b'{"n":6,"prev":"')  # the append's one write, cut short
+    check = AuditLogReader(written).verify()
+    assert (check.ok, check.crash, check.bad_record) == (False, True, 6)
+    log = AuditLog(written)  # the writer repairs it, then goes on
+    assert log.append(report(5)) == 6
+    log.close()
+    assert AuditLogReader(written).verify().ok
+
+
+def test_a_record_whose_head_a_crash_did_not_write_is_completed_at_open(written: Path) -> None:
+    head = (written / "HEAD").read_bytes()
+    log = AuditLog(written)
+    log.append(report(5))
+    log.close()
+    (written / "HEAD").write_bytes(head)  # as if the process died before replacing HEAD
+    check = AuditLogReader(written).verify()
+    assert (check.ok, check.crash, check.bad_record) == (False, True, 6)
+    assert "crash" in check.reason
+    AuditLog(written).close()
+    check = AuditLogReader(written).verify()
+    assert check.ok and check.records == 6
+
+
+def test_tampering_is_not_mistaken_for_a_crash(written: Path) -> None:
+    data = lines(written)
+    data[4] = data[4].replace(b'"envelopes":10', b'"envelopes":11')  # the last record
+    (written / "reports.jsonl").write_bytes(b"".join(data))
+    check = AuditLogReader(written).verify()
+    assert not check.ok and not check.crash and check.bad_record == 5
+    AuditLog(written).close()  # not repaired: still bad
+    assert not AuditLogReader(written).verify().ok
+
+
+def test_a_head_noted_outside_the_store_anchors_the_chain(written: Path) -> None:
+    noted = AuditLogReader(written).verify().head
+    log = AuditLog(written)
+    log.append(report(5))  # the log grows: the noted head is still in the chain
+    log.close()
+    assert AuditLogReader(written).verify(expect_head=noted).ok
+    # rewrite the last two records and HEAD consistently: the chain alone cannot tell
+    data = lines(written)[:4]
+    (written / "reports.jsonl").write_bytes(b"".join(data))
+    (written / "HEAD").unlink()
+    forged = AuditLog(written)
+    forged.append(report(7))
+    forged.append(report(8))
+    forged.close()
+    assert AuditLogReader(written).verify().ok
+    check = AuditLogReader(written).verify(expect_head=noted)
+    assert not check.ok and "no longer a record of the chain" in check.reason
+
+
+def test_a_writer_killed_while_appending_leaves_a_log_that_verifies_after_reopen(
+    tmp_path: Path,
+) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    directory = tmp_path / "audit"
+    code = (
+        "import sys; from artoo.eventstore import AuditLog; from artoo.schemas import AuditReport\n"
+        f"log = AuditLog({str(directory)!r})\n"
+        "i = 0\n"
+        "while True:\n"
+        "    log.append(AuditReport(window_start=i, window_end=i + 1, envelopes=i)); i += 1\n"
+        "    if i == 1: print('appending', flush=True)\n"
+    )
+    for delay in (0.0, 0.01, 0.05, 0.1):
+        child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+        assert child.stdout is not None and child.stdout.readline() == b"appending\n"
+        time.sleep(delay)
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        AuditLog(directory).close()  # reopen: repairs what the kill left, if anything
+        check = AuditLogReader(directory).verify()
+        assert check.ok, check.reason
+    assert AuditLogReader(directory).verify().records > 0
