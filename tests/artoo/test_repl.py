@@ -51,13 +51,6 @@ def test_repl_in_a_terminal_submits_shows_status_and_inbox_approves_and_quits(
         child.expect(r"done: accept")
         child.sendline("/status")
         child.expect(r"0 running, 0 waiting in the inbox")
-        child.sendline("/audit")
-        child.expect(r"audit window so far: (\d+) envelopes, 1 tasks started, ended: accept 1; ")
-        assert int(child.match.group(1)) > 10
-        child.expect(r"0 boundary violations")
-        child.sendline("/memory")
-        child.expect(r"memory: (\d+) megrams over (\d+) tags")
-        assert int(child.match.group(1)) >= 1 and int(child.match.group(2)) >= 1
         child.sendline("/quit")
         child.expect(pexpect.EOF)
     finally:
