@@ -21,20 +21,6 @@ Responsibilities:
     - ``model_errors``: at least ``model_error_rate`` (50 %) of the task's model calls
       failed, after ``model_error_min_calls`` (4) calls (high).
 
-    **Critical.** An open ticket is raised again, same ``ticket_id``, at ``critical``
-    (``escalated_from`` its severity) when its cause goes on: a ``stall`` that reaches
-    ``stall_critical_s`` (240 s, Hive's 4 minutes), a ``doom_loop`` that reaches
-    ``loop_critical`` (6) identical calls in a row. With ``Config.queen.auto_cancel =
-    "critical"`` the Queen then cancels the task.
-
-    **The model rung** (``model_rung``, off by default): what the rules cannot decide —
-    the same call (tool and arguments) ``ambiguous_repeats`` (4) times in a row with its
-    results changing: polling that progresses, or a loop? — is put to the brain model
-    once per (task, subtask), as a structured question (logged as an LLMCall, so replay
-    serves it). ``degraded`` → a ``model_opinion`` ticket (high); ``healthy`` → a
-    JudgeObservation saying so; an error, a refusal or an answer that does not parse → a
-    ``model_rung_failed`` ticket (high): the rung fails closed, never dismissing.
-
     One open ticket per (task, detector); when the task ends every open ticket of it is
     resolved (TicketResolved, ``task_ended``). An operator's answer (``continue`` or
     ``cancel``) closes a ticket at once, and a closed (task, detector) is not ticketed
@@ -51,14 +37,13 @@ Input contract:
 
 Output contract:
     EscalationTicket (detector in ``kind``, severity, cause in ``summary``, evidence seqs
-    and ranges, suggested ``action``; re-raised at critical with ``escalated_from``),
-    TicketResolved (``task_ended``), JudgeObservation, LLMCall (the model rung's).
+    and ranges, suggested ``action``), TicketResolved (``task_ended``), JudgeObservation.
 
 Constraints:
     Does NOT cancel, correct or instruct a task: the Queen and the operator decide. Decides
     from structured fields (tool, arguments, ``ok``, exit code, kinds, budgets), never by
-    parsing text; error texts are compared for identity only. A model is asked only by
-    the model rung, only about an ambiguous case, and only its structured verdict counts.
+    parsing text; error texts are compared for identity only. No model is asked: a case a
+    rule cannot decide is not dismissed by guessing (the model rung is not built).
 """
 
 from __future__ import annotations
@@ -90,18 +75,13 @@ from artoo.schemas import (
 )
 
 from .base import Equipment, Role
-from .llm import LLMRequest, ask_structured
 
 __all__ = [
     "Judge",
-    "JudgeOpinion",
-    "ambiguous_repeat",
     "budget_burn",
     "call_key",
     "cycle_at",
     "repeat_at",
-    "run_length",
-    "same_call",
     "stalled",
 ]
 
@@ -113,32 +93,6 @@ def call_key(call: ToolCall) -> Hashable:
     """What makes two tool calls identical: tool, arguments, and what came back."""
     args = msgspec.json.encode(call.args, order="sorted")
     return (call.tool, args, call.ok, call.exit_code, call.refusal, call.output_preview)
-
-
-def same_call(call: ToolCall) -> Hashable:
-    """What makes two tool calls the same call, whatever came back: tool and arguments."""
-    return (call.tool, msgspec.json.encode(call.args, order="sorted"))
-
-
-def run_length(keys: Sequence[Hashable]) -> int:
-    """How many of the last keys are identical to the last one, in a row (0 for none)."""
-    if not keys:
-        return 0
-    last, n = keys[-1], 0
-    for key in reversed(keys):
-        if key != last:
-            break
-        n += 1
-    return n
-
-
-def ambiguous_repeat(calls: Sequence[Hashable], results: Sequence[Hashable], limit: int) -> bool:
-    """True when the last ``limit`` calls are the same call (``calls``: :func:`same_call`)
-    whose results (``results``: :func:`call_key`, the same calls with what came back) are
-    not all the same — polling that may be progressing, or a loop: the rules cannot tell."""
-    if len(calls) < limit or len(results) < limit:
-        return False
-    return run_length(calls) >= limit and len(set(results[-limit:])) > 1
 
 
 def repeat_at(keys: Sequence[Hashable], limit: int) -> bool:
@@ -191,27 +145,6 @@ class _Task:
     tokens: int = 0
     open: dict[str, str] = field(default_factory=dict)  # detector → ticket id
     resolved_at: dict[str, float] = field(default_factory=dict)
-    same: dict[str, list[Hashable]] = field(default_factory=dict)  # subtask → same_call keys
-    critical: set[str] = field(default_factory=set)  # detectors raised to critical
-    asked: set[str] = field(default_factory=set)  # subtasks the model rung was asked about
-
-
-class JudgeOpinion(msgspec.Struct, frozen=True, kw_only=True):
-    """The model rung's answer about an ambiguous case."""
-
-    verdict: Literal["healthy", "degraded"]
-    reason: str = ""
-
-
-OPINION_PROMPT = (
-    "You watch an AI agent's tool calls for trouble. The agent called the same tool with "
-    "the same arguments several times in a row, and the results changed. That is healthy "
-    "when it waits for something that is making progress (a build log growing, a job's "
-    "status moving toward done); degraded when it is stuck (the results change but never "
-    "get closer to an end, or it should have stopped long ago).\n"
-    "Answer with one JSON object, for example:\n"
-    '{"verdict": "healthy", "reason": "the job status moves from queued to running"}'
-)
 
 
 _SEVERITY: dict[str, Severity] = {
@@ -223,8 +156,6 @@ _SEVERITY: dict[str, Severity] = {
     "budget_burn": "medium",
     "replan_budget": "low",
     "model_errors": "high",
-    "model_opinion": "high",
-    "model_rung_failed": "high",
 }
 
 
@@ -247,7 +178,6 @@ class Judge(Role):
         EscalationTicket,
         TicketResolved,
         JudgeObservation,
-        LLMCall,
     )
     wants_ticks: ClassVar[bool] = True
 
@@ -321,14 +251,6 @@ class Judge(Role):
                     [task.started_seq],
                     action="cancel",
                 )
-                if stalled(task.last_seen, now, self.cfg.stall_critical_s):
-                    self._escalate(
-                        task_id,
-                        "stall",
-                        f"no message for {silent:.0f} s "
-                        f"(stall_critical_s {self.cfg.stall_critical_s:g})",
-                        [task.started_seq],
-                    )
         if self.tasks:
             open_tickets = sum(len(t.open) for t in self.tasks.values())
             self.publish(
@@ -412,11 +334,9 @@ class Judge(Role):
 
     def _execution(self, task_id: str, task: _Task, env: Envelope, body: ExecutionResult) -> None:
         keys = task.keys.setdefault(body.subtask_id, [])
-        same = task.same.setdefault(body.subtask_id, [])
         seqs = task.key_seqs.setdefault(body.subtask_id, [])
         for call in body.tool_calls:
             keys.append(call_key(call))
-            same.append(same_call(call))
             seqs.append(env.seq)
             if repeat_at(keys, self.cfg.repeat_limit):
                 evidence = seqs[-self.cfg.repeat_limit :]
@@ -428,14 +348,6 @@ class Judge(Role):
                     evidence,
                     action="cancel",
                 )
-                if (n := run_length(keys)) >= self.cfg.loop_critical:
-                    self._escalate(
-                        task_id,
-                        "doom_loop",
-                        f"{call.tool} called {n} times in a row with the same arguments "
-                        f"and result (subtask {body.subtask_id})",
-                        seqs[-n:],
-                    )
             elif period := cycle_at(keys, self.cfg.cycle_repeats):
                 evidence = seqs[-period * self.cfg.cycle_repeats :]
                 self._ticket(
@@ -446,83 +358,9 @@ class Judge(Role):
                     evidence,
                     action="cancel",
                 )
-            elif ambiguous_repeat(same, keys, self.cfg.ambiguous_repeats):
-                n = self.cfg.ambiguous_repeats
-                self._ambiguous(task_id, task, body.subtask_id, seqs[-n:], call, n)
             if not call.ok and call.refusal is None:
                 key = ("tool", call.tool, call.exit_code, call.error)
                 self._error(task_id, task, key, env.seq, f"{call.tool} failed the same way")
-
-    # ------------------------------------------------------------------ the model rung
-    def _ambiguous(
-        self,
-        task_id: str,
-        task: _Task,
-        subtask_id: str,
-        evidence: list[int],
-        call: ToolCall,
-        n: int,
-    ) -> None:
-        """Ask the model about an ambiguous repeat, once per (task, subtask); fail closed."""
-        if not self.cfg.model_rung or subtask_id in task.asked:
-            return
-        task.asked.add(subtask_id)
-        what = f"{call.tool} called {n} times in a row with the same arguments, results changing"
-        opinion, error = self._opinion(task_id, subtask_id, call, n)
-        if opinion is None:
-            self._ticket(
-                task_id,
-                "model_rung_failed",
-                f"{what}; the model could not judge it ({error})",
-                evidence,
-                action="inspect",
-            )
-        elif opinion.verdict == "degraded":
-            self._ticket(
-                task_id,
-                "model_opinion",
-                f"{what}; the model judged it degraded: {opinion.reason}",
-                evidence,
-                action="inspect",
-            )
-        else:
-            self.publish(
-                JudgeObservation(
-                    summary=f"{what}; the model judged it healthy: {opinion.reason}",
-                    healthy=True,
-                    metrics={"model_asked": 1.0},
-                ),
-                task_id=task_id,
-                cause=evidence[-1] if evidence else None,
-            )
-
-    def _opinion(
-        self, task_id: str, subtask_id: str, call: ToolCall, n: int
-    ) -> tuple[JudgeOpinion | None, str]:
-        """The model's structured opinion, or None and why there is none."""
-        keys = self.tasks[task_id].keys.get(subtask_id, [])
-        results = [str(k[-1])[:300] for k in keys[-n:] if isinstance(k, tuple)]
-        shown = "\n".join(f"{i + 1}. {r!r}" for i, r in enumerate(results))
-        request = LLMRequest(
-            role=self.name,
-            tier="brain",
-            task_id=task_id,
-            messages=[
-                {"role": "system", "content": OPINION_PROMPT},
-                {
-                    "role": "user",
-                    "content": f"Tool: {call.tool}\nArguments: "
-                    f"{msgspec.json.encode(call.args).decode()}\nResults, oldest first:\n{shown}",
-                },
-            ],
-        )
-        try:
-            answer = ask_structured(self.ctx.model(), request, JudgeOpinion)
-        except Exception as exc:  # no model, a backend bug: still no opinion
-            return None, f"{type(exc).__name__}: {exc}"
-        if not answer.ok or answer.value is None:
-            return None, answer.error or "no answer"
-        return answer.value, ""
 
     def _model_call(self, task_id: str, task: _Task, env: Envelope, call: LLMCall) -> None:
         task.calls += 1
@@ -604,30 +442,6 @@ class Judge(Role):
             cause=seqs[-1] if seqs else None,
         )
         self.log.warning("ticket", task=task_id, detector=detector, cause=cause)
-
-    def _escalate(self, task_id: str, detector: str, cause: str, evidence: Sequence[int]) -> None:
-        """Raise the open ticket of ``detector`` again, same id, at critical (once)."""
-        task = self.tasks[task_id]
-        ticket_id = task.open.get(detector)
-        if ticket_id is None or detector in task.critical:
-            return
-        task.critical.add(detector)
-        seqs = sorted(set(evidence))
-        self.publish(
-            EscalationTicket(
-                ticket_id=ticket_id,
-                severity="critical",
-                kind=detector,
-                summary=cause,
-                evidence=seqs,
-                evidence_ranges=_ranges(seqs),
-                action="cancel",
-                escalated_from=_SEVERITY[detector],
-            ),
-            task_id=task_id,
-            cause=seqs[-1] if seqs else None,
-        )
-        self.log.warning("ticket critical", task=task_id, detector=detector, cause=cause)
 
     def _resolve_all(self, task_id: str, task: _Task, env: Envelope) -> None:
         for ticket_id in task.open.values():

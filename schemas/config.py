@@ -180,29 +180,6 @@ class JudgeConfig(BaseModel):
     cooldown_s: float = Field(
         60.0, ge=0, description="a resolved (task, detector) is not ticketed again sooner"
     )
-    stall_critical_s: float = Field(
-        240.0,
-        gt=0,
-        description="a stall this long raises its ticket to critical (Hive: 4 minutes)",
-    )
-    loop_critical: int = Field(
-        6,
-        ge=3,
-        description="a doom loop that reaches this many identical calls in a row after its "
-        "ticket: critical",
-    )
-    model_rung: bool = Field(
-        False,
-        description="ask the brain model about what the rules mark ambiguous (one call "
-        "repeated with changing results: polling, or a loop?); an error or unparsable "
-        "answer raises a ticket, never dismisses",
-    )
-    ambiguous_repeats: int = Field(
-        4,
-        ge=2,
-        description="the same call (tool, arguments) this many times in a row, its "
-        "results changing: ambiguous",
-    )
 
 
 class QueenConfig(BaseModel):

@@ -546,9 +546,6 @@ class EscalationTicket(Message, frozen=True, tag="EscalationTicket"):
     """The same evidence as ``[first, last]`` seq ranges."""
     action: Literal["inspect", "cancel", "continue"] = "inspect"
     """What the Judge suggests the operator do."""
-    escalated_from: Literal["low", "medium", "high", "critical"] | None = None
-    """Set when this re-raises an open ticket (same ``ticket_id``) at a higher severity:
-    the severity it had."""
 
 
 class TicketResolved(Message, frozen=True, tag="TicketResolved"):

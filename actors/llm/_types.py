@@ -19,7 +19,6 @@ ROLE_TIERS: dict[str, Tier] = {
     "planner": "brain",
     "meta_validator": "brain",
     "dreamer": "brain",
-    "judge": "brain",
     "executor": "tool",
     "agent_validator": "tool",
 }

@@ -167,7 +167,7 @@ def test_one_open_ticket_per_task_and_detector_resolved_when_the_task_ends(
     judge: RoleHarness,
 ) -> None:
     judge.send(attempt([read("a")] * 3))
-    judge.send(attempt([read("a")] * 2, attempt=2))
+    judge.send(attempt([read("a")] * 3, attempt=2))
     tickets = settle(judge)
     assert [t.kind for t in tickets] == ["doom_loop"]
     judge.send(FinalResult(task_id="t1", status="abandon"))
@@ -235,7 +235,7 @@ def test_an_acknowledged_ticket_stays_open_until_its_task_ends(judge: RoleHarnes
         sender="queen",
         task_id="t1",
     )
-    judge.send(attempt([read("a")] * 2, attempt=2))  # the loop goes on (5 < 6): no new ticket
+    judge.send(attempt([read("a")] * 3, attempt=2))  # the loop goes on: no second ticket
     assert [t.ticket_id for t in settle(judge)] == [ticket.ticket_id]
     judge.send(FinalResult(task_id="t1", status="abandon"))
     (resolved,) = judge.wait_for(TicketResolved)
