@@ -70,6 +70,18 @@ from artoo.schemas import (
     ToolCall,
 )
 
+from ._judge_rung import (
+    Case,
+    ErrorKind,
+    OpinionOutcome,
+    ask_opinion,
+    doom_severity,
+    opinion_request,
+    plateau,
+    run_length,
+    stall_severity,
+    varying_repeat,
+)
 from .base import Equipment, Role
 
 __all__ = [
@@ -133,6 +145,8 @@ class _Task:
     max_calls: int | None = None
     max_tokens: int | None = None
     keys: dict[str, list[Hashable]] = field(default_factory=dict)  # subtask → call keys
+    args: dict[str, list[Hashable]] = field(default_factory=dict)  # subtask → tool+args
+    previews: dict[str, list[str]] = field(default_factory=dict)  # subtask → results
     key_seqs: dict[str, list[int]] = field(default_factory=dict)
     corrections: list[int] = field(default_factory=list)
     errors: dict[Hashable, list[int]] = field(default_factory=dict)
@@ -140,7 +154,12 @@ class _Task:
     failed_calls: list[int] = field(default_factory=list)
     tokens: int = 0
     open: dict[str, str] = field(default_factory=dict)  # detector → ticket id
+    open_severity: dict[str, Severity] = field(default_factory=dict)
     resolved_at: dict[str, float] = field(default_factory=dict)
+    resolved_severity: dict[str, Severity] = field(default_factory=dict)
+    losses: list[float] = field(default_factory=list)
+    loss_seqs: list[int] = field(default_factory=list)
+    asked: set[str] = field(default_factory=set)  # ambiguous cases put to the model
 
 
 _SEVERITY: dict[str, Severity] = {
@@ -152,7 +171,9 @@ _SEVERITY: dict[str, Severity] = {
     "budget_burn": "medium",
     "replan_budget": "low",
     "model_errors": "high",
+    "model_opinion": "high",
 }
+_RANK: dict[str, int] = {"low": 0, "medium": 1, "high": 2, "critical": 3}
 
 
 def _ranges(seqs: Sequence[int]) -> list[list[int]]:
@@ -174,6 +195,7 @@ class Judge(Role):
         EscalationTicket,
         TicketResolved,
         JudgeObservation,
+        LLMCall,
     )
     wants_ticks: ClassVar[bool] = True
 
@@ -186,6 +208,7 @@ class Judge(Role):
         self._last_pass = -math.inf
         self._seen: deque[Envelope] = deque()
         self._woken = threading.Event()
+        self._pending: dict[tuple[str, str], tuple[float, list[int]]] = {}
 
     def on_start(self) -> None:
         """Open the tap and a pump thread that wakes the actor when envelopes arrive (so
@@ -219,6 +242,10 @@ class Judge(Role):
             self._woken.clear()
             self._drain()
             return None
+        if isinstance(message, _Opinion):
+            self._drain()
+            self._opinion(message)
+            return None
         return super().on_receive(message)
 
     def active_tasks(self) -> list[str]:
@@ -232,14 +259,22 @@ class Judge(Role):
         self._last_pass = now
         self._drain_to(self.ctx.bus.last_seq)  # judge all that was committed before now
         for task_id, task in list(self.tasks.items()):
-            if stalled(task.last_seen, now, self.cfg.stall_s):
-                silent = now - task.last_seen
+            silent = now - task.last_seen
+            severity = stall_severity(silent, self.cfg.stall_s, self.cfg.stall_critical_s)
+            if severity is not None:
                 self._ticket(
                     task_id,
                     "stall",
                     f"no message for {silent:.0f} s (stall_s {self.cfg.stall_s:g})",
                     [task.started_seq],
                     action="cancel",
+                    severity=severity,
+                )
+        for (task_id, case), (asked_at, evidence) in list(self._pending.items()):
+            if now - asked_at >= self.cfg.model_timeout_s:
+                del self._pending[(task_id, case)]
+                self._opinion_failed(
+                    task_id, case, evidence, "timeout", f"no answer in {now - asked_at:.0f} s"
                 )
         if self.tasks:
             open_tickets = sum(len(t.open) for t in self.tasks.values())
@@ -297,6 +332,7 @@ class Judge(Role):
                 if ticket_id == body.ticket_id:
                     del task.open[detector]
                     task.resolved_at[detector] = self.ctx.clock.now()
+                    task.resolved_severity[detector] = task.open_severity.pop(detector)
         elif isinstance(body, ExecutionResult):
             self._execution(task_id, task, env, body)
         elif isinstance(body, CorrectionSignal):
@@ -312,6 +348,17 @@ class Judge(Role):
         elif isinstance(body, LLMCall) and body.refused is None:
             self._model_call(task_id, task, env, body)
         elif isinstance(body, GGSDecision):
+            task.losses.append(body.loss)
+            task.loss_seqs.append(env.seq)
+            rounds = self.cfg.plateau_rounds
+            if body.directive not in _TERMINAL and plateau(task.losses, rounds):
+                self._ambiguous(
+                    task_id,
+                    task,
+                    "plateau",
+                    task.loss_seqs[-rounds - 1 :],
+                    "Loss per round: " + ", ".join(f"{x:.3f}" for x in task.losses[-8:]),
+                )
             limit = self.ctx.config.ggs.max_replans
             if limit and body.replans >= limit - 1 and body.directive not in _TERMINAL:
                 self._ticket(
@@ -324,19 +371,25 @@ class Judge(Role):
 
     def _execution(self, task_id: str, task: _Task, env: Envelope, body: ExecutionResult) -> None:
         keys = task.keys.setdefault(body.subtask_id, [])
+        args = task.args.setdefault(body.subtask_id, [])
         seqs = task.key_seqs.setdefault(body.subtask_id, [])
+        previews = task.previews.setdefault(body.subtask_id, [])
+        limit = self.cfg.repeat_limit
         for call in body.tool_calls:
             keys.append(call_key(call))
+            args.append((call.tool, msgspec.json.encode(call.args, order="sorted")))
             seqs.append(env.seq)
-            if repeat_at(keys, self.cfg.repeat_limit):
-                evidence = seqs[-self.cfg.repeat_limit :]
+            previews.append(f"ok={call.ok} {call.error or call.output_preview}"[:300])
+            run = run_length(keys)
+            if severity := doom_severity(run, limit, self.cfg.doom_critical):
                 self._ticket(
                     task_id,
                     "doom_loop",
-                    f"{call.tool} called {self.cfg.repeat_limit} times in a row with the "
+                    f"{call.tool} called {run} times in a row with the "
                     f"same arguments and result (subtask {body.subtask_id})",
-                    evidence,
+                    seqs[-run:],
                     action="cancel",
+                    severity=severity,
                 )
             elif period := cycle_at(keys, self.cfg.cycle_repeats):
                 evidence = seqs[-period * self.cfg.cycle_repeats :]
@@ -347,6 +400,15 @@ class Judge(Role):
                     f"(subtask {body.subtask_id})",
                     evidence,
                     action="cancel",
+                )
+            elif varying_repeat(args, keys, limit):
+                self._ambiguous(
+                    task_id,
+                    task,
+                    "varying_repeat",
+                    seqs[-limit:],
+                    f"Tool {call.tool}, arguments {call.args!r}; the last {limit} results:\n"
+                    + "\n".join(f"- {p}" for p in previews[-limit:]),
                 )
             if not call.ok and call.refusal is None:
                 key = ("tool", call.tool, call.exit_code, call.error)
@@ -408,30 +470,50 @@ class Judge(Role):
         evidence: Sequence[int],
         *,
         action: Literal["inspect", "cancel", "continue"],
+        severity: Severity | None = None,
+        case: str | None = None,
+        error_kind: ErrorKind | None = None,
     ) -> None:
-        task = self.tasks[task_id]
-        if detector in task.open:
-            return  # one open ticket per (task, detector)
-        resolved = task.resolved_at.get(detector)
-        if resolved is not None and self.ctx.clock.now() - resolved < self.cfg.cooldown_s:
+        """Raise a ticket: one open ticket per (task, detector). A more severe finding
+        of an open ticket raises it again, same ticket id, the higher severity (it
+        supersedes the earlier message); a resolved (task, detector) is not ticketed
+        again within ``cooldown_s`` unless the finding is more severe than before."""
+        task = self.tasks.get(task_id)
+        if task is None:
             return
-        ticket_id = self.ctx.new_id()
+        severity = severity or _SEVERITY[detector]
+        ticket_id = task.open.get(detector)
+        if ticket_id is not None:
+            if _RANK[severity] <= _RANK[task.open_severity[detector]]:
+                return
+        else:
+            resolved = task.resolved_at.get(detector)
+            if (
+                resolved is not None
+                and self.ctx.clock.now() - resolved < self.cfg.cooldown_s
+                and _RANK[severity] <= _RANK[task.resolved_severity[detector]]
+            ):
+                return
+            ticket_id = self.ctx.new_id()
         task.open[detector] = ticket_id
+        task.open_severity[detector] = severity
         seqs = sorted(set(evidence))
         self.publish(
             EscalationTicket(
                 ticket_id=ticket_id,
-                severity=_SEVERITY[detector],
+                severity=severity,
                 kind=detector,
                 summary=cause,
                 evidence=seqs,
                 evidence_ranges=_ranges(seqs),
                 action=action,
+                case=case,
+                error_kind=error_kind,
             ),
             task_id=task_id,
             cause=seqs[-1] if seqs else None,
         )
-        self.log.warning("ticket", task=task_id, detector=detector, cause=cause)
+        self.log.warning("ticket", task=task_id, detector=detector, severity=severity, cause=cause)
 
     def _resolve_all(self, task_id: str, task: _Task, env: Envelope) -> None:
         for ticket_id in task.open.values():
@@ -441,6 +523,78 @@ class Judge(Role):
                 cause=env.seq,
             )
         self.tasks.pop(task_id, None)
+        for key in [k for k in self._pending if k[0] == task_id]:
+            del self._pending[key]  # a late opinion on an ended task is dropped
+
+    # ------------------------------------------------------------------ the model rung
+    def _ambiguous(
+        self, task_id: str, task: _Task, case: Case, evidence: Sequence[int], facts: str
+    ) -> None:
+        """A case the rules cannot decide: with ``judge.model_rung``, ask the brain tier
+        once per (task, case), off the actor's thread; without it, nothing."""
+        if not self.cfg.model_rung or case in task.asked:
+            return
+        task.asked.add(case)
+        seqs = sorted(set(evidence))
+        self._pending[(task_id, case)] = (self.ctx.clock.now(), seqs)
+        request = opinion_request(task_id, case, facts)
+        ref = self.actor_ref
+        gateway = self.ctx.gateway
+
+        def _ask() -> None:  # the model thread: never raises, always tells the actor
+            if gateway is None:
+                outcome = OpinionOutcome(error_kind="error", error="this System has no model")
+            else:
+                outcome = ask_opinion(gateway, request)
+            try:
+                ref.tell(_Opinion(task_id, case, outcome))
+            except Exception:  # the Judge stopped
+                return
+
+        threading.Thread(target=_ask, name="artoo-judge-opinion", daemon=True).start()
+
+    def _opinion(self, message: _Opinion) -> None:
+        entry = self._pending.pop((message.task_id, message.case), None)
+        if entry is None:
+            return  # timed out already, or its task ended
+        _, evidence = entry
+        outcome = message.outcome
+        if outcome.opinion is None:
+            kind = outcome.error_kind or "unparsable"
+            self._opinion_failed(message.task_id, message.case, evidence, kind, outcome.error)
+        elif outcome.opinion.verdict == "degraded":
+            self._ticket(
+                message.task_id,
+                "model_opinion",
+                f"{message.case}: the model judged it degraded: {outcome.opinion.reason}",
+                evidence,
+                action="inspect",
+                case=message.case,
+            )
+        else:
+            self.publish(
+                JudgeObservation(
+                    summary=f"{message.case} dismissed: the model judged it healthy: "
+                    f"{outcome.opinion.reason}",
+                    healthy=True,
+                ),
+                task_id=message.task_id,
+                cause=evidence[-1] if evidence else None,
+            )
+
+    def _opinion_failed(
+        self, task_id: str, case: str, evidence: list[int], kind: ErrorKind, error: str
+    ) -> None:
+        """The rung fails closed: no usable opinion is a ticket, never a dismissal."""
+        self._ticket(
+            task_id,
+            "model_opinion",
+            f"{case}: no usable model opinion ({kind}): {error}",
+            evidence,
+            action="inspect",
+            case=case,
+            error_kind=kind,
+        )
 
 
 _TERMINAL = frozenset({"accept", "success", "abandon"})
@@ -449,3 +603,12 @@ _TERMINAL = frozenset({"accept", "success", "abandon"})
 @dataclass(frozen=True)
 class _Wake:
     """Told by the Judge's pump thread: envelopes are waiting."""
+
+
+@dataclass(frozen=True)
+class _Opinion:
+    """Told by a model thread: the outcome of one ambiguous case."""
+
+    task_id: str
+    case: str
+    outcome: OpinionOutcome
