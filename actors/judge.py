@@ -6,12 +6,14 @@ Responsibilities:
     relevant message and on a timer (``Config.judge.interval_s``, default 10 s):
 
     - ``doom_loop``: the ``repeat_limit``-th (3rd) identical tool call — same tool, same
-      arguments, same result — in a row within one subtask, across its attempts (high).
+      arguments, same result — in a row within one subtask, across its attempts (high);
+      critical when it goes on to ``doom_critical × repeat_limit`` (the 6th).
     - ``cycle``: a block of 2–4 calls (not all the same) repeated ``cycle_repeats`` (2)
       times in a row, results included (high). A poll whose results change, or a call
       repeated with other calls between, is neither.
     - ``stall``: a running task with no envelope for ``stall_s`` (60 s) of clock time;
-      found within ``stall_s`` + one timer interval (high).
+      found within ``stall_s`` + one timer interval (high); critical from
+      ``stall_critical_s`` (default 4 × ``stall_s``: Hive's 4 minutes), action cancel.
     - ``retry_storm``: ``retry_storm`` (5) CorrectionSignals in one task (medium).
     - ``repeated_errors``: ``error_repeats`` (3) identical errors (failed tool calls of
       the same tool, exit code and error; or model calls failing the same way) (medium).
@@ -20,6 +22,30 @@ Responsibilities:
     - ``replan_budget``: the GGS's replans one short of ``Config.ggs.max_replans`` (low).
     - ``model_errors``: at least ``model_error_rate`` (50 %) of the task's model calls
       failed, after ``model_error_min_calls`` (4) calls (high).
+    - ``model_opinion`` (only with ``model_rung``): the brain-tier model's verdict on a
+      case the rules mark ambiguous (high, inspect), see below.
+
+    **Critical escalation.** A finding more severe than the open ticket of its (task,
+    detector) raises that ticket again: a new EscalationTicket message with the SAME
+    ticket id and the higher severity, superseding the earlier one (the Queen's inbox
+    holds the latest; ``Config.queen.auto_cancel = "critical"`` cancels on it). A
+    finding more severe than a ticket resolved within ``cooldown_s`` (the operator said
+    continue, and the loop went on) is ticketed anew despite the cool-down.
+
+    **The model rung** (``Config.judge.model_rung``, default off: it costs a brain call
+    and needs a brain model). The rules mark two cases ambiguous (pure functions in
+    ``_judge_rung``): ``varying_repeat`` — the same tool and arguments ``repeat_limit``
+    times in a row whose results differ (polling, or a loop whose output drifts?); and
+    ``plateau`` — the GGS loss not better than its best for ``plateau_rounds`` (3)
+    rounds while the task works on. Only those, at most once per (task, case), are put
+    to the brain tier through the LLM gateway (logged as an LLMCall, replayable; charged
+    to the task's budget), on a thread of its own so the tap and the detectors go on.
+    ``healthy`` → a JudgeObservation noting the dismissal; ``degraded`` → a
+    ``model_opinion`` ticket with the evidence seqs. It **fails closed**: an exception,
+    a refusal (the task's budget), no answer within ``model_timeout_s`` of clock time,
+    or an unparsable answer (after one repair) is a ``model_opinion`` ticket too, with
+    ``error_kind`` set (``error``/``refused``/``timeout``/``unparsable``). A late
+    answer, or one for a task that ended, is dropped.
 
     One open ticket per (task, detector); when the task ends every open ticket of it is
     resolved (TicketResolved, ``task_ended``); a ticket the Queen resolved (acknowledged,
@@ -33,13 +59,16 @@ Input contract:
 
 Output contract:
     EscalationTicket (detector in ``kind``, severity, cause in ``summary``, evidence seqs
-    and ranges, suggested ``action``), TicketResolved (``task_ended``), JudgeObservation.
+    and ranges, suggested ``action``; ``case`` and ``error_kind`` for ``model_opinion``),
+    TicketResolved (``task_ended``), JudgeObservation, LLMCall (the model rung's, by the
+    gateway).
 
 Constraints:
     Does NOT cancel, correct or instruct a task: the Queen and the operator decide. Decides
     from structured fields (tool, arguments, ``ok``, exit code, kinds, budgets), never by
-    parsing text; error texts are compared for identity only. No model is asked: a case a
-    rule cannot decide is not dismissed by guessing (the model rung is not built).
+    parsing text; error texts are compared for identity only. The model is asked only
+    about the ambiguous cases, never about one a rule decides, and its silence or
+    nonsense never dismisses anything.
 """
 
 from __future__ import annotations
