@@ -29,7 +29,10 @@ Input contract:
     Every envelope, through a bus **tap** (no subscription handler): a tap that dropped
     is caught up from the event log by seq, so envelopes are folded in seq order with no
     gap and no duplicate. Ticks (clock time) close a window once the clock passes its
-    end; :class:`AuditNow` (asked by the System) returns the report so far.
+    end; :class:`AuditNow` (asked by the System) returns the report so far. At start
+    the fold resumes from the watermark (``_audit_mark``: its state at the last closed
+    window, saved after each complete report) and reads only the envelopes after it;
+    without a usable watermark it folds the log from seq 1.
 
 Output contract:
     **Nothing on the bus.** AuditReports appended to the audit log (``<store>/audit``,
@@ -79,6 +82,7 @@ from artoo.schemas import (
     UserRequest,
 )
 
+from ._audit_mark import FoldMark, resume, save_mark, take_mark
 from .base import Equipment, Role
 from .contracts import Contracts
 
@@ -233,6 +237,8 @@ class AuditFold:
         self._losses: dict[str, list[tuple[int, float]]] = {}  # task → (seq, L) per round
         self._stalled: set[str] = set()
         self._history: dict[tuple[str, str], deque[float]] = {}
+        self.mark: FoldMark | None = None
+        """The state as of the last closed window (what the watermark saves)."""
 
     # ------------------------------------------------------------------ windows
     def _start(self, index: int) -> float:
@@ -248,7 +254,9 @@ class AuditFold:
         end = self.open_until
         if end is None or now < end:
             return []
-        return [self._close()]
+        report = self._close()
+        self.mark = take_mark(self, self.next_seq)
+        return [report]
 
     def _close(self) -> AuditReport:
         window = self._window
@@ -340,6 +348,7 @@ class AuditFold:
         closed = []
         if self._window is not None and index > self._window.index:
             closed.append(self._close())
+            self.mark = take_mark(self, env.seq)  # before this envelope is folded
         if self._window is None:
             self._window = _Window(index, first_seq=env.seq)
         w = self._window
@@ -573,6 +582,11 @@ class Auditor(Role):
         self._live_drops = 0
         self._live_caught = 0
         self._written: tuple[float, int, bool] = (-math.inf, 0, False)
+        self.resumed_from = 1
+        """The seq this session's fold started from (1: the whole log; more: the
+        watermark's)."""
+        self.replayed = 0
+        """Envelopes read from the event log at start (after the watermark)."""
 
     def on_start(self) -> None:
         """Open the tap first, then fold the log so far (nothing is missed between)."""
@@ -583,7 +597,12 @@ class Auditor(Role):
         self._tap = self.ctx.bus.tap(maxsize=self.ctx.config.audit.tap_size)
         for r in self._seat.log.reports():
             self._written = max(self._written, (r.window_end, r.last_seq, r.complete))
+        assert self._fold is not None
+        self.resumed_from, why = resume(self._fold, self._seat.log.directory, self.ctx.bus.last_seq)
+        if why:
+            self.log.warning(f"audit watermark not used ({why}): replaying the event log")
         self._catch_up(self.ctx.bus.last_seq, live=False)
+        self.replayed = self._fold.next_seq - self.resumed_from
 
     def on_stop(self) -> None:
         """Write the open window as it stands (``complete=False``), close the tap."""
@@ -605,7 +624,12 @@ class Auditor(Role):
                 raise RuntimeError("this Auditor has no audit seat")
             self._sync()
             report = self._fold.so_far(self.ctx.clock.now())
-            live = LiveStats(tap_drops=self._live_drops, caught_up=self._live_caught)
+            live = LiveStats(
+                tap_drops=self._live_drops,
+                caught_up=self._live_caught,
+                resumed_from=self.resumed_from,
+                replayed=self.replayed,
+            )
             return msgspec.structs.replace(report, live=live)
         return super().on_receive(message)
 
@@ -666,9 +690,11 @@ class Auditor(Role):
     def _write(self, report: AuditReport) -> None:
         assert self._seat is not None
         mark = (report.window_end, report.last_seq, report.complete)
-        if mark <= self._written:
-            return  # written already (by an earlier session of this store)
-        live = LiveStats(tap_drops=self._live_drops, caught_up=self._live_caught)
-        self._live_drops = self._live_caught = 0
-        self._seat.log.append(msgspec.structs.replace(report, live=live))
-        self._written = mark
+        if mark > self._written:  # else written already (by an earlier session)
+            live = LiveStats(tap_drops=self._live_drops, caught_up=self._live_caught)
+            self._live_drops = self._live_caught = 0
+            self._seat.log.append(msgspec.structs.replace(report, live=live))
+            self._written = mark
+        fold_mark = self._fold.mark if self._fold is not None else None
+        if report.complete and fold_mark is not None:
+            save_mark(self._seat.log.directory, fold_mark)  # after its report

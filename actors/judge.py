@@ -6,12 +6,14 @@ Responsibilities:
     relevant message and on a timer (``Config.judge.interval_s``, default 10 s):
 
     - ``doom_loop``: the ``repeat_limit``-th (3rd) identical tool call — same tool, same
-      arguments, same result — in a row within one subtask, across its attempts (high).
+      arguments, same result — in a row within one subtask, across its attempts (high);
+      critical when it goes on to ``doom_critical × repeat_limit`` (the 6th).
     - ``cycle``: a block of 2–4 calls (not all the same) repeated ``cycle_repeats`` (2)
       times in a row, results included (high). A poll whose results change, or a call
       repeated with other calls between, is neither.
     - ``stall``: a running task with no envelope for ``stall_s`` (60 s) of clock time;
-      found within ``stall_s`` + one timer interval (high).
+      found within ``stall_s`` + one timer interval (high); critical from
+      ``stall_critical_s`` (default 4 × ``stall_s``: Hive's 4 minutes), action cancel.
     - ``retry_storm``: ``retry_storm`` (5) CorrectionSignals in one task (medium).
     - ``repeated_errors``: ``error_repeats`` (3) identical errors (failed tool calls of
       the same tool, exit code and error; or model calls failing the same way) (medium).
@@ -20,6 +22,30 @@ Responsibilities:
     - ``replan_budget``: the GGS's replans one short of ``Config.ggs.max_replans`` (low).
     - ``model_errors``: at least ``model_error_rate`` (50 %) of the task's model calls
       failed, after ``model_error_min_calls`` (4) calls (high).
+    - ``model_opinion`` (only with ``model_rung``): the brain-tier model's verdict on a
+      case the rules mark ambiguous (high, inspect), see below.
+
+    **Critical escalation.** A finding more severe than the open ticket of its (task,
+    detector) raises that ticket again: a new EscalationTicket message with the SAME
+    ticket id and the higher severity, superseding the earlier one (the Queen's inbox
+    holds the latest; ``Config.queen.auto_cancel = "critical"`` cancels on it). A
+    finding more severe than a ticket resolved within ``cooldown_s`` (the operator said
+    continue, and the loop went on) is ticketed anew despite the cool-down.
+
+    **The model rung** (``Config.judge.model_rung``, default off: it costs a brain call
+    and needs a brain model). The rules mark two cases ambiguous (pure functions in
+    ``_judge_rung``): ``varying_repeat`` — the same tool and arguments ``repeat_limit``
+    times in a row whose results differ (polling, or a loop whose output drifts?); and
+    ``plateau`` — the GGS loss not better than its best for ``plateau_rounds`` (3)
+    rounds while the task works on. Only those, at most once per (task, case), are put
+    to the brain tier through the LLM gateway (logged as an LLMCall, replayable; charged
+    to the task's budget), on a thread of its own so the tap and the detectors go on.
+    ``healthy`` → a JudgeObservation noting the dismissal; ``degraded`` → a
+    ``model_opinion`` ticket with the evidence seqs. It **fails closed**: an exception,
+    a refusal (the task's budget), no answer within ``model_timeout_s`` of clock time,
+    or an unparsable answer (after one repair) is a ``model_opinion`` ticket too, with
+    ``error_kind`` set (``error``/``refused``/``timeout``/``unparsable``). A late
+    answer, or one for a task that ended, is dropped.
 
     One open ticket per (task, detector); when the task ends every open ticket of it is
     resolved (TicketResolved, ``task_ended``). An operator's answer (``continue`` or
@@ -37,13 +63,16 @@ Input contract:
 
 Output contract:
     EscalationTicket (detector in ``kind``, severity, cause in ``summary``, evidence seqs
-    and ranges, suggested ``action``), TicketResolved (``task_ended``), JudgeObservation.
+    and ranges, suggested ``action``; ``case`` and ``error_kind`` for ``model_opinion``),
+    TicketResolved (``task_ended``), JudgeObservation, LLMCall (the model rung's, by the
+    gateway).
 
 Constraints:
     Does NOT cancel, correct or instruct a task: the Queen and the operator decide. Decides
     from structured fields (tool, arguments, ``ok``, exit code, kinds, budgets), never by
-    parsing text; error texts are compared for identity only. No model is asked: a case a
-    rule cannot decide is not dismissed by guessing (the model rung is not built).
+    parsing text; error texts are compared for identity only. The model is asked only
+    about the ambiguous cases, never about one a rule decides, and its silence or
+    nonsense never dismisses anything.
 """
 
 from __future__ import annotations
@@ -74,6 +103,18 @@ from artoo.schemas import (
     ToolCall,
 )
 
+from ._judge_rung import (
+    Case,
+    ErrorKind,
+    OpinionOutcome,
+    ask_opinion,
+    doom_severity,
+    opinion_request,
+    plateau,
+    run_length,
+    stall_severity,
+    varying_repeat,
+)
 from .base import Equipment, Role
 
 __all__ = [
@@ -137,6 +178,8 @@ class _Task:
     max_calls: int | None = None
     max_tokens: int | None = None
     keys: dict[str, list[Hashable]] = field(default_factory=dict)  # subtask → call keys
+    args: dict[str, list[Hashable]] = field(default_factory=dict)  # subtask → tool+args
+    previews: dict[str, list[str]] = field(default_factory=dict)  # subtask → results
     key_seqs: dict[str, list[int]] = field(default_factory=dict)
     corrections: list[int] = field(default_factory=list)
     errors: dict[Hashable, list[int]] = field(default_factory=dict)
@@ -144,7 +187,12 @@ class _Task:
     failed_calls: list[int] = field(default_factory=list)
     tokens: int = 0
     open: dict[str, str] = field(default_factory=dict)  # detector → ticket id
+    open_severity: dict[str, Severity] = field(default_factory=dict)
     resolved_at: dict[str, float] = field(default_factory=dict)
+    resolved_severity: dict[str, Severity] = field(default_factory=dict)
+    losses: list[float] = field(default_factory=list)
+    loss_seqs: list[int] = field(default_factory=list)
+    asked: set[str] = field(default_factory=set)  # ambiguous cases put to the model
 
 
 _SEVERITY: dict[str, Severity] = {
@@ -156,7 +204,9 @@ _SEVERITY: dict[str, Severity] = {
     "budget_burn": "medium",
     "replan_budget": "low",
     "model_errors": "high",
+    "model_opinion": "high",
 }
+_RANK: dict[str, int] = {"low": 0, "medium": 1, "high": 2, "critical": 3}
 
 
 def _ranges(seqs: Sequence[int]) -> list[list[int]]:
@@ -178,6 +228,7 @@ class Judge(Role):
         EscalationTicket,
         TicketResolved,
         JudgeObservation,
+        LLMCall,
     )
     wants_ticks: ClassVar[bool] = True
 
@@ -190,6 +241,7 @@ class Judge(Role):
         self._last_pass = -math.inf
         self._seen: deque[Envelope] = deque()
         self._woken = threading.Event()
+        self._pending: dict[tuple[str, str], tuple[float, list[int]]] = {}
 
     def on_start(self) -> None:
         """Open the tap and a pump thread that wakes the actor when envelopes arrive (so
@@ -229,6 +281,10 @@ class Judge(Role):
             self._woken.clear()
             self._drain()
             return None
+        if isinstance(message, _Opinion):
+            self._drain()
+            self._opinion(message)
+            return None
         return super().on_receive(message)
 
     def active_tasks(self) -> list[str]:
@@ -242,14 +298,22 @@ class Judge(Role):
         self._last_pass = now
         self._drain_to(self.ctx.bus.last_seq)  # judge all that was committed before now
         for task_id, task in list(self.tasks.items()):
-            if stalled(task.last_seen, now, self.cfg.stall_s):
-                silent = now - task.last_seen
+            silent = now - task.last_seen
+            severity = stall_severity(silent, self.cfg.stall_s, self.cfg.stall_critical_s)
+            if severity is not None:
                 self._ticket(
                     task_id,
                     "stall",
                     f"no message for {silent:.0f} s (stall_s {self.cfg.stall_s:g})",
                     [task.started_seq],
                     action="cancel",
+                    severity=severity,
+                )
+        for (task_id, case), (asked_at, evidence) in list(self._pending.items()):
+            if now - asked_at >= self.cfg.model_timeout_s:
+                del self._pending[(task_id, case)]
+                self._opinion_failed(
+                    task_id, case, evidence, "timeout", f"no answer in {now - asked_at:.0f} s"
                 )
         if self.tasks:
             open_tickets = sum(len(t.open) for t in self.tasks.values())
@@ -307,6 +371,7 @@ class Judge(Role):
                 if ticket_id == body.ticket_id:
                     del task.open[detector]
                     task.resolved_at[detector] = self.ctx.clock.now()
+                    task.resolved_severity[detector] = task.open_severity.pop(detector)
         elif isinstance(body, ExecutionResult):
             self._execution(task_id, task, env, body)
         elif isinstance(body, CorrectionSignal):
@@ -322,6 +387,17 @@ class Judge(Role):
         elif isinstance(body, LLMCall) and body.refused is None:
             self._model_call(task_id, task, env, body)
         elif isinstance(body, GGSDecision):
+            task.losses.append(body.loss)
+            task.loss_seqs.append(env.seq)
+            rounds = self.cfg.plateau_rounds
+            if body.directive not in _TERMINAL and plateau(task.losses, rounds):
+                self._ambiguous(
+                    task_id,
+                    task,
+                    "plateau",
+                    task.loss_seqs[-rounds - 1 :],
+                    "Loss per round: " + ", ".join(f"{x:.3f}" for x in task.losses[-8:]),
+                )
             limit = self.ctx.config.ggs.max_replans
             if limit and body.replans >= limit - 1 and body.directive not in _TERMINAL:
                 self._ticket(
@@ -334,19 +410,25 @@ class Judge(Role):
 
     def _execution(self, task_id: str, task: _Task, env: Envelope, body: ExecutionResult) -> None:
         keys = task.keys.setdefault(body.subtask_id, [])
+        args = task.args.setdefault(body.subtask_id, [])
         seqs = task.key_seqs.setdefault(body.subtask_id, [])
+        previews = task.previews.setdefault(body.subtask_id, [])
+        limit = self.cfg.repeat_limit
         for call in body.tool_calls:
             keys.append(call_key(call))
+            args.append((call.tool, msgspec.json.encode(call.args, order="sorted")))
             seqs.append(env.seq)
-            if repeat_at(keys, self.cfg.repeat_limit):
-                evidence = seqs[-self.cfg.repeat_limit :]
+            previews.append(f"ok={call.ok} {call.error or call.output_preview}"[:300])
+            run = run_length(keys)
+            if severity := doom_severity(run, limit, self.cfg.doom_critical):
                 self._ticket(
                     task_id,
                     "doom_loop",
-                    f"{call.tool} called {self.cfg.repeat_limit} times in a row with the "
+                    f"{call.tool} called {run} times in a row with the "
                     f"same arguments and result (subtask {body.subtask_id})",
-                    evidence,
+                    seqs[-run:],
                     action="cancel",
+                    severity=severity,
                 )
             elif period := cycle_at(keys, self.cfg.cycle_repeats):
                 evidence = seqs[-period * self.cfg.cycle_repeats :]
@@ -357,6 +439,15 @@ class Judge(Role):
                     f"(subtask {body.subtask_id})",
                     evidence,
                     action="cancel",
+                )
+            elif varying_repeat(args, keys, limit):
+                self._ambiguous(
+                    task_id,
+                    task,
+                    "varying_repeat",
+                    seqs[-limit:],
+                    f"Tool {call.tool}, arguments {call.args!r}; the last {limit} results:\n"
+                    + "\n".join(f"- {p}" for p in previews[-limit:]),
                 )
             if not call.ok and call.refusal is None:
                 key = ("tool", call.tool, call.exit_code, call.error)
@@ -418,30 +509,50 @@ class Judge(Role):
         evidence: Sequence[int],
         *,
         action: Literal["inspect", "cancel", "continue"],
+        severity: Severity | None = None,
+        case: str | None = None,
+        error_kind: ErrorKind | None = None,
     ) -> None:
-        task = self.tasks[task_id]
-        if detector in task.open:
-            return  # one open ticket per (task, detector)
-        resolved = task.resolved_at.get(detector)
-        if resolved is not None and self.ctx.clock.now() - resolved < self.cfg.cooldown_s:
+        """Raise a ticket: one open ticket per (task, detector). A more severe finding
+        of an open ticket raises it again, same ticket id, the higher severity (it
+        supersedes the earlier message); a resolved (task, detector) is not ticketed
+        again within ``cooldown_s`` unless the finding is more severe than before."""
+        task = self.tasks.get(task_id)
+        if task is None:
             return
-        ticket_id = self.ctx.new_id()
+        severity = severity or _SEVERITY[detector]
+        ticket_id = task.open.get(detector)
+        if ticket_id is not None:
+            if _RANK[severity] <= _RANK[task.open_severity[detector]]:
+                return
+        else:
+            resolved = task.resolved_at.get(detector)
+            if (
+                resolved is not None
+                and self.ctx.clock.now() - resolved < self.cfg.cooldown_s
+                and _RANK[severity] <= _RANK[task.resolved_severity[detector]]
+            ):
+                return
+            ticket_id = self.ctx.new_id()
         task.open[detector] = ticket_id
+        task.open_severity[detector] = severity
         seqs = sorted(set(evidence))
         self.publish(
             EscalationTicket(
                 ticket_id=ticket_id,
-                severity=_SEVERITY[detector],
+                severity=severity,
                 kind=detector,
                 summary=cause,
                 evidence=seqs,
                 evidence_ranges=_ranges(seqs),
                 action=action,
+                case=case,
+                error_kind=error_kind,
             ),
             task_id=task_id,
             cause=seqs[-1] if seqs else None,
         )
-        self.log.warning("ticket", task=task_id, detector=detector, cause=cause)
+        self.log.warning("ticket", task=task_id, detector=detector, severity=severity, cause=cause)
 
     def _resolve_all(self, task_id: str, task: _Task, env: Envelope) -> None:
         for ticket_id in task.open.values():
@@ -451,6 +562,78 @@ class Judge(Role):
                 cause=env.seq,
             )
         self.tasks.pop(task_id, None)
+        for key in [k for k in self._pending if k[0] == task_id]:
+            del self._pending[key]  # a late opinion on an ended task is dropped
+
+    # ------------------------------------------------------------------ the model rung
+    def _ambiguous(
+        self, task_id: str, task: _Task, case: Case, evidence: Sequence[int], facts: str
+    ) -> None:
+        """A case the rules cannot decide: with ``judge.model_rung``, ask the brain tier
+        once per (task, case), off the actor's thread; without it, nothing."""
+        if not self.cfg.model_rung or case in task.asked:
+            return
+        task.asked.add(case)
+        seqs = sorted(set(evidence))
+        self._pending[(task_id, case)] = (self.ctx.clock.now(), seqs)
+        request = opinion_request(task_id, case, facts)
+        ref = self.actor_ref
+        gateway = self.ctx.gateway
+
+        def _ask() -> None:  # the model thread: never raises, always tells the actor
+            if gateway is None:
+                outcome = OpinionOutcome(error_kind="error", error="this System has no model")
+            else:
+                outcome = ask_opinion(gateway, request)
+            try:
+                ref.tell(_Opinion(task_id, case, outcome))
+            except Exception:  # the Judge stopped
+                return
+
+        threading.Thread(target=_ask, name="artoo-judge-opinion", daemon=True).start()
+
+    def _opinion(self, message: _Opinion) -> None:
+        entry = self._pending.pop((message.task_id, message.case), None)
+        if entry is None:
+            return  # timed out already, or its task ended
+        _, evidence = entry
+        outcome = message.outcome
+        if outcome.opinion is None:
+            kind = outcome.error_kind or "unparsable"
+            self._opinion_failed(message.task_id, message.case, evidence, kind, outcome.error)
+        elif outcome.opinion.verdict == "degraded":
+            self._ticket(
+                message.task_id,
+                "model_opinion",
+                f"{message.case}: the model judged it degraded: {outcome.opinion.reason}",
+                evidence,
+                action="inspect",
+                case=message.case,
+            )
+        else:
+            self.publish(
+                JudgeObservation(
+                    summary=f"{message.case} dismissed: the model judged it healthy: "
+                    f"{outcome.opinion.reason}",
+                    healthy=True,
+                ),
+                task_id=message.task_id,
+                cause=evidence[-1] if evidence else None,
+            )
+
+    def _opinion_failed(
+        self, task_id: str, case: str, evidence: list[int], kind: ErrorKind, error: str
+    ) -> None:
+        """The rung fails closed: no usable opinion is a ticket, never a dismissal."""
+        self._ticket(
+            task_id,
+            "model_opinion",
+            f"{case}: no usable model opinion ({kind}): {error}",
+            evidence,
+            action="inspect",
+            case=case,
+            error_kind=kind,
+        )
 
 
 _TERMINAL = frozenset({"accept", "success", "abandon"})
@@ -459,3 +642,12 @@ _TERMINAL = frozenset({"accept", "success", "abandon"})
 @dataclass(frozen=True)
 class _Wake:
     """Told by the Judge's pump thread: envelopes are waiting."""
+
+
+@dataclass(frozen=True)
+class _Opinion:
+    """Told by a model thread: the outcome of one ambiguous case."""
+
+    task_id: str
+    case: str
+    outcome: OpinionOutcome

@@ -14,7 +14,10 @@ Responsibilities:
       (TicketResolved ``acknowledged``) and not relayed;
     - with ``Config.queen.auto_cancel = "critical"``, a critical ticket whose suggested
       action is ``cancel`` cancels its task at once (TicketResolved ``cancel`` by the
-      Queen, then TaskCancelled naming the ticket);
+      Queen, then TaskCancelled naming the ticket). The Judge's stall (from
+      ``judge.stall_critical_s``) and doom loop (from ``doom_critical × repeat_limit``
+      calls) are critical with action cancel; an escalation arrives as the same ticket id
+      again with severity critical, and replaces the earlier entry in the inbox;
     - every other ticket goes to the operator: the ``on_ticket`` callback (its answer
       ``cancel`` / ``continue``) and the inbox (``System.inbox`` / ``System.answer``).
       The first answer wins; ``continue`` resolves the ticket, ``cancel`` resolves it and

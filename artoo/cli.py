@@ -112,6 +112,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--verify", action="store_true", help="check the hash chain; exit 1 on the first bad record"
     )
     audit.add_argument(
+        "--expect-head",
+        metavar="HASH",
+        default=None,
+        help="with --verify: the chain must still hold this record hash (the head an "
+        "earlier verify printed, kept outside the store); exit 1 if not",
+    )
+    audit.add_argument(
         "--recompute",
         action="store_true",
         help="recompute the Auditor's reports from the event log and compare them",
@@ -522,7 +529,16 @@ def _audit_log(args: argparse.Namespace) -> int:
         if not check.ok:
             print(f"audit log: record {check.bad_record} is bad: {check.reason}")
             return EXIT_ABANDON
-        print(f"audit log: {check.records} records, the hash chain is intact")
+        print(f"audit log: {check.records} records, the hash chain is intact; head {check.head}")
+        if args.expect_head is not None:
+            at = reader.holds(args.expect_head)
+            if at is None:
+                print(
+                    f"audit log: the expected head {args.expect_head} is not in the chain: "
+                    "a record at or before it was rewritten or removed"
+                )
+                return EXIT_ABANDON
+            print(f"audit log: the expected head is record {at}: every record up to it holds")
         return EXIT_OK
     reports = reader.reports()
     if args.recompute:

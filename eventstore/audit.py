@@ -10,6 +10,19 @@
 - ``HEAD`` — ``{"n", "hash"}`` of the last record, replaced atomically after each append,
   so a deleted last record is detected too.
 
+A crash of the writer can leave a **torn tail**: a partial last line (killed inside the
+write), or one complete record that chains correctly beyond HEAD (killed between the
+record's fsync and HEAD's replacement). Opening the writable :class:`AuditLog` repairs
+exactly these two, with a warning (the partial line is cut off; HEAD is moved to the
+complete record); anything else is left as it is for :meth:`AuditLogReader.verify` to
+name as tampering.
+
+Nothing outside the store anchors the chain: someone who rewrites the last records *and*
+recomputes their hashes and HEAD is not caught by the chain alone. Keep the head that a
+verify prints (``artoo audit --verify`` prints it) somewhere else, and later check that
+the chain still holds it (``artoo audit --verify --expect-head HASH``, :meth:`holds`):
+every record up to that one is then as it was.
+
 Only the Auditor writes it (:class:`AuditLog`, which no other role is given); the System
 and ``artoo audit`` read it through :class:`AuditLogReader`, which cannot write.
 """
@@ -17,6 +30,7 @@ and ``artoo audit`` read it through :class:`AuditLogReader`, which cannot write.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import threading
 from collections.abc import Iterator
@@ -28,6 +42,8 @@ import msgspec
 from artoo.schemas import AuditReport
 
 __all__ = ["GENESIS", "AuditLog", "AuditLogReader", "AuditVerification", "record_hash"]
+
+_log = logging.getLogger("artoo.eventstore")
 
 GENESIS = "0" * 64
 """The ``prev`` of the first record."""
@@ -67,6 +83,8 @@ class AuditVerification:
     records: int
     bad_record: int | None = None
     reason: str = ""
+    head: str = GENESIS
+    """The last good record's hash (GENESIS for an empty log)."""
 
 
 class AuditLogReader:
@@ -140,7 +158,18 @@ class AuditLogReader:
             )
         if head.hash != prev:
             return AuditVerification(False, count - 1, count, "HEAD names another hash")
-        return AuditVerification(True, count)
+        return AuditVerification(True, count, head=prev)
+
+    def holds(self, record_hash: str) -> int | None:
+        """The number of the record whose hash is ``record_hash``, or None (an external
+        anchor: with a verified chain, every record up to it is unchanged)."""
+        for index, line in enumerate(self._lines(), 1):
+            try:
+                if msgspec.json.decode(line, type=_Record).hash == record_hash:
+                    return index
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                return None
+        return None
 
 
 class AuditLog(AuditLogReader):
@@ -157,6 +186,8 @@ class AuditLog(AuditLogReader):
         self._lock = threading.Lock()
         self._n = 0
         self._last = GENESIS
+        self.repaired = self._repair_torn_tail()
+        """What opening repaired (a torn tail after a crash), or None."""
         lines = self._lines()
         if lines:
             try:
@@ -165,6 +196,70 @@ class AuditLog(AuditLogReader):
             except (msgspec.DecodeError, msgspec.ValidationError):
                 self._n = len(lines)  # the chain is broken; verify() names where
         self._file = open(self.directory / _REPORTS, "ab")
+
+    def _repair_torn_tail(self) -> str | None:
+        """Repair what a crashed writer leaves (see the module docstring); None if
+        nothing was torn. Tampering is never repaired."""
+        path = self.directory / _REPORTS
+        if not path.exists():
+            return None
+        data = path.read_bytes()
+        fixed: str | None = None
+        if data and not data.endswith(b"\n"):  # a partial last line: cut it off
+            cut = data.rfind(b"\n") + 1
+            check = AuditLogReader(self.directory)
+            with open(path, "r+b") as f:
+                f.truncate(cut)
+                f.flush()
+                os.fsync(f.fileno())
+            if not check.verify().ok and not self._one_beyond_head():
+                # not a clean chain without it either: keep the evidence, do not repair
+                with open(path, "r+b") as f:
+                    f.seek(cut)
+                    f.write(data[cut:])
+                return None
+            fixed = f"cut off a partial last record ({len(data) - cut} bytes)"
+        if self._one_beyond_head():
+            lines = self._lines()
+            record = msgspec.json.decode(lines[-1], type=_Record)
+            head = self.directory / _HEAD
+            tmp = head.with_suffix(".tmp")
+            tmp.write_bytes(msgspec.json.encode(_Head(record.n, record.hash)))
+            os.replace(tmp, head)
+            moved = f"moved HEAD to record {record.n}, written before a crash"
+            fixed = moved if fixed is None else f"{fixed}; {moved}"
+        if fixed is not None:
+            _log.warning("audit log %s: torn tail repaired: %s", self.directory, fixed)
+        return fixed
+
+    def _one_beyond_head(self) -> bool:
+        """True when the chain is intact up to HEAD (or empty, HEAD not yet written) and
+        one more complete record links and hashes after it: what a crash between a
+        record's fsync and HEAD's replacement leaves."""
+        head_path = self.directory / _HEAD
+        head = _Head(0, GENESIS)
+        if head_path.exists():
+            try:
+                head = msgspec.json.decode(head_path.read_bytes(), type=_Head)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                return False
+        lines = self._lines()
+        if len(lines) != head.n + 1:
+            return False
+        prev = GENESIS
+        for index, line in enumerate(lines, 1):
+            try:
+                record = msgspec.json.decode(line, type=_Record)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                return False
+            if record.n != index or record.prev != prev:
+                return False
+            if record_hash(record.n, record.prev, bytes(record.report)) != record.hash:
+                return False
+            prev = record.hash
+            if index == head.n and prev != head.hash:
+                return False
+        return True
 
     @property
     def count(self) -> int:

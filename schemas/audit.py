@@ -112,6 +112,11 @@ class LiveStats(msgspec.Struct, frozen=True, kw_only=True, tag="LiveStats"):
 
     tap_drops: int = 0
     caught_up: int = 0
+    resumed_from: int = 0
+    """``System.audit()`` only: the seq this session's Auditor started folding from (1:
+    the whole event log; more: its watermark). 0 in reports written to the audit log."""
+    replayed: int = 0
+    """``System.audit()`` only: the envelopes it read from the event log at start."""
 
 
 class AuditReport(msgspec.Struct, frozen=True, kw_only=True, tag="AuditReport"):

@@ -180,6 +180,30 @@ class JudgeConfig(BaseModel):
     cooldown_s: float = Field(
         60.0, ge=0, description="a resolved (task, detector) is not ticketed again sooner"
     )
+    stall_critical_s: float | None = Field(
+        None,
+        gt=0,
+        description="a stall this long is critical, suggesting cancel (None: 4 × stall_s, "
+        "Hive's 4 minutes at the default stall_s)",
+    )
+    doom_critical: int = Field(
+        2,
+        ge=2,
+        description="a doom loop that goes on to doom_critical × repeat_limit identical "
+        "calls in a row is critical (the same ticket raised again, severity critical)",
+    )
+    model_rung: bool = Field(
+        False,
+        description="ask the brain-tier model about the cases the rules mark ambiguous "
+        "(a repeated call whose results differ; a loss plateau), at most once per (task, "
+        "case); it fails closed: an error, refusal, timeout or unusable answer is a ticket",
+    )
+    plateau_rounds: int = Field(
+        3, ge=2, description="ambiguous: GGS rounds in a row without a better loss"
+    )
+    model_timeout_s: float = Field(
+        120.0, gt=0, description="clock time a model opinion may take; later: a ticket"
+    )
 
 
 class QueenConfig(BaseModel):

@@ -546,6 +546,12 @@ class EscalationTicket(Message, frozen=True, tag="EscalationTicket"):
     """The same evidence as ``[first, last]`` seq ranges."""
     action: Literal["inspect", "cancel", "continue"] = "inspect"
     """What the Judge suggests the operator do."""
+    case: str | None = None
+    """For ``model_opinion``: the ambiguous case the model was asked about
+    (``varying_repeat``, ``plateau``); None otherwise."""
+    error_kind: Literal["error", "refused", "timeout", "unparsable"] | None = None
+    """For ``model_opinion``: why the model rung failed closed (None: the model answered
+    ``degraded``)."""
 
 
 class TicketResolved(Message, frozen=True, tag="TicketResolved"):

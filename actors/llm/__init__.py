@@ -15,9 +15,9 @@ hands it to a recorder as an :class:`~artoo.schemas.LLMCall` (also when it fails
 
 Tiers
 -----
-The ``brain`` tier (Perceiver, Planner, Meta-Validator, Dreamer) and the ``tool`` tier
-(Executor, Agent-Validator) may use different models. :func:`resolve_models` decides
-each tier's model; the first that is set wins::
+The ``brain`` tier (Perceiver, Planner, Meta-Validator, Dreamer, the Judge's model
+rung) and the ``tool`` tier (Executor, Agent-Validator) may use different models.
+:func:`resolve_models` decides each tier's model; the first that is set wins::
 
     brain: config.brain_model, config.model, $ARTOO_BRAIN_MODEL, $ARTOO_MODEL
     tool:  config.tool_model,  config.model, $ARTOO_TOOL_MODEL,  $ARTOO_MODEL

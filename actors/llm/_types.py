@@ -19,6 +19,7 @@ ROLE_TIERS: dict[str, Tier] = {
     "planner": "brain",
     "meta_validator": "brain",
     "dreamer": "brain",
+    "judge": "brain",
     "executor": "tool",
     "agent_validator": "tool",
 }

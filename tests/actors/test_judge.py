@@ -167,9 +167,9 @@ def test_one_open_ticket_per_task_and_detector_resolved_when_the_task_ends(
     judge: RoleHarness,
 ) -> None:
     judge.send(attempt([read("a")] * 3))
-    judge.send(attempt([read("a")] * 3, attempt=2))
+    judge.send(attempt([read("a")] * 2, attempt=2))  # 5: one short of critical (6)
     tickets = settle(judge)
-    assert [t.kind for t in tickets] == ["doom_loop"]
+    assert [(t.kind, t.severity) for t in tickets] == [("doom_loop", "high")]
     judge.send(FinalResult(task_id="t1", status="abandon"))
     (resolved,) = judge.wait_for(TicketResolved)
     assert resolved.body.ticket_id == tickets[0].ticket_id

@@ -222,3 +222,52 @@ def test_audit_on_a_closed_system_says_so(tmp_path: Path, workspace: Path) -> No
     system.close()
     with pytest.raises(RuntimeError, match="closed"):
         system.audit()
+
+
+def test_a_reopened_store_is_audited_from_the_watermark_not_from_seq_1(
+    tmp_path: Path, workspace: Path
+) -> None:
+    from artoo.actors._audit_mark import WATERMARK, load_mark
+
+    clock = ManualClock(start=3000.0)
+    config = Config(durability="none", audit=AuditConfig(window_s=60.0))
+    store = tmp_path / "store"
+    model = hello_model(tmp_path)
+    with artoo.System.open(
+        store, model=model, workspace=workspace, config=config, clock=clock
+    ) as system:
+        assert system.audit().live.resumed_from == 1  # a new store: from the start
+        for n in range(1, 4):  # three tasks, each in a window of its own, closed
+            assert system.run("say hello").status == "accept"
+            clock.advance(60.0)
+            eventually(lambda n=n: len([r for r in system.audit_log.reports() if r.complete]) == n)
+        first_last = system.bus.last_seq
+    mark = load_mark(store / "audit")
+    assert mark is not None and 1 < mark.next_seq <= first_last + 1
+    with artoo.System.open(
+        store, model=model, workspace=workspace, config=config, clock=clock
+    ) as system:
+        live = system.audit().live
+        assert live.resumed_from == mark.next_seq
+        # only what came after the watermark was read again at start (the tail of the
+        # first session), not the whole log
+        assert live.replayed == first_last - mark.next_seq + 1 < first_last // 2
+        assert system.run("say hello").status == "accept"
+        clock.advance(60.0)
+        eventually(lambda: len([r for r in system.audit_log.reports() if r.complete]) == 4)
+    reader = AuditLogReader(store / "audit")
+    assert reader.verify().ok
+    assert compare_reports(reader.reports(), all_events(store), CONTRACTS, config.audit) == []
+    assert [r.tasks_started for r in reader.reports() if r.complete] == [1, 1, 1, 1]
+    # an unreadable watermark is not trusted: the whole log is replayed, same reports
+    (store / "audit" / WATERMARK).write_text("{not json")
+    with artoo.System.open(
+        store, model=model, workspace=workspace, config=config, clock=clock
+    ) as system:
+        assert system.audit().live.resumed_from == 1
+    assert (
+        compare_reports(
+            AuditLogReader(store / "audit").reports(), all_events(store), CONTRACTS, config.audit
+        )
+        == []
+    )

@@ -13,6 +13,7 @@ import pytest
 
 import artoo
 from artoo.actors.queen import InboxItem
+from artoo.eventstore import MegramStore
 from artoo.repl import Repl
 from artoo.testing import write_script
 
@@ -51,12 +52,28 @@ def test_repl_in_a_terminal_submits_shows_status_and_inbox_approves_and_quits(
         child.expect(r"done: accept")
         child.sendline("/status")
         child.expect(r"0 running, 0 waiting in the inbox")
+        child.sendline("/audit")
+        child.expect(
+            r"audit window so far: (\d+) envelopes, (\d+) tasks started, ended: (.*?); "
+            r"(\d+) boundary violations"
+        )
+        envelopes, started, ended, violations = child.match.groups()
+        child.sendline("/memory")
+        child.expect(r"memory: (\d+) megrams over (\d+) tags")
+        megrams, tags = (int(g) for g in child.match.groups())
         child.sendline("/quit")
         child.expect(pexpect.EOF)
     finally:
         child.close(force=True)
     assert child.exitstatus == 0, child.before
     assert not (workspace / "archive" / "old.log").exists()  # the approved rm ran
+    # /audit: this session's window — the one task, accepted, no boundary broken
+    assert (started, ended, violations) == ("1", "accept 1", "0")
+    assert int(envelopes) > 10
+    # /memory: what the store's memory holds, counted again after the REPL closed it
+    with MegramStore.open(store / "memory") as memory:
+        assert megrams == sum(1 for _ in memory.megrams()) > 0
+        assert tags == sum(1 for _ in memory.tags()) > 0
     assert (store / "repl_history").read_text().count("/status") == 2
 
 
