@@ -235,7 +235,7 @@ def test_an_acknowledged_ticket_stays_open_until_its_task_ends(judge: RoleHarnes
         sender="queen",
         task_id="t1",
     )
-    judge.send(attempt([read("a")] * 3, attempt=2))  # the loop goes on: no second ticket
+    judge.send(attempt([read("a")] * 2, attempt=2))  # the loop goes on (5 < 6): no new ticket
     assert [t.ticket_id for t in settle(judge)] == [ticket.ticket_id]
     judge.send(FinalResult(task_id="t1", status="abandon"))
     (resolved,) = judge.wait_for(TicketResolved)
