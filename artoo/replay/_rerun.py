@@ -272,6 +272,9 @@ class _Served:
         self.answered = threading.local()  # .live: this thread's last call went live
         self.lock = threading.Condition()
         self.model: dict[tuple[str, str], deque[LLMCall]] = defaultdict(deque)
+        self.model_ts: dict[int, float] = {}  # id(recorded LLMCall) -> when it was logged
+        self.clock: Any = None  # a rerun's ManualClock: it follows the recorded answers
+        self.clock_lock = threading.Lock()
         self.tools: dict[tuple[str, int], deque[ToolCall]] = defaultdict(deque)
         self.asked: dict[str, list[ConfirmationRequest]] = defaultdict(list)
         self.shown: dict[str, str] = {}  # tool_call_id -> the text the model was shown
@@ -284,6 +287,7 @@ class _Served:
             body = env.body
             if isinstance(body, LLMCall):
                 self.model[(body.role, body.subtask_id)].append(body)
+                self.model_ts[id(body)] = env.ts
                 for message in body.request.get("messages", []):
                     if isinstance(message, dict) and message.get("role") == "tool":
                         shown = str(message.get("content"))
@@ -336,6 +340,18 @@ class _Served:
                 self.ids[new.subtask_id] = old.subtask_id
             self.lock.notify_all()
 
+    def _follow(self, ts: float | None) -> None:
+        """Move the rerun's clock to when the served answer was logged: the task's age at
+        each decision (Ω, and so L) is then the recorded one, not that of a rerun that
+        takes no time (on a loaded machine the difference showed in Ω's third decimal)."""
+        clock = self.clock
+        if clock is None or ts is None:
+            return
+        with self.clock_lock:
+            ahead = ts - clock.now()
+            if ahead > 0:
+                clock.advance(ahead)
+
     def _stop(self) -> None:
         """A what-if stops where the log holds no answer: the first unanswerable call
         cancels the rerun task, so nothing after it is made up from a failed call (the GGS
@@ -368,6 +384,7 @@ class _Served:
                 return self.live.complete(request)
             self._stop()
             raise LLMError(f"no recorded call: {what}")
+        self._follow(self.model_ts.get(id(call)))
         if call.error is not None:
             raise LLMError(call.error)
         return LLMResponse(
@@ -491,12 +508,15 @@ def _run_task(
             backends, models, record=record, clock=clock, new_id=new_id, budgets=budgets
         )
 
+    clock = SystemClock() if live else ManualClock(start=task.started)
+    if not live:
+        served.clock = clock
     system = System(
         store,
         config=config,
         workspace=workspace,
         operator=operator,
-        clock=SystemClock() if live else ManualClock(start=task.started),
+        clock=clock,
         tools=(),
         gateway_factory=gateway,
         runs_tools=live,

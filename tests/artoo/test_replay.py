@@ -27,7 +27,9 @@ from artoo.schemas import (
     SubTaskOutcome,
     TaskRequest,
 )
+from artoo.testing import write_script
 
+from .helpers import CONFIG, PERCEIVE, simple_plan
 from .helpers import rewrite_event as _rewrite
 
 GOLDEN = Path(__file__).parent.parent / "data" / "golden_demo_0_1"
@@ -304,3 +306,23 @@ def test_a_rerun_runs_each_task_under_the_config_it_logged(tmp_path: Path, works
     # and under the default Config the second attempt has no recorded answer
     default = rerun(store, config=Config())
     assert not default.ok
+
+
+def test_a_rerun_takes_the_task_age_from_the_record(tmp_path: Path, workspace: Path) -> None:
+    """Ω (and so L) grows with the task's age: a task whose model took 1.5 s reruns with
+    the same Ω, because the rerun's clock follows the recorded answers' times."""
+    model = write_script(
+        tmp_path / "slow.toml",
+        [
+            PERCEIVE,
+            simple_plan("Say hello"),
+            {"role": "executor", "content": "hello", "delay_ms": 1500},
+        ],
+    )
+    store = tmp_path / "store"
+    with artoo.System.open(store, model=model, workspace=workspace, config=CONFIG) as system:
+        assert system.run("say hello").status == "accept"
+    [decision] = [e.body for e in _logged(store) if isinstance(e.body, GGSDecision)]
+    assert decision.omega > 0.0015  # 0.4 × 1.5 s / 300 s: past the comparison's 10⁻³
+    report = rerun(store)
+    assert report.ok, str(report.divergence)
