@@ -10,6 +10,15 @@ before any LLM is asked (DESIGN §3). The vocabulary — ``kind``, ``path``, ``v
     ``path``: a file or directory, relative to the workspace root (absolute paths
     must lie inside it). ``value``: ``true`` (default) — it must exist — or ``false`` —
     it must not.
+``file_contains``
+    ``path``: a workspace file (as for ``file_exists``). ``value``: a text. Passes when
+    the file's content contains the text (case-sensitive). For a task that writes a file:
+    the file is read, not the Executor's report of it.
+``file_matches``
+    ``path``: a workspace file. ``value``: a regular expression in RE2 syntax (as for
+    ``output_matches``). Passes when it is found in the file's content. Both read the
+    file race-free beneath the workspace (no symlink followed, at most 16 MiB, decoded
+    as UTF-8 with replacement); a missing file fails as environmental.
 ``output_contains``
     ``value``: a text. Passes when the text occurs in the output (case-sensitive).
 ``output_matches``
@@ -89,6 +98,8 @@ __all__ = [
 VOCABULARY: dict[str, str] = {
     "exit_code": "value = expected exit code (int, default 0)",
     "file_exists": "path = workspace file; value = true (default) or false for must-not-exist",
+    "file_contains": "path = workspace file; value = text the file must contain",
+    "file_matches": "path = workspace file; value = regex the file's content must match",
     "output_contains": "value = text that must occur in the output",
     "output_matches": "value = regex that re.search must find in the output",
     "json_path_equals": (
@@ -151,7 +162,7 @@ _COUNT_KINDS = ("count_equals", "count_matches")
 def reads_workspace(check: Check) -> bool:
     """True when ``check`` reads the workspace (a file or a count measured there), so its
     verdict cannot be recomputed from the event log alone (pure)."""
-    if check.kind in ("file_exists", "count_matches"):
+    if check.kind in ("file_exists", "file_contains", "file_matches", "count_matches"):
         return True
     return check.kind == "json_path_equals" and not check.path.strip().startswith("$")
 
@@ -244,18 +255,67 @@ _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False  # a bad pattern is our ValueError, not a line on stderr
 
 
-def _output_matches(
-    check: Check, output: str, exit_code: int | None, workspace: Path
-) -> CheckResult:
+def _pattern(check: Check) -> Any:
+    """The compiled RE2 pattern of a ``*_matches`` check; ValueError when unusable."""
     if not isinstance(check.value, str) or not check.value:
-        raise ValueError("output_matches: value must be a non-empty regular expression")
+        raise ValueError(f"{check.kind}: value must be a non-empty regular expression")
     try:
-        pattern = re2.compile("(?m)" + check.value, options=_RE2_OPTIONS)
+        return re2.compile("(?m)" + check.value, options=_RE2_OPTIONS)
     except re2.error as exc:
         reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else exc
         raise ValueError(
-            f"output_matches: bad regular expression {check.value!r}: {reason}"
+            f"{check.kind}: bad regular expression {check.value!r}: {reason}"
         ) from None
+
+
+def _read_workspace_file(check: Check, workspace: Path, limit: int) -> tuple[bytes, str] | str:
+    """The first bytes of the workspace file ``check.path`` (at most ``limit`` + 1) and its
+    shown name, read race-free beneath the workspace with no symlink followed; or a text
+    saying why it cannot be read. ValueError for a path outside the workspace."""
+    path, shown = _workspace_path(check.path, workspace, check.kind)
+    if path.is_symlink() or not path.is_file():
+        return f"'{shown}' does not exist (or is not a regular file)"
+    try:  # race-free beneath the workspace, no symlink followed, never blocking
+        fd = open_beneath(workspace.resolve(), shown, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        return f"'{shown}' cannot be read beneath the workspace: {exc}"
+    with open(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return f"'{shown}' is not a regular file"
+        return f.read(limit + 1), shown
+
+
+def _file_content(check: Check, output: str, exit_code: int | None, workspace: Path) -> CheckResult:
+    matching = check.kind == "file_matches"
+    if matching:
+        pattern = _pattern(check)
+    elif not isinstance(check.value, str | int | float) or isinstance(check.value, bool):
+        raise ValueError(f"{check.kind}: value must be a non-empty text")
+    elif check.value == "":
+        raise ValueError(f"{check.kind}: value must be a non-empty text")
+    read = _read_workspace_file(check, workspace, _MAX_JSON_BYTES)
+    if isinstance(read, str):
+        return _fail(read, "environmental")
+    raw, shown = read
+    if len(raw) > _MAX_JSON_BYTES:
+        return _fail(f"'{shown}' is over {_MAX_JSON_BYTES:,} bytes", "environmental")
+    text = raw.decode("utf-8", errors="replace")
+    if matching:
+        m = pattern.search(text)
+        if m:
+            return _pass(f"/{check.value}/ matched {_clip(m.group())!r} in '{shown}'")
+        return _fail(f"no match for /{check.value}/ in '{shown}' ({_describe(text)})", "logical")
+    needle = str(check.value)
+    at = text.find(needle)
+    if at >= 0:
+        return _pass(f"'{shown}' contains {needle!r}: {_around(text, at, len(needle))}")
+    return _fail(f"'{shown}' does not contain {needle!r} ({_describe(text)})", "logical")
+
+
+def _output_matches(
+    check: Check, output: str, exit_code: int | None, workspace: Path
+) -> CheckResult:
+    pattern = _pattern(check)
     m = pattern.search(output)
     if m:
         return _pass(f"/{check.value}/ matched {_clip(m.group())!r} at character {m.start()}")
@@ -348,6 +408,8 @@ _Rule = Callable[[Check, str, "int | None", Path], CheckResult]
 _RULES: dict[str, _Rule] = {
     "exit_code": _exit_code,
     "file_exists": _file_exists,
+    "file_contains": _file_content,
+    "file_matches": _file_content,
     "output_contains": _output_contains,
     "output_matches": _output_matches,
     "json_path_equals": _json_path_equals,

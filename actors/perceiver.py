@@ -54,7 +54,8 @@ SYSTEM_PROMPT = (
     'checks, else {"text": ..., "mode": "plausible", "check": null}:\n'
     + "\n".join(f"- {kind}: {how}" for kind, how in VOCABULARY.items())
     + "\nNever guess an answer you do not know: for how many / count, use count_matches "
-    "(code counts, the answer must state that number).\n"
+    "(code counts, the answer must state that number). For a file the request writes, "
+    "check the file with file_contains (path = the file, value = the text), not the output.\n"
     'Example. Request: "how many words are in docs/intro.md?" Answer: {"intent": "count '
     'the words in docs/intro.md", "slug": "count-words-intro", "criteria": [{"text": "the '
     'answer states the number of words in docs/intro.md", "mode": "verifiable", "check": '

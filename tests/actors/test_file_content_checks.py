@@ -1,0 +1,131 @@
+"""file_contains / file_matches: a written file's content decided by code, read beneath the
+workspace (no symlink followed), and validated as plan checks."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from artoo.actors.checks import check_problem, evaluate, reads_workspace
+from artoo.actors.verification import rule_verdict
+from artoo.schemas import Check, Criterion, ToolCall
+
+
+def _run(ws: Path, kind: str, path: str, value: object) -> tuple[bool, str, str | None]:
+    res = evaluate(Check(kind=kind, path=path, value=value), output="", exit_code=0, workspace=ws)
+    return res.passed, res.evidence, res.failure_class
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "hello.txt").write_text("hello\n")
+    (tmp_path / "notes.md").write_text("# Notes\nTODO: ship it\n")
+    return tmp_path
+
+
+def test_file_contains_reads_the_file_not_the_output(ws: Path) -> None:
+    assert _run(ws, "file_contains", "out/hello.txt", "hello")[0]
+    passed, evidence, fclass = _run(ws, "file_contains", "out/hello.txt", "Hello")
+    assert not passed and fclass == "logical" and "does not contain 'Hello'" in evidence
+    # the output saying "hello" does not help: the file decides
+    res = evaluate(
+        Check(kind="file_contains", path="notes.md", value="hello"),
+        output="I wrote hello into notes.md",
+        exit_code=0,
+        workspace=ws,
+    )
+    assert not res.passed
+
+
+def test_file_matches_is_re2_over_the_content(ws: Path) -> None:
+    assert _run(ws, "file_matches", "notes.md", r"^TODO: \w+")[0]
+    assert not _run(ws, "file_matches", "notes.md", r"^ship")[0]  # (?m): line starts only
+    assert _run(ws, "file_matches", "out/hello.txt", r"^hello$")[0]
+
+
+def test_a_missing_file_is_environmental(ws: Path) -> None:
+    for kind in ("file_contains", "file_matches"):
+        passed, evidence, fclass = _run(ws, kind, "out/absent.txt", "x")
+        assert not passed and fclass == "environmental" and "does not exist" in evidence
+
+
+@pytest.mark.parametrize(
+    ("kind", "path", "value", "message"),
+    [
+        ("file_contains", "../outside.txt", "x", "outside the workspace"),
+        ("file_contains", "/etc/passwd", "root", "outside the workspace"),
+        ("file_contains", "", "x", "path is empty"),
+        ("file_contains", "notes.md", "", "non-empty text"),
+        ("file_contains", "notes.md", None, "non-empty text"),
+        ("file_contains", "notes.md", True, "non-empty text"),
+        ("file_matches", "notes.md", "(", "bad regular expression"),
+        ("file_matches", "notes.md", r"(a)\1", "bad regular expression"),
+        ("file_matches", "notes.md", 3, "non-empty regular expression"),
+    ],
+)
+def test_unusable_file_checks_are_plan_problems(
+    ws: Path, kind: str, path: str, value: object, message: str
+) -> None:
+    problem = check_problem(Check(kind=kind, path=path, value=value), ws)
+    assert problem is not None and message in problem
+
+
+def test_usable_file_checks_pass_plan_validation_even_before_the_file_exists(ws: Path) -> None:
+    for kind, value in (("file_contains", "hello"), ("file_matches", "h.llo")):
+        assert check_problem(Check(kind=kind, path="out/new.txt", value=value), ws) is None
+        assert reads_workspace(Check(kind=kind, path="out/new.txt", value=value))
+
+
+def test_no_symlink_is_followed_out_of_the_workspace(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the outside secret")
+    (ws / "link.txt").symlink_to(secret)
+    (ws / "dir").symlink_to(tmp_path)
+    for path in ("link.txt", "dir/secret.txt"):
+        for kind, value in (("file_contains", "secret"), ("file_matches", "secret")):
+            passed, evidence, _ = _run(ws, kind, path, value)
+            assert not passed and "the outside secret" not in evidence
+
+
+def test_a_fifo_is_not_read(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe")
+    passed, _, fclass = _run(tmp_path, "file_contains", "pipe", "x")
+    assert not passed and fclass == "environmental"  # and it did not block
+
+
+def test_a_missing_file_nobody_wrote_is_the_executors_fault(ws: Path) -> None:
+    """Law 0 attribution: a claim to have written the file, without a call, is logical;
+    a write that failed is environmental."""
+    criterion = Criterion(
+        id="c",
+        text="the file says hi",
+        check=Check(kind="file_contains", path="out/x.txt", value="hi"),
+    )
+    claimed = rule_verdict(criterion, "I wrote out/x.txt", [], ws)
+    assert not claimed.passed and claimed.failure_class == "logical"
+    failed_write = ToolCall(tool="write_file", target="out/x.txt", ok=False, error="denied")
+    refused = rule_verdict(criterion, "", [failed_write], ws)
+    assert not refused.passed and refused.failure_class == "environmental"
+
+
+_PROPS = settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@_PROPS
+@given(content=st.text(max_size=200), needle=st.text(min_size=1, max_size=8))
+def test_file_contains_passes_exactly_when_the_text_is_in_the_file(
+    tmp_path: Path, content: str, needle: str
+) -> None:
+    (tmp_path / "f.txt").write_bytes(content.encode("utf-8", errors="surrogatepass"))
+    try:
+        text = (tmp_path / "f.txt").read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        return
+    assert _run(tmp_path, "file_contains", "f.txt", needle)[0] == (needle in text)
