@@ -88,6 +88,7 @@ __all__ = [
     "VOCABULARY",
     "CheckResult",
     "asks_count",
+    "asks_question",
     "check_problem",
     "count_checked",
     "evaluate",
@@ -167,6 +168,23 @@ def reads_workspace(check: Check) -> bool:
     return check.kind == "json_path_equals" and not check.path.strip().startswith("$")
 
 
+_QUESTION = re.compile(
+    r"\?|^\s*(?:how|what|which|who|whose|when|where|why|is|are|was|were|does|do|did)\b",
+    re.IGNORECASE,
+)
+_WRITES = re.compile(
+    r"\b(?:create|write|save|make|add|append|generate|produce|put|store|copy|move|rename)\b",
+    re.IGNORECASE,
+)
+_STATE_KINDS = ("file_exists", "file_contains", "file_matches")
+
+
+def asks_question(request: str) -> bool:
+    """True when ``request`` asks a question (a ``?``, an opening question word, or a
+    count) rather than orders a change (pure)."""
+    return _QUESTION.search(request) is not None or asks_count(request)
+
+
 def asks_count(request: str) -> bool:
     """True when ``request`` asks for a count ("how many", "count", "number of") (pure)."""
     return _COUNT_ASKED.search(request) is not None
@@ -182,7 +200,14 @@ def guess_problem(check: Check, request: str) -> str | None:
     ``count_equals`` — or, when the request asks for a count, an ``output_contains`` of a
     bare number — whose number the request does not state (a count the task asks for is
     unknown until the work is done: ``count_matches`` has code measure it instead); a
-    ``count_matches`` for a request that asks for no count (an amount, a name)."""
+    ``count_matches`` for a request that asks for no count (an amount, a name); a check of
+    the workspace's state (``file_exists``, ``file_contains``, ``file_matches``) for a
+    request that asks a question and writes nothing (it would pass whatever the answer)."""
+    if check.kind in _STATE_KINDS and asks_question(request) and not _WRITES.search(request):
+        return (
+            f"{check.kind} checks the workspace, not the answer, and the request asks a "
+            "question: check the answer (output_contains, count_matches) or check null"
+        )
     if check.kind == "count_matches" and not asks_count(request):
         return (
             "count_matches checks a count, and the request asks for none: check what it asks "

@@ -42,7 +42,7 @@ import msgspec
 
 from artoo.schemas import ToolCall
 
-from .checks import asks_count
+from .checks import asks_question
 
 __all__ = [
     "Grounding",
@@ -63,10 +63,6 @@ _GROUPED = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 _LINE_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
 _SECTION = re.compile(r"^--- [\w ]+ ---$", re.MULTILINE)
 _TERM = re.compile(r"[A-Za-z_][\w-]{1,}")
-_QUESTION = re.compile(
-    r"\?|^\s*(?:how|what|which|who|whose|when|where|why|is|are|was|were|does|do|did)\b",
-    re.IGNORECASE,
-)
 _MAX_TERMS = 40
 
 
@@ -91,12 +87,6 @@ class Grounding(msgspec.Struct, frozen=True, kw_only=True):
             "of your own is not proof): run a tool that shows it, and answer with the figure "
             "the tool returned"
         )
-
-
-def asks_question(request: str) -> bool:
-    """True when ``request`` asks a question (a ``?``, an opening question word, or a
-    count) rather than orders a change (pure)."""
-    return _QUESTION.search(request) is not None or asks_count(request)
 
 
 def _value(token: str) -> Decimal | None:

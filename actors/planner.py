@@ -58,6 +58,7 @@ from artoo.schemas import (
     TaskSpec,
 )
 
+from ._counting import count_command
 from ._paths import mentions
 from .answers import PlanAnswer, make_criteria
 from .base import Equipment, Role, handles
@@ -227,6 +228,8 @@ class Violation:
     tool: str | None = None
     target: str | None = None
     problem: str | None = None
+    criterion_id: str | None = None
+    """Set when the problem is the check of this criterion of the subtask."""
 
     @property
     def breaks_must_not(self) -> bool:
@@ -283,10 +286,26 @@ def plan_violations(
                 if unusable is not None:
                     violations.append(
                         Violation(
-                            subtask.subtask_id, problem=f"criterion {criterion.id}: {unusable}"
+                            subtask.subtask_id,
+                            problem=f"criterion {criterion.id}: {unusable}",
+                            criterion_id=criterion.id,
                         )
                     )
     return violations
+
+
+def without_criteria(subtasks: Sequence[SubTask], violations: Sequence[Violation]) -> list[SubTask]:
+    """The subtasks without the criteria whose checks ``violations`` name (pure): after the
+    retry, a subtask criterion the Planner still cannot check is dropped — the task's
+    criteria still judge the result — rather than the round (a small model copies the
+    reason into the criterion and fails it again)."""
+    bad = {(v.subtask_id, v.criterion_id) for v in violations if v.criterion_id is not None}
+    return [
+        msgspec.structs.replace(
+            s, criteria=[c for c in s.criteria if (s.subtask_id, c.id) not in bad]
+        )
+        for s in subtasks
+    ]
 
 
 def validate_plan(subtasks: Sequence[SubTask], calibration: Calibration) -> list[str]:
@@ -348,6 +367,35 @@ def with_task_checks(subtasks: list[SubTask], task_criteria: Sequence[Criterion]
     if not checked:
         return subtasks
     return [msgspec.structs.replace(only, criteria=[*only.criteria, *checked])]
+
+
+def with_count_hints(
+    subtasks: list[SubTask], calibration: Calibration, workspace: Path | None = None
+) -> list[SubTask]:
+    """Each subtask whose criteria have a ``count_matches`` check gets, after its
+    instruction, the shell command that prints that count (``_counting.count_command``)
+    — a hint a small model follows where it would count by reading or with the wrong
+    unit; the check still counts by itself (pure). Not when the subtask cannot use shell
+    (not among its tools, or blocked) or the command names a blocked target. With
+    ``workspace``, a path that is a directory there gets the command for a directory."""
+    out = []
+    for s in subtasks:
+        usable = (not s.tools or "shell" in s.tools) and "shell" not in calibration.blocked_tools
+        hints = []
+        for c in s.criteria:
+            if not usable or c.check is None or c.check.kind != "count_matches":
+                continue
+            path = c.check.path.strip()
+            directory = workspace is not None and bool(path) and (workspace / path).is_dir()
+            command = count_command(path, c.check.value, directory=directory)
+            if command is None or command in s.instruction or command in hints:
+                continue
+            if any(mentions(command, t) for t in calibration.blocked_targets):
+                continue
+            hints.append(command)
+        hint = "".join(f" A command that prints the count: {h}" for h in hints)
+        out.append(msgspec.structs.replace(s, instruction=s.instruction + hint) if hint else s)
+    return out
 
 
 @dataclass
@@ -461,7 +509,7 @@ class Planner(Role):
         calibration = calibrate(body, plan.directive, cap=self.ctx.config.memory.recall_cap)
         messages = plan_messages(plan.spec, calibration, plan.directive, list(self.ctx.tools.names))
         violations: list[Violation] = []
-        for _ in range(self.max_plan_attempts):
+        for attempt in range(self.max_plan_attempts):
             request = LLMRequest(role=self.name, tier="brain", task_id=task_id, messages=messages)
             answer = ask_structured(self.ctx.model(), request, PlanAnswer)
             if not answer.ok or answer.value is None or not answer.value.subtasks:
@@ -481,13 +529,21 @@ class Planner(Role):
                 workspace=self.ctx.workspace,
                 request=plan.spec.text,
             )
+            last = attempt == self.max_plan_attempts - 1
+            if last and violations and all(v.criterion_id is not None for v in violations):
+                subtasks, violations = without_criteria(subtasks, violations), []
             if not violations:
                 self.reply(
                     env,
                     DispatchManifest(
                         round=plan.round,
                         subtasks=apply_calibration(
-                            with_task_checks(subtasks, plan.spec.criteria), calibration
+                            with_count_hints(
+                                with_task_checks(subtasks, plan.spec.criteria),
+                                calibration,
+                                self.ctx.workspace,
+                            ),
+                            calibration,
                         ),
                         task_criteria=list(plan.spec.criteria),
                         must_not=calibration.must_not,

@@ -129,3 +129,19 @@ def test_file_contains_passes_exactly_when_the_text_is_in_the_file(
     except UnicodeDecodeError:
         return
     assert _run(tmp_path, "file_contains", "f.txt", needle)[0] == (needle in text)
+
+
+def test_a_file_check_cannot_verify_the_answer_to_a_question() -> None:
+    """Real-model bench, task 8 (run B): the Perceiver checked file_contains 'class User'
+    for "what is the name of the class …?" and the answer "No" was accepted. A check of
+    the workspace's state passes whatever the answer: it is sent back for a question."""
+    from artoo.actors.checks import guess_problem
+
+    check = Check(kind="file_contains", path="src/models/user.py", value="class User")
+    question = "what is the name of the class defined in src/models/user.py?"
+    problem = guess_problem(check, question)
+    assert problem is not None and "not the answer" in problem
+    for kind in ("file_exists", "file_matches"):
+        assert guess_problem(Check(kind=kind, path="a", value="x"), "is there an a?") is not None
+    assert guess_problem(check, "create the file out/hello.txt containing hello") is None
+    assert guess_problem(check, "how many lines? write the count to out/n.txt") is None
