@@ -208,6 +208,12 @@ def guess_problem(check: Check, request: str) -> str | None:
             f"{check.kind} checks the workspace, not the answer, and the request asks a "
             "question: check the answer (output_contains, count_matches) or check null"
         )
+    if check.kind == "count_matches" and (narrowed := _narrowing(check.path, request)):
+        return (
+            f"count_matches path {check.path!r} counts only names with {narrowed!r}, which "
+            "the request does not ask for: count what it names (a directory, or a pattern "
+            "it states)"
+        )
     if check.kind == "count_matches" and not asks_count(request):
         return (
             "count_matches checks a count, and the request asks for none: check what it asks "
@@ -234,6 +240,36 @@ def guess_problem(check: Check, request: str) -> str | None:
         "for a count the task asks for use count_matches (path = what to count, value = "
         "the unit): code counts, the output must state it"
     )
+
+
+_ALIASES = {
+    "py": "python",
+    "js": "javascript",
+    "ts": "typescript",
+    "md": "markdown",
+    "txt": "text",
+    "rs": "rust",
+    "rb": "ruby",
+    "sh": "shell",
+    "yml": "yaml",
+}
+
+
+def _narrowing(path: str, request: str) -> str | None:
+    """The literal text of a wildcard segment of ``path`` (``py`` of ``*.py``) that the
+    request names nowhere — nor its language (``python`` for ``py``) — or None (pure).
+    A glob that narrows the count to a kind the request never mentions measures
+    something else (real-model bench: "how many files are in archive?" counted
+    ``archive/**/*.py``, 0, and the answer 0 passed)."""
+    wanted = request.lower()
+    for segment in path.split("/"):
+        if segment == "**" or not re.search(r"[*?\[]", segment):
+            continue
+        for word in re.findall(r"[A-Za-z0-9]+", segment):
+            word = word.lower()
+            if word not in wanted and _ALIASES.get(word, word) not in wanted:
+                return word
+    return None
 
 
 # =========================================================================== rules

@@ -339,7 +339,7 @@ Use one subtask unless the task has independent parts (same sequence = parallel;
 sequence sees the earlier outputs). "tools" names only tools listed above. "criteria" may
 stay []: the task criteria are checked on the result. To count, have shell do it, never
 count by reading: lines wc -l FILE; words wc -w FILE; lines with X grep -c X FILE; files
-find DIR -type f -name '*.py' | wc -l. A criterion you add has the task
+find DIR -type f | wc -l. A criterion you add has the task
 criteria's shape ({{"text", "mode", "check"}}). Never guess the answer, in an instruction
 or a criterion: the Executor finds it with the tools. Obey every MUST NOT line.
 Example. Task: "how many words are in docs/intro.md?" Answer: {{"subtasks": [{{"instruction":

@@ -145,3 +145,21 @@ def test_a_file_check_cannot_verify_the_answer_to_a_question() -> None:
         assert guess_problem(Check(kind=kind, path="a", value="x"), "is there an a?") is not None
     assert guess_problem(check, "create the file out/hello.txt containing hello") is None
     assert guess_problem(check, "how many lines? write the count to out/n.txt") is None
+
+
+def test_a_count_glob_may_not_narrow_what_the_request_asks_to_count() -> None:
+    """Real-model bench, task 5 (run C): the Perceiver counted archive/**/*.py for "how
+    many files are in the archive directory?" — 0 — and the answer 0 was accepted."""
+    from artoo.actors.checks import guess_problem
+
+    def problem(path: str, request: str) -> str | None:
+        return guess_problem(Check(kind="count_matches", path=path, value="files"), request)
+
+    narrowed = problem("archive/**/*.py", "how many files are in the archive directory?")
+    assert narrowed is not None and "'py'" in narrowed
+    assert problem("archive", "how many files are in the archive directory?") is None
+    assert problem("archive/**", "how many files are in the archive directory?") is None
+    assert problem("src/**/*.py", "count the python files under src") is None
+    assert problem("src/**/*.py", "how many .py files are in src?") is None
+    assert problem("docs/*.md", "how many markdown files in docs?") is None
+    assert problem("notes/*.txt", "how many files in notes?") is not None
