@@ -9,7 +9,10 @@ Responsibilities
     the GGS directive's blocked tools and targets and with the strongest tool-space Avoid
     pairs (DESIGN §4.7), at most 10 memory entries. Enforce the MUST NOT set in code: a
     plan that uses a blocked tool or names a blocked target is rejected and asked again
-    (DESIGN §4.1); every SubTask carries the blocked sets and the calibration text.
+    (DESIGN §4.1); every SubTask carries the blocked sets and the calibration text. A
+    subtask criterion whose check is still unusable after the retry is dropped (the task
+    criteria still judge); a ``count_matches`` subtask gets the command that prints its
+    count after its instruction.
 
 Input contract (consumes)
     ``TaskSpec`` — intent, slug, task criteria, environment (round 0).
@@ -20,7 +23,8 @@ Output contract (publishes)
     ``MemoryQuery`` — the tag pair ``(intent:<slug>, env:<environment>)`` of the task.
     ``DispatchManifest`` — the round's subtasks, task criteria and calibration sets.
     ``PlanRejected`` — every plan the model gave (one retry with the reason) broke the
-    MUST NOT set: the round's logical failure, scored by the GGS.
+    MUST NOT set or asked for a tool that does not exist: the round's logical failure,
+    scored by the GGS.
     ``StepFailed`` — the model gave no valid plan (after the structured-answer repair).
     ``LLMCall`` — each model call (recorded by the gateway).
 
@@ -28,7 +32,8 @@ Constraints
     Does NOT execute tools, validate results or decide to replan (GGS does). Does NOT
     write memory (GGS is the only writer). Does NOT add a model call for calibration.
     Does NOT publish a plan that violates the MUST NOT set, asks for a tool that does not
-    exist, or carries a check that cannot be used. Does NOT import another
+    exist, or carries a check that cannot be used (it drops that criterion after the
+    retry). Does NOT import another
     role module.
 """
 
