@@ -94,6 +94,7 @@ __all__ = [
     "evaluate",
     "guess_problem",
     "reads_workspace",
+    "widened",
 ]
 
 VOCABULARY: dict[str, str] = {
@@ -270,6 +271,21 @@ def _narrowing(path: str, request: str) -> str | None:
             if word not in wanted and _ALIASES.get(word, word) not in wanted:
                 return word
     return None
+
+
+def widened(check: Check, request: str) -> Check | None:
+    """A ``count_matches`` check whose glob narrows the count to a kind the request never
+    names, counting the directory before its first wildcard instead (``archive/**/*.py``
+    → ``archive`` for "how many files are in archive?"); None for any other check (pure).
+    The repair the Perceiver applies when the model repeats the narrowing."""
+    if check.kind != "count_matches" or _narrowing(check.path, request) is None:
+        return None
+    static = []
+    for segment in check.path.strip().split("/"):
+        if re.search(r"[*?\[]", segment):
+            break
+        static.append(segment)
+    return msgspec.structs.replace(check, path="/".join(static) or ".")
 
 
 # =========================================================================== rules

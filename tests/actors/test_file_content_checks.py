@@ -163,3 +163,33 @@ def test_a_count_glob_may_not_narrow_what_the_request_asks_to_count() -> None:
     assert problem("src/**/*.py", "how many .py files are in src?") is None
     assert problem("docs/*.md", "how many markdown files in docs?") is None
     assert problem("notes/*.txt", "how many files in notes?") is not None
+
+
+def test_a_narrowing_count_glob_is_widened_to_its_directory(tmp_path: Path) -> None:
+    """Real-model bench, task 5 (run D): the Perceiver repeated archive/**/*.py after the
+    reason; the repair counts the directory the request names."""
+    from artoo.actors.checks import widened
+    from artoo.actors.perceiver import without_unusable_checks
+    from artoo.schemas import TaskSpec
+
+    request = "how many files are in the archive directory?"
+    narrow = Check(kind="count_matches", path="archive/**/*.py", value="files")
+    assert widened(narrow, request) == Check(kind="count_matches", path="archive", value="files")
+    assert widened(Check(kind="count_matches", path="*.py", value="files"), "how many files?") == (
+        Check(kind="count_matches", path=".", value="files")
+    )
+    assert (
+        widened(Check(kind="count_matches", path="src/**/*.py", value="files"), "python?") is None
+    )
+    assert widened(Check(kind="output_contains", value="x"), request) is None
+    (tmp_path / "archive").mkdir()
+    (tmp_path / "archive" / "old.log").write_text("x\n")
+    spec = TaskSpec(
+        text=request,
+        intent="count",
+        slug="count",
+        criteria=[Criterion(id="t1", text="the count", mode="verifiable", check=narrow)],
+    )
+    (fixed,) = without_unusable_checks(spec, tmp_path).criteria
+    assert fixed.mode == "verifiable" and fixed.check is not None
+    assert fixed.check.path == "archive"
