@@ -209,6 +209,11 @@ def guess_problem(check: Check, request: str) -> str | None:
             f"{check.kind} checks the workspace, not the answer, and the request asks a "
             "question: check the answer (output_contains, count_matches) or check null"
         )
+    if check.kind == "count_matches" and (unnamed := _unnamed(check.path, request)):
+        return (
+            f"count_matches path {check.path!r} names {unnamed!r}, which the request does not "
+            "mention: count in the file or directory the request names"
+        )
     if check.kind == "count_matches" and (narrowed := _narrowing(check.path, request)):
         return (
             f"count_matches path {check.path!r} counts only names with {narrowed!r}, which "
@@ -271,6 +276,25 @@ def _narrowing(path: str, request: str) -> str | None:
             if word not in wanted and _ALIASES.get(word, word) not in wanted:
                 return word
     return None
+
+
+def _unnamed(path: str, request: str) -> str | None:
+    """The last plain segment of ``path`` before any wildcard (``src`` of ``src/**/*.py``)
+    when the request does not mention it — not even its stem (``todo`` of ``todo.txt``) —
+    or None (pure). A count in a place the request never names measures something else
+    (real-model bench: ``src`` for "how many files are in the archive directory?")."""
+    static = []
+    for segment in path.strip().split("/"):
+        if re.search(r"[*?\[]", segment):
+            break
+        if segment not in ("", "."):
+            static.append(segment)
+    if not static:
+        return None
+    last = static[-1]
+    stem = last.split(".")[0] or last
+    wanted = request.lower()
+    return None if stem.lower() in wanted or last.lower() in wanted else last
 
 
 def widened(check: Check, request: str) -> Check | None:

@@ -193,3 +193,22 @@ def test_a_narrowing_count_glob_is_widened_to_its_directory(tmp_path: Path) -> N
     (fixed,) = without_unusable_checks(spec, tmp_path).criteria
     assert fixed.mode == "verifiable" and fixed.check is not None
     assert fixed.check.path == "archive"
+
+
+def test_a_count_in_a_place_the_request_never_names_is_sent_back() -> None:
+    """Real-model bench, task 5 (run E): the Perceiver counted files in ``src`` for "how
+    many files are in the archive directory?"; the check then told the Executor 3."""
+    from artoo.actors.checks import guess_problem
+
+    def problem(path: str, request: str) -> str | None:
+        return guess_problem(Check(kind="count_matches", path=path, value="files"), request)
+
+    wrong = problem("src", "how many files are in the archive directory?")
+    assert wrong is not None and "'src'" in wrong
+    assert problem("archive", "how many files are in the archive directory?") is None
+    assert problem("notes/todo.txt", "how many TODO lines are in my notes?") is None
+    assert problem("README.md", "how many words in the readme?") is None
+    assert problem("src/**/*.py", "count the python files under src") is None
+    assert problem("**/*.py", "how many python files are there?") is None
+    assert problem("./**/*.py", "how many python files are there?") is None
+    assert problem("src/**/*.py", "how many python files are there?") is not None
