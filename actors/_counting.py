@@ -15,7 +15,15 @@ from pathlib import Path
 
 from .tools import open_beneath
 
-__all__ = ["MAX_ENTRIES", "UNITS", "glob_regex", "measure", "parse_unit", "stated_number"]
+__all__ = [
+    "MAX_ENTRIES",
+    "UNITS",
+    "count_command",
+    "glob_regex",
+    "measure",
+    "parse_unit",
+    "stated_number",
+]
 
 UNITS = ("lines", "words", "bytes", "chars", "files", "lines containing <text>")
 """What ``count_matches`` can count."""
@@ -36,6 +44,36 @@ def parse_unit(value: object) -> tuple[str, str | None] | None:
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"`":
         text = text[1:-1]
     return ("lines", text) if text else None
+
+
+_PLAIN = re.compile(r"[\w./*?\[\]-]+")
+_WC = {"lines": "-l", "words": "-w", "bytes": "-c", "chars": "-m"}
+
+
+def count_command(path: str, value: object, *, directory: bool = False) -> str | None:
+    """A bash command (globstar on) that prints the count a ``count_matches`` check of
+    ``path`` and ``value`` measures, first thing on its output, or None (pure): a hint
+    for the Executor — the check still counts by itself. ``directory``: the path names a
+    directory (the caller looked). None for a path that would need quoting."""
+    parsed = parse_unit(value)
+    path = path.strip()
+    if parsed is None or not path or not _PLAIN.fullmatch(path) or path.startswith("-"):
+        return None
+    unit, containing = parsed
+    wild = _WILD.search(path) is not None
+    quoted = None if containing is None else "'" + containing.replace("'", "'\\''") + "'"
+    if not wild and not directory:  # one file: the plain commands
+        if unit == "files":
+            return f"find {path} -type f | wc -l"
+        if quoted is not None:
+            return f"grep -c -F {quoted} {path}"
+        return f"wc {_WC[unit]} {path}"
+    files = f"find {path} -maxdepth 0 -type f" if wild else f"find {path} -type f"
+    if unit == "files":
+        return f"{files} | wc -l"
+    if quoted is not None:
+        return f"{files} -exec grep -h -F {quoted} {{}} + | wc -l"
+    return f"{files} -exec wc {_WC[unit]} {{}} + | tail -n 1"
 
 
 MAX_ENTRIES = 100_000

@@ -9,7 +9,8 @@ Responsibilities:
     then publish the one SubTaskOutcome of the subtask.
 
 Input contract:
-    SubTask and ExecutionResult, both addressed ``to`` this pair.
+    SubTask and ExecutionResult, both addressed ``to`` this pair; TaskSpec (the request
+    the grounding of stated numbers reads).
 
 Output contract:
     CorrectionSignal (addressed to the pair), SubTaskOutcome, ConfirmationRequest (human
@@ -17,7 +18,9 @@ Output contract:
 
 Constraints:
     Fails closed — a model error, an unparsable verdict, a low-confidence verdict nobody
-    confirms, or a failed execution never counts as a pass. Does NOT retry a subtask
+    confirms, or a failed execution never counts as a pass. An answer to a question that
+    states a number no tool result backs fails whatever the model or a weak check says
+    (``grounding``: a model's figure is never proof). Does NOT retry a subtask
     whose irreversible action the operator denied, or whose attempt ended on a model
     outage (paper §4c: an infrastructure failure ends the subtask at once). Decides from
     structured fields only (``ToolCall.refusal``, ``ExecutionResult.stop``). Does NOT
@@ -43,6 +46,7 @@ from artoo.schemas import (
     SubTask,
     SubTaskOutcome,
     TaskCancelled,
+    TaskSpec,
     ToolCall,
     Verdict,
 )
@@ -51,13 +55,15 @@ from .answers import VerdictAnswer
 from .base import Equipment, Role, handles
 from .llm import LLMRequest
 from .verification import (
-    VERDICT_FORMAT,
-    VERDICTS_FORMAT,
     criteria_text,
     execution_failure_class,
+    grounding_verdicts,
     majority_class,
     model_verdicts,
     rule_verdict,
+    tool_results_text,
+    ungrounded,
+    verdict_prompt,
 )
 
 __all__ = ["IMPLICIT_CRITERION", "AgentValidator"]
@@ -83,12 +89,13 @@ class AgentValidator(Role):
         ConfirmationRequest,
         LLMCall,
     )
-    consumes: ClassVar[tuple[type[Message], ...]] = ()
+    consumes: ClassVar[tuple[type[Message], ...]] = (TaskSpec,)
     addressed: ClassVar[tuple[type[Message], ...]] = (SubTask, ExecutionResult)
 
     def __init__(self, equipment: Equipment, instance: str | None = None) -> None:
         super().__init__(equipment, instance)
         self.subs: dict[str, _Sub] = {}
+        self.requests: dict[str, str] = {}
 
     def active_tasks(self) -> list[str]:
         return sorted({s.task_id for s in self.subs.values()})
@@ -96,6 +103,11 @@ class AgentValidator(Role):
     def forget_task(self, task_id: str) -> None:
         for sid in [k for k, s in self.subs.items() if s.task_id == task_id]:
             del self.subs[sid]
+        self.requests.pop(task_id, None)
+
+    @handles(TaskSpec)
+    def on_task_spec(self, env: Envelope) -> None:
+        self.requests[env.task_id or ""] = env.body.text
 
     @handles(SubTask)
     def on_sub_task(self, env: Envelope) -> None:
@@ -206,12 +218,25 @@ class AgentValidator(Role):
                 )
             else:
                 judged.append(criterion)
-        if judged:
+        request = self.requests.get(sub.task_id)
+        weak = (
+            ungrounded(
+                result.output,
+                sub.calls,
+                request=request,
+                instruction=sub.subtask.instruction,
+                checked=[(c, by_id[c.id]) for c in criteria if c.id in by_id],
+            )
+            if result.ok
+            else None
+        )
+        if judged and weak is None:
             for criterion, verdict in zip(
                 judged, self._llm_verdicts(env, judged, result, sub, attempt), strict=True
             ):
                 by_id[criterion.id] = verdict
-        return [by_id[c.id] for c in criteria]
+        verdicts = [by_id.get(c.id) for c in criteria]
+        return grounding_verdicts(criteria, verdicts, weak, attempt)
 
     def _llm_verdicts(
         self,
@@ -221,25 +246,13 @@ class AgentValidator(Role):
         sub: _Sub,
         attempt: int,
     ) -> list[Verdict]:
-        calls = "\n".join(
-            f"- {c.tool}({c.target or ''}) ok={c.ok} {c.error or c.output_preview[:300]}"
-            for c in result.tool_calls
-        )
         request = LLMRequest(
             role=self.name,
             tier="tool",
             task_id=sub.task_id,
             subtask_id=sub.subtask.subtask_id,
             messages=[
-                {
-                    "role": "system",
-                    "content": "You are an Agent-Validator of artoo. Judge whether the output "
-                    + (
-                        f"meets the criterion. {VERDICT_FORMAT}"
-                        if len(criteria) == 1
-                        else f"meets each criterion. {VERDICTS_FORMAT}"
-                    ),
-                },
+                {"role": "system", "content": verdict_prompt("an Agent-Validator", criteria)},
                 {
                     "role": "user",
                     "content": f"Subtask: {sub.subtask.instruction}\n"
@@ -248,7 +261,8 @@ class AgentValidator(Role):
                         if len(criteria) == 1
                         else f"Criteria:\n{criteria_text(criteria)}\n"
                     )
-                    + f"Tool calls:\n{calls}\nOutput:\n{result.output}",
+                    + f"Tool results:\n{tool_results_text(result.tool_calls)}\n"
+                    + f"Output:\n{result.output}",
                 },
             ],
         )

@@ -10,6 +10,15 @@ before any LLM is asked (DESIGN §3). The vocabulary — ``kind``, ``path``, ``v
     ``path``: a file or directory, relative to the workspace root (absolute paths
     must lie inside it). ``value``: ``true`` (default) — it must exist — or ``false`` —
     it must not.
+``file_contains``
+    ``path``: a workspace file (as for ``file_exists``). ``value``: a text. Passes when
+    the file's content contains the text (case-sensitive). For a task that writes a file:
+    the file is read, not the Executor's report of it.
+``file_matches``
+    ``path``: a workspace file. ``value``: a regular expression in RE2 syntax (as for
+    ``output_matches``). Passes when it is found in the file's content. Both read the
+    file race-free beneath the workspace (no symlink followed, at most 16 MiB, decoded
+    as UTF-8 with replacement); a missing file fails as environmental.
 ``output_contains``
     ``value``: a text. Passes when the text occurs in the output (case-sensitive).
 ``output_matches``
@@ -79,17 +88,21 @@ __all__ = [
     "VOCABULARY",
     "CheckResult",
     "asks_count",
+    "asks_question",
     "check_problem",
     "count_checked",
     "evaluate",
     "guess_problem",
     "judge_observed",
     "reads_workspace",
+    "widened",
 ]
 
 VOCABULARY: dict[str, str] = {
     "exit_code": "value = expected exit code (int, default 0)",
     "file_exists": "path = workspace file; value = true (default) or false for must-not-exist",
+    "file_contains": "path = workspace file; value = text the file must contain",
+    "file_matches": "path = workspace file; value = regex the file's content must match",
     "output_contains": "value = text that must occur in the output",
     "output_matches": "value = regex that re.search must find in the output",
     "json_path_equals": (
@@ -176,9 +189,26 @@ _COUNT_KINDS = ("count_equals", "count_matches")
 def reads_workspace(check: Check) -> bool:
     """True when ``check`` reads the workspace (a file or a count measured there), so its
     verdict cannot be recomputed from the event log alone (pure)."""
-    if check.kind in ("file_exists", "count_matches"):
+    if check.kind in ("file_exists", "file_contains", "file_matches", "count_matches"):
         return True
     return check.kind == "json_path_equals" and not check.path.strip().startswith("$")
+
+
+_QUESTION = re.compile(
+    r"\?|^\s*(?:how|what|which|who|whose|when|where|why|is|are|was|were|does|do|did)\b",
+    re.IGNORECASE,
+)
+_WRITES = re.compile(
+    r"\b(?:create|write|save|make|add|append|generate|produce|put|store|copy|move|rename)\b",
+    re.IGNORECASE,
+)
+_STATE_KINDS = ("file_exists", "file_contains", "file_matches")
+
+
+def asks_question(request: str) -> bool:
+    """True when ``request`` asks a question (a ``?``, an opening question word, or a
+    count) rather than orders a change (pure)."""
+    return _QUESTION.search(request) is not None or asks_count(request)
 
 
 def asks_count(request: str) -> bool:
@@ -196,7 +226,25 @@ def guess_problem(check: Check, request: str) -> str | None:
     ``count_equals`` — or, when the request asks for a count, an ``output_contains`` of a
     bare number — whose number the request does not state (a count the task asks for is
     unknown until the work is done: ``count_matches`` has code measure it instead); a
-    ``count_matches`` for a request that asks for no count (an amount, a name)."""
+    ``count_matches`` for a request that asks for no count (an amount, a name); a check of
+    the workspace's state (``file_exists``, ``file_contains``, ``file_matches``) for a
+    request that asks a question and writes nothing (it would pass whatever the answer)."""
+    if check.kind in _STATE_KINDS and asks_question(request) and not _WRITES.search(request):
+        return (
+            f"{check.kind} checks the workspace, not the answer, and the request asks a "
+            "question: check the answer (output_contains, count_matches) or check null"
+        )
+    if check.kind == "count_matches" and (unnamed := _unnamed(check.path, request)):
+        return (
+            f"count_matches path {check.path!r} names {unnamed!r}, which the request does not "
+            "mention: count in the file or directory the request names"
+        )
+    if check.kind == "count_matches" and (narrowed := _narrowing(check.path, request)):
+        return (
+            f"count_matches path {check.path!r} counts only names with {narrowed!r}, which "
+            "the request does not ask for: count what it names (a directory, or a pattern "
+            "it states)"
+        )
     if check.kind == "count_matches" and not asks_count(request):
         return (
             "count_matches checks a count, and the request asks for none: check what it asks "
@@ -223,6 +271,70 @@ def guess_problem(check: Check, request: str) -> str | None:
         "for a count the task asks for use count_matches (path = what to count, value = "
         "the unit): code counts, the output must state it"
     )
+
+
+_ALIASES = {
+    "py": "python",
+    "js": "javascript",
+    "ts": "typescript",
+    "md": "markdown",
+    "txt": "text",
+    "rs": "rust",
+    "rb": "ruby",
+    "sh": "shell",
+    "yml": "yaml",
+}
+
+
+def _narrowing(path: str, request: str) -> str | None:
+    """The literal text of a wildcard segment of ``path`` (``py`` of ``*.py``) that the
+    request names nowhere — nor its language (``python`` for ``py``) — or None (pure).
+    A glob that narrows the count to a kind the request never mentions measures
+    something else (real-model bench: "how many files are in archive?" counted
+    ``archive/**/*.py``, 0, and the answer 0 passed)."""
+    wanted = request.lower()
+    for segment in path.split("/"):
+        if segment == "**" or not re.search(r"[*?\[]", segment):
+            continue
+        for word in re.findall(r"[A-Za-z0-9]+", segment):
+            word = word.lower()
+            if word not in wanted and _ALIASES.get(word, word) not in wanted:
+                return word
+    return None
+
+
+def _unnamed(path: str, request: str) -> str | None:
+    """The last plain segment of ``path`` before any wildcard (``src`` of ``src/**/*.py``)
+    when the request does not mention it — not even its stem (``todo`` of ``todo.txt``) —
+    or None (pure). A count in a place the request never names measures something else
+    (real-model bench: ``src`` for "how many files are in the archive directory?")."""
+    static = []
+    for segment in path.strip().split("/"):
+        if re.search(r"[*?\[]", segment):
+            break
+        if segment not in ("", "."):
+            static.append(segment)
+    if not static:
+        return None
+    last = static[-1]
+    stem = last.split(".")[0] or last
+    wanted = request.lower()
+    return None if stem.lower() in wanted or last.lower() in wanted else last
+
+
+def widened(check: Check, request: str) -> Check | None:
+    """A ``count_matches`` check whose glob narrows the count to a kind the request never
+    names, counting the directory before its first wildcard instead (``archive/**/*.py``
+    → ``archive`` for "how many files are in archive?"); None for any other check (pure).
+    The repair the Perceiver applies when the model repeats the narrowing."""
+    if check.kind != "count_matches" or _narrowing(check.path, request) is None:
+        return None
+    static = []
+    for segment in check.path.strip().split("/"):
+        if re.search(r"[*?\[]", segment):
+            break
+        static.append(segment)
+    return msgspec.structs.replace(check, path="/".join(static) or ".")
 
 
 # =========================================================================== rules
@@ -279,18 +391,83 @@ _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False  # a bad pattern is our ValueError, not a line on stderr
 
 
-def _output_matches(
-    check: Check, output: str, exit_code: int | None, workspace: Path
-) -> CheckResult:
+def _pattern(check: Check) -> Any:
+    """The compiled RE2 pattern of a ``*_matches`` check; ValueError when unusable."""
     if not isinstance(check.value, str) or not check.value:
-        raise ValueError("output_matches: value must be a non-empty regular expression")
+        raise ValueError(f"{check.kind}: value must be a non-empty regular expression")
     try:
-        pattern = re2.compile("(?m)" + check.value, options=_RE2_OPTIONS)
+        return re2.compile("(?m)" + check.value, options=_RE2_OPTIONS)
     except re2.error as exc:
         reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else exc
         raise ValueError(
-            f"output_matches: bad regular expression {check.value!r}: {reason}"
+            f"{check.kind}: bad regular expression {check.value!r}: {reason}"
         ) from None
+
+
+def _read_workspace_file(check: Check, workspace: Path, limit: int) -> tuple[bytes, str] | str:
+    """The first bytes of the workspace file ``check.path`` (at most ``limit`` + 1) and its
+    shown name, read race-free beneath the workspace with no symlink followed; or a text
+    saying why it cannot be read. ValueError for a path outside the workspace."""
+    path, shown = _workspace_path(check.path, workspace, check.kind)
+    if path.is_symlink() or not path.is_file():
+        return f"'{shown}' does not exist (or is not a regular file)"
+    try:  # race-free beneath the workspace, no symlink followed, never blocking
+        fd = open_beneath(workspace.resolve(), shown, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        return f"'{shown}' cannot be read beneath the workspace: {exc}"
+    with open(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return f"'{shown}' is not a regular file"
+        return f.read(limit + 1), shown
+
+
+def _content_value(check: Check) -> Any:
+    if check.kind == "file_matches":
+        return _pattern(check)
+    if not isinstance(check.value, str | int | float) or isinstance(check.value, bool):
+        raise ValueError(f"{check.kind}: value must be a non-empty text")
+    if check.value == "":
+        raise ValueError(f"{check.kind}: value must be a non-empty text")
+    return str(check.value)
+
+
+def _observe_file_content(check: Check, workspace: Path) -> dict[str, Any]:
+    """Whether the file holds the text / a match (``{"found", "seen"}``), or why it could
+    not be read (``{"missing": …}``). The file's content is not logged: what it showed is."""
+    wanted = _content_value(check)
+    read = _read_workspace_file(check, workspace, _MAX_JSON_BYTES)
+    if isinstance(read, str):
+        return {"missing": read}
+    raw, shown = read
+    if len(raw) > _MAX_JSON_BYTES:
+        return {"missing": f"'{shown}' is over {_MAX_JSON_BYTES:,} bytes"}
+    text = raw.decode("utf-8", errors="replace")
+    if check.kind == "file_matches":
+        m = wanted.search(text)
+        if m:
+            seen = f"/{check.value}/ matched {_clip(m.group())!r} in '{shown}'"
+            return {"found": True, "seen": seen}
+        seen = f"no match for /{check.value}/ in '{shown}' ({_describe(text)})"
+        return {"found": False, "seen": seen}
+    at = text.find(wanted)
+    if at >= 0:
+        seen = f"'{shown}' contains {wanted!r}: {_around(text, at, len(wanted))}"
+        return {"found": True, "seen": seen}
+    return {"found": False, "seen": f"'{shown}' does not contain {wanted!r} ({_describe(text)})"}
+
+
+def _judge_file_content(check: Check, output: str, observed: dict[str, Any]) -> CheckResult:
+    _content_value(check)
+    if "missing" in observed:
+        return _fail(str(observed["missing"]), "environmental")
+    seen = str(observed.get("seen", ""))
+    return _pass(seen) if observed.get("found") else _fail(seen, "logical")
+
+
+def _output_matches(
+    check: Check, output: str, exit_code: int | None, workspace: Path
+) -> CheckResult:
+    pattern = _pattern(check)
     m = pattern.search(output)
     if m:
         return _pass(f"/{check.value}/ matched {_clip(m.group())!r} at character {m.start()}")
@@ -441,11 +618,15 @@ _RULES: dict[str, _Rule] = {  # the checks decided from the output and exit code
 # a check that reads the workspace: what it read (logged), then the decision from that
 _OBSERVERS: dict[str, Callable[[Check, Path], dict[str, Any]]] = {
     "file_exists": _observe_file_exists,
+    "file_contains": _observe_file_content,
+    "file_matches": _observe_file_content,
     "json_path_equals": _observe_json_file,
     "count_matches": _observe_count,
 }
 _JUDGES: dict[str, Callable[[Check, str, dict[str, Any]], CheckResult]] = {
     "file_exists": _judge_file_exists,
+    "file_contains": _judge_file_content,
+    "file_matches": _judge_file_content,
     "json_path_equals": _judge_json_file,
     "count_matches": _judge_count,
 }

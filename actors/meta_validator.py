@@ -8,7 +8,7 @@ Responsibilities:
     → ReplanRequest. Either carries every outcome and every task verdict to the GGS.
 
 Input contract:
-    DispatchManifest, SubTaskOutcome.
+    DispatchManifest, SubTaskOutcome; TaskSpec (the request the grounding reads).
 
 Output contract:
     ReplanRequest, OutcomeSummary; LLMCall for each model call.
@@ -16,7 +16,8 @@ Output contract:
 Constraints:
     Does NOT decide what happens next (the GGS does); does NOT write memory; the merged
     output is only what the subtasks really produced (Law 0); does NOT judge plausible
-    task criteria while a subtask has failed (no model call spent on a known failure).
+    task criteria while a subtask has failed (no model call spent on a known failure); an
+    answer to a question stating a number no tool result backs fails (``grounding``).
 """
 
 from __future__ import annotations
@@ -34,17 +35,21 @@ from artoo.schemas import (
     OutcomeSummary,
     ReplanRequest,
     SubTaskOutcome,
+    TaskSpec,
+    ToolCall,
     Verdict,
 )
 
 from .base import Equipment, Role, handles
 from .llm import LLMRequest
 from .verification import (
-    VERDICT_FORMAT,
-    VERDICTS_FORMAT,
     criteria_text,
+    grounding_verdicts,
     model_verdicts,
     rule_verdict,
+    tool_results_text,
+    ungrounded,
+    verdict_prompt,
 )
 
 __all__ = ["MetaValidator", "merge_outputs"]
@@ -76,17 +81,23 @@ class MetaValidator(Role):
 
     name: ClassVar[str] = "meta_validator"
     publishes: ClassVar[tuple[type[Message], ...]] = (ReplanRequest, OutcomeSummary, LLMCall)
-    consumes: ClassVar[tuple[type[Message], ...]] = (DispatchManifest, SubTaskOutcome)
+    consumes: ClassVar[tuple[type[Message], ...]] = (DispatchManifest, SubTaskOutcome, TaskSpec)
 
     def __init__(self, equipment: Equipment, instance: str | None = None) -> None:
         super().__init__(equipment, instance)
         self.rounds: dict[str, _Round] = {}
+        self.requests: dict[str, str] = {}
 
     def active_tasks(self) -> list[str]:
         return list(self.rounds)
 
     def forget_task(self, task_id: str) -> None:
         self.rounds.pop(task_id, None)
+        self.requests.pop(task_id, None)
+
+    @handles(TaskSpec)
+    def on_task_spec(self, env: Envelope) -> None:
+        self.requests[env.task_id or ""] = env.body.text
 
     def _recorded(self, round_: int, criterion_id: str) -> Callable[[], Verdict | None] | None:
         """A rerun's logged verdict for a task check that reads the workspace (else None)."""
@@ -156,29 +167,32 @@ class MetaValidator(Role):
                 )
             elif all_matched:
                 judged.append(criterion)
-        if judged:  # ONE model call for every criterion the rules cannot decide
+        weak = None
+        if all_matched:
+            weak = ungrounded(
+                merged,
+                calls,
+                request=self.requests.get(task_id),
+                checked=[(c, by_id[c.id]) for c in rnd.criteria if c.id in by_id],
+            )
+        if judged and weak is None:  # ONE model call for every criterion rules cannot decide
             for criterion, verdict in zip(
-                judged, self._llm_verdicts(task_id, judged, merged), strict=True
+                judged, self._llm_verdicts(task_id, judged, merged, calls), strict=True
             ):
                 by_id[criterion.id] = verdict
-        return [by_id[c.id] for c in rnd.criteria if c.id in by_id]
+        kept = [c for c in rnd.criteria if c.id in by_id or c in judged]
+        return grounding_verdicts(kept, [by_id.get(c.id) for c in kept], weak)
 
-    def _llm_verdicts(self, task_id: str, criteria: list[Criterion], merged: str) -> list[Verdict]:
+    def _llm_verdicts(
+        self, task_id: str, criteria: list[Criterion], merged: str, calls: list[ToolCall]
+    ) -> list[Verdict]:
         one = len(criteria) == 1
         request = LLMRequest(
             role=self.name,
             tier="brain",
             task_id=task_id,
             messages=[
-                {
-                    "role": "system",
-                    "content": "You are the Meta-Validator of artoo. Judge whether the merged "
-                    + (
-                        f"result meets the task criterion. {VERDICT_FORMAT}"
-                        if one
-                        else f"result meets each task criterion. {VERDICTS_FORMAT}"
-                    ),
-                },
+                {"role": "system", "content": verdict_prompt("the Meta-Validator", criteria)},
                 {
                     "role": "user",
                     "content": (
@@ -186,7 +200,7 @@ class MetaValidator(Role):
                         if one
                         else f"Criteria:\n{criteria_text(criteria)}"
                     )
-                    + f"\nResult:\n{merged}",
+                    + f"\nTool results:\n{tool_results_text(calls)}\nOutput:\n{merged}",
                 },
             ],
         )

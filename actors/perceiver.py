@@ -41,7 +41,14 @@ from artoo.schemas import (
 
 from .answers import PerceiverAnswer, make_criteria, slugify
 from .base import Role, handles
-from .checks import VOCABULARY, asks_count, check_problem, count_checked, guess_problem
+from .checks import (
+    VOCABULARY,
+    asks_count,
+    check_problem,
+    count_checked,
+    guess_problem,
+    widened,
+)
 from .llm import LLMRequest, ask_structured
 
 __all__ = ["SYSTEM_PROMPT", "Perceiver", "build_spec"]
@@ -54,7 +61,8 @@ SYSTEM_PROMPT = (
     'checks, else {"text": ..., "mode": "plausible", "check": null}:\n'
     + "\n".join(f"- {kind}: {how}" for kind, how in VOCABULARY.items())
     + "\nNever guess an answer you do not know: for how many / count, use count_matches "
-    "(code counts, the answer must state that number).\n"
+    "(code counts, the answer must state that number). For a file the request writes, "
+    "check the file with file_contains (path = the file, value = the text), not the output.\n"
     'Example. Request: "how many words are in docs/intro.md?" Answer: {"intent": "count '
     'the words in docs/intro.md", "slug": "count-words-intro", "criteria": [{"text": "the '
     'answer states the number of words in docs/intro.md", "mode": "verifiable", "check": '
@@ -99,13 +107,18 @@ def spec_problems(spec: TaskSpec, workspace: Path) -> list[str]:
 def without_unusable_checks(spec: TaskSpec, workspace: Path) -> TaskSpec:
     """The spec with each unusable or guessing check removed: its criterion stays, as
     plausible (a model and, under low confidence, a human decide it — it never passes by
-    default)."""
-    criteria = [
-        c
-        if c.check is None or _unusable(c.check, spec, workspace) is None
-        else msgspec.structs.replace(c, check=None, mode="plausible")
-        for c in spec.criteria
-    ]
+    default). A count glob that narrows what the request asks to count is widened to its
+    directory instead (``checks.widened``), when that is usable."""
+    criteria = []
+    for c in spec.criteria:
+        if c.check is None or _unusable(c.check, spec, workspace) is None:
+            criteria.append(c)
+            continue
+        wider = widened(c.check, spec.text)
+        if wider is not None and _unusable(wider, spec, workspace) is None:
+            criteria.append(msgspec.structs.replace(c, check=wider, mode="verifiable"))
+        else:
+            criteria.append(msgspec.structs.replace(c, check=None, mode="plausible"))
     return msgspec.structs.replace(spec, criteria=criteria)
 
 

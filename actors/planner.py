@@ -9,7 +9,10 @@ Responsibilities
     the GGS directive's blocked tools and targets and with the strongest tool-space Avoid
     pairs (DESIGN §4.7), at most 10 memory entries. Enforce the MUST NOT set in code: a
     plan that uses a blocked tool or names a blocked target is rejected and asked again
-    (DESIGN §4.1); every SubTask carries the blocked sets and the calibration text.
+    (DESIGN §4.1); every SubTask carries the blocked sets and the calibration text. A
+    subtask criterion whose check is still unusable after the retry is dropped (the task
+    criteria still judge); a ``count_matches`` subtask gets the command that prints its
+    count after its instruction.
 
 Input contract (consumes)
     ``TaskSpec`` — intent, slug, task criteria, environment (round 0).
@@ -20,7 +23,8 @@ Output contract (publishes)
     ``MemoryQuery`` — the tag pair ``(intent:<slug>, env:<environment>)`` of the task.
     ``DispatchManifest`` — the round's subtasks, task criteria and calibration sets.
     ``PlanRejected`` — every plan the model gave (one retry with the reason) broke the
-    MUST NOT set: the round's logical failure, scored by the GGS.
+    MUST NOT set or asked for a tool that does not exist: the round's logical failure,
+    scored by the GGS.
     ``StepFailed`` — the model gave no valid plan (after the structured-answer repair).
     ``LLMCall`` — each model call (recorded by the gateway).
 
@@ -28,7 +32,8 @@ Constraints
     Does NOT execute tools, validate results or decide to replan (GGS does). Does NOT
     write memory (GGS is the only writer). Does NOT add a model call for calibration.
     Does NOT publish a plan that violates the MUST NOT set, asks for a tool that does not
-    exist, or carries a check that cannot be used. Does NOT import another
+    exist, or carries a check that cannot be used (it drops that criterion after the
+    retry). Does NOT import another
     role module.
 """
 
@@ -58,6 +63,7 @@ from artoo.schemas import (
     TaskSpec,
 )
 
+from ._counting import count_command
 from ._paths import mentions
 from .answers import PlanAnswer, make_criteria
 from .base import Equipment, Role, handles
@@ -227,6 +233,8 @@ class Violation:
     tool: str | None = None
     target: str | None = None
     problem: str | None = None
+    criterion_id: str | None = None
+    """Set when the problem is the check of this criterion of the subtask."""
 
     @property
     def breaks_must_not(self) -> bool:
@@ -283,10 +291,26 @@ def plan_violations(
                 if unusable is not None:
                     violations.append(
                         Violation(
-                            subtask.subtask_id, problem=f"criterion {criterion.id}: {unusable}"
+                            subtask.subtask_id,
+                            problem=f"criterion {criterion.id}: {unusable}",
+                            criterion_id=criterion.id,
                         )
                     )
     return violations
+
+
+def without_criteria(subtasks: Sequence[SubTask], violations: Sequence[Violation]) -> list[SubTask]:
+    """The subtasks without the criteria whose checks ``violations`` name (pure): after the
+    retry, a subtask criterion the Planner still cannot check is dropped — the task's
+    criteria still judge the result — rather than the round (a small model copies the
+    reason into the criterion and fails it again)."""
+    bad = {(v.subtask_id, v.criterion_id) for v in violations if v.criterion_id is not None}
+    return [
+        msgspec.structs.replace(
+            s, criteria=[c for c in s.criteria if (s.subtask_id, c.id) not in bad]
+        )
+        for s in subtasks
+    ]
 
 
 def validate_plan(subtasks: Sequence[SubTask], calibration: Calibration) -> list[str]:
@@ -318,8 +342,9 @@ Answer with one JSON object: {{"subtasks": [{{"instruction": "<what to do, with 
 "sequence": 1, "tools": ["<tool>"], "criteria": []}}], "rationale": "<one sentence>"}}.
 Use one subtask unless the task has independent parts (same sequence = parallel; a later
 sequence sees the earlier outputs). "tools" names only tools listed above. "criteria" may
-stay []: the task criteria are checked on the result. To count, have shell do it
-(wc -l, wc -w, grep -c, find ... | wc -l): never count by reading. A criterion you add has the task
+stay []: the task criteria are checked on the result. To count, have shell do it, never
+count by reading: lines wc -l FILE; words wc -w FILE; lines with X grep -c X FILE; files
+find DIR -type f | wc -l. A criterion you add has the task
 criteria's shape ({{"text", "mode", "check"}}). Never guess the answer, in an instruction
 or a criterion: the Executor finds it with the tools. Obey every MUST NOT line.
 Example. Task: "how many words are in docs/intro.md?" Answer: {{"subtasks": [{{"instruction":
@@ -347,6 +372,35 @@ def with_task_checks(subtasks: list[SubTask], task_criteria: Sequence[Criterion]
     if not checked:
         return subtasks
     return [msgspec.structs.replace(only, criteria=[*only.criteria, *checked])]
+
+
+def with_count_hints(
+    subtasks: list[SubTask], calibration: Calibration, workspace: Path | None = None
+) -> list[SubTask]:
+    """Each subtask whose criteria have a ``count_matches`` check gets, after its
+    instruction, the shell command that prints that count (``_counting.count_command``)
+    — a hint a small model follows where it would count by reading or with the wrong
+    unit; the check still counts by itself (pure). Not when the subtask cannot use shell
+    (not among its tools, or blocked) or the command names a blocked target. With
+    ``workspace``, a path that is a directory there gets the command for a directory."""
+    out = []
+    for s in subtasks:
+        usable = (not s.tools or "shell" in s.tools) and "shell" not in calibration.blocked_tools
+        hints = []
+        for c in s.criteria:
+            if not usable or c.check is None or c.check.kind != "count_matches":
+                continue
+            path = c.check.path.strip()
+            directory = workspace is not None and bool(path) and (workspace / path).is_dir()
+            command = count_command(path, c.check.value, directory=directory)
+            if command is None or command in s.instruction or command in hints:
+                continue
+            if any(mentions(command, t) for t in calibration.blocked_targets):
+                continue
+            hints.append(command)
+        hint = "".join(f" A command that prints the count: {h}" for h in hints)
+        out.append(msgspec.structs.replace(s, instruction=s.instruction + hint) if hint else s)
+    return out
 
 
 @dataclass
@@ -460,7 +514,7 @@ class Planner(Role):
         calibration = calibrate(body, plan.directive, cap=self.ctx.config.memory.recall_cap)
         messages = plan_messages(plan.spec, calibration, plan.directive, list(self.ctx.tools.names))
         violations: list[Violation] = []
-        for _ in range(self.max_plan_attempts):
+        for attempt in range(self.max_plan_attempts):
             request = LLMRequest(role=self.name, tier="brain", task_id=task_id, messages=messages)
             answer = ask_structured(self.ctx.model(), request, PlanAnswer)
             if not answer.ok or answer.value is None or not answer.value.subtasks:
@@ -480,13 +534,21 @@ class Planner(Role):
                 workspace=self.ctx.workspace,
                 request=plan.spec.text,
             )
+            last = attempt == self.max_plan_attempts - 1
+            if last and violations and all(v.criterion_id is not None for v in violations):
+                subtasks, violations = without_criteria(subtasks, violations), []
             if not violations:
                 self.reply(
                     env,
                     DispatchManifest(
                         round=plan.round,
                         subtasks=apply_calibration(
-                            with_task_checks(subtasks, plan.spec.criteria), calibration
+                            with_count_hints(
+                                with_task_checks(subtasks, plan.spec.criteria),
+                                calibration,
+                                self.ctx.workspace,
+                            ),
+                            calibration,
                         ),
                         task_criteria=list(plan.spec.criteria),
                         must_not=calibration.must_not,

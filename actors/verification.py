@@ -6,15 +6,17 @@ classifying why an execution failed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from artoo.schemas import Criterion, ExecutionResult, ToolCall, Verdict
 from artoo.schemas.messages import FailureClass
 
+from ._counting import stated_number
 from .answers import CriterionVerdictAnswer, VerdictAnswer, VerdictsAnswer
 from .checks import evaluate, judge_observed, reads_workspace
+from .grounding import Grounding, asks_question, grounding, tool_outputs
 from .llm import LLMRequest, ask_structured
 
 __all__ = [
@@ -22,17 +24,127 @@ __all__ = [
     "VERDICT_FORMAT",
     "criteria_text",
     "execution_failure_class",
+    "grounding_verdicts",
     "last_exit_code",
     "majority_class",
     "model_verdict",
     "model_verdicts",
     "rule_verdict",
+    "tool_results_text",
+    "ungrounded",
+    "verdict_prompt",
 ]
 
 VERDICT_FORMAT = (
-    'Answer JSON: {"passed": bool, "confidence": 0..1, '
-    '"failure_class": "logical"|"environmental"|null, "evidence": str}.'
+    'Answer with one JSON object: {"passed": true or false, "confidence": 0.0 to 1.0, '
+    '"failure_class": "logical" or "environmental" or null, "evidence": "<one sentence>"}.'
 )
+
+_VERDICT_EXAMPLE = (
+    "Example. Criterion: the answer states the number of lines in a.txt. Tool results: "
+    "shell(wc -l a.txt) -> 12 a.txt. Output: a.txt has 12 lines. Answer: "
+    '{"passed": true, "confidence": 0.9, "failure_class": null, "evidence": "wc -l printed '
+    '12 and the output states 12"}'
+)
+_VERDICTS_EXAMPLE = (
+    "Example. Criteria: [c1] the answer states the number of lines in a.txt; [c2] the "
+    "answer names the file. Tool results: shell(wc -l a.txt) -> 12 a.txt. Output: a.txt "
+    'has 15 lines. Answer: {"verdicts": [{"criterion": "c1", "passed": false, '
+    '"confidence": 0.9, "failure_class": "logical", "evidence": "wc -l printed 12, the '
+    'output states 15"}, {"criterion": "c2", "passed": true, "confidence": 0.9, '
+    '"failure_class": null, "evidence": "it names a.txt"}]}'
+)
+
+
+def verdict_prompt(who: str, criteria: list[Criterion]) -> str:
+    """The system prompt of a validator's model rung (pure): short, the rule of evidence,
+    the JSON shape and one worked example — for one criterion or for several."""
+    one = len(criteria) == 1
+    return (
+        f"You are {who} of artoo. Judge whether the output meets "
+        + ("the criterion" if one else "each criterion")
+        + ". Pass only what the tool results support: a figure or claim that no tool result "
+        'shows fails ("logical"); a missing file or a refused tool is "environmental".\n'
+        + (VERDICT_FORMAT if one else VERDICTS_FORMAT)
+        + "\n"
+        + (_VERDICT_EXAMPLE if one else _VERDICTS_EXAMPLE)
+    )
+
+
+def tool_results_text(calls: list[ToolCall], limit: int = 300) -> str:
+    """The tool calls as a validator is shown them: one line each, the result clipped."""
+    return (
+        "\n".join(
+            f"- {c.tool}({c.target or ''}) ok={c.ok} -> "
+            + " ".join((c.output_preview or c.error or "").split())[:limit]
+            for c in calls
+        )
+        or "(none)"
+    )
+
+
+def ungrounded(
+    output: str,
+    calls: list[ToolCall],
+    *,
+    request: str | None,
+    instruction: str = "",
+    checked: Sequence[tuple[Criterion, Verdict]] = (),
+) -> Grounding | None:
+    """The failed :func:`grounding` of an answer to a question, or None (it is grounded,
+    or answers no question). ``request`` is the user's (None when unknown: the
+    ``instruction`` stands for it); a passed ``count_matches`` check makes the number it
+    measured given (pure)."""
+    question = request if request is not None else instruction
+    if not asks_question(question):
+        return None
+    measured = [
+        n
+        for c, v in checked
+        if v.passed and c.check is not None and c.check.kind == "count_matches"
+        if (n := stated_number(output)) is not None
+    ]
+    result = grounding(
+        output, tool_outputs(calls), request=question, context=instruction, measured=measured
+    )
+    return None if result.grounded else result
+
+
+def _code_measured(criterion: Criterion, verdict: Verdict) -> bool:
+    check = criterion.check
+    return verdict.signal == "rule" and check is not None and check.kind == "count_matches"
+
+
+def grounding_verdicts(
+    criteria: list[Criterion],
+    verdicts: list[Verdict | None],
+    weak: Grounding | None,
+    attempt: int = 1,
+) -> list[Verdict]:
+    """The verdicts once the grounding is applied (pure): with an ungrounded answer
+    (``weak``), every verdict that passed — but a count code measured — and every
+    criterion left unjudged (None: no model was asked) fails as logical, the evidence
+    naming the numbers. Grounded (``weak`` None), the verdicts stand; none may be None."""
+    out: list[Verdict] = []
+    for criterion, verdict in zip(criteria, verdicts, strict=True):
+        if weak is None:
+            if verdict is None:
+                raise ValueError(f"criterion {criterion.id} has no verdict")
+            out.append(verdict)
+        elif verdict is not None and (not verdict.passed or _code_measured(criterion, verdict)):
+            out.append(verdict)
+        else:
+            out.append(
+                Verdict(
+                    criterion_id=criterion.id,
+                    passed=False,
+                    failure_class="logical",
+                    evidence=weak.evidence(),
+                    signal="rule",
+                    attempt=attempt,
+                )
+            )
+    return out
 
 
 def last_exit_code(calls: list[ToolCall]) -> int | None:
@@ -122,14 +234,19 @@ def _attribute(criterion: Criterion, suggested: str | None, calls: list[ToolCall
     """The failure class of a failed check, attributed from what the tools did (paper §9:
     misattribution is a Law 0 violation).
 
-    A missing file is the environment's fault only when a call that worked on it failed
+    A missing file (``file_exists``, or the file a ``file_contains``/``file_matches``
+    reads) is the environment's fault only when a call that worked on it failed
     (refused, or an error); when no call ever tried to make it, or the calls that did
     succeeded, the work is wrong — an executor that only *claims* it wrote the file gets a
     logical failure. For the other checks a tool the environment refused explains the miss
     better than the check can.
     """
     check = criterion.check
-    if check is not None and check.kind == "file_exists" and check.value is not False:
+    missing = check is not None and (
+        (check.kind == "file_exists" and check.value is not False)
+        or (check.kind in ("file_contains", "file_matches") and suggested == "environmental")
+    )
+    if check is not None and missing:
         touching = [c for c in calls if _names(c, check.path)]
         return "environmental" if any(not c.ok for c in touching) else "logical"
     if suggested == "environmental" or any(not c.ok for c in calls):
@@ -148,8 +265,9 @@ def majority_class(verdicts: list[Verdict]) -> FailureClass | None:
 
 
 VERDICTS_FORMAT = (
-    'Answer JSON: {"verdicts": [{"criterion": "<id>", "passed": bool, "confidence": 0..1, '
-    '"failure_class": "logical"|"environmental"|null, "evidence": str}]}, one per criterion.'
+    'Answer with one JSON object: {"verdicts": [{"criterion": "<id>", "passed": true or '
+    'false, "confidence": 0.0 to 1.0, "failure_class": "logical" or "environmental" or null, '
+    '"evidence": "<one sentence>"}]}, one verdict per criterion.'
 )
 
 

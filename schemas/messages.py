@@ -118,8 +118,9 @@ class Check(msgspec.Struct, frozen=True, kw_only=True):
     """A deterministic check that decides a verifiable criterion by code.
 
     ``kind`` is one of the documented vocabulary (see ``artoo.actors.checks``):
-    ``exit_code``, ``file_exists``, ``output_contains``, ``output_matches``,
-    ``json_path_equals``, ``count_equals``, ``count_matches``. ``path`` is a file path, a
+    ``exit_code``, ``file_exists``, ``file_contains``, ``file_matches``,
+    ``output_contains``, ``output_matches``, ``json_path_equals``, ``count_equals``,
+    ``count_matches``. ``path`` is a file path, a
     glob or a JSON path, ``value`` the expected value (for ``count_matches``, what to
     count: code measures it).
     """

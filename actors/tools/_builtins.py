@@ -198,8 +198,8 @@ class _Builtins(_Guards):
         )
 
     def _shell(self, call: _Call, command: str, timeout_s: float | None = None) -> _Result:
-        """Run a shell command (bash) in the workspace root; gives the exit code, stdout
-        and stderr. Irreversible commands need the user's confirmation.
+        """Run a shell command (bash, globstar on) in the workspace root; gives the exit
+        code, stdout and stderr. Irreversible commands need the user's confirmation.
 
         Args:
             command: the command line.

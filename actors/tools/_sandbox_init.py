@@ -256,7 +256,9 @@ def main() -> None:
         shell = str(spec["shell"])
         env = {str(k): str(v) for k, v in dict(spec["env"]).items()}
         try:
-            os.execve(shell, [shell, "-c", str(spec["command"])], env)
+            bash = os.path.basename(shell) == "bash"  # globstar: as _shell.shell_argv
+            argv = [shell, "-O", "globstar", "-c"] if bash else [shell, "-c"]
+            os.execve(shell, [*argv, str(spec["command"])], env)
         except OSError as exc:
             os.write(2, f"cannot run {shell}: {exc.strerror}\n".encode())
             os._exit(127)

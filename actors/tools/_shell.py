@@ -77,7 +77,7 @@ def _run_shell(
     group; only a PID namespace — the sandbox — ends those too.) ``argv`` replaces
     ``bash -c command`` (the sandbox's first process), ``pass_fds`` stay open in it."""
     proc = subprocess.Popen(
-        argv or [_SHELL, "-c", command],
+        argv or [*shell_argv(_SHELL), command],
         cwd=cwd,
         env=env,
         pass_fds=pass_fds,
@@ -152,3 +152,12 @@ def _format_run(run: _Run, timeout_s: float, cap: int) -> str:
 
 
 _SHELL = shutil.which("bash") or "/bin/sh"
+
+
+def shell_argv(shell: str) -> list[str]:
+    """The argv that runs a command line with ``shell`` (pure): bash gets ``globstar``, so
+    ``src/**/*.py`` spans directories as a model (and the glob tool, and ``count_matches``)
+    means it; any other shell just ``-c``."""
+    if os.path.basename(shell) == "bash":
+        return [shell, "-O", "globstar", "-c"]
+    return [shell, "-c"]

@@ -21,9 +21,12 @@ What is recomputed (the checks, by name in :attr:`VerifyReport.checked`):
     Each Agent-Validator verdict decided by code (a check, a failed execution, a Law 1
     denial) from the ExecutionResult it judged, and each Meta-Validator task verdict
     decided by a check from the round's merged output. A check that reads the workspace
-    (``file_exists``, ``json_path_equals`` on a file, ``count_matches``) is recomputed
-    from what it read there, logged in ``Verdict.observed``; a log from before that field
-    has none, and such a verdict is counted in :attr:`VerifyReport.skipped`.
+    (``file_exists``, ``file_contains``, ``file_matches``, ``json_path_equals`` on a file,
+    ``count_matches``) is recomputed from what it read there, logged in
+    ``Verdict.observed``; a log from before that field has none, and such a verdict is
+    counted in :attr:`VerifyReport.skipped`. The grounding of stated numbers
+    (``artoo.actors.grounding``) is applied on top, from the logged tool calls and the
+    TaskSpec's text, as the validators applied it.
 ``law1``, ``law1_confirm``
     Each Law 1 decision a ToolCall logged (``ToolCall.law1``), recomputed from the call's
     effects or command, and the ConfirmationRequest, answer and refusal each asking
@@ -70,6 +73,7 @@ from artoo.schemas import (
     SubTask,
     SubTaskOutcome,
     TaskSpec,
+    ToolCall,
     Verdict,
 )
 
@@ -109,6 +113,8 @@ class _Task:
         self.config = config
         self.report = report
         self.caused: dict[int, list[Envelope]] = {}
+        self.request: str | None = None  # the TaskSpec's text: what grounding reads
+        self.sub_calls: dict[str, list[ToolCall]] = {}  # a subtask's calls, every attempt
         for env in task.envelopes:
             if env.cause is not None:
                 self.caused.setdefault(env.cause, []).append(env)
@@ -131,6 +137,7 @@ class _Task:
         for env in self.task.envelopes:
             body = env.body
             if isinstance(body, TaskSpec):
+                self.request = body.text
                 gradient = TaskGradient(
                     self.task.task_id,
                     slug=body.slug,
@@ -165,6 +172,8 @@ class _Task:
             elif isinstance(body, MemoryRecall):
                 self._calibration(env, body, directive)
             elif isinstance(body, ExecutionResult):
+                if body.subtask_id in subtasks:
+                    self.sub_calls.setdefault(body.subtask_id, []).extend(body.tool_calls)
                 self._agent_verdicts(env, body, subtasks.get(body.subtask_id))
             if isinstance(body, ReplanRequest | OutcomeSummary) and env.sender == "meta_validator":
                 self._task_verdicts(env, body, manifests.get(body.round))
@@ -299,7 +308,12 @@ class _Task:
 
     # ---- rule verdicts
     def _agent_verdicts(self, env: Envelope, result: ExecutionResult, sub: SubTask | None) -> None:
-        from artoo.actors.verification import execution_failure_class, rule_verdict
+        from artoo.actors.verification import (
+            execution_failure_class,
+            grounding_verdicts,
+            rule_verdict,
+            ungrounded,
+        )
 
         judged = [
             e
@@ -312,6 +326,15 @@ class _Task:
         logged = {v.criterion_id: v for v in answer.body.verdicts}
         criteria = sub.criteria
         denied = [c for c in result.tool_calls if c.refusal == "law1_denied"]
+        weak = None
+        if result.ok and not denied:
+            weak = ungrounded(
+                result.output,
+                self.sub_calls.get(sub.subtask_id, []),
+                request=self.request,
+                instruction=sub.instruction,
+                checked=[(c, logged[c.id]) for c in criteria if c.id in logged],
+            )
         for criterion in criteria:
             verdict = logged.get(criterion.id)
             if verdict is None:
@@ -334,10 +357,9 @@ class _Task:
                     signal="rule",
                     attempt=result.attempt,
                 )
-            elif criterion.check is not None:
-                if _reads_files(criterion) and not verdict.observed:
-                    self.report.skipped["rule_verdict"] += 1  # a log from before observed
-                    continue
+            elif criterion.check is not None and (
+                not _reads_files(criterion) or verdict.observed  # (a log from before observed)
+            ):
                 expected = rule_verdict(
                     criterion,
                     result.output,
@@ -346,7 +368,12 @@ class _Task:
                     result.attempt,
                     observed=verdict.observed if _reads_files(criterion) else None,
                 )
+            if weak is not None:  # grounding decides what the rules or a model would have
+                base = verdict if expected is None else expected
+                (expected,) = grounding_verdicts([criterion], [base], weak, result.attempt)
             if expected is None:
+                if criterion.check is not None:
+                    self.report.skipped["rule_verdict"] += 1
                 continue  # a model's verdict: not deterministic
             self.report.checked["rule_verdict"] += 1
             compare(self.report, answer, {criterion.id: verdict}, {criterion.id: expected})
@@ -357,26 +384,41 @@ class _Task:
         body: ReplanRequest | OutcomeSummary,
         manifest: DispatchManifest | None,
     ) -> None:
-        from artoo.actors.verification import rule_verdict
+        from artoo.actors.verification import grounding_verdicts, rule_verdict, ungrounded
 
         if manifest is None:
             return
         calls = [c for o in body.outcomes for c in o.tool_calls]
         logged = {v.criterion_id: v for v in body.task_verdicts}
-        for criterion in manifest.task_criteria:
-            verdict = logged.get(criterion.id)
-            if criterion.check is None or verdict is None or verdict.signal != "rule":
-                continue
-            if _reads_files(criterion) and not verdict.observed:
-                self.report.skipped["rule_verdict"] += 1  # a log from before observed
-                continue
-            expected = rule_verdict(
-                criterion,
+        weak = None
+        if all(o.status == "matched" for o in body.outcomes):
+            weak = ungrounded(
                 body.merged_output,
                 calls,
-                Path("."),
-                observed=verdict.observed if _reads_files(criterion) else None,
+                request=self.request,
+                checked=[(c, logged[c.id]) for c in manifest.task_criteria if c.id in logged],
             )
+        for criterion in manifest.task_criteria:
+            verdict = logged.get(criterion.id)
+            if verdict is None or verdict.signal != "rule":
+                continue
+            expected: Verdict | None = None
+            if criterion.check is not None and (
+                not _reads_files(criterion) or verdict.observed  # (a log from before observed)
+            ):
+                expected = rule_verdict(
+                    criterion,
+                    body.merged_output,
+                    calls,
+                    Path("."),
+                    observed=verdict.observed if _reads_files(criterion) else None,
+                )
+            if weak is not None:
+                (expected,) = grounding_verdicts([criterion], [expected or verdict], weak)
+            if expected is None:
+                if criterion.check is not None:
+                    self.report.skipped["rule_verdict"] += 1
+                continue
             self.report.checked["rule_verdict"] += 1
             compare(self.report, env, {criterion.id: verdict}, {criterion.id: expected})
 

@@ -228,6 +228,8 @@ def test_unknown_kind_lists_the_vocabulary(ws: Path) -> None:
     assert set(VOCABULARY) == {
         "exit_code",
         "file_exists",
+        "file_contains",
+        "file_matches",
         "output_contains",
         "output_matches",
         "json_path_equals",

@@ -310,3 +310,18 @@ def test_observe_reads_an_upper_layer(tmp_path: Path) -> None:
         ("n", "created"),
     ]
     assert [e.path for e in observed.irreversible] == ["b", "c"]
+
+
+def test_a_double_star_spans_directories_in_and_out_of_the_sandbox(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    """bash runs with globstar: ``src/**/*.py`` means what the glob tool and count_matches
+    mean by it (a small model writes it and expects every depth)."""
+    ws = tmp_path / "ws"
+    (ws / "src" / "models").mkdir(parents=True)
+    for name in ("src/a.py", "src/b.py", "src/models/c.py"):
+        (ws / name).write_text("x\n")
+    for box in (sandbox, None):
+        tools = ToolRegistry(ws, tmp_path / f"spill-{box is None}", sandbox=box)
+        outcome = tools.call("shell", {"command": "ls src/**/*.py | wc -l"})
+        assert outcome.call.ok and outcome.content.endswith("\n3"), outcome.content

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from artoo.actors.agent_validator import AgentValidator
 from artoo.schemas import (
     Check,
@@ -9,11 +11,13 @@ from artoo.schemas import (
     CorrectionSignal,
     Criterion,
     ExecutionResult,
+    LLMCall,
     SubTask,
     SubTaskOutcome,
+    TaskSpec,
     ToolCall,
 )
-from artoo.testing import RoleHarness
+from artoo.testing import RoleHarness, write_script
 
 SAYS_42 = Criterion(
     id="c1", text="says 42", mode="verifiable", check=Check(kind="output_contains", value="42")
@@ -64,3 +68,35 @@ def test_a_denied_action_and_a_model_outage_are_never_retried() -> None:
         (outcome,) = h.wait_for(SubTaskOutcome)
         assert h.published(CorrectionSignal) == []
     assert outcome.body.failure_class == "environmental"
+
+
+def test_a_number_no_tool_showed_fails_without_asking_the_model(tmp_path: Path) -> None:
+    """Task 7 of the real-model bench: the model would have passed "1500" (it did, in the
+    recorded run); the grounding fails it first, and the retry's grounded answer is judged."""
+    model = write_script(
+        tmp_path / "s.toml",
+        [
+            {
+                "role": "agent_validator",
+                "content": {"passed": True, "confidence": 0.9, "evidence": "states the amount"},
+            }
+        ],
+    )
+    plausible = Criterion(id="p", text="the answer states the amount for east")
+    st = SubTask(subtask_id="s1", instruction="Read data/sales.csv", criteria=[plausible])
+    empty = ToolCall(tool="shell", output_preview="exit code: 0")
+    shown = ToolCall(tool="shell", output_preview="exit code: 0\n--- stdout ---\neast,1300")
+    spec = TaskSpec(text="what is the amount for the east region?", intent="amount", slug="a")
+    with RoleHarness(AgentValidator, instance="pair-0", model=model, config=Config()) as h:
+        h.send(spec)
+        h.send(st, to="pair-0")
+        h.send(_result(1, "The amount is 1500.", tool_calls=[empty]), to="pair-0")
+        (signal,) = h.wait_for(CorrectionSignal)
+        assert h.published(LLMCall) == []  # no model call spent on an ungrounded answer
+        (verdict,) = signal.body.verdicts
+        assert not verdict.passed and verdict.failure_class == "logical"
+        assert "1500" in signal.body.feedback and "no tool result" in signal.body.feedback
+        h.send(_result(2, "The amount is 1300.", tool_calls=[shown]), to="pair-0")
+        (outcome,) = h.wait_for(SubTaskOutcome)
+        assert len(h.published(LLMCall)) == 1
+    assert outcome.body.status == "matched"

@@ -11,6 +11,8 @@ from artoo.schemas import (
     ReplanRequest,
     SubTask,
     SubTaskOutcome,
+    TaskSpec,
+    ToolCall,
 )
 from artoo.testing import RoleHarness
 
@@ -52,3 +54,28 @@ def test_a_failed_subtasks_claim_never_reaches_the_merged_output() -> None:
         h.send(SubTaskOutcome(subtask_id="b", status="failed", output="I created report.txt"))
         (replan,) = h.wait_for(ReplanRequest)
     assert replan.body.merged_output == "3 + 4 = 7"  # Law 0: no false claim passes on
+
+
+def test_a_task_criterion_fails_on_a_number_no_tool_showed() -> None:
+    """A check too weak to catch a made-up figure (any number) is overruled by grounding;
+    the same answer backed by a tool result passes."""
+    weak = Criterion(
+        id="t1", text="a number", mode="verifiable", check=Check(kind="output_matches", value=r"\d")
+    )
+    manifest = DispatchManifest(round=0, subtasks=[SubTask(subtask_id="a")], task_criteria=[weak])
+    spec = TaskSpec(text="what is the amount for east?", intent="amount", slug="a")
+    empty = ToolCall(tool="shell", output_preview="exit code: 0")
+    shown = ToolCall(tool="read_file", output_preview="east,1300")
+    with RoleHarness(MetaValidator) as h:
+        h.send(spec)
+        h.send(manifest)
+        h.send(SubTaskOutcome(subtask_id="a", output="1500", tool_calls=[empty]))
+        (replan,) = h.wait_for(ReplanRequest)
+    (verdict,) = replan.body.task_verdicts
+    assert not verdict.passed and "1500" in verdict.evidence
+    with RoleHarness(MetaValidator) as h:
+        h.send(spec)
+        h.send(manifest)
+        h.send(SubTaskOutcome(subtask_id="a", output="1300", tool_calls=[shown]))
+        (summary,) = h.wait_for(OutcomeSummary)
+    assert [v.passed for v in summary.body.task_verdicts] == [True]

@@ -7,6 +7,8 @@ from typing import Any
 
 from artoo.actors.planner import Planner
 from artoo.schemas import (
+    Check,
+    Criterion,
     DispatchManifest,
     LLMCall,
     MemoryQuery,
@@ -110,3 +112,52 @@ def test_a_plan_whose_checks_or_tools_cannot_be_used_is_asked_again(tmp_path: Pa
     retry = calls[1].request["messages"][-1]["content"]
     assert "'teleport', which does not exist" in retry
     assert "outside the workspace" in retry and "count_equals" in retry
+
+
+def test_a_subtask_check_still_unusable_after_the_retry_drops_the_criterion_not_the_round(
+    tmp_path: Path,
+) -> None:
+    """Real-model bench, tasks 3 and 5: a small model repeated a broken count_matches on its
+    retry (once copying the reason into the criterion) and three rounds were rejected until
+    the deadline. The unusable criterion goes; the task's checked criteria judge instead."""
+    broken = {
+        "role": "planner",
+        "content": {
+            "subtasks": [
+                {
+                    "instruction": "Run find archive -type f | wc -l",
+                    "tools": ["shell"],
+                    "criteria": [
+                        {
+                            "text": "count_matches archive files",
+                            "mode": "verifiable",
+                            "check": {"kind": "count_matches", "path": "archive", "value": 0},
+                        },
+                        {"text": "answers with a number", "mode": "plausible"},
+                    ],
+                }
+            ]
+        },
+    }
+    model = write_script(tmp_path / "s.toml", [broken, broken])
+    spec = TaskSpec(
+        text="how many files are in the archive directory?",
+        intent="count files",
+        slug="count-files",
+        criteria=[
+            Criterion(
+                id="t1",
+                text="states the count",
+                mode="verifiable",
+                check=Check(kind="count_matches", path="archive", value="files"),
+            )
+        ],
+    )
+    with RoleHarness(Planner, model=model, workspace=tmp_path) as h:
+        h.send(spec)
+        h.send(MemoryRecall(space="intent:count-files", entity="env:local", round=0))
+        (manifest,) = h.wait_for(DispatchManifest)
+        assert h.published(PlanRejected) == []
+    (subtask,) = manifest.body.subtasks
+    assert [c.id for c in subtask.criteria] == ["s1c2", "t1"]  # the broken one dropped
+    assert subtask.criteria[1].check == Check(kind="count_matches", path="archive", value="files")

@@ -1,0 +1,202 @@
+"""Grounding of stated facts: a model's figure is never proof (equipment of the validators).
+
+An answer to a question about the workspace states numbers — a count, an amount, a size.
+A small model will state one it never saw (task 7 of ``bench/real_model.py``: an awk for
+``"East"`` printed nothing and the Executor answered "1500"; the same model, as validator,
+found that plausible). :func:`grounding` decides, deterministically and from the logged
+tool results alone, whether every number the answer states is backed by them.
+
+The rule. A number the answer states — a whole or decimal number standing alone
+(``7``, ``1,300``, ``12.5``; not the ``2`` of ``todo2.txt`` or ``v2``, not a list marker
+``1.`` at the start of a line, not a number inside a ``code span`` that holds more than
+the number) — is **grounded** when it equals (as a value: ``1300`` = ``1,300`` =
+``1300.00``):
+
+1. a number the request itself states (the user's figure is given, not claimed);
+2. a number code measured for this answer (``measured``: a ``count_matches`` check that
+   passed);
+3. a number that occurs in a tool result (any digit run, decimal or ``1,234`` group);
+4. a count code derives from one tool result, or from one section of a shell result
+   (``--- stdout ---``): its lines, its non-empty lines, its words, the lines that contain
+   a word of the request (as ``grep -c``, exact case or any case) — what a model may count
+   by reading a listing or a file;
+5. a sum or mean code derives from one such section: the sum of all its numbers, or the
+   sum or mean of one column (the k-th number of every line that has one) — a total the
+   model adds up from a file's figures. A mean matches when rounded to the answer's
+   decimals.
+
+Anything else — a figure found in no tool result and derivable from none — is
+**ungrounded**: the validators fail the criterion as logical and the Executor is asked
+again with the numbers named. Only answers to questions are held to it
+(:func:`asks_question`); the check is necessary, not sufficient: a small number is
+usually derivable from something, a large wrong one seldom is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from decimal import Decimal, InvalidOperation
+
+import msgspec
+
+from artoo.schemas import ToolCall
+
+from .checks import asks_question
+
+__all__ = [
+    "Grounding",
+    "asks_question",
+    "derivable",
+    "grounding",
+    "stated_numbers",
+    "tool_outputs",
+]
+
+_STATED = re.compile(
+    r"(?<![\w./\\-])(?<!\d:)(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w/]|[.,:-]\d)"
+)
+_LIST_MARKER = re.compile(r"^[ \t]*(?:[-*][ \t]+)?\d+[.)][ \t]", re.MULTILINE)
+_CODE_SPAN = re.compile(r"`([^`\n]*)`")
+_DIGITS = re.compile(r"\d+(?:\.\d+)?")
+_GROUPED = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+_LINE_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
+_SECTION = re.compile(r"^--- [\w ]+ ---$", re.MULTILINE)
+_TERM = re.compile(r"[A-Za-z_][\w-]{1,}")
+_MAX_TERMS = 40
+
+
+class Grounding(msgspec.Struct, frozen=True, kw_only=True):
+    """The numbers an answer states, and those of them no tool result backs."""
+
+    stated: tuple[str, ...] = ()
+    ungrounded: tuple[str, ...] = ()
+
+    @property
+    def grounded(self) -> bool:
+        """True when every stated number is backed."""
+        return not self.ungrounded
+
+    def evidence(self) -> str:
+        """What a failed criterion says to the Executor (empty when grounded)."""
+        if self.grounded:
+            return ""
+        shown = ", ".join(self.ungrounded)
+        return (
+            f"the answer states {shown}, which no tool result shows or adds up to (a figure "
+            "of your own is not proof): run a tool that shows it, and answer with the figure "
+            "the tool returned"
+        )
+
+
+def _value(token: str) -> Decimal | None:
+    try:
+        return Decimal(token.replace(",", ""))
+    except InvalidOperation:  # pragma: no cover - the patterns only give digits
+        return None
+
+
+def stated_numbers(answer: str) -> list[str]:
+    """The numbers ``answer`` states, as written, in order (pure): standing alone, not a
+    list marker, not inside a code span that holds more than the number."""
+    masked = _LIST_MARKER.sub(lambda m: " " * len(m.group()), answer)
+    masked = _CODE_SPAN.sub(
+        lambda m: m.group() if _STATED.fullmatch(m.group(1).strip()) else " " * len(m.group()),
+        masked,
+    )
+    return [m.group() for m in _STATED.finditer(masked)]
+
+
+def _sections(text: str) -> list[str]:
+    """The whole text, and each part a ``--- name ---`` line opens (a shell result)."""
+    parts = _SECTION.split(text)
+    return [text, *(p.strip("\n") for p in parts[1:])] if len(parts) > 1 else [text]
+
+
+def _line_count(text: str) -> int:
+    return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+
+
+def derivable(
+    outputs: Iterable[str], terms: Sequence[str] = ()
+) -> tuple[set[Decimal], list[Decimal]]:
+    """What the tool results ``outputs`` back (pure): the exact values (rules 3–5 of the
+    module docstring, but means) and the means (matched after rounding)."""
+    exact: set[Decimal] = set()
+    means: list[Decimal] = []
+    for output in outputs:
+        for token in (*_DIGITS.findall(output), *_GROUPED.findall(output)):
+            value = _value(token)
+            if value is not None:
+                exact.add(value)
+        for section in _sections(output):
+            lines = section.splitlines()
+            exact.update(
+                Decimal(n)
+                for n in (
+                    _line_count(section),
+                    sum(1 for line in lines if line.strip()),
+                    len(section.split()),
+                )
+            )
+            for term in terms:
+                exact.add(Decimal(sum(term in line for line in lines)))
+                low = term.lower()
+                exact.add(Decimal(sum(low in line.lower() for line in lines)))
+            columns: list[list[Decimal]] = []
+            total = Decimal(0)
+            for line in lines:
+                for k, token in enumerate(_LINE_NUMBER.findall(line)):
+                    number = Decimal(token)
+                    total += number
+                    if k == len(columns):
+                        columns.append([])
+                    columns[k].append(number)
+            exact.add(abs(total))
+            for column in columns:
+                exact.add(abs(sum(column, Decimal(0))))
+                means.append(abs(sum(column, Decimal(0)) / len(column)))
+    return exact, means
+
+
+def _rounds_to(mean: Decimal, value: Decimal) -> bool:
+    places = max(0, -int(value.as_tuple().exponent))
+    return abs(mean - value) <= Decimal(5) / Decimal(10) ** (places + 1)
+
+
+def grounding(
+    answer: str,
+    outputs: Iterable[str],
+    *,
+    request: str = "",
+    context: str = "",
+    measured: Iterable[int] = (),
+) -> Grounding:
+    """Whether every number ``answer`` states is backed by the tool results ``outputs``,
+    stated by ``request`` (the user's words), or ``measured`` by code (pure; the rule is
+    the module's). The words of ``request`` and ``context`` (the subtask's instruction)
+    are what rule 4 counts lines containing; ``context``'s numbers are not given."""
+    stated = stated_numbers(answer)
+    if not stated:
+        return Grounding()
+    given = {v for t in _DIGITS.findall(request) if (v := _value(t)) is not None}
+    given |= {v for t in _GROUPED.findall(request) if (v := _value(t)) is not None}
+    given |= {Decimal(n) for n in measured}
+    terms = list(dict.fromkeys(_TERM.findall(f"{request}\n{context}")))[:_MAX_TERMS]
+    exact, means = derivable(outputs, terms)
+    ungrounded: list[str] = []
+    for token in stated:
+        value = _value(token)
+        if value is None or value in given or value in exact:
+            continue
+        if any(_rounds_to(m, value) for m in means):
+            continue
+        if token not in ungrounded:
+            ungrounded.append(token)
+    return Grounding(stated=tuple(stated), ungrounded=tuple(ungrounded))
+
+
+def tool_outputs(calls: Iterable[ToolCall]) -> list[str]:
+    """What the tools returned, one text per call: the logged results (``output_preview``:
+    what the model was shown), whether the call succeeded or not; never an error text."""
+    return [c.output_preview for c in calls if c.output_preview]
