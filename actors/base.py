@@ -236,6 +236,10 @@ class Role(pykka.ThreadingActor):
     """The role's Output contract: the kinds it may publish (besides RoleFailed, which any
     role publishes when it crashes). The Auditor derives its boundary table from these."""
     wants_ticks: ClassVar[bool] = False
+    after_end: ClassVar[tuple[type[Message], ...]] = ()
+    """Kinds still handled for a task whose FinalResult this role has seen (by default a
+    role drops a task's messages after its end): for what may be published about a task
+    after it ended, such as the Judge's tickets, which a monitor publishes a hop behind."""
     _handler_names: ClassVar[dict[type, str]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -324,11 +328,19 @@ class Role(pykka.ThreadingActor):
             self._finish(body.task_id)
             return
         task_id = env.task_id
-        if task_id is not None and task_id in self._finished:
+        if (
+            task_id is not None
+            and task_id in self._finished
+            and not isinstance(body, self.after_end)
+        ):
             return
         handler = self._handlers.get(type(body))
         if handler is not None:
             handler(env)
+
+    def task_ended(self, task_id: str) -> bool:
+        """True once this role has seen the task's FinalResult."""
+        return task_id in self._finished
 
     def _finish(self, task_id: str) -> None:
         self._finished[task_id] = None

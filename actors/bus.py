@@ -428,6 +428,11 @@ class Bus:
         """The seq of the last committed (persisted and delivered) envelope."""
         return self._last_seq
 
+    def read(self, from_seq: int, to_seq: int | None = None) -> Iterator[Envelope]:
+        """Committed envelopes ``from_seq``…``to_seq`` (to ``last_seq`` when None), re-read
+        from the log — for an observer that must catch up at once, not a tap's hop later."""
+        return self._log.read(from_seq, self._last_seq if to_seq is None else to_seq)
+
     def stats(self) -> dict[str, int | float]:
         """Counters: published, committed, last_seq, groups, average group size, queue
         depth, tap drops, dead subscriptions, subscriptions and taps."""

@@ -258,7 +258,9 @@ class Judge(Role):
         resolved (actor thread)."""
         if self._tap is not None:
             try:
-                self._drain_to(self.ctx.bus.last_seq)
+                self._drain()  # what the pump handed over, then the rest from the log
+                for env in self.ctx.bus.read(self._next_seq):
+                    self._see(env)
             except Exception:  # a failed bus: nothing more can be published anyway
                 self.log.exception("could not judge the last envelopes at stop")
             self._tap.close()

@@ -167,6 +167,9 @@ class Queen(Role):
         EscalationTicket,
         CancelRequest,
     )
+    # the Judge judges a hop behind the bus: a ticket may land after its task's end, and
+    # whether it is acknowledged must not depend on that race (a rerun repeats it)
+    after_end: ClassVar[tuple[type[Message], ...]] = (EscalationTicket,)
     wants_ticks: ClassVar[bool] = True
 
     def __init__(self, equipment: Equipment, instance: str | None = None) -> None:
@@ -280,6 +283,8 @@ class Queen(Role):
                 reason=f"{ticket.severity} is below queen.relay_at ({rules.relay_at})",
             )
             return
+        if env.task_id is not None and self.task_ended(env.task_id):
+            return  # raised a hop behind the task's end: nobody to relay it to
         with self._lock:
             self.tickets[ticket.ticket_id] = _Ticket(env, self.ctx.clock.now())
         if (
