@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -72,3 +74,14 @@ def rewrite_event(store: Path, env: Envelope) -> None:
         db.put(event_key(env.seq), encode_envelope(env))
     finally:
         db.close()
+
+
+def until(probe: Callable[[], Any], timeout: float = 20.0) -> Any:
+    """Poll ``probe`` until it returns something truthy (wall-clock bound); its value."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = probe()
+        if got:
+            return got
+        time.sleep(0.02)
+    raise AssertionError("condition not reached")

@@ -5,28 +5,16 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import artoo
 from artoo.schemas import EscalationTicket, FinalResult, QueenConfig, TaskCancelled
 from artoo.testing import ManualClock, write_script
 
-from .helpers import CONFIG, rm_script_entries, task_events
+from .helpers import CONFIG, rm_script_entries, task_events, until
 
 # a task held on a Law 1 confirmation for longer than any stall: silent, so it stalls
 HELD = CONFIG.model_copy(update={"confirmation_timeout_s": 10_000.0})
-
-
-def _until(probe: Callable[[], Any], timeout: float = 20.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = probe()
-        if got:
-            return got
-        time.sleep(0.02)
-    raise AssertionError("condition not reached")
 
 
 def _stall(system: artoo.System, clock: ManualClock, seconds: float) -> None:
@@ -57,9 +45,9 @@ def test_a_stall_goes_critical_and_the_policy_cancels_it(tmp_path: Path, workspa
         on_ticket=told.append,
     ) as system:
         handle = system.submit("delete the old log")
-        _until(system.inbox)  # held on its confirmation: from now on it is silent
+        until(system.inbox)  # held on its confirmation: from now on it is silent
         _stall(system, clock, 60.0)
-        (high,) = _until(lambda: told)
+        (high,) = until(lambda: told)
         assert high.kind == "stall" and high.severity == "high"
         assert not handle.done()
         _stall(system, clock, 180.0)  # 240 s silent: critical, and the policy cancels
@@ -103,10 +91,10 @@ def test_a_critical_stall_reaches_the_operator_whose_cancel_ends_it(
         on_ticket=on_ticket,
     ) as system:
         handle = system.submit("delete the old log")
-        _until(system.inbox)
+        until(system.inbox)
         _stall(system, clock, 240.0)
         assert critical.wait(10)
-        (item,) = _until(lambda: [i for i in system.inbox() if i.kind == "ticket"])
+        (item,) = until(lambda: [i for i in system.inbox() if i.kind == "ticket"])
         assert item.severity == "critical" and item.task_id == handle.task_id
         assert not handle.done()  # auto_cancel is off: the operator decides
         system.answer(item.item_id, "cancel")

@@ -4,10 +4,7 @@ operator's answers end or continue real tasks (issue 10)."""
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -23,20 +20,9 @@ from artoo.schemas import (
 )
 from artoo.testing import write_script
 
-from .helpers import CONFIG, rm_script_entries, task_events
+from .helpers import CONFIG, rm_script_entries, task_events, until
 
 HELD = CONFIG.model_copy(update={"confirmation_timeout_s": 120.0})
-
-
-def _until(probe: Callable[[], Any], timeout: float = 20.0) -> Any:
-    """Poll ``probe`` until it returns something truthy (wall-clock bound)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = probe()
-        if got:
-            return got
-        time.sleep(0.02)
-    raise AssertionError("condition not reached")
 
 
 def _kinds(items: list[InboxItem]) -> list[str]:
@@ -59,7 +45,7 @@ def test_a_critical_ticket_reaches_the_operator_and_the_inbox_and_its_cancel_end
         store, model=model, workspace=workspace, config=HELD, inbox=True, on_ticket=on_ticket
     ) as system:
         handle = system.submit("delete the old log")
-        (pending,) = _until(system.inbox)  # the Law 1 confirmation, held for the operator
+        (pending,) = until(system.inbox)  # the Law 1 confirmation, held for the operator
         assert pending.kind == "confirmation" and pending.task_id == handle.task_id
         system.bus.publish(  # as the Judge would: the task is in trouble
             EscalationTicket(
@@ -73,7 +59,7 @@ def test_a_critical_ticket_reaches_the_operator_and_the_inbox_and_its_cancel_end
             task_id=handle.task_id,
         )
         assert seen.wait(10)
-        items = _until(lambda: len(system.inbox()) == 2 and system.inbox())
+        items = until(lambda: len(system.inbox()) == 2 and system.inbox())
         assert _kinds(items) == ["confirmation", "ticket"]
         with pytest.raises(ValueError, match="continue or cancel"):
             system.answer("tk-1", "approve")
@@ -104,7 +90,7 @@ def test_an_inbox_approval_lets_a_held_confirmation_through(
         tmp_path / "s", model=model, workspace=workspace, config=HELD, inbox=True
     ) as system:
         handle = system.submit("delete the old log")
-        (pending,) = _until(system.inbox)
+        (pending,) = until(system.inbox)
         with pytest.raises(ValueError, match="a decision is one of"):
             system.answer(pending.item_id, "yes")
         system.answer(pending.item_id, "approve")
@@ -120,7 +106,7 @@ def test_task_handle_cancel_goes_through_the_queen(tmp_path: Path, workspace: Pa
         store, model=model, workspace=workspace, config=HELD, inbox=True
     ) as system:
         handle = system.submit("delete the old log")
-        _until(system.inbox)
+        until(system.inbox)
         handle.cancel("not today")
         result = handle.result(30)
     assert (result.status, result.reason, result.ticket_id) == ("abandon", "cancelled", None)
