@@ -1,0 +1,173 @@
+"""What a check may be used for, read from the request it answers: a count asked or
+stated, a question that writes nothing, a count glob narrower than what was asked. Pure
+functions; :mod:`.checks` re-exports the public ones."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import msgspec
+
+from artoo.schemas import Check
+
+__all__ = ["asks_count", "asks_question", "count_checked", "guess_problem", "widened"]
+
+
+_COUNT_ASKED = re.compile(r"\bhow\s+many\b|\bcount\b|\bnumber\s+of\b", re.IGNORECASE)
+_COUNT_KINDS = ("count_equals", "count_matches")
+
+
+_QUESTION = re.compile(
+    r"\?|^\s*(?:how|what|which|who|whose|when|where|why|is|are|was|were|does|do|did)\b",
+    re.IGNORECASE,
+)
+_WRITES = re.compile(
+    r"\b(?:create|write|save|make|add|append|generate|produce|put|store|copy|move|rename)\b",
+    re.IGNORECASE,
+)
+_STATE_KINDS = ("file_exists", "file_contains", "file_matches")
+
+
+def asks_question(request: str) -> bool:
+    """True when ``request`` asks a question (a ``?``, an opening question word, or a
+    count) rather than orders a change (pure)."""
+    return _QUESTION.search(request) is not None or asks_count(request)
+
+
+def asks_count(request: str) -> bool:
+    """True when ``request`` asks for a count ("how many", "count", "number of") (pure)."""
+    return _COUNT_ASKED.search(request) is not None
+
+
+def count_checked(checks: list[Check]) -> bool:
+    """True when one of ``checks`` decides a count (``count_equals``/``count_matches``)."""
+    return any(c.kind in _COUNT_KINDS for c in checks)
+
+
+def guess_problem(check: Check, request: str) -> str | None:
+    """Why ``check`` guesses the answer or does not fit the request, or None (pure): a
+    ``count_equals`` — or, when the request asks for a count, an ``output_contains`` of a
+    bare number — whose number the request does not state (a count the task asks for is
+    unknown until the work is done: ``count_matches`` has code measure it instead); a
+    ``count_matches`` for a request that asks for no count (an amount, a name); a check of
+    the workspace's state (``file_exists``, ``file_contains``, ``file_matches``) for a
+    request that asks a question and writes nothing (it would pass whatever the answer)."""
+    if check.kind in _STATE_KINDS and asks_question(request) and not _WRITES.search(request):
+        return (
+            f"{check.kind} checks the workspace, not the answer, and the request asks a "
+            "question: check the answer (output_contains, count_matches) or check null"
+        )
+    if check.kind == "count_matches" and (unnamed := _unnamed(check.path, request)):
+        return (
+            f"count_matches path {check.path!r} names {unnamed!r}, which the request does not "
+            "mention: count in the file or directory the request names"
+        )
+    if check.kind == "count_matches" and (narrowed := _narrowing(check.path, request)):
+        return (
+            f"count_matches path {check.path!r} counts only names with {narrowed!r}, which "
+            "the request does not ask for: count what it names (a directory, or a pattern "
+            "it states)"
+        )
+    if check.kind == "count_matches" and not asks_count(request):
+        return (
+            "count_matches checks a count, and the request asks for none: check what it asks "
+            "for (or check null)"
+        )
+    if check.kind == "count_equals":
+        guessed = check.value
+    elif (
+        check.kind == "output_contains"
+        and asks_count(request)
+        and re.fullmatch(r"\s*-?\d+\s*", str(check.value))
+    ):
+        guessed = check.value
+    else:
+        return None
+    try:
+        number = _integer(guessed, check.kind)
+    except ValueError:
+        return None  # check_problem reports the wrong type
+    if str(abs(number)) in re.findall(r"\d+", request):
+        return None
+    return (
+        f"{check.kind} {number} guesses the answer (the request does not state {number}); "
+        "for a count the task asks for use count_matches (path = what to count, value = "
+        "the unit): code counts, the output must state it"
+    )
+
+
+_ALIASES = {
+    "py": "python",
+    "js": "javascript",
+    "ts": "typescript",
+    "md": "markdown",
+    "txt": "text",
+    "rs": "rust",
+    "rb": "ruby",
+    "sh": "shell",
+    "yml": "yaml",
+}
+
+
+def _narrowing(path: str, request: str) -> str | None:
+    """The literal text of a wildcard segment of ``path`` (``py`` of ``*.py``) that the
+    request names nowhere — nor its language (``python`` for ``py``) — or None (pure).
+    A glob that narrows the count to a kind the request never mentions measures
+    something else (real-model bench: "how many files are in archive?" counted
+    ``archive/**/*.py``, 0, and the answer 0 passed)."""
+    wanted = request.lower()
+    for segment in path.split("/"):
+        if segment == "**" or not re.search(r"[*?\[]", segment):
+            continue
+        for word in re.findall(r"[A-Za-z0-9]+", segment):
+            word = word.lower()
+            if word not in wanted and _ALIASES.get(word, word) not in wanted:
+                return word
+    return None
+
+
+def _unnamed(path: str, request: str) -> str | None:
+    """The last plain segment of ``path`` before any wildcard (``src`` of ``src/**/*.py``)
+    when the request does not mention it — not even its stem (``todo`` of ``todo.txt``) —
+    or None (pure). A count in a place the request never names measures something else
+    (real-model bench: ``src`` for "how many files are in the archive directory?")."""
+    static = []
+    for segment in path.strip().split("/"):
+        if re.search(r"[*?\[]", segment):
+            break
+        if segment not in ("", "."):
+            static.append(segment)
+    if not static:
+        return None
+    last = static[-1]
+    stem = last.split(".")[0] or last
+    wanted = request.lower()
+    return None if stem.lower() in wanted or last.lower() in wanted else last
+
+
+def widened(check: Check, request: str) -> Check | None:
+    """A ``count_matches`` check whose glob narrows the count to a kind the request never
+    names, counting the directory before its first wildcard instead (``archive/**/*.py``
+    → ``archive`` for "how many files are in archive?"); None for any other check (pure).
+    The repair the Perceiver applies when the model repeats the narrowing."""
+    if check.kind != "count_matches" or _narrowing(check.path, request) is None:
+        return None
+    static = []
+    for segment in check.path.strip().split("/"):
+        if re.search(r"[*?\[]", segment):
+            break
+        static.append(segment)
+    return msgspec.structs.replace(check, path="/".join(static) or ".")
+
+
+def _integer(value: Any, kind: str) -> int:
+    if isinstance(value, bool):
+        raise ValueError(f"{kind}: value must be an integer, got {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
+        return int(value)
+    raise ValueError(f"{kind}: value must be an integer, got {value!r}")
