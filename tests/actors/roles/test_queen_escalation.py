@@ -139,3 +139,18 @@ def test_a_tasks_end_takes_its_tickets_out_of_the_inbox() -> None:
         gate.set()
         h.sync()
         assert h.published(TaskCancelled) == [] and h.published(TicketResolved) == []
+
+
+def test_a_ticket_that_lands_after_its_task_ended_is_still_acknowledged_not_relayed() -> None:
+    """The Judge judges a hop behind the bus: its ticket may follow the task's FinalResult.
+    A low one is acknowledged all the same (a rerun logs the same); a high one reaches no
+    operator — the task is over — and the Judge resolves it."""
+    told: list[EscalationTicket] = []
+    with RoleHarness(Queen, ticket_operator=lambda t: told.append(t) or None) as h:
+        h.send(FinalResult(task_id="t1", status="accept"), sender="ggs")
+        h.send(_ticket("low", severity="low"), sender="judge")
+        h.send(_ticket("high", severity="high"), sender="judge")
+        (resolved,) = h.wait_for(TicketResolved)
+        assert _inbox(h) == []
+    assert (resolved.body.ticket_id, resolved.body.resolution) == ("low", "acknowledged")
+    assert told == []
