@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING
 
 import pykka
 
-from artoo.actors.queen import Decision, InboxItem, InboxQuery, OperatorAnswer
+from artoo.actors.roles.queen import Decision, InboxItem, InboxQuery, OperatorAnswer
 
 if TYPE_CHECKING:
-    from artoo.actors.runner import RoleRunner
+    from artoo.actors.runtime.runner import RoleRunner
 
 __all__ = ["DECISIONS", "OperatorInbox"]
 
@@ -28,7 +28,7 @@ class OperatorInbox:
     def inbox(self, timeout: float = 3.0) -> list[InboxItem]:
         """What waits for the operator, oldest first: Law 1 confirmations not yet decided
         and escalation tickets the Queen relayed (``Config.queen.relay_at``) not yet
-        answered. Each :class:`~artoo.actors.queen.InboxItem` names the answers it takes."""
+        answered. Each :class:`~artoo.actors.roles.queen.InboxItem` names the answers it takes."""
         if self._closed:
             raise RuntimeError("this System is closed")
         try:

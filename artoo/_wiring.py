@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from artoo.schemas import Config
 
 if TYPE_CHECKING:
-    from artoo.actors.bus import Bus
+    from artoo.actors.runtime.bus import Bus
 
 __all__ = ["config_from", "recorder"]
 

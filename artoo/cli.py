@@ -542,8 +542,8 @@ def _audit_log(args: argparse.Namespace) -> int:
         return EXIT_OK
     reports = reader.reports()
     if args.recompute:
-        from artoo.actors.auditor import compare_reports
-        from artoo.actors.roster import CONTRACTS
+        from artoo.actors.roles.auditor import compare_reports
+        from artoo.actors.roles.roster import CONTRACTS
         from artoo.eventstore import EventLog
         from artoo.schemas import AuditConfig
 

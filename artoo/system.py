@@ -20,13 +20,6 @@ from typing import Any
 
 import pykka
 
-from artoo.actors.auditor import AuditNow
-from artoo.actors.base import Equipment, Operator, Tick, TicketOperator
-from artoo.actors.bus import Bus, Delivery
-from artoo.actors.catalog import ToolCatalog
-from artoo.actors.clock import Clock, IdSource, SystemClock
-from artoo.actors.contracts import AuditSeat
-from artoo.actors.dreamer import DreamNow
 from artoo.actors.llm import (
     LLMGateway,
     ModelNotConfigured,
@@ -35,10 +28,17 @@ from artoo.actors.llm import (
     resolve_backend,
     resolve_models,
 )
-from artoo.actors.roster import CONTRACTS, ROSTER
-from artoo.actors.runner import RoleRunner
+from artoo.actors.roles.auditor import AuditNow
+from artoo.actors.roles.dreamer import DreamNow
+from artoo.actors.roles.roster import CONTRACTS, ROSTER
+from artoo.actors.runtime.bus import Bus, Delivery
+from artoo.actors.runtime.clock import Clock, IdSource, SystemClock
+from artoo.actors.runtime.contracts import AuditSeat
+from artoo.actors.runtime.role import Equipment, Operator, Tick, TicketOperator
+from artoo.actors.runtime.runner import RoleRunner
 from artoo.actors.tools import Sandbox, SandboxUnavailable, cleanup_spill, probe
 from artoo.actors.tools._sandbox import SCRATCH_BASES
+from artoo.actors.tools.catalog import ToolCatalog
 from artoo.eventstore import AuditLog, AuditLogReader, EventLog, open_memory
 from artoo.schemas import (
     AuditReport,
@@ -90,7 +90,7 @@ class TaskHandle:
         self._future = future
         self.usage: Cost | None = None
         """The task's Cost (model calls, tokens, time) once it ended: ``FinalResult.cost``,
-        computed by the one cost ledger (:func:`artoo.actors.ledger.task_cost`)."""
+        computed by the one cost ledger (:func:`artoo.actors.runtime.ledger.task_cost`)."""
 
     def result(self, timeout: float | None = None) -> FinalResult:
         """Wait for the FinalResult; raises TimeoutError after ``timeout`` seconds, or the
@@ -365,7 +365,7 @@ class System(OperatorInbox):
         ``budget``, ``FinalResult.budget`` naming which, the summary the figures.
 
         Raises RuntimeError once closed, and the log's error (wrapped in
-        :class:`~artoo.actors.bus.BusError`) once the event log stopped taking messages.
+        :class:`~artoo.actors.runtime.bus.BusError`) once the event log stopped taking messages.
         """
         if self._closed:
             raise RuntimeError("this System is closed")
@@ -525,7 +525,7 @@ class System(OperatorInbox):
                 future.set_result(result)
 
     def _failure_error(self) -> BaseException:
-        from artoo.actors.bus import BusError
+        from artoo.actors.runtime.bus import BusError
 
         return BusError(f"the event log stopped taking messages: {self._failure!r}")
 

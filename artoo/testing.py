@@ -31,7 +31,7 @@ from typing import Any, Self
 import msgspec
 import pykka
 
-from artoo.actors.bus import Delivery
+from artoo.actors.runtime.bus import Delivery
 from artoo.schemas import Envelope
 
 __all__ = [
@@ -346,11 +346,11 @@ class RoleHarness:
         tools: tuple[Callable[..., Any], ...] = (),
         pairs: tuple[str, ...] = ("pair-0",),
     ) -> None:
-        from artoo.actors.base import Equipment
-        from artoo.actors.bus import Bus
-        from artoo.actors.catalog import ToolCatalog
-        from artoo.actors.clock import IdSource, SystemClock
         from artoo.actors.llm import LLMGateway, resolve_backend
+        from artoo.actors.runtime.bus import Bus
+        from artoo.actors.runtime.clock import IdSource, SystemClock
+        from artoo.actors.runtime.role import Equipment
+        from artoo.actors.tools.catalog import ToolCatalog
         from artoo.eventstore import InMemoryEventLog, MegramStore
         from artoo.schemas import Config
 
@@ -403,7 +403,7 @@ class RoleHarness:
 
     def tick(self, now: float | None = None) -> None:
         """Tell the role a timer tick at ``now`` (default: the clock's time)."""
-        from artoo.actors.base import Tick
+        from artoo.actors.runtime.role import Tick
 
         self.ref.tell(Tick(self.clock.now() if now is None else now))
 

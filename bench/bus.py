@@ -61,7 +61,7 @@ import msgspec
 import plyvel
 import pykka
 
-from artoo.actors.bus import Bus, Delivery, Tap
+from artoo.actors.runtime.bus import Bus, Delivery, Tap
 from artoo.eventstore import EventLog, envelope_tail
 from artoo.schemas import Envelope, ExecutionResult, ToolCall, encode_envelope
 

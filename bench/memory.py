@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from artoo.actors.dreamer import ConsolidationCandidate, plan_columns, plan_pass
+from artoo.actors.roles.dreamer import ConsolidationCandidate, plan_columns, plan_pass
 from artoo.eventstore.megrams import MegramStore, action
 from artoo.schemas import Megram, MegramRecorded, SOPPromoted
 

@@ -117,7 +117,7 @@ BudgetName = Literal["max_model_calls", "max_tokens"]
 class Check(msgspec.Struct, frozen=True, kw_only=True):
     """A deterministic check that decides a verifiable criterion by code.
 
-    ``kind`` is one of the documented vocabulary (see ``artoo.actors.checks``):
+    ``kind`` is one of the documented vocabulary (see ``artoo.actors.verification.checks``):
     ``exit_code``, ``file_exists``, ``file_contains``, ``file_matches``,
     ``output_contains``, ``output_matches``, ``json_path_equals``, ``count_equals``,
     ``count_matches``. ``path`` is a file path, a

@@ -21,7 +21,7 @@ def _loaded_after(statement: str) -> set[str]:
 def test_importing_the_schemas_or_artoo_loads_nothing_heavy(statement: str) -> None:
     loaded = _loaded_after(statement)
     assert not [m for m in HEAVY if m in loaded]
-    assert "artoo.actors.bus" not in loaded and "artoo.system" not in loaded
+    assert "artoo.actors.runtime.bus" not in loaded and "artoo.system" not in loaded
 
 
 def test_artoo_names_load_on_first_use() -> None:

@@ -95,7 +95,6 @@ from pathlib import Path
 
 import msgspec
 
-from ..shell import ShellSyntaxError, _parse, _Word
 from ._core import (
     _MAX_DEPTH,
     GlobTooWide,
@@ -109,6 +108,7 @@ from ._core import (
 )
 from ._decide import decide_command, decide_effects, decide_remote, describe_effects
 from ._interp import _SHELLS, _shell_options
+from ._lexer import ShellSyntaxError, _parse, _Word
 from ._line import BraceTooWide, _expand_braces
 from ._remote import REMOTE_PROGRAMS, classify_remote
 

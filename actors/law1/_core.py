@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from ..shell import _Redirect, _Simple, _Word
+from ._lexer import _Redirect, _Simple, _Word
 
 # =========================================================================== context
 _MAX_DEPTH = 8

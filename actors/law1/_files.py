@@ -7,7 +7,6 @@ import os
 from dataclasses import replace
 from itertools import pairwise
 
-from ..shell import _Word
 from ._core import (
     _classify_argv,
     _Ctx,
@@ -21,6 +20,7 @@ from ._core import (
     _options,
     _write_reason,
 )
+from ._lexer import _Word
 
 
 def _dd(program: str, args: list[_Word], ctx: _Ctx) -> str | None:

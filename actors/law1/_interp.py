@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..shell import _Word
 from ._core import _Ctx, _options, _Opts, _text_reason
+from ._lexer import _Word
 from ._scripts import _script_reason
 from ._system import _packages
 

@@ -9,7 +9,6 @@ import re
 from dataclasses import replace
 from itertools import pairwise
 
-from ..shell import _parse, _Simple, _Word
 from ._core import (
     _MAX_DEPTH,
     GlobTooWide,
@@ -22,6 +21,7 @@ from ._core import (
     _text_reason,
     _unwrap,
 )
+from ._lexer import _parse, _Simple, _Word
 
 _MAX_CWDS = 4  # directories a line may cd into before relative paths count as unknown
 _BRACE_MAX = 4096  # words one brace expression may expand to

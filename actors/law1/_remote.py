@@ -15,8 +15,8 @@ import fnmatch
 import os
 import shlex
 
-from ..shell import ShellSyntaxError
 from ._interp import _SHELLS
+from ._lexer import ShellSyntaxError
 
 REMOTE_PROGRAMS = frozenset(
     {

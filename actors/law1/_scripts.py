@@ -17,8 +17,8 @@ import json
 import os
 import re
 
-from ..shell import ShellSyntaxError, _Word
 from ._core import _classify_text, _Ctx, _expand, _long_word, _options
+from ._lexer import ShellSyntaxError, _Word
 from ._system import _packages
 
 _SCRIPT_MAX = 256 * 1024  # bytes of a script read; a larger one is unknown code

@@ -3,8 +3,8 @@ administration tools, release managers and object-storage CLIs."""
 
 from __future__ import annotations
 
-from ..shell import _Word
 from ._core import _Ctx, _options
+from ._lexer import _Word
 
 _RCLONE_CHANGES = frozenset(
     {

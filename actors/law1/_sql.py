@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from ..shell import _Word
 from ._core import _Ctx, _long_word, _options
+from ._lexer import _Word
 
 _SQL_CHANGES = re.compile(
     r"\b(drop|delete|truncate|update|alter|grant|revoke|replace(?!\s*\())\b",

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
-from ..shell import _Word
 from ._core import (
     _Ctx,
     _expand,
@@ -18,6 +17,7 @@ from ._core import (
     _text_reason,
     _write_reason,
 )
+from ._lexer import _Word
 
 _RSYNC_SHORT = "eBfTM"
 _RSYNC_LONG = (

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-from ..shell import _Word
 from ._core import _Ctx, _Handler, _long_word, _options, _write_reason
+from ._lexer import _Word
 
 
 def _kill(program: str, args: list[_Word], ctx: _Ctx) -> str | None:

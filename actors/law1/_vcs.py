@@ -7,8 +7,8 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 
-from ..shell import _Word
 from ._core import _Ctx, _expand, _options, _text_reason
+from ._lexer import _Word
 
 
 # --------------------------------------------------------------------------- git

@@ -7,8 +7,8 @@ from typing import Any
 
 import msgspec
 
-from artoo.actors.clock import Clock, SystemClock
-from artoo.actors.clock import new_id as _default_new_id
+from artoo.actors.runtime.clock import Clock, SystemClock
+from artoo.actors.runtime.clock import new_id as _default_new_id
 from artoo.schemas import LLMCall
 
 from ._budget import BudgetSpent, TaskBudgets
@@ -25,7 +25,7 @@ class LLMGateway:
     caller publishes it on the bus under that task), before ``complete`` returns or
     raises. Latency is measured on ``clock``'s monotonic time and replaces the backend's
     own figure. The gateway keeps no count of its own: a task's cost is computed from the
-    recorded LLMCalls by the one ledger (:func:`artoo.actors.ledger.task_cost`).
+    recorded LLMCalls by the one ledger (:func:`artoo.actors.runtime.ledger.task_cost`).
 
     With ``budgets``, each call is first reserved against its task's budget; a call the
     budget does not allow is not made: it is recorded with ``refused`` set and

@@ -50,7 +50,6 @@ file name; over :data:`SPILL_LIMIT` characters the content ends with the pointer
 
 from __future__ import annotations
 
-from ..catalog import BUILTIN_TOOLS
 from ._builtins import open_beneath
 from ._registry import ToolRegistry
 from ._sandbox import Sandbox, SandboxUnavailable, probe
@@ -63,6 +62,7 @@ from ._types import (
     deny,
     head_tail,
 )
+from .catalog import BUILTIN_TOOLS
 
 __all__ = [
     "BUILTIN_TOOLS",

@@ -12,7 +12,6 @@ from typing import Any
 
 from artoo.schemas import FileEffect, Refusal, ToolCall, ToolSpec
 
-from ..catalog import BUILTIN_TOOLS
 from ._builtins import _Builtins
 from ._sandbox import Sandbox
 from ._schema import _BUILTIN_SPECS, _bind, _describe
@@ -34,6 +33,7 @@ from ._types import (
     deny,
     head_tail,
 )
+from .catalog import BUILTIN_TOOLS
 
 
 # =========================================================================== the registry

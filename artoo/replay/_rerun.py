@@ -37,7 +37,7 @@ from typing import Any
 
 import msgspec
 
-from artoo.actors.executor import AFTER_RESULT
+from artoo.actors.roles.executor import AFTER_RESULT
 from artoo.schemas import (
     Config,
     ConfirmationDecision,
@@ -474,8 +474,8 @@ def _run_task(
     """Run ``task`` again on a System over ``store``. A rerun: a manual clock, no tool
     runs (``workspace`` is an empty scratch directory). ``live`` (a fork): the wall
     clock, and tools run for real in ``workspace`` once the fork has left the record."""
-    from artoo.actors.clock import SystemClock
     from artoo.actors.llm import LLMGateway
+    from artoo.actors.runtime.clock import SystemClock
     from artoo.eventstore import EventLog
     from artoo.system import System
     from artoo.testing import ManualClock

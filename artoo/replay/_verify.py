@@ -6,7 +6,7 @@ What is recomputed (the checks, by name in :attr:`VerifyReport.checked`):
 ``ggs``
     Each GGSDecision — and the PlanDirective (its MUST NOT sets), the MegramRecorded and
     the FinalResult (status, reason, loss, replans, the Law 1 summary and the ledger's
-    cost) it caused — by stepping a :class:`~artoo.actors.gradient.TaskGradient` through
+    cost) it caused — by stepping a :class:`~artoo.actors.roles._gradient.TaskGradient` through
     the task's TaskSpec, DispatchManifests and fan-ins (ReplanRequest, OutcomeSummary,
     PlanRejected, StepFailed), under the GGSConfig the decision logged (``params``; the
     given config's for logs older than that field), with its logged ``elapsed_ms`` and
@@ -25,7 +25,7 @@ What is recomputed (the checks, by name in :attr:`VerifyReport.checked`):
     ``count_matches``) is recomputed from what it read there, logged in
     ``Verdict.observed``; a log from before that field has none, and such a verdict is
     counted in :attr:`VerifyReport.skipped`. The grounding of stated numbers
-    (``artoo.actors.grounding``) is applied on top, from the logged tool calls and the
+    (``artoo.actors.verification.grounding``) is applied on top, from the logged tool calls and the
     TaskSpec's text, as the validators applied it.
 ``law1``, ``law1_confirm``
     Each Law 1 decision a ToolCall logged (``ToolCall.law1``), recomputed from the call's
@@ -120,8 +120,8 @@ class _Task:
                 self.caused.setdefault(env.cause, []).append(env)
 
     def run(self) -> None:
-        from artoo.actors.gradient import TaskGradient
-        from artoo.actors.ledger import CallRecord
+        from artoo.actors.roles._gradient import TaskGradient
+        from artoo.actors.runtime.ledger import CallRecord
 
         gradient: TaskGradient | None = None
         ids: deque[str] = deque()
@@ -197,8 +197,8 @@ class _Task:
         denied: list[str],
         needed: list[str],
     ) -> None:
-        from artoo.actors.ggs import law1_summary
-        from artoo.actors.ledger import task_cost
+        from artoo.actors.roles.ggs import law1_summary
+        from artoo.actors.runtime.ledger import task_cost
 
         out = [e for e in self.caused.get(env.seq, []) if e.sender == "ggs"]
         decisions = [e for e in out if isinstance(e.body, GGSDecision)]
@@ -275,7 +275,7 @@ class _Task:
     def _calibration(
         self, env: Envelope, recall: MemoryRecall, directive: PlanDirective | None
     ) -> None:
-        from artoo.actors.planner import calibrate
+        from artoo.actors.roles.planner import calibrate
 
         held = directive if directive is not None and directive.round == recall.round else None
         cal = calibrate(recall, held, cap=self.config.memory.recall_cap)
@@ -308,7 +308,7 @@ class _Task:
 
     # ---- rule verdicts
     def _agent_verdicts(self, env: Envelope, result: ExecutionResult, sub: SubTask | None) -> None:
-        from artoo.actors.verification import (
+        from artoo.actors.verification.ladder import (
             execution_failure_class,
             grounding_verdicts,
             rule_verdict,
@@ -384,7 +384,7 @@ class _Task:
         body: ReplanRequest | OutcomeSummary,
         manifest: DispatchManifest | None,
     ) -> None:
-        from artoo.actors.verification import grounding_verdicts, rule_verdict, ungrounded
+        from artoo.actors.verification.ladder import grounding_verdicts, rule_verdict, ungrounded
 
         if manifest is None:
             return
@@ -424,14 +424,14 @@ class _Task:
 
 
 def _reads_files(criterion: Criterion) -> bool:
-    from artoo.actors.checks import reads_workspace
+    from artoo.actors.verification.checks import reads_workspace
 
     return criterion.check is not None and reads_workspace(criterion.check)
 
 
 # --------------------------------------------------------------------------- whole log
 def _quantization(envelopes: Iterable[Envelope], report: VerifyReport) -> None:
-    from artoo.actors.gradient import quantize
+    from artoo.actors.roles._gradient import quantize
 
     for env in envelopes:
         if isinstance(env.body, MegramRecorded) and env.body.megram.state:

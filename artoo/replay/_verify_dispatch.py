@@ -1,10 +1,10 @@
 """``artoo replay --verify``: the Dispatcher's grouping and order, recomputed from each
-logged plan with the functions the Dispatcher runs (:mod:`artoo.actors.dispatcher`).
+logged plan with the functions the Dispatcher runs (:mod:`artoo.actors.roles.dispatcher`).
 
 ``dispatch``
-    Each DispatchManifest's grouping (:func:`~artoo.actors.dispatcher.group_subtasks`: by
+    Each DispatchManifest's grouping (:func:`~artoo.actors.roles.dispatcher.group_subtasks`: by
     ``sequence``, ascending, plan order within a group) and each step after a group's last
-    outcome (:func:`~artoo.actors.dispatcher.after_group`): the SubTasks the Dispatcher
+    outcome (:func:`~artoo.actors.roles.dispatcher.after_group`): the SubTasks the Dispatcher
     sent are exactly the recomputed group's, in order, each as recomputed (the previous
     group's outputs injected into its context) and caused by its manifest; none is sent
     before the previous group has all its outcomes; after a failed group every later
@@ -66,7 +66,7 @@ class _Walk:
         mismatch(self.report, seq, kind, name, logged, recomputed, self.task.task_id)
 
     def step(self, step: Any) -> None:
-        from artoo.actors.dispatcher import DispatchStep
+        from artoo.actors.roles.dispatcher import DispatchStep
 
         assert isinstance(step, DispatchStep) and self.run is not None
         self.report.checked["dispatch"] += 1
@@ -86,7 +86,7 @@ class _Walk:
             self.run.skip.clear()
 
     def walk(self) -> None:
-        from artoo.actors.dispatcher import after_group, first_group, group_subtasks
+        from artoo.actors.roles.dispatcher import after_group, first_group, group_subtasks
 
         for env in self.task.envelopes:
             body = env.body
@@ -127,7 +127,7 @@ class _Walk:
             self.mismatch(env.seq, "SubTask", "(cause)", env.cause, run.manifest.seq)
 
     def skipped(self, env: Envelope, body: SubTaskOutcome) -> None:
-        from artoo.actors.dispatcher import skipped_outcome
+        from artoo.actors.roles.dispatcher import skipped_outcome
 
         run = self.run
         if run is None or not run.skip:

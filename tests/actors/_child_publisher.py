@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-from artoo.actors.bus import Bus
+from artoo.actors.runtime.bus import Bus
 from artoo.eventstore import EventLog
 from artoo.schemas import ExecutionResult
 

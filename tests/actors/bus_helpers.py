@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from artoo.actors.bus import Delivery
+from artoo.actors.runtime.bus import Delivery
 from artoo.schemas import Envelope, TaskCancelled
 
 

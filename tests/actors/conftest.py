@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from artoo.actors.bus import Bus, BusError
+from artoo.actors.runtime.bus import Bus, BusError
 from artoo.eventstore import EventLog
 
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from hypothesis import strategies as st
 
-from artoo.actors.ggs import TaskGradient
+from artoo.actors.roles.ggs import TaskGradient
 from artoo.schemas import SubTaskOutcome, ToolCall, Verdict
 
 S = 1000.0  # one second in ms

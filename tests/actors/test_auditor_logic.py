@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from artoo.actors.auditor import (
+from artoo.actors.roles.auditor import (
     AuditFold,
     drift_limit,
     is_drift,
@@ -15,8 +15,8 @@ from artoo.actors.auditor import (
     p95,
     recompute_reports,
 )
-from artoo.actors.contracts import contracts_from
-from artoo.actors.roster import CONTRACTS, ROSTER
+from artoo.actors.roles.roster import CONTRACTS, ROSTER
+from artoo.actors.runtime.contracts import contracts_from
 from artoo.schemas import (
     AuditConfig,
     Envelope,

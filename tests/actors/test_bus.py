@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from artoo.actors.bus import Bus, BusClosed, BusError, kind_set, select
+from artoo.actors.runtime.bus import Bus, BusClosed, BusError, kind_set, select
 from artoo.eventstore import EventLog
 from artoo.schemas import (
     Envelope,

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from artoo.actors.bus import Bus, Tap, kind_set
+from artoo.actors.runtime.bus import Bus, Tap, kind_set
 from artoo.eventstore import EventLog
 from artoo.schemas import (
     Envelope,

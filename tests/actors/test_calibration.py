@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from artoo.actors.planner import (
+from artoo.actors.roles.planner import (
     MEMORY_CAP,
     Calibration,
     apply_calibration,

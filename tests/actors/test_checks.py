@@ -11,7 +11,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from artoo.actors.checks import VOCABULARY, CheckResult, evaluate, judge_observed, reads_workspace
+from artoo.actors.verification.checks import (
+    VOCABULARY,
+    CheckResult,
+    evaluate,
+    judge_observed,
+    reads_workspace,
+)
 from artoo.schemas import Check
 
 

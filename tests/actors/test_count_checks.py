@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from artoo.actors._counting import glob_regex, stated_number
-from artoo.actors.checks import asks_count, check_problem, evaluate, guess_problem
-from artoo.actors.perceiver import spec_problems, without_unusable_checks
-from artoo.actors.planner import with_task_checks
+from artoo.actors.roles.perceiver import spec_problems, without_unusable_checks
+from artoo.actors.roles.planner import with_task_checks
+from artoo.actors.verification._counting import glob_regex, stated_number
+from artoo.actors.verification.checks import asks_count, check_problem, evaluate, guess_problem
 from artoo.schemas import Check, Criterion, SubTask, TaskSpec
 
 DEMO = Path(__file__).resolve().parents[2] / "artoo" / "demo_data" / "workspace"

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from artoo.actors._counting import count_command, measure, parse_unit
-from artoo.actors.planner import Calibration, with_count_hints
+from artoo.actors.roles.planner import Calibration, with_count_hints
+from artoo.actors.verification._counting import count_command, measure, parse_unit
 from artoo.schemas import Check, Criterion, SubTask
 
 BASH = shutil.which("bash")

@@ -8,8 +8,8 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
-from artoo.actors.dispatcher import after_group, first_group, group_subtasks
 from artoo.actors.law1 import decide_effects, describe_effects
+from artoo.actors.roles.dispatcher import after_group, first_group, group_subtasks
 from artoo.schemas import FileEffect, SubTask, SubTaskOutcome
 
 _CHANGES = ("created", "deleted", "modified", "replaced", "metadata")

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from artoo.actors.dreamer import (
+from artoo.actors.roles.dreamer import (
     ConsolidationCandidate,
     distillation_prompt,
     fallback_sop,

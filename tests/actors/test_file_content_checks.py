@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from artoo.actors.checks import check_problem, evaluate, reads_workspace
-from artoo.actors.verification import rule_verdict
+from artoo.actors.verification.checks import check_problem, evaluate, reads_workspace
+from artoo.actors.verification.ladder import rule_verdict
 from artoo.schemas import Check, Criterion, ToolCall
 
 
@@ -135,7 +135,7 @@ def test_a_file_check_cannot_verify_the_answer_to_a_question() -> None:
     """Real-model bench, task 8 (run B): the Perceiver checked file_contains 'class User'
     for "what is the name of the class …?" and the answer "No" was accepted. A check of
     the workspace's state passes whatever the answer: it is sent back for a question."""
-    from artoo.actors.checks import guess_problem
+    from artoo.actors.verification.checks import guess_problem
 
     check = Check(kind="file_contains", path="src/models/user.py", value="class User")
     question = "what is the name of the class defined in src/models/user.py?"
@@ -150,7 +150,7 @@ def test_a_file_check_cannot_verify_the_answer_to_a_question() -> None:
 def test_a_count_glob_may_not_narrow_what_the_request_asks_to_count() -> None:
     """Real-model bench, task 5 (run C): the Perceiver counted archive/**/*.py for "how
     many files are in the archive directory?" — 0 — and the answer 0 was accepted."""
-    from artoo.actors.checks import guess_problem
+    from artoo.actors.verification.checks import guess_problem
 
     def problem(path: str, request: str) -> str | None:
         return guess_problem(Check(kind="count_matches", path=path, value="files"), request)
@@ -168,8 +168,8 @@ def test_a_count_glob_may_not_narrow_what_the_request_asks_to_count() -> None:
 def test_a_narrowing_count_glob_is_widened_to_its_directory(tmp_path: Path) -> None:
     """Real-model bench, task 5 (run D): the Perceiver repeated archive/**/*.py after the
     reason; the repair counts the directory the request names."""
-    from artoo.actors.checks import widened
-    from artoo.actors.perceiver import without_unusable_checks
+    from artoo.actors.roles.perceiver import without_unusable_checks
+    from artoo.actors.verification.checks import widened
     from artoo.schemas import TaskSpec
 
     request = "how many files are in the archive directory?"
@@ -198,7 +198,7 @@ def test_a_narrowing_count_glob_is_widened_to_its_directory(tmp_path: Path) -> N
 def test_a_count_in_a_place_the_request_never_names_is_sent_back() -> None:
     """Real-model bench, task 5 (run E): the Perceiver counted files in ``src`` for "how
     many files are in the archive directory?"; the check then told the Executor 3."""
-    from artoo.actors.checks import guess_problem
+    from artoo.actors.verification.checks import guess_problem
 
     def problem(path: str, request: str) -> str | None:
         return guess_problem(Check(kind="count_matches", path=path, value="files"), request)

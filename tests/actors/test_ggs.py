@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from artoo.actors.ggs import (
+from artoo.actors.roles.ggs import (
     ACTION_STATES,
     TERMINAL_STATES,
     distance,

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from artoo.actors.ggs import (
+from artoo.actors.roles.ggs import (
     GGSStep,
     loss,
     macro_state,

@@ -10,14 +10,14 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from artoo.actors.grounding import (
+from artoo.actors.verification.grounding import (
     asks_question,
     derivable,
     grounding,
     stated_numbers,
     tool_outputs,
 )
-from artoo.actors.verification import grounding_verdicts, ungrounded
+from artoo.actors.verification.ladder import grounding_verdicts, ungrounded
 from artoo.schemas import Check, Criterion, ToolCall, Verdict
 
 WS = Path(__file__).resolve().parents[2] / "artoo" / "demo_data" / "workspace"

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from artoo.actors.judge import Judge, budget_burn, call_key, cycle_at, repeat_at, stalled
+from artoo.actors.roles.judge import Judge, budget_burn, call_key, cycle_at, repeat_at, stalled
 from artoo.schemas import (
     Config,
     CorrectionSignal,

@@ -12,7 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from artoo.actors._judge_rung import (
+from artoo.actors.llm import LLMError, LLMResponse
+from artoo.actors.llm._budget import BudgetSpent
+from artoo.actors.roles._judge_rung import (
     ask_opinion,
     doom_severity,
     opinion_request,
@@ -21,9 +23,7 @@ from artoo.actors._judge_rung import (
     stall_severity,
     varying_repeat,
 )
-from artoo.actors.judge import Judge, repeat_at
-from artoo.actors.llm import LLMError, LLMResponse
-from artoo.actors.llm._budget import BudgetSpent
+from artoo.actors.roles.judge import Judge, repeat_at
 from artoo.schemas import (
     Config,
     EscalationTicket,

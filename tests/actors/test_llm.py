@@ -15,7 +15,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from artoo.actors.ledger import CallRecord, task_cost
 from artoo.actors.llm import (
     LitellmBackend,
     LLMError,
@@ -36,6 +35,7 @@ from artoo.actors.llm import (
     schema_instruction,
     tool_message,
 )
+from artoo.actors.runtime.ledger import CallRecord, task_cost
 from artoo.schemas import (
     Config,
     Envelope,

@@ -8,8 +8,8 @@ from typing import Any, ClassVar
 
 import pytest
 
-from artoo.actors.base import Equipment, Inbox, Role, handles
-from artoo.actors.bus import Bus, Delivery
+from artoo.actors.runtime.bus import Bus, Delivery
+from artoo.actors.runtime.role import Equipment, Inbox, Role, handles
 from artoo.schemas import (
     ConfirmationDecision,
     CorrectionSignal,

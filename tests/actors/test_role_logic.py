@@ -5,10 +5,10 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from artoo.actors.answers import CriterionAnswer, make_criteria, slugify
-from artoo.actors.dispatcher import group_subtasks, inject_outputs
-from artoo.actors.executor import is_doom_loop, subtask_prompt
-from artoo.actors.meta_validator import merge_outputs
+from artoo.actors.roles.dispatcher import group_subtasks, inject_outputs
+from artoo.actors.roles.executor import is_doom_loop, subtask_prompt
+from artoo.actors.roles.meta_validator import merge_outputs
+from artoo.actors.verification.answers import CriterionAnswer, make_criteria, slugify
 from artoo.schemas import Check, SubTask, SubTaskOutcome
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from artoo.actors.llm import LLMRequest, ScriptedBackend
-from artoo.actors.verification import majority_class, model_verdict, rule_verdict
+from artoo.actors.verification.ladder import majority_class, model_verdict, rule_verdict
 from artoo.schemas import Check, Criterion, ToolCall, Verdict
 
 CRITERION = Criterion(id="c1", text="the answer is polite")

@@ -11,9 +11,9 @@ import msgspec
 import pytest
 
 import artoo
-from artoo.actors.auditor import compare_reports
-from artoo.actors.base import Role
-from artoo.actors.roster import CONTRACTS
+from artoo.actors.roles.auditor import compare_reports
+from artoo.actors.roles.roster import CONTRACTS
+from artoo.actors.runtime.role import Role
 from artoo.demo import SCENARIOS, run_scenario
 from artoo.eventstore import AuditLogReader
 from artoo.schemas import AuditConfig, AuditReport, Config, JudgeObservation, Message
@@ -227,7 +227,7 @@ def test_audit_on_a_closed_system_says_so(tmp_path: Path, workspace: Path) -> No
 def test_a_reopened_store_is_audited_from_the_watermark_not_from_seq_1(
     tmp_path: Path, workspace: Path
 ) -> None:
-    from artoo.actors._audit_mark import WATERMARK, load_mark
+    from artoo.actors.roles._audit_mark import WATERMARK, load_mark
 
     clock = ManualClock(start=3000.0)
     config = Config(durability="none", audit=AuditConfig(window_s=60.0))

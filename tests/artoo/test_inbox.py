@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import artoo
-from artoo.actors.queen import InboxItem
+from artoo.actors.roles.queen import InboxItem
 from artoo.schemas import (
     CancelRequest,
     ConfirmationDecision,

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import artoo
-from artoo.actors.bus import BusError
+from artoo.actors.runtime.bus import BusError
 from artoo.eventstore import EventLog
 from artoo.schemas import (
     Config,

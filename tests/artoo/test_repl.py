@@ -12,7 +12,7 @@ import pexpect
 import pytest
 
 import artoo
-from artoo.actors.queen import InboxItem
+from artoo.actors.roles.queen import InboxItem
 from artoo.eventstore import MegramStore
 from artoo.repl import Repl
 from artoo.testing import write_script

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import artoo
-from artoo.actors.supervisor import RestartBudget
+from artoo.actors.roles.supervisor import RestartBudget
 from artoo.schemas import (
     Config,
     Envelope,
@@ -58,16 +58,16 @@ def test_restart_budget_counts_within_its_window_and_resets() -> None:
 
 # --------------------------------------------------------------------------- crashes
 ROLE_HANDLERS = [
-    ("artoo.actors.queen", "Queen", "on_user_request", True),
-    ("artoo.actors.perceiver", "Perceiver", "on_task_request", True),
-    ("artoo.actors.planner", "Planner", "on_task_spec", True),
-    ("artoo.actors.memory", "Memory", "on_memory_query", True),
-    ("artoo.actors.dispatcher", "Dispatcher", "on_dispatch_manifest", True),
-    ("artoo.actors.executor", "Executor", "on_sub_task", True),
-    ("artoo.actors.agent_validator", "AgentValidator", "on_execution_result", True),
-    ("artoo.actors.meta_validator", "MetaValidator", "on_sub_task_outcome", True),
-    ("artoo.actors.ggs", "GGS", "on_task_spec", True),
-    ("artoo.actors.dreamer", "Dreamer", "on_final_result", False),
+    ("artoo.actors.roles.queen", "Queen", "on_user_request", True),
+    ("artoo.actors.roles.perceiver", "Perceiver", "on_task_request", True),
+    ("artoo.actors.roles.planner", "Planner", "on_task_spec", True),
+    ("artoo.actors.roles.memory", "Memory", "on_memory_query", True),
+    ("artoo.actors.roles.dispatcher", "Dispatcher", "on_dispatch_manifest", True),
+    ("artoo.actors.roles.executor", "Executor", "on_sub_task", True),
+    ("artoo.actors.roles.agent_validator", "AgentValidator", "on_execution_result", True),
+    ("artoo.actors.roles.meta_validator", "MetaValidator", "on_sub_task_outcome", True),
+    ("artoo.actors.roles.ggs", "GGS", "on_task_spec", True),
+    ("artoo.actors.roles.dreamer", "Dreamer", "on_final_result", False),
 ]
 
 
@@ -109,7 +109,7 @@ def test_a_crash_of_each_role_is_restarted_and_ends_its_task_once(
 def test_a_supervisor_that_gives_up_leaves_the_role_down(
     tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from artoo.actors.perceiver import Perceiver
+    from artoo.actors.roles.perceiver import Perceiver
 
     def always(self: Any, env: Envelope) -> None:
         raise RuntimeError("perceiver always crashes")
@@ -131,7 +131,7 @@ def test_a_supervisor_that_gives_up_leaves_the_role_down(
 def test_ten_clean_failures_then_a_crash_restart_within_a_second(
     tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from artoo.actors.perceiver import Perceiver
+    from artoo.actors.roles.perceiver import Perceiver
 
     original = Perceiver.on_task_request
 

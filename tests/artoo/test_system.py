@@ -150,7 +150,7 @@ def test_many_tasks_at_once_each_end_in_exactly_one_final_result(
 def test_a_role_that_raises_ends_its_task_and_the_next_task_succeeds(
     tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import artoo.actors.meta_validator as mv
+    import artoo.actors.roles.meta_validator as mv
 
     real = mv.merge_outputs
     calls = {"n": 0}
@@ -468,7 +468,7 @@ def test_dreamer_distils_six_accepts_into_one_sop_with_the_model(
 def test_flush_returns_once_memory_applied_what_was_published(
     tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from artoo.actors.memory import Memory
+    from artoo.actors.roles.memory import Memory
 
     def slow_apply(self: Memory, env: Envelope) -> None:
         time.sleep(0.2)  # a Memory role that lags behind the bus

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from artoo.actors.bus import Bus
+from artoo.actors.runtime.bus import Bus
 from artoo.eventstore import EventLogBackend, envelope_tail
 from artoo.schemas import Envelope, FinalResult, TaskCancelled, UserRequest
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from artoo.actors.agent_validator import AgentValidator
+from artoo.actors.roles.agent_validator import AgentValidator
 from artoo.schemas import (
     Check,
     Config,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from artoo.actors.dispatcher import Dispatcher
+from artoo.actors.roles.dispatcher import Dispatcher
 from artoo.schemas import DispatchManifest, SubTask, SubTaskOutcome
 from artoo.testing import RoleHarness
 

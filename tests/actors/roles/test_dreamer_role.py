@@ -3,7 +3,7 @@ contradicting cluster is promoted in the same process (paper §7), not only afte
 
 from __future__ import annotations
 
-from artoo.actors.dreamer import Dreamer, DreamNow
+from artoo.actors.roles.dreamer import Dreamer, DreamNow
 from artoo.schemas import Megram, MegramDemoted, MegramRecorded, SOPPromoted
 from artoo.testing import ManualClock, RoleHarness
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from artoo.actors.executor import Executor
+from artoo.actors.roles.executor import Executor
 from artoo.schemas import (
     Config,
     ConfirmationDecision,
@@ -95,7 +95,7 @@ def test_a_denied_caution_target_is_refused_structurally(tmp_path: Path) -> None
 
 
 def test_a_retry_after_no_tool_call_says_nothing_supported_the_answer(tmp_path: Path) -> None:
-    from artoo.actors.executor import NO_TOOL_YET
+    from artoo.actors.roles.executor import NO_TOOL_YET
     from artoo.schemas import CorrectionSignal, LLMCall
 
     entries = [
@@ -125,7 +125,7 @@ def test_a_retry_after_no_tool_call_says_nothing_supported_the_answer(tmp_path: 
 def test_a_tool_is_required_until_the_attempts_first_call_and_results_invite_the_answer(
     tmp_path: Path,
 ) -> None:
-    from artoo.actors.executor import AFTER_RESULT
+    from artoo.actors.roles.executor import AFTER_RESULT
     from artoo.schemas import LLMCall
 
     entries = [_call("glob", pattern="*"), {"role": "executor", "content": "no files"}]

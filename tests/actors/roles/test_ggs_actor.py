@@ -3,7 +3,7 @@ crashes, cancel — each FinalResult with a structured reason."""
 
 from __future__ import annotations
 
-from artoo.actors.ggs import GGS
+from artoo.actors.roles.ggs import GGS
 from artoo.schemas import (
     Config,
     ConfirmationDecision,

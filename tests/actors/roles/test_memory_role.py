@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from artoo.actors.memory import Memory
+from artoo.actors.roles.memory import Memory
 from artoo.schemas import Megram, MegramRecorded, MemoryQuery, MemoryRecall
 from artoo.testing import ManualClock, RoleHarness
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from artoo.actors.meta_validator import MetaValidator
+from artoo.actors.roles.meta_validator import MetaValidator
 from artoo.schemas import (
     Check,
     Criterion,

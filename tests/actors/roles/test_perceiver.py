@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from artoo.actors.perceiver import Perceiver
+from artoo.actors.roles.perceiver import Perceiver
 from artoo.schemas import StepFailed, TaskRequest, TaskSpec
 from artoo.testing import RoleHarness, write_script
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from artoo.actors.planner import Planner
+from artoo.actors.roles.planner import Planner
 from artoo.schemas import (
     Check,
     Criterion,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from artoo.actors.queen import Queen
+from artoo.actors.roles.queen import Queen
 from artoo.schemas import (
     Config,
     ConfirmationDecision,

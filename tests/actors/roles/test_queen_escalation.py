@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from artoo.actors.queen import InboxItem, InboxQuery, OperatorAnswer, Queen
+from artoo.actors.roles.queen import InboxItem, InboxQuery, OperatorAnswer, Queen
 from artoo.schemas import (
     CancelRequest,
     Config,

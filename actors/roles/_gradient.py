@@ -1,7 +1,7 @@
 """The Goal Gradient Solver's paper math: D, P, Ω, L, ∇L, the macro-state cascade and the
 per-task decision rule (paper §5, Appendix A; DESIGN §4.2–4.4). Pure: no threads, no I/O.
 
-The GGS role (:mod:`artoo.actors.ggs`) is the thin actor over :class:`TaskGradient`;
+The GGS role (:mod:`artoo.actors.roles.ggs`) is the thin actor over :class:`TaskGradient`;
 everything here is re-exported there. Parameters are one type, :class:`GGSConfig`
 (``Config.ggs``).
 """
@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from artoo.actors.clock import new_id
+from artoo.actors.runtime.clock import new_id
 from artoo.schemas import (
     Criterion,
     FinalResult,

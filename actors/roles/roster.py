@@ -7,9 +7,11 @@ Auditor alone is marked ``audit=True``: only it is given the audit log.
 
 from __future__ import annotations
 
+from artoo.actors.runtime.contracts import Contracts, contracts_from
+from artoo.actors.runtime.runner import RoleSpec
+
 from .agent_validator import AgentValidator
 from .auditor import Auditor
-from .contracts import Contracts, contracts_from
 from .dispatcher import Dispatcher
 from .dreamer import Dreamer
 from .executor import Executor
@@ -20,7 +22,6 @@ from .meta_validator import MetaValidator
 from .perceiver import Perceiver
 from .planner import Planner
 from .queen import Queen
-from .runner import RoleSpec
 from .supervisor import Supervisor
 
 __all__ = ["CONTRACTS", "ROSTER"]

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from artoo.actors.runtime.role import Equipment, Role, handles
 from artoo.eventstore import MegramReader
 from artoo.schemas import (
     Envelope,
@@ -37,8 +38,6 @@ from artoo.schemas import (
     Message,
     SOPPromoted,
 )
-
-from .base import Equipment, Role, handles
 
 __all__ = ["Memory", "recall"]
 

@@ -27,8 +27,8 @@ from typing import Any, Literal
 
 import msgspec
 
-from .llm import LLMRequest, LLMResponse, ask_structured
-from .llm._budget import BudgetSpent
+from artoo.actors.llm import LLMRequest, LLMResponse, ask_structured
+from artoo.actors.llm._budget import BudgetSpent
 
 __all__ = [
     "ErrorKind",

@@ -1,7 +1,7 @@
 """The role runner: starts the declared roles, restarts a crashed one, stops them all.
 
 Equipment of the System and the Supervisor, not a role. The System builds the
-:class:`Equipment`, hands the runner the roster (``artoo.actors.roster.ROSTER``) and the
+:class:`Equipment`, hands the runner the roster (``artoo.actors.roles.roster.ROSTER``) and the
 runner starts one actor per singleton role and one per effector pair for pair roles,
 each with its one bus subscription. The Supervisor calls :meth:`RoleRunner.restart` when
 a role crashed; nothing here calls back into the facade.
@@ -21,7 +21,7 @@ import pykka
 from ._log import runtime_logger
 
 if TYPE_CHECKING:
-    from .base import Equipment, Role
+    from .role import Equipment, Role
 
 __all__ = ["RoleRunner", "RoleSpec", "Running"]
 

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from artoo.actors.llm import LLMRequest, ask_structured
 from artoo.schemas import Criterion, ExecutionResult, ToolCall, Verdict
 from artoo.schemas.messages import FailureClass
 
@@ -17,7 +18,6 @@ from ._counting import stated_number
 from .answers import CriterionVerdictAnswer, VerdictAnswer, VerdictsAnswer
 from .checks import evaluate, judge_observed, reads_workspace
 from .grounding import Grounding, asks_question, grounding, tool_outputs
-from .llm import LLMRequest, ask_structured
 
 __all__ = [
     "VERDICTS_FORMAT",

@@ -77,6 +77,7 @@ from typing import Any
 import msgspec
 import re2
 
+from artoo.actors.tools import open_beneath
 from artoo.schemas import Check
 from artoo.schemas.messages import FailureClass
 
@@ -90,7 +91,6 @@ from ._guards import (
     guess_problem,
     widened,
 )
-from .tools import open_beneath
 
 __all__ = [
     "VOCABULARY",

@@ -27,6 +27,7 @@ from typing import ClassVar
 
 import msgspec
 
+from artoo.actors.runtime.role import Equipment, Role, handles
 from artoo.schemas import (
     DispatchManifest,
     Envelope,
@@ -34,8 +35,6 @@ from artoo.schemas import (
     SubTask,
     SubTaskOutcome,
 )
-
-from .base import Equipment, Role, handles
 
 __all__ = [
     "DispatchStep",

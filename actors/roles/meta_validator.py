@@ -26,6 +26,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from artoo.actors.llm import LLMRequest
+from artoo.actors.runtime.role import Equipment, Role, handles
+from artoo.actors.verification.ladder import (
+    criteria_text,
+    grounding_verdicts,
+    model_verdicts,
+    rule_verdict,
+    tool_results_text,
+    ungrounded,
+    verdict_prompt,
+)
 from artoo.schemas import (
     Criterion,
     DispatchManifest,
@@ -38,18 +49,6 @@ from artoo.schemas import (
     TaskSpec,
     ToolCall,
     Verdict,
-)
-
-from .base import Equipment, Role, handles
-from .llm import LLMRequest
-from .verification import (
-    criteria_text,
-    grounding_verdicts,
-    model_verdicts,
-    rule_verdict,
-    tool_results_text,
-    ungrounded,
-    verdict_prompt,
 )
 
 __all__ = ["MetaValidator", "merge_outputs"]

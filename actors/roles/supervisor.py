@@ -25,13 +25,12 @@ from __future__ import annotations
 from collections import deque
 from typing import ClassVar
 
+from artoo.actors.runtime.role import Equipment, Role, handles
 from artoo.schemas import (
     Envelope,
     Message,
     RoleFailed,
 )
-
-from .base import Equipment, Role, handles
 
 __all__ = ["RestartBudget", "Supervisor"]
 

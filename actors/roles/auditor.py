@@ -10,7 +10,7 @@ Responsibilities:
 
     - **Boundary violations**: a message whose kind is outside its sender's Output
       contract (``Role.publishes``, one table derived from the roster:
-      ``actors/contracts.py``), a message from an unknown sender, an effector role
+      ``actors/runtime/contracts.py``), a message from an unknown sender, an effector role
       (Executor, Agent-Validator) publishing a MemoryQuery.
     - **Convergence failures**: a task's L not improving over 2 consecutive rounds
       (L_r ≥ L_{r-1} ≥ L_{r-2}; once per task), Law 2 fired (FinalResult.reason
@@ -58,6 +58,8 @@ from typing import Any, ClassVar
 
 import msgspec
 
+from artoo.actors.runtime.contracts import Contracts
+from artoo.actors.runtime.role import Equipment, Role
 from artoo.schemas import (
     Anomaly,
     AuditConfig,
@@ -83,8 +85,6 @@ from artoo.schemas import (
 )
 
 from ._audit_mark import FoldMark, resume, save_mark, take_mark
-from .base import Equipment, Role
-from .contracts import Contracts
 
 __all__ = [
     "DRIFT_FLOORS",

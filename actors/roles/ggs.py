@@ -5,12 +5,12 @@ Responsibilities
     ``L = α·D + β·(1−Ω)·P + λ·Ω``, its gradient, the macro-state cascade of Appendix A,
     the Law 2 kill-switch, the replan budget, the MUST NOT sets taken from structured
     ToolCall records, and Megrams quantized by §6.3. The math is in
-    :mod:`artoo.actors.gradient` (pure, re-exported here); this module is the actor.
+    :mod:`artoo.actors.roles._gradient` (pure, re-exported here); this module is the actor.
     Beyond the paper, the GGS is the one place a task ends — it publishes every
     FinalResult — so three more duties live here, each in its own handler:
     **deadlines** (``on_tick``: a task past its TaskRequest deadline, clock time),
     **cost** (``on_llm_call`` keeps the ledger's records; ``FinalResult.cost`` is
-    :func:`artoo.actors.ledger.task_cost`), and **crash and cancel to abandon**
+    :func:`artoo.actors.runtime.ledger.task_cost`), and **crash and cancel to abandon**
     (``on_role_failed``, ``on_task_cancelled``).
 
 Input contract (consumes)
@@ -49,6 +49,8 @@ from typing import ClassVar
 
 import msgspec
 
+from artoo.actors.runtime.ledger import CallRecord, task_cost
+from artoo.actors.runtime.role import Equipment, Role, handles
 from artoo.schemas import (
     BudgetName,
     ConfirmationDecision,
@@ -72,8 +74,7 @@ from artoo.schemas import (
 )
 from artoo.schemas.messages import EndReason
 
-from .base import Equipment, Role, handles
-from .gradient import (
+from ._gradient import (
     ACTION_STATES,
     TERMINAL_STATES,
     GGSStep,
@@ -85,7 +86,6 @@ from .gradient import (
     quantize,
     resource_cost,
 )
-from .ledger import CallRecord, task_cost
 
 __all__ = [
     "ACTION_STATES",

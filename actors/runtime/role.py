@@ -1,7 +1,7 @@
 """The Role base class, the typed Equipment every role is built with, and reply inboxes.
 
 A role is a ``pykka.ThreadingActor`` that receives committed groups of envelopes from the
-Bus (one :class:`~artoo.actors.bus.Delivery` per group, through **one** subscription, so
+Bus (one :class:`~artoo.actors.runtime.bus.Delivery` per group, through **one** subscription, so
 broadcast and addressed kinds arrive together in seq order), unpacks them and calls the
 handler registered for each envelope's body type. A role never calls another role: it
 only publishes typed messages.
@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import pykka
 
+from artoo.actors.tools.catalog import ToolCatalog
 from artoo.schemas import (
     Config,
     ConfirmationRequest,
@@ -42,17 +43,16 @@ from artoo.schemas import (
 
 from ._log import runtime_logger
 from .bus import Delivery, Subscription
-from .catalog import ToolCatalog
 from .clock import Clock, SystemClock, new_id
 
 if TYPE_CHECKING:
+    from artoo.actors.llm import LLMGateway
+    from artoo.actors.tools._sandbox import Sandbox
     from artoo.eventstore import MegramStore
 
     from .bus import Bus
     from .contracts import AuditSeat
-    from .llm import LLMGateway
     from .runner import RoleRunner
-    from .tools._sandbox import Sandbox
 
 __all__ = [
     "Equipment",

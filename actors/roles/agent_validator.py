@@ -33,6 +33,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from artoo.actors.llm import LLMRequest
+from artoo.actors.runtime.role import Equipment, Role, handles
+from artoo.actors.verification.answers import VerdictAnswer
+from artoo.actors.verification.ladder import (
+    criteria_text,
+    execution_failure_class,
+    grounding_verdicts,
+    majority_class,
+    model_verdicts,
+    rule_verdict,
+    tool_results_text,
+    ungrounded,
+    verdict_prompt,
+)
 from artoo.schemas import (
     ConfirmationDecision,
     ConfirmationRequest,
@@ -49,21 +63,6 @@ from artoo.schemas import (
     TaskSpec,
     ToolCall,
     Verdict,
-)
-
-from .answers import VerdictAnswer
-from .base import Equipment, Role, handles
-from .llm import LLMRequest
-from .verification import (
-    criteria_text,
-    execution_failure_class,
-    grounding_verdicts,
-    majority_class,
-    model_verdicts,
-    rule_verdict,
-    tool_results_text,
-    ungrounded,
-    verdict_prompt,
 )
 
 __all__ = ["IMPLICIT_CRITERION", "AgentValidator"]

@@ -13,7 +13,7 @@ import re
 import stat
 from pathlib import Path
 
-from .tools import open_beneath
+from artoo.actors.tools import open_beneath
 
 __all__ = [
     "MAX_ENTRIES",

@@ -49,6 +49,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
+from artoo.actors.runtime.role import Equipment, Operator, Role, TicketOperator, handles
 from artoo.schemas import (
     CancelRequest,
     ConfirmationDecision,
@@ -62,8 +63,6 @@ from artoo.schemas import (
     TicketResolved,
     UserRequest,
 )
-
-from .base import Equipment, Operator, Role, TicketOperator, handles
 
 __all__ = [
     "SEVERITY_RANK",

@@ -39,6 +39,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from artoo.actors.llm import LLMError, LLMRequest, assistant_message, tool_message
+from artoo.actors.runtime.role import Equipment, Inbox, Role, handles
+from artoo.actors.tools import ToolRegistry
+from artoo.actors.verification._paths import mentions
 from artoo.schemas import (
     ConfirmationDecision,
     ConfirmationRequest,
@@ -53,11 +57,6 @@ from artoo.schemas import (
     TaskCancelled,
     ToolCall,
 )
-
-from ._paths import mentions
-from .base import Equipment, Inbox, Role, handles
-from .llm import LLMError, LLMRequest, assistant_message, tool_message
-from .tools import ToolRegistry
 
 __all__ = [
     "AFTER_RESULT",

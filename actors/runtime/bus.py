@@ -39,7 +39,6 @@ from typing import Any, Self
 
 import msgspec
 
-from artoo.actors.clock import Clock, SystemClock
 from artoo.eventstore import EventLogBackend
 from artoo.eventstore.eventlog import encode_tail
 from artoo.schemas import MESSAGE_TYPES, Envelope, Message
@@ -53,6 +52,7 @@ from ._selection import (
     kind_set,
     select,
 )
+from .clock import Clock, SystemClock
 
 __all__ = [
     "MAX_GROUP",

@@ -87,6 +87,7 @@ from typing import Any, ClassVar, Literal
 
 import msgspec
 
+from artoo.actors.runtime.role import Equipment, Role
 from artoo.schemas import (
     CorrectionSignal,
     Envelope,
@@ -115,7 +116,6 @@ from ._judge_rung import (
     stall_severity,
     varying_repeat,
 )
-from .base import Equipment, Role
 
 __all__ = [
     "Judge",

@@ -40,6 +40,8 @@ from typing import Any, ClassVar, Literal
 import msgspec
 import numpy as np
 
+from artoo.actors.llm import LLMError, LLMRequest
+from artoo.actors.runtime.role import Equipment, Role, handles
 from artoo.eventstore import MegramReader
 from artoo.eventstore.megrams import (
     C_CODE,
@@ -61,9 +63,6 @@ from artoo.schemas import (
     Message,
     SOPPromoted,
 )
-
-from .base import Equipment, Role, handles
-from .llm import LLMError, LLMRequest
 
 __all__ = [
     "CONSOLIDATE_ATTENTION",

@@ -4,7 +4,7 @@ Responsibilities:
     Read the user's request and state its intent, a stable slug (the memory tag of the
     task) and the task-level success criteria. A criterion that code can decide is
     marked ``verifiable`` with a deterministic ``check`` from the documented vocabulary
-    (see ``artoo.actors.checks``); any other is ``plausible``. A check that cannot be
+    (see ``artoo.actors.verification.checks``); any other is ``plausible``. A check that cannot be
     used, or that guesses a number the request does not state, or a count request with
     no count check (``count_matches``: code counts, the answer must state it) is asked
     again once with the reasons; a check still unusable is dropped (the criterion stays,
@@ -29,6 +29,17 @@ from typing import ClassVar
 
 import msgspec
 
+from artoo.actors.llm import LLMRequest, ask_structured
+from artoo.actors.runtime.role import Role, handles
+from artoo.actors.verification.answers import PerceiverAnswer, make_criteria, slugify
+from artoo.actors.verification.checks import (
+    VOCABULARY,
+    asks_count,
+    check_problem,
+    count_checked,
+    guess_problem,
+    widened,
+)
 from artoo.schemas import (
     Check,
     Envelope,
@@ -38,18 +49,6 @@ from artoo.schemas import (
     TaskRequest,
     TaskSpec,
 )
-
-from .answers import PerceiverAnswer, make_criteria, slugify
-from .base import Role, handles
-from .checks import (
-    VOCABULARY,
-    asks_count,
-    check_problem,
-    count_checked,
-    guess_problem,
-    widened,
-)
-from .llm import LLMRequest, ask_structured
 
 __all__ = ["SYSTEM_PROMPT", "Perceiver", "build_spec"]
 

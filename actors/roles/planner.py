@@ -46,6 +46,12 @@ from typing import ClassVar
 
 import msgspec
 
+from artoo.actors.llm import LLMRequest, ask_structured
+from artoo.actors.runtime.role import Equipment, Role, handles
+from artoo.actors.verification._counting import count_command
+from artoo.actors.verification._paths import mentions
+from artoo.actors.verification.answers import PlanAnswer, make_criteria
+from artoo.actors.verification.checks import check_problem, guess_problem
 from artoo.schemas import (
     Criterion,
     DispatchManifest,
@@ -62,13 +68,6 @@ from artoo.schemas import (
     TagPotential,
     TaskSpec,
 )
-
-from ._counting import count_command
-from ._paths import mentions
-from .answers import PlanAnswer, make_criteria
-from .base import Equipment, Role, handles
-from .checks import check_problem, guess_problem
-from .llm import LLMRequest, ask_structured
 
 __all__ = [
     "MEMORY_CAP",
