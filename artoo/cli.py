@@ -17,14 +17,11 @@ from rich.console import Console
 from rich.text import Text
 
 from . import __version__
+from ._terminal import CONTROL, EXIT_ABANDON, EXIT_OK, EXIT_USAGE, literal
 
 if TYPE_CHECKING:
     from artoo.replay import TaskLog
     from artoo.schemas import ConfirmationRequest
-
-EXIT_OK = 0
-EXIT_ABANDON = 1
-EXIT_USAGE = 2
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -284,15 +281,6 @@ def main(argv: list[str] | None = None) -> int:
     return EXIT_OK
 
 
-_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x20), *range(0x7F, 0xA0)) if c not in (9, 10)}
-
-
-def literal(text: object) -> Text:
-    """Model or tool text for the terminal, shown as written: no Rich markup is read
-    (``[bold]``, ``[link=…]``), control characters (escape sequences) are shown escaped."""
-    return Text(str(text).translate(_CONTROL))
-
-
 def seconds(value: str) -> float:
     """An argparse type: a positive, finite number of seconds."""
     try:
@@ -483,7 +471,7 @@ def _diff(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.to_json(), ensure_ascii=False))
     else:
-        sys.stdout.write(render_diff(result).translate(_CONTROL))
+        sys.stdout.write(render_diff(result).translate(CONTROL))
     return EXIT_OK
 
 

@@ -41,10 +41,21 @@ class _Ctx:
         return replace(self, depth=self.depth + 1, **changes)  # type: ignore[arg-type]
 
 
-def _classify_text(command: str, ctx: _Ctx) -> str | None:
-    from ._line import _classify_line  # the line walk needs the handlers, as the table does
+class _Walk:
+    """What the core's recursion calls back into: the line walk (``_line``) and the handler
+    table (``_table``). Both import this module, so it cannot import them: the package sets
+    them when it is imported (``_classify``), before any command is classified."""
 
-    return _classify_line(command, ctx)
+    line: Callable[[str, _Ctx], str | None] | None = None
+    handler: Callable[[str], _Handler | None] | None = None
+
+
+_WALK = _Walk()
+
+
+def _classify_text(command: str, ctx: _Ctx) -> str | None:
+    assert _WALK.line is not None, "artoo.actors.law1 wires the line walk when imported"
+    return _WALK.line(command, ctx)
 
 
 _KEYWORDS = frozenset(
@@ -90,8 +101,6 @@ def _writes(redirect: _Redirect) -> bool:
 
 
 def _classify_argv(words: list[_Word], ctx: _Ctx) -> str | None:
-    from ._table import _handler  # the table imports every handler module
-
     if ctx.depth > _MAX_DEPTH:
         return "command nests too deeply to classify"
     while words:
@@ -114,7 +123,8 @@ def _classify_argv(words: list[_Word], ctx: _Ctx) -> str | None:
     args = words[1:]
     if [a.text for a in args] in (["--help"], ["--version"]):
         return None
-    handler = _handler(program)
+    assert _WALK.handler is not None, "artoo.actors.law1 wires the handler table when imported"
+    handler = _WALK.handler(program)
     return handler(program, args, ctx) if handler else None
 
 

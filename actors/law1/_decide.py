@@ -12,6 +12,9 @@ from typing import TypeVar
 
 from artoo.schemas import FileEffect, Law1Check
 
+from ._classify import classify_shell
+from ._remote import classify_remote
+
 __all__ = ["decide_command", "decide_effects", "decide_remote", "describe_effects"]
 
 _T = TypeVar("_T")
@@ -56,8 +59,6 @@ def decide_command(
     ``command`` in ``cwd`` (None: an empty workspace — how ``replay --verify`` recomputes
     it). ``reads_workspace`` says whether the verdict differs from the empty workspace's;
     ``target`` is what the operator is asked about."""
-    from . import classify_shell
-
     verdict = classify_shell(command, cwd) if cwd is not None else _bare(classify_shell, command)
     bare = verdict if cwd is None else _bare(classify_shell, command)
     return Law1Check(
@@ -79,7 +80,6 @@ def decide_remote(
     """Law 1's remote-effects gate for a sandboxed command:
     :func:`~artoo.actors.law1.classify_remote` of ``command`` in ``cwd`` (None: an empty
     workspace), with ``reads_workspace`` as in :func:`decide_command`."""
-    from . import classify_remote
 
     def remote(cmd: str, where: str) -> tuple[bool, str]:
         return classify_remote(cmd, where, network=network)

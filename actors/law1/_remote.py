@@ -15,6 +15,7 @@ import fnmatch
 import os
 import shlex
 
+from ._classify import classify_shell, parse_commands
 from ._interp import _SHELLS
 from ._lexer import ShellSyntaxError
 
@@ -58,8 +59,6 @@ def classify_remote(
     be read counts only with ``network`` (without it, nothing remote is reachable but the
     daemons' sockets the sandbox hides).
     """
-    from . import classify_shell, parse_commands  # the package imports this module
-
     try:
         commands = parse_commands(command)
     except ShellSyntaxError as exc:

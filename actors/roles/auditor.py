@@ -84,7 +84,7 @@ from artoo.schemas import (
     UserRequest,
 )
 
-from ._audit_mark import FoldMark, resume, save_mark, take_mark
+from ._audit_mark import FoldMark, mark_config, resume, save_mark
 
 __all__ = [
     "DRIFT_FLOORS",
@@ -240,6 +240,33 @@ class AuditFold:
         self.mark: FoldMark | None = None
         """The state as of the last closed window (what the watermark saves)."""
 
+    # ------------------------------------------------------------------ watermark
+    def take_mark(self, next_seq: int) -> FoldMark:
+        """The state of this fold (no window open) with ``next_seq`` the next seq to fold."""
+        return FoldMark(
+            next_seq=next_seq,
+            max_ts=None if math.isinf(self._max_ts) else self._max_ts,
+            losses={t: list(v) for t, v in self._losses.items()},
+            stalled=sorted(self._stalled),
+            history=[(role, metric, list(v)) for (role, metric), v in self._history.items()],
+            config=mark_config(self.config),
+        )
+
+    def restore(self, mark: FoldMark) -> bool:
+        """Put ``mark`` into this fresh fold; False (fold untouched) when the mark was made
+        under another configuration."""
+        if mark.config != mark_config(self.config) or self.next_seq != 1:
+            return False
+        self.next_seq = mark.next_seq
+        self._max_ts = -math.inf if mark.max_ts is None else mark.max_ts
+        self._losses = {t: list(v) for t, v in mark.losses.items()}
+        self._stalled = set(mark.stalled)
+        self._history = {
+            (role, metric): deque(values, maxlen=self.config.drift_history)
+            for role, metric, values in mark.history
+        }
+        return True
+
     # ------------------------------------------------------------------ windows
     def _start(self, index: int) -> float:
         return index * self.config.window_s
@@ -255,7 +282,7 @@ class AuditFold:
         if end is None or now < end:
             return []
         report = self._close()
-        self.mark = take_mark(self, self.next_seq)
+        self.mark = self.take_mark(self.next_seq)
         return [report]
 
     def _close(self) -> AuditReport:
@@ -348,7 +375,7 @@ class AuditFold:
         closed = []
         if self._window is not None and index > self._window.index:
             closed.append(self._close())
-            self.mark = take_mark(self, env.seq)  # before this envelope is folded
+            self.mark = self.take_mark(env.seq)  # before this envelope is folded
         if self._window is None:
             self._window = _Window(index, first_seq=env.seq)
         w = self._window
@@ -598,7 +625,8 @@ class Auditor(Role):
         for r in self._seat.log.reports():
             self._written = max(self._written, (r.window_end, r.last_seq, r.complete))
         assert self._fold is not None
-        self.resumed_from, why = resume(self._fold, self._seat.log.directory, self.ctx.bus.last_seq)
+        last = self.ctx.bus.last_seq
+        self.resumed_from, why = resume(self._fold.restore, self._seat.log.directory, last)
         if why:
             self.log.warning(f"audit watermark not used ({why}): replaying the event log")
         self._catch_up(self.ctx.bus.last_seq, live=False)

@@ -7,8 +7,8 @@ Auditor alone is marked ``audit=True``: only it is given the audit log.
 
 from __future__ import annotations
 
-from artoo.actors.runtime.contracts import Contracts, contracts_from
-from artoo.actors.runtime.runner import RoleSpec
+from artoo.actors.runtime.contracts import Contracts
+from artoo.actors.runtime.runner import RoleSpec, contracts_from
 
 from .agent_validator import AgentValidator
 from .auditor import Auditor

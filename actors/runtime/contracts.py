@@ -1,7 +1,8 @@
 """The boundary table: who may publish what, derived from the roster (one table).
 
-Each role declares its Output contract in ``Role.publishes``; :func:`contracts_from`
-turns a roster into :class:`Contracts`, which the Auditor checks every envelope against.
+Each role declares its Output contract in ``Role.publishes``;
+:func:`artoo.actors.runtime.runner.contracts_from` turns a roster into :class:`Contracts`,
+which the Auditor checks every envelope against.
 Besides the roles, two senders belong to the System itself: ``host`` (the facade:
 UserRequest, CancelRequest; TaskCancelled at close) and ``system`` (FinalResults it
 writes at open and close).
@@ -12,7 +13,7 @@ Equipment of the Auditor (:class:`AuditSeat`), not a role.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -21,7 +22,6 @@ from artoo.schemas import (
     CancelRequest,
     FinalResult,
     MemoryQuery,
-    RoleFailed,
     TaskCancelled,
     UserRequest,
 )
@@ -29,9 +29,7 @@ from artoo.schemas import (
 if TYPE_CHECKING:
     from artoo.eventstore import AuditLog, EventLogBackend
 
-    from .runner import RoleSpec
-
-__all__ = ["SYSTEM_SENDERS", "AuditSeat", "Contracts", "contracts_from"]
+__all__ = ["SYSTEM_SENDERS", "AuditSeat", "Contracts"]
 
 SYSTEM_SENDERS: Mapping[str, frozenset[str]] = {
     "host": frozenset({UserRequest.__name__, CancelRequest.__name__, TaskCancelled.__name__}),
@@ -63,18 +61,6 @@ class Contracts:
         if kind == MemoryQuery.__name__ and role in self.effectors:
             return "effector_memory_query"
         return "outside_contract"
-
-
-def contracts_from(roster: Iterable[RoleSpec]) -> Contracts:
-    """The boundary table of ``roster`` (plus the System's own senders)."""
-    table: dict[str, frozenset[str]] = dict(SYSTEM_SENDERS)
-    effectors: set[str] = set()
-    for spec in roster:
-        kinds = {k.__name__ for k in spec.role.publishes} | {RoleFailed.__name__}
-        table[spec.role.name] = frozenset(kinds)
-        if spec.per_pair:
-            effectors.add(spec.role.name)
-    return Contracts(table, frozenset(effectors))
 
 
 @dataclass(frozen=True)

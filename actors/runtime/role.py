@@ -26,7 +26,7 @@ import traceback as tb_module
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 import pykka
 
@@ -52,7 +52,6 @@ if TYPE_CHECKING:
 
     from .bus import Bus
     from .contracts import AuditSeat
-    from .runner import RoleRunner
 
 __all__ = [
     "Equipment",
@@ -85,6 +84,15 @@ VerdictReplay = Callable[[str, str, int], Any]
 Agent-Validator, ``round:N`` for the Meta-Validator (attempt 0)."""
 
 H = TypeVar("H", bound=Callable[..., Any])
+
+
+class Restarter(Protocol):
+    """What the Supervisor is given of the :class:`~artoo.actors.runtime.runner.RoleRunner`:
+    a crashed role restarted from a seq."""
+
+    def restart(self, sender: str, from_seq: int, *, wait_s: float = 2.0) -> bool:
+        """Restart ``sender`` reading from ``from_seq``; False if it cannot be restarted."""
+        ...
 
 
 def handles(*kinds: type[Message]) -> Callable[[H], H]:
@@ -138,7 +146,7 @@ class Equipment:
     at its timeout) instead of being denied at once."""
     megrams: MegramStore | None = None
     tools: ToolCatalog = field(default_factory=ToolCatalog)
-    runner: RoleRunner | None = None
+    runner: Restarter | None = None
     pairs: tuple[str, ...] = ()
     sandbox: Sandbox | None = None
     """Where Executors run shell commands (None: the Law 1 parser decides instead)."""

@@ -18,12 +18,15 @@ from typing import TYPE_CHECKING, Any
 
 import pykka
 
+from artoo.schemas import RoleFailed
+
 from ._log import runtime_logger
+from .contracts import SYSTEM_SENDERS, Contracts
 
 if TYPE_CHECKING:
     from .role import Equipment, Role
 
-__all__ = ["RoleRunner", "RoleSpec", "Running"]
+__all__ = ["RoleRunner", "RoleSpec", "Running", "contracts_from"]
 
 _log = runtime_logger(component="runner")
 
@@ -40,6 +43,18 @@ class RoleSpec:
     role: type[Role]
     per_pair: bool = False
     audit: bool = False
+
+
+def contracts_from(roster: Iterable[RoleSpec]) -> Contracts:
+    """The boundary table of ``roster`` (plus the System's own senders)."""
+    table: dict[str, frozenset[str]] = dict(SYSTEM_SENDERS)
+    effectors: set[str] = set()
+    for spec in roster:
+        kinds = {k.__name__ for k in spec.role.publishes} | {RoleFailed.__name__}
+        table[spec.role.name] = frozenset(kinds)
+        if spec.per_pair:
+            effectors.add(spec.role.name)
+    return Contracts(table, frozenset(effectors))
 
 
 @dataclass

@@ -9,6 +9,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from artoo._terminal import EXIT_ABANDON, EXIT_OK, literal
+
 from ._fork import fork, origin_line
 from ._rerun import rerun
 from ._timeline import TaskRow, TimelineTask, task_table, timeline
@@ -19,7 +21,6 @@ __all__ = ["replay_command"]
 
 def replay_command(args: argparse.Namespace, console: Console) -> int:
     """Run ``artoo replay`` with parsed ``args``; returns the exit code."""
-    from artoo.cli import EXIT_OK, literal
 
     if not console.is_terminal:  # piped output: never cut a line
         console = Console(width=200, soft_wrap=True)
@@ -46,7 +47,6 @@ def replay_command(args: argparse.Namespace, console: Console) -> int:
 
 
 def _print_table(rows: list[TaskRow], store: str, console: Console) -> None:
-    from artoo.cli import literal
 
     table = Table(title=f"tasks of {store}")
     for col in ("task", "text", "status", "reason", "macro-states", "calls", "tokens", "s"):
@@ -66,7 +66,6 @@ def _print_table(rows: list[TaskRow], store: str, console: Console) -> None:
 
 
 def _print_timeline(task: TimelineTask, console: Console) -> None:
-    from artoo.cli import literal
 
     console.print(Text(f"task {task.task_id}: ", style="bold") + literal(task.text))
     for e in task.entries:
@@ -79,7 +78,6 @@ def _print_timeline(task: TimelineTask, console: Console) -> None:
 
 
 def _verify(args: argparse.Namespace, console: Console) -> int:
-    from artoo.cli import EXIT_ABANDON, EXIT_OK, literal
 
     report = verify(args.store, args.task)
     if args.json:
@@ -101,7 +99,6 @@ def _verify(args: argparse.Namespace, console: Console) -> int:
 
 
 def _rerun(args: argparse.Namespace, console: Console) -> int:
-    from artoo.cli import EXIT_ABANDON, EXIT_OK, literal
 
     settings = list(getattr(args, "set", None) or [])
     model = getattr(args, "model", None)

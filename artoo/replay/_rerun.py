@@ -475,10 +475,9 @@ def _run_task(
     runs (``workspace`` is an empty scratch directory). ``live`` (a fork): the wall
     clock, and tools run for real in ``workspace`` once the fork has left the record."""
     from artoo.actors.llm import LLMGateway
-    from artoo.actors.runtime.clock import SystemClock
+    from artoo.actors.runtime.clock import ManualClock, SystemClock
     from artoo.eventstore import EventLog
     from artoo.system import System
-    from artoo.testing import ManualClock
 
     request = next((e.body for e in task.envelopes if isinstance(e.body, UserRequest)), None)
     if request is None:

@@ -16,7 +16,7 @@ from artoo.actors.roles.auditor import (
     recompute_reports,
 )
 from artoo.actors.roles.roster import CONTRACTS, ROSTER
-from artoo.actors.runtime.contracts import contracts_from
+from artoo.actors.runtime.runner import contracts_from
 from artoo.schemas import (
     AuditConfig,
     Envelope,
