@@ -64,7 +64,7 @@ _slim_decoder = msgspec.msgpack.Decoder(_Slim)
 
 # --------------------------------------------------------------------------- pure math
 def age_days(created_at: float, last_recalled_at: float | None, now: float) -> float:
-    """Days since the later of creation and last recall; never negative (DESIGN §4.6)."""
+    """Days since the later of creation and last recall; never negative (docs/design.md C6)."""
     ref = created_at if last_recalled_at is None else max(created_at, last_recalled_at)
     return max(0.0, now - ref) / SECONDS_PER_DAY
 

@@ -1,4 +1,4 @@
-"""The audit log: the Auditor's reports, append-only and hash-chained (paper §8, DESIGN §5).
+"""The audit log: the Auditor's reports, append-only and hash-chained (paper §8; design C10).
 
 ``<store>/audit/`` holds two files, separate from the event log and from memory:
 

@@ -1,6 +1,6 @@
 """The EventLog: every bus envelope, in seq order, in one LevelDB directory.
 
-Keys (DESIGN §5)::
+Keys (docs/ARCHITECTURE.md, Storage)::
 
     e|<seq>            -> the envelope, msgpack (``encode_envelope``)
     t|<task_id>|<seq>  -> the task's further seqs in the same group (per-task index)

@@ -1,4 +1,4 @@
-"""The MegramStore: the MKCT memory as a projection of memory events (paper §6, DESIGN §4.10).
+"""The MegramStore: the MKCT memory as a projection of memory events (paper §6, docs/design.md C10).
 
 Every memory change is an event on the bus (MegramRecorded, MegramRecalled, MegramForgotten,
 MegramDemoted, SOPPromoted); :meth:`MegramStore.apply` folds one into the store, so a store
@@ -21,7 +21,7 @@ with a per-tag row index, and every ``apply`` updates both; a forgotten row is a
 until enough of them pile up to compact the arrays. Writes are not fsynced: the event log
 is the source of truth and the store can always be rebuilt from it.
 
-Potentials (paper §6.4, DESIGN §4.6)::
+Potentials (paper §6.4, docs/design.md C6)::
 
     attention = Σ |f|·e^(−kΔt)      decision = Σ σ·f·e^(−kΔt)
 

@@ -180,7 +180,7 @@ class FileEffect(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
-    """A structured record of one tool invocation (DESIGN §4.1: targets are structured)."""
+    """A structured record of one tool invocation (docs/design.md C1: targets are structured)."""
 
     tool: str
     args: dict[str, Any] = {}

@@ -7,7 +7,7 @@ system configuration.
 
 This module decides, by **parsing** a shell command (never by string prefix), whether
 running it would be irreversible. The Executor's tool registry asks for a human's
-confirmation when it is (DESIGN §4.8).
+confirmation when it is (docs/design.md C8).
 
 How a command is read:
 

@@ -23,7 +23,7 @@ ROLE_TIERS: dict[str, Tier] = {
     "executor": "tool",
     "agent_validator": "tool",
 }
-"""The tier each model-using role asks on (DESIGN §6)."""
+"""The tier each model-using role asks on (paper §11.2)."""
 
 SCRIPTED_PREFIX = "scripted:"
 _SNIPPET_CHARS = 160

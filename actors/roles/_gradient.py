@@ -1,5 +1,5 @@
 """The Goal Gradient Solver's paper math: D, P, Ω, L, ∇L, the macro-state cascade and the
-per-task decision rule (paper §5, Appendix A; DESIGN §4.2–4.4). Pure: no threads, no I/O.
+per-task decision rule (paper §5, Appendix A; docs/design.md C2–C4). Pure: no threads, no I/O.
 
 The GGS role (:mod:`artoo.actors.roles.ggs`) is the thin actor over :class:`TaskGradient`;
 everything here is re-exported there. Parameters are one type, :class:`GGSConfig`
@@ -169,7 +169,7 @@ def distance(
     task_verdicts: Sequence[Verdict],
     criteria: Mapping[str, Criterion] | None = None,
 ) -> float:
-    """Intent-result distance D ∈ [0, 1] (paper §5.1, DESIGN §4.4): ``Σ wᵢ·failᵢ / Σ wᵢ``.
+    """Intent-result distance D ∈ [0, 1] (paper §5.1, docs/design.md C4): ``Σ wᵢ·failᵢ / Σ wᵢ``.
 
     The criteria are every outcome's final ``verdicts`` plus the Meta-Validator's
     ``task_verdicts``. A failed verifiable criterion contributes 1.0; a failed plausible
@@ -478,7 +478,7 @@ class TaskGradient:
     ) -> GGSStep:
         """Decide a round in which no plan could run (the Planner's PlanRejected or
         StepFailed): every task criterion failed, a logical failure with ``evidence``
-        (DESIGN §4.4: D counts the task criteria). The decision table then picks the
+        (docs/design.md C4: D counts the task criteria). The decision table then picks the
         next macro-state like any other round's."""
         verdicts = [
             Verdict(criterion_id=c.id, passed=False, failure_class="logical", evidence=evidence)

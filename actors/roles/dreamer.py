@@ -6,7 +6,7 @@ Responsibilities:
 
     - physical forgetting: an M/K megram whose own live attention |f|·e^(−kΔt) is under
       0.1 is forgotten;
-    - trust bankruptcy (DESIGN §4.5): a C-level entry is judged against the M/K evidence
+    - trust bankruptcy (docs/design.md C5): a C-level entry is judged against the M/K evidence
       of its (space, entity) tag recorded after it was promoted. A best practice (σ > 0)
       falls when that evidence's decision potential is negative, a constraint (σ < 0)
       when it is positive; it is demoted to K with k = 0.05;
@@ -24,7 +24,7 @@ Output contract:
 
 Constraints:
     Does NOT write the MegramStore: Memory applies the events it publishes (every memory
-    change is an event, DESIGN §4.10). Does NOT block a task: it runs between tasks.
+    change is an event, docs/design.md C10). Does NOT block a task: it runs between tasks.
     Does NOT let a model choose ids or parameters: the model writes only the rule's text,
     code sets level, f, σ, k and state; with no model (or a blank answer) the rule is the
     deterministic :func:`fallback_sop`. Does NOT touch T-level entries.

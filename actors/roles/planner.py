@@ -7,9 +7,9 @@ Responsibilities
     no model call: query Memory for the task's tag pair, map the potentials' action and
     the C-level SOPs to SHOULD PREFER / MUST NOT / CAUTION, merge the MUST NOT set with
     the GGS directive's blocked tools and targets and with the strongest tool-space Avoid
-    pairs (DESIGN §4.7), at most 10 memory entries. Enforce the MUST NOT set in code: a
+    pairs (docs/design.md C7), at most 10 memory entries. Enforce the MUST NOT set in code: a
     plan that uses a blocked tool or names a blocked target is rejected and asked again
-    (DESIGN §4.1); every SubTask carries the blocked sets and the calibration text. A
+    (docs/design.md C1); every SubTask carries the blocked sets and the calibration text. A
     subtask criterion whose check is still unusable after the retry is dropped (the task
     criteria still judge); a ``count_matches`` subtask gets the command that prints its
     count after its instruction.

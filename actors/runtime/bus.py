@@ -1,4 +1,4 @@
-"""The write-ahead Bus: publish never blocks; one writer logs, then delivers (DESIGN §2).
+"""The write-ahead Bus: publish never blocks; one writer logs, then delivers.
 
 ``publish`` validates and encodes the body in the caller's thread, queues it and returns.
 One writer thread drains the queue in groups (at most ``max_group`` messages), assigns the

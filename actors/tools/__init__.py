@@ -22,7 +22,7 @@ Guards, in the order they apply to a call:
    gives a ToolCall with ``ok=False`` and an error naming the problem.
 2. **Workspace confinement**: file tools resolve paths inside the workspace root only;
    ``..`` escapes, absolute paths outside and symlinks leading outside are refused.
-3. **Blocked targets** (DESIGN §4.1) are refused, matched on the resolved path and its
+3. **Blocked targets** (docs/design.md C1) are refused, matched on the resolved path and its
    parents (for ``shell``: on every path-like argument, redirection and the program).
 4. **Law 1, by effect**: with a :class:`Sandbox` (the System's default where the machine
    allows it) a ``shell`` command first runs in a throw-away overlay of the workspace

@@ -1,7 +1,8 @@
 """Deterministic criterion checks: the rules rung of the verification ladder.
 
 A verifiable criterion that carries a :class:`artoo.schemas.Check` is decided by code,
-before any LLM is asked (DESIGN §3). The vocabulary — ``kind``, ``path``, ``value``:
+before any LLM is asked (the verification ladder, docs/design.md A2). The vocabulary —
+``kind``, ``path``, ``value``:
 
 ``exit_code``
     ``value``: the expected exit code (an integer; default 0). Passes when the

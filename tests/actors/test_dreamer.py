@@ -1,4 +1,4 @@
-"""The Dreamer's rules (paper §7, DESIGN §4.5): forgetting, trust bankruptcy, consolidation."""
+"""The Dreamer's rules (paper §7, design C5): forgetting, trust bankruptcy, consolidation."""
 
 from __future__ import annotations
 
@@ -143,7 +143,7 @@ def test_a_constraint_falls_to_later_successes(store: MegramStore) -> None:
 
 
 def test_a_constraint_is_not_demoted_by_agreeing_evidence(store: MegramStore) -> None:
-    # The literal "M_dec < 0" rule would demote every constraint; DESIGN §4.5 does not.
+    # The literal "M_dec < 0" rule would demote every constraint; docs/design.md C5 does not.
     record(store, sop("ct", "constraint", at=T0), sop("bp", "best_practice", at=T0, tag=("a", "b")))
     record(store, mg("f1", "abandon", at=T0 + DAY), mg("s1", "accept", at=T0 + DAY, tag=("a", "b")))
     assert of_type(plan_pass(store, T0 + 2 * DAY), MegramDemoted) == []
@@ -328,7 +328,7 @@ def test_parsing_a_model_answer_written_as_json_dump() -> None:
 
 # --------------------------------------------------------------------------- against a reference
 def reference_pass(store: MegramStore, now: float) -> tuple[set[str], set[str], dict]:
-    """The rules of paper §7 with DESIGN §4.5, written as plain loops over Megrams."""
+    """The rules of paper §7 with docs/design.md C5, written as plain loops over Megrams."""
     live = list(store.megrams())
     mk = [m for m in live if m.level in ("M", "K")]
     forget = {m.id for m in mk if potentials([m], now)[0] < 0.1}

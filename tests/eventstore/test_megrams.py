@@ -1,4 +1,4 @@
-"""The MegramStore and the dual-channel potentials (paper §6, DESIGN §4.5, §4.6, §4.10)."""
+"""The MegramStore and the dual-channel potentials (paper §6, docs/design.md C5, §4.6, §4.10)."""
 
 from __future__ import annotations
 
