@@ -112,6 +112,7 @@ class TaskHandle:
         """Ask the Queen to cancel the task (a CancelRequest); it still ends in exactly
         one FinalResult (abandon, ``reason="cancelled"``)."""
         if not self._future.done():
+            self.system.budgets.stop(self.task_id)  # no model call starts after this
             self.system._publish(CancelRequest(reason=reason), task_id=self.task_id)
 
 
@@ -239,7 +240,7 @@ class System(OperatorInbox):
                 audit=AuditSeat(self._audit, self.log, CONTRACTS),
             )
             self._results = _Listener.start(self._on_result)
-            self.bus.subscribe([FinalResult], self._results)
+            self.bus.subscribe([FinalResult, TaskCancelled], self._results)
             self.bus.on_failure(self._on_bus_failure)
             self.runner.start_all(ROSTER, self.equipment)
         except BaseException:
@@ -352,12 +353,16 @@ class System(OperatorInbox):
     def submit(
         self,
         text: str,
+        timeout: float | None = None,
         *,
-        deadline_s: float | None = None,
         max_model_calls: int | None = None,
         max_tokens: int | None = None,
+        deadline_s: float | None = None,
     ) -> TaskHandle:
         """Start a task and return at once with its TaskHandle.
+
+        ``timeout`` is the task's deadline in seconds, as for :meth:`run` (default
+        ``Config.task_timeout_s``); ``deadline_s`` is its former name (deprecated).
 
         ``max_model_calls`` / ``max_tokens`` bound the task's model use (default:
         ``Config.max_model_calls`` / ``max_tokens``): checked before each call, the call
@@ -371,6 +376,7 @@ class System(OperatorInbox):
             raise RuntimeError("this System is closed")
         if self._failure is not None:
             raise self._failure_error()
+        deadline_s = _deadline(timeout, deadline_s)
         if deadline_s is not None and not (math.isfinite(deadline_s) and deadline_s > 0):
             raise ValueError(
                 f"a deadline must be a positive, finite number of seconds, not {deadline_s}"
@@ -406,22 +412,24 @@ class System(OperatorInbox):
     ) -> FinalResult:
         """Run a task to its FinalResult (blocks). ``timeout`` is the task's deadline;
         the budgets are :meth:`submit`'s."""
-        handle = self.submit(
-            text, deadline_s=timeout, max_model_calls=max_model_calls, max_tokens=max_tokens
-        )
+        handle = self.submit(text, timeout, max_model_calls=max_model_calls, max_tokens=max_tokens)
         return handle.result(self._wait_s(timeout))
 
     async def asubmit(
         self,
         text: str,
+        timeout: float | None = None,
         *,
-        deadline_s: float | None = None,
         max_model_calls: int | None = None,
         max_tokens: int | None = None,
+        deadline_s: float | None = None,
     ) -> TaskHandle:
         """Async twin of :meth:`submit`."""
         return self.submit(
-            text, deadline_s=deadline_s, max_model_calls=max_model_calls, max_tokens=max_tokens
+            text,
+            _deadline(timeout, deadline_s),
+            max_model_calls=max_model_calls,
+            max_tokens=max_tokens,
         )
 
     async def arun(
@@ -433,9 +441,7 @@ class System(OperatorInbox):
         max_tokens: int | None = None,
     ) -> FinalResult:
         """Async twin of :meth:`run`."""
-        handle = self.submit(
-            text, deadline_s=timeout, max_model_calls=max_model_calls, max_tokens=max_tokens
-        )
+        handle = self.submit(text, timeout, max_model_calls=max_model_calls, max_tokens=max_tokens)
         return await handle.aresult(self._wait_s(timeout))
 
     def _wait_s(self, timeout: float | None) -> float:
@@ -514,6 +520,10 @@ class System(OperatorInbox):
         self.bus.publish(body, sender=HOST, task_id=task_id)
 
     def _on_result(self, env: Envelope) -> None:
+        if isinstance(env.body, TaskCancelled):  # a cancel the Queen decided (a ticket)
+            if env.task_id is not None:
+                self.budgets.stop(env.task_id)
+            return
         result: FinalResult = env.body
         self.budgets.close(result.task_id)
         with self._lock:
@@ -552,18 +562,19 @@ class System(OperatorInbox):
         while not self._ticker_stop.wait(TICK_S):
             self._tick(self.clock.now())
 
-    def close(self) -> None:
+    def close(self, timeout: float = CLOSE_BOUND_S) -> None:
         """End every running task, stop the roles, close the log and the memory store.
 
         Tasks still running end first with FinalResult(abandon, "system closed"). Returns
-        within about :data:`CLOSE_BOUND_S` seconds even when a role is stuck in a model
-        call or a tool (its daemon thread is left to end with the process).
+        within about ``timeout`` seconds (default :data:`CLOSE_BOUND_S`) even when a role
+        is stuck in a model call or a tool (its daemon thread is left to end with the
+        process; what it would publish after the close is not logged).
         """
         if self._closed:
             return
         _open_systems.discard(self)
-        deadline = time.monotonic() + CLOSE_BOUND_S
-        self._end_running_tasks(deadline - 1.5)
+        deadline = time.monotonic() + max(0.5, timeout)
+        self._end_running_tasks(deadline - min(1.5, 0.3 * timeout))
         self._closed = True
         self._ticker_stop.set()
         if self._ticker is not None:
@@ -635,6 +646,22 @@ class System(OperatorInbox):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _deadline(
+    timeout: float | None, deadline_s: float | None, *, stacklevel: int = 3
+) -> float | None:
+    """``submit``'s deadline: ``timeout``, or the deprecated ``deadline_s``."""
+    if deadline_s is None:
+        return timeout
+    warnings.warn(
+        "submit(deadline_s=…) is deprecated: use timeout=…, as for run()",
+        DeprecationWarning,
+        stacklevel=stacklevel,
+    )
+    if timeout is not None and timeout != deadline_s:
+        raise ValueError("give the deadline once: timeout (deadline_s is its former name)")
+    return deadline_s
 
 
 _warned_no_sandbox = False

@@ -75,7 +75,9 @@ class LLMGateway:
 
     def complete(self, request: LLMRequest) -> LLMResponse:
         """Call the tier's backend; always record the call; return or raise :class:`LLMError`
-        (:class:`BudgetSpent`, a subclass, when the task's budget refuses the call)."""
+        (:class:`BudgetSpent`, a subclass, when the task's budget refuses the call;
+        :class:`TaskStopped`, not recorded — no call was made — when the task was
+        cancelled)."""
         if self._budgets is not None:
             try:
                 self._budgets.reserve(request.task_id)

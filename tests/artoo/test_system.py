@@ -192,7 +192,7 @@ def test_deadline_expiry_abandons(tmp_path: Path, workspace: Path) -> None:
     with artoo.System.open(
         tmp_path / "store", model=model, workspace=workspace, config=CONFIG
     ) as s:
-        result = s.submit("say hello", deadline_s=0.3).result(30)
+        result = s.submit("say hello", timeout=0.3).result(30)
         s.flush(5)
     assert result.status == "abandon"
     assert "deadline" in result.summary
