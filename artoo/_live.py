@@ -34,7 +34,7 @@ from artoo.schemas import (
     Verdict,
 )
 
-__all__ = ["LiveView", "describe", "shorten"]
+__all__ = ["LiveView", "describe", "shorten", "summary_of"]
 
 _WIDTH = 100
 _CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x20), *range(0x7F, 0xA0)) if c not in (9,)}
@@ -50,6 +50,12 @@ def shorten(text: str, width: int = _WIDTH) -> str:
     if space > width // 2:
         cut = cut[:space]
     return cut.rstrip(" ,;:") + "…"
+
+
+def summary_of(status: str, summary: str) -> str:
+    """A FinalResult's summary without a leading repeat of its status (``accept: …``)."""
+    head = f"{status}:"
+    return summary[len(head) :].lstrip() if summary.startswith(head) else summary
 
 
 def _t(text: str, style: str = "") -> Text:

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ._config import Settings, load_settings
-from ._live import LiveView
+from ._live import LiveView, summary_of
 
 __all__ = ["EXIT_INTERRUPTED", "check_model", "run_command", "settings_for"]
 
@@ -102,7 +102,8 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
         c = result.cost
         if view is not None:
             console.print()
-        console.print(Text(result.status, style="bold") + Text(": ") + literal(result.summary))
+        summary = summary_of(result.status, result.summary)
+        console.print(Text(result.status, style="bold") + Text(": ") + literal(summary))
         if result.output and not args.quiet:
             console.print(literal(result.output))
         if not args.quiet:

@@ -200,6 +200,8 @@ class System(OperatorInbox):
             self.log.close()
             raise
         self._closed = False
+        self._no_model: ModelNotConfigured | None = None
+        """Set when opened with no model: reading works, :meth:`submit` raises it."""
         self._lock = threading.Lock()
         self._futures: dict[str, tuple[TaskHandle, Future[FinalResult]]] = {}
         self._taps: list[Any] = []
@@ -282,8 +284,9 @@ class System(OperatorInbox):
 
         ``model`` is any litellm model string, or ``scripted:<path>`` for an offline
         script; without it the Config's models or ``ARTOO_MODEL`` /
-        ``ARTOO_BRAIN_MODEL`` / ``ARTOO_TOOL_MODEL`` apply, and with none of them
-        ModelNotConfigured says how to set one. ``operator`` answers Law 1
+        ``ARTOO_BRAIN_MODEL`` / ``ARTOO_TOOL_MODEL`` apply. With none of them the store
+        still opens for reading (memory, audit, subscribe) and :meth:`submit` raises
+        ModelNotConfigured, saying how to set one. ``operator`` answers Law 1
         confirmations (True approves); without one every irreversible action is denied,
         unless ``inbox=True``: then it waits in :meth:`inbox` for :meth:`answer` (denied
         at its timeout). ``on_ticket`` is told of every escalation ticket the Queen
@@ -296,11 +299,18 @@ class System(OperatorInbox):
         cfg = config if isinstance(config, Config) else _config(config)
         if model is not None:
             cfg = cfg.model_copy(update={"model": model})
-        models = resolve_models(cfg, env)
+        try:
+            models = resolve_models(cfg, env)
+        except ModelNotConfigured as exc:
+            no_model: ModelNotConfigured | None = exc  # reading works; submit says this
+        else:
+            no_model = None
 
         def gateway_factory(
             bus: Bus, clk: Clock, new_id: Callable[[], str], budgets: TaskBudgets
-        ) -> LLMGateway:
+        ) -> LLMGateway | None:
+            if no_model is not None:
+                return None
             built: dict[str, Any] = {}  # tiers with the same model share one backend
             for name in models.values():
                 if name not in built:
@@ -316,7 +326,7 @@ class System(OperatorInbox):
                 budgets=budgets,
             )
 
-        return cls(
+        system = cls(
             Path(store),
             config=cfg,
             workspace=Path(workspace) if workspace is not None else Path.cwd(),
@@ -332,6 +342,8 @@ class System(OperatorInbox):
                 if isinstance(v, str) and _SECRET_OPTION.search(k)
             ),
         )
+        system._no_model = no_model
+        return system
 
     @classmethod
     def open_offline(
@@ -376,6 +388,8 @@ class System(OperatorInbox):
             raise RuntimeError("this System is closed")
         if self._failure is not None:
             raise self._failure_error()
+        if self._no_model is not None:
+            raise ModelNotConfigured(str(self._no_model))
         deadline_s = _deadline(timeout, deadline_s)
         if deadline_s is not None and not (math.isfinite(deadline_s) and deadline_s > 0):
             raise ValueError(

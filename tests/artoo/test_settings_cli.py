@@ -56,7 +56,7 @@ def test_files_env_and_flags_merge_in_one_precedence(tmp_path: Path) -> None:
     assert s.sources["model"] == "$ARTOO_MODEL"
     assert s.sources["store"] == "--store" and s.sources["ggs.rho"] == "--set"
     assert s.sources["ggs.theta"] == "default"
-    with pytest.raises(ValueError, match="artoo.toml: no such setting 'max_paralel'"):
+    with pytest.raises(ValueError, match=r"artoo\.toml: no such setting 'max_paralel'"):
         (tmp_path / "artoo.toml").write_text("max_paralel = 5\n")
         load_settings(cwd=tmp_path, env={})
 
