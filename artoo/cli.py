@@ -315,6 +315,7 @@ def _main(argv: list[str] | None) -> int:
         if args.version or args.command == "version":
             print(f"artoo {__version__}")
             return EXIT_OK
+        _check_args(args)
         if args.command == "run":
             from ._run import run_command
 
@@ -351,7 +352,7 @@ def _main(argv: list[str] | None) -> int:
         from artoo.eventstore import StoreError
 
         errors = ModelNotConfigured | StoreError | SandboxUnavailable | OSError | ValueError
-        if isinstance(exc, errors):
+        if isinstance(exc, errors) and not isinstance(exc, BrokenPipeError):
             print(f"artoo: {exc}", file=sys.stderr)
             return EXIT_USAGE
         raise
@@ -420,6 +421,22 @@ def terminal_operator(
             return answer.strip().lower() in ("y", "yes")
 
     return ask
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    """What argparse cannot say: options that would be ignored, and task ids given as a
+    unique prefix (resolved to the full id, or a one-line error)."""
+    if args.command == "replay" and not args.rerun:
+        given = [flag for flag, value in (("--set", args.set), ("--model", args.model)) if value]
+        if given:
+            raise ValueError(
+                f"{' and '.join(given)} go with --rerun (a what-if rerun); "
+                "without it they would be ignored"
+            )
+    if args.command in ("replay", "audit", "export") and getattr(args, "task", None):
+        from ._ids import resolve_task
+
+        args.task = resolve_task(args.store, args.task)
 
 
 def _config(args: argparse.Namespace, console: Console) -> int:
@@ -511,10 +528,11 @@ def _run_arg(spec: str) -> tuple[Path, str | None]:
 
 
 def _one_task(spec: str) -> TaskLog:
+    from ._ids import resolve_task
     from .replay import read_store
 
     store, task_id = _run_arg(spec)
-    _, tasks = read_store(store, task_id)
+    _, tasks = read_store(store, resolve_task(store, task_id))
     if len(tasks) != 1:
         ids = ", ".join(t.task_id for t in tasks) or "none"
         raise ValueError(f"{store} holds {len(tasks)} tasks: name one as {store}:TASK ({ids})")

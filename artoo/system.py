@@ -179,6 +179,7 @@ class System(OperatorInbox):
         if not workspace.is_dir():
             raise FileNotFoundError(f"the workspace {workspace} is not a directory")
         self.sandbox = _sandbox_for(config, store) if runs_tools else None
+        _check_store(store)
         store.mkdir(parents=True, exist_ok=True)
         (store / "spill").mkdir(exist_ok=True)
         cleanup_spill(store / "spill", keep_s=config.tools.spill_keep_days * 86_400.0)
@@ -660,6 +661,27 @@ class System(OperatorInbox):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+_STORE_ENTRIES = frozenset(
+    {"events", "memory", "audit", "spill", "fork.json", "repl_history", "memory.rebuild"}
+)
+"""What a store directory holds; a directory with anything else is not made a store."""
+
+
+def _check_store(store: Path) -> None:
+    """A store is a new or empty directory, or one that already is a store: a file, or a
+    directory holding other things, is refused in one line (never made a store)."""
+    if store.exists() and not store.is_dir():
+        raise ValueError(f"the store {store} is a file: give a directory (new or empty)")
+    if store.is_dir() and not (store / "events").is_dir():
+        other = sorted(p.name for p in store.iterdir() if p.name not in _STORE_ENTRIES)
+        if other:
+            shown = ", ".join(other[:3]) + (" …" if len(other) > 3 else "")
+            raise ValueError(
+                f"{store} is not an artoo store (no events/) and is not empty ({shown}): "
+                "give a new or empty directory, or an existing store"
+            )
 
 
 def _deadline(
