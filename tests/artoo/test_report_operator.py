@@ -74,9 +74,7 @@ def test_each_task_shows_its_request_and_answer_and_plots_name_tasks(
     assert f"{ids[0]} " in html and "request:" in html and "answer:" in html
 
 
-def test_the_strongest_avoid_is_what_artoo_memory_shows(
-    demo_store: Path, capsys: object
-) -> None:
+def test_the_strongest_avoid_is_what_artoo_memory_shows(demo_store: Path, capsys: object) -> None:
     import time
 
     from artoo.memoryview import memory_rows
