@@ -151,7 +151,6 @@ def test_console_blocks_run(
 
 def test_the_roles_diagram_is_drawn_from_the_roster() -> None:
     from artoo._diagram import PLACES, roster_svg
-
     from artoo.actors.roles.roster import ROSTER
 
     assert (ROOT / "docs" / "roles.svg").read_text(encoding="utf-8") == roster_svg(), (
