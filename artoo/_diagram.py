@@ -75,7 +75,7 @@ PLACES: dict[str, tuple[int, int]] = {
 """Where each role of the task's path sits (column, row): the task goes right along the
 top, its results come back left along the bottom, and the GGS sends the next round up.
 A role missing here is drawn in the band of roles that watch the bus."""
-_W, _H, _GAP_X, _GAP_Y, _MARGIN = 130, 36, 70, 46, 24
+_W, _H, _GAP_X, _GAP_Y, _MARGIN = 130, 36, 96, 74, 24
 
 
 def _border(cx: float, cy: float, tx: float, ty: float) -> tuple[float, float]:
@@ -125,19 +125,24 @@ def roster_svg() -> str:
         both = (b, a) in links  # two arrows between the same boxes: bend them apart
         length = max(1.0, ((bx - ax) ** 2 + (by - ay) ** 2) ** 0.5)
         nx, ny = (by - ay) / length, (ax - bx) / length
-        bend = 14 if both else 0
+        bend = 24 if both else 0
         mx, my = (ax + bx) / 2 + nx * bend, (ay + by) / 2 + ny * bend
         x1, y1 = _border(ax, ay, mx, my)
         x2, y2 = _border(bx, by, mx, my)
-        lx, ly = (x1 + x2) / 2 + nx * bend / 2, (y1 + y2) / 2 + ny * bend / 2
+        lx, ly = (x1 + x2) / 2 + nx * (bend / 2 + 4), (y1 + y2) / 2 + ny * (bend / 2 + 4)
+        steep = abs(by - ay) > abs(bx - ax)  # a label beside a steep arrow, not across it
+        anchor = ("start" if nx > 0 else "end") if steep else "middle"
         out.append(
             f'<path d="M{x1:.0f},{y1:.0f} Q{mx:.0f},{my:.0f} {x2:.0f},{y2:.0f}" fill="none" '
             'stroke="#555" stroke-width="1.1" marker-end="url(#a)"/>'
         )
-        out.append(
-            f'<text x="{lx:.0f}" y="{ly - 3:.0f}" text-anchor="middle" font-size="9" '
-            f'fill="#8a4b00">{escape(", ".join(sorted(set(kinds))))}</text>'
+        names = sorted(set(kinds))  # one kind a line, the block above the arrow's middle
+        top = ly - 3 - 10 * (len(names) - 1)
+        lines = "".join(
+            f'<tspan x="{lx:.0f}" y="{top + 10 * i:.0f}">{escape(k)}</tspan>'
+            for i, k in enumerate(names)
         )
+        out.append(f'<text text-anchor="{anchor}" font-size="9" fill="#8a4b00">{lines}</text>')
     out.append(
         f'<text x="{_MARGIN}" y="{band_y + 14:.0f}" fill="#333">watching the bus (a tap, '
         "or the failure protocol), outside the task's path:</text>"
