@@ -206,6 +206,7 @@ class System(OperatorInbox):
         self._lock = threading.Lock()
         self._futures: dict[str, tuple[TaskHandle, Future[FinalResult]]] = {}
         self._taps: list[Any] = []
+        self._telemetry: tuple[Any, threading.Thread, Any] | None = None
         self._failure: BaseException | None = None
         self.runner = RoleRunner()
         self._ticker_stop = threading.Event()
@@ -246,6 +247,7 @@ class System(OperatorInbox):
             self.bus.subscribe([FinalResult, TaskCancelled], self._results)
             self.bus.on_failure(self._on_bus_failure)
             self.runner.start_all(ROSTER, self.equipment)
+            self._telemetry = _telemetry(self.bus, config)
         except BaseException:
             self._shutdown(CLOSE_BOUND_S)
             raise
@@ -640,6 +642,11 @@ class System(OperatorInbox):
                 pass
         for tap in self._taps:
             tap.close()
+        if self._telemetry is not None:  # the last tasks' spans, then stop (bounded)
+            exporter, pump, tap = self._telemetry
+            tap.close()
+            pump.join(max(0.1, min(1.0, deadline - time.monotonic())))
+            exporter.close(max(0.2, min(2.0, deadline - time.monotonic())))
         try:
             self.bus.close(max(0.1, deadline - time.monotonic()))
         except Exception:
@@ -698,6 +705,28 @@ def _deadline(
     if timeout is not None and timeout != deadline_s:
         raise ValueError("give the deadline once: timeout (deadline_s is its former name)")
     return deadline_s
+
+
+def _telemetry(bus: Bus, config: Config) -> tuple[Any, threading.Thread, Any] | None:
+    """With ``config.telemetry.otlp_endpoint``: the live exporter, fed by a tap of its own
+    on a thread of its own (off the bus's hot path)."""
+    if not config.telemetry.otlp_endpoint:
+        return None
+    from ._telemetry import LiveExporter
+
+    exporter = LiveExporter(config.telemetry)
+    tap = bus.tap(maxsize=100_000)
+
+    def pump() -> None:
+        for env in tap:
+            try:
+                exporter(env)
+            except Exception:
+                logger.exception("live telemetry failed on seq %s", env.seq)
+
+    thread = threading.Thread(target=pump, name="artoo-telemetry", daemon=True)
+    thread.start()
+    return exporter, thread, tap
 
 
 _warned_no_sandbox = False
