@@ -43,8 +43,8 @@ def edges() -> dict[tuple[str, str], list[str]]:
 
     receivers: dict[str, list[str]] = defaultdict(list)
     for spec in ROSTER:
-        for kind in (*spec.role.consumes, *spec.role.addressed):
-            receivers[kind.__name__].append(spec.role.name)
+        for taken in (*spec.role.consumes, *spec.role.addressed):
+            receivers[taken.__name__].append(spec.role.name)
     out: dict[tuple[str, str], list[str]] = defaultdict(list)
     senders = [(HOST, ["UserRequest"])] + [
         (spec.role.name, [k.__name__ for k in spec.role.publishes]) for spec in ROSTER
