@@ -76,3 +76,18 @@ def test_summaries_are_cut_at_a_word_and_say_their_status_once() -> None:
     assert shorten("the quick brown fox jumps over", 18) == "the quick brown…"
     assert summary_of("accept", "accept: every criterion passed") == "every criterion passed"
     assert summary_of("abandon", "[LAW1] denied") == "[LAW1] denied"
+
+
+def test_demo_summaries_say_their_status_once_and_end_at_a_word(tmp_path: Path) -> None:
+    from artoo.demo import run_demo
+
+    console = Console(record=True, file=io.StringIO(), width=400)
+    assert run_demo(tmp_path / "store", console) == 0
+    finals = [line for line in console.export_text().splitlines() if "final:" in line]
+    assert len(finals) == 5
+    for line in finals:
+        status, _, summary = line.split("final:", 1)[1].strip().partition(" — ")
+        assert not summary.startswith(f"{status}:"), line  # no "accept — accept: …"
+        assert len(summary) <= 200
+        if summary.endswith("…"):
+            assert summary[-2] != " " and summary[:-1] == summary[:-1].rstrip()
