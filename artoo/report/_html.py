@@ -258,10 +258,12 @@ def render_html(doc: AuditDocument) -> str:
         parts.append("<p>Nothing needs attention.</p>")
     else:
         parts.append("<ul>")
+        short = {t.task_id: t.short_id for t in doc.tasks if t.short_id}
         for a in doc.attention:
             seqs = ", ".join(str(x) for x in a.seqs)
+            task = short.get(a.task_id or "", a.task_id or "-")
             parts.append(
-                f'<li><span class="bad">{e(a.kind)}</span> task <code>{e(a.task_id or "-")}</code> '
+                f'<li><span class="bad">{e(a.kind)}</span> task <code>{e(task)}</code> '
                 f"(seqs {e(seqs)}): {e(a.line)}</li>"
             )
         parts.append("</ul>")

@@ -59,9 +59,11 @@ def render_markdown(doc: AuditDocument) -> str:
     out += ["", "## Attention first", ""]
     if not doc.attention:
         out.append("Nothing needs attention.")
+    short = {t.task_id: t.short_id for t in doc.tasks if t.short_id}
     for a in doc.attention:
         seqs = ", ".join(str(x) for x in a.seqs)
-        out.append(f"- **{a.kind}** task `{a.task_id or '-'}` (seqs {seqs}): {a.line}")
+        task = short.get(a.task_id or "", a.task_id or "-")
+        out.append(f"- **{a.kind}** task `{task}` (seqs {seqs}): {a.line}")
     out += ["", "## Tasks", ""]
     out += _table(
         ["task", "request", "status", "path", "rounds", "calls", "tokens", "time s", "summary"],
