@@ -73,6 +73,10 @@ class LLMGateway:
         """The model string of each tier."""
         return dict(self._models)
 
+    def stopped(self, task_id: str | None) -> bool:
+        """True once ``task_id`` was cancelled (no model or tool call starts for it)."""
+        return self._budgets is not None and self._budgets.stopped(task_id)
+
     def complete(self, request: LLMRequest) -> LLMResponse:
         """Call the tier's backend; always record the call; return or raise :class:`LLMError`
         (:class:`BudgetSpent`, a subclass, when the task's budget refuses the call;

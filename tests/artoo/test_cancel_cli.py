@@ -78,3 +78,38 @@ def test_no_model_call_starts_after_a_cancel(tmp_path: Path, workspace: Path) ->
     assert len(perceiver_calls) <= 1  # the repair call was never made
     late = [e for e in perceiver_calls if e.seq > cancel and e.body.latency_ms < 250]
     assert late == []  # nothing logged after the cancel was a call started after it
+
+
+def test_no_tool_call_starts_after_a_cancel(tmp_path: Path, workspace: Path) -> None:
+    import artoo
+
+    handles: list[artoo.TaskHandle] = []
+    ran: list[str] = []
+
+    def stop_now() -> str:
+        """Cancel the task (as an operator would, mid-attempt)."""
+        handles[0].cancel()
+        return "cancelling"
+
+    def record() -> str:
+        """Record that it ran."""
+        ran.append("record")
+        return "recorded"
+
+    model = write_script(
+        tmp_path / "s.toml",
+        [
+            {"role": "perceiver", "content": {"intent": "x", "slug": "x"}},
+            {"role": "planner", "content": {"subtasks": [{"instruction": "Do it"}]}},
+            {"role": "executor", "tool_calls": [{"name": "stop_now"}, {"name": "record"}]},
+            {"role": "executor", "times": 0, "content": "done"},
+        ],
+    )
+    with artoo.System.open(
+        tmp_path / "store", model=model, config=CONFIG, workspace=workspace,
+        tools=[stop_now, record],
+    ) as system:  # fmt: skip
+        handles.append(system.submit("do it", timeout=60))
+        result = handles[0].result(30)
+    assert result.reason == "cancelled"
+    assert ran == []  # the second call of the same answer never started
