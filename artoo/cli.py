@@ -6,22 +6,25 @@ import argparse
 import json
 import math
 import sys
-import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 import msgspec
 from rich.console import Console
-from rich.text import Text
 
 from . import __version__
-from ._terminal import CONTROL, EXIT_ABANDON, EXIT_OK, EXIT_USAGE, literal
+from ._terminal import (
+    CONTROL,
+    EXIT_ABANDON,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    literal,
+)
 
 if TYPE_CHECKING:
     from artoo.replay import TaskLog
-    from artoo.schemas import ConfirmationRequest
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,16 +34,18 @@ def build_parser() -> argparse.ArgumentParser:
         description="artoo: an event-sourced actor system that runs LLM agents as a hierarchy "
         "of roles. Every message is kept in the store's event log.",
     )
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    run = sub.add_parser("run", help="run one task to its FinalResult")
-    run.add_argument("text", help="the task, in free text")
-    run.add_argument("--store", default="./.artoo", help="the store directory (default ./.artoo)")
-    run.add_argument(
-        "--model",
-        help="litellm model string or scripted:<path> (default: $ARTOO_MODEL)",
+    run = sub.add_parser(
+        "run",
+        help="run one task to its FinalResult",
+        description="Run one task, showing its work live (the plan, each command, verdicts, "
+        "the GGS's decisions); Ctrl-C cancels it (exit 130). Settings come from artoo.toml, "
+        "[tool.artoo] in pyproject.toml, ARTOO_* variables and these flags (see artoo config).",
     )
-    run.add_argument("--workspace", default=".", help="the root the file tools may touch")
+    run.add_argument("text", help="the task, in free text")
+    _add_settings(run)
     run.add_argument(
         "--timeout", type=seconds, default=None, help="task deadline in seconds (positive)"
     )
@@ -63,7 +68,29 @@ def build_parser() -> argparse.ArgumentParser:
         help="Law 1 confirmations: deny every irreversible action (default), or ask on this "
         "terminal, showing exactly which files would be deleted or changed",
     )
-    run.add_argument("--json", action="store_true", help="print the FinalResult as JSON only")
+    shown = run.add_mutually_exclusive_group()
+    shown.add_argument("--json", action="store_true", help="print the FinalResult as JSON only")
+    shown.add_argument(
+        "--jsonl",
+        action="store_true",
+        help="print every envelope as a JSON line as it happens (artoo export's format), "
+        "the FinalResult last",
+    )
+    shown.add_argument(
+        "--quiet", "-q", action="store_true", help="print only the final status and summary"
+    )
+
+    config = sub.add_parser(
+        "config",
+        help="print the effective configuration and where each value came from",
+        description="The configuration artoo run would use here: defaults, [tool.artoo] in "
+        "pyproject.toml, artoo.toml, ARTOO_* environment variables, then flags — a later "
+        "source overrides an earlier one.",
+    )
+    _add_settings(config, run_flags=False)
+    config.add_argument(
+        "--all", action="store_true", help="also the settings left at their defaults"
+    )
 
     demo = sub.add_parser("demo", help="run five scripted scenarios offline (no network, no key)")
     demo.add_argument("--store", default=None, help="store directory (default: a fresh temp dir)")
@@ -232,17 +259,68 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_settings(parser: argparse.ArgumentParser, *, run_flags: bool = True) -> None:
+    """The flags of the configuration (``artoo run``, ``artoo config``); None = not given,
+    so the files and the environment decide (artoo._config)."""
+    parser.add_argument("--store", default=None, help="the store directory (default ./.artoo)")
+    parser.add_argument(
+        "--model", help="litellm model string or scripted:<path> (default: $ARTOO_MODEL)"
+    )
+    parser.add_argument(
+        "--api-base",
+        default=None,
+        help="the model server's URL (an OpenAI-compatible server: llama.cpp, vLLM, Ollama)",
+    )
+    parser.add_argument(
+        "--workspace", default=None, help="the root the file tools may touch (default .)"
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a Config setting (repeatable; e.g. max_retries=1, ggs.delta=0.2)",
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``artoo`` console script."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("artoo: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `artoo export … | head -1`: the reader left; not an error
+        _quiet_stdout()
+        return EXIT_OK
+
+
+def _quiet_stdout() -> None:
+    """After a broken pipe: point stdout at devnull so the interpreter's final flush
+    does not complain again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     console = Console(stderr=False)
     try:
-        if args.command == "version":
+        if args.version or args.command == "version":
             print(f"artoo {__version__}")
             return EXIT_OK
+        _check_args(args)
         if args.command == "run":
-            return _run(args, console)
+            from ._run import run_command
+
+            return run_command(args, console)
+        if args.command == "config":
+            return _config(args, console)
         if args.command == "demo":
             from .demo import run_demo
 
@@ -273,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
         from artoo.eventstore import StoreError
 
         errors = ModelNotConfigured | StoreError | SandboxUnavailable | OSError | ValueError
-        if isinstance(exc, errors):
+        if isinstance(exc, errors) and not isinstance(exc, BrokenPipeError):
             print(f"artoo: {exc}", file=sys.stderr)
             return EXIT_USAGE
         raise
@@ -305,86 +383,42 @@ def positive_int(value: str) -> int:
     return number
 
 
-def terminal_operator(
-    console: Console, read: Callable[[str], str]
-) -> Callable[[ConfirmationRequest], bool]:
-    """An operator asking on the terminal: what would happen (the effects the sandbox
-    observed, or the reason the parser gave), then ``approve? [y/N]``; only ``y``/``yes``
-    approves — anything else, an empty line or end of input denies. One question at a
-    time (parallel subtasks wait their turn)."""
-    lock = threading.Lock()
-
-    def ask(request: ConfirmationRequest) -> bool:
-        with lock:
-            console.print(
-                Text("confirmation needed", style="bold")
-                + Text(f" ({request.gate or 'law1'}): ")
-                + literal(request.action)
+def _check_args(args: argparse.Namespace) -> None:
+    """What argparse cannot say: options that would be ignored, and task ids given as a
+    unique prefix (resolved to the full id, or a one-line error)."""
+    if args.command == "replay" and not args.rerun:
+        given = [flag for flag, value in (("--set", args.set), ("--model", args.model)) if value]
+        if given:
+            raise ValueError(
+                f"{' and '.join(given)} go with --rerun (a what-if rerun); "
+                "without it they would be ignored"
             )
-            for effect in request.effects[:40]:
-                console.print(literal(f"  {effect.change:<9} {effect.path}  {effect.summary}"))
-            if len(request.effects) > 40:
-                console.print(literal(f"  … and {len(request.effects) - 40} more"))
-            console.print(literal(request.reason))
-            try:
-                answer = read("approve? [y/N] ")
-            except EOFError:
-                return False
-            return answer.strip().lower() in ("y", "yes")
+    if args.command in ("replay", "audit", "export") and getattr(args, "task", None):
+        from ._ids import resolve_task
 
-    return ask
+        args.task = resolve_task(args.store, args.task)
 
 
-def _run(args: argparse.Namespace, console: Console) -> int:
-    from .system import System
+def _config(args: argparse.Namespace, console: Console) -> int:
+    from rich.table import Table
 
-    started = time.monotonic()
-    shown_final = threading.Event()
+    from ._run import settings_for
 
-    def progress(env: object) -> None:
-        body = env.body  # type: ignore[attr-defined]
-        kind = type(body).__name__
-        if kind == "FinalResult":
-            shown_final.set()
-        detail = ""
-        if kind == "GGSDecision":
-            detail = f" {body.directive} D={body.d:.2f} P={body.p:.2f} Ω={body.omega:.2f}"
-        elif kind == "SubTaskOutcome":
-            detail = f" {body.status}"
-        elif kind == "ToolCall":
-            detail = f" {body.tool}"
-        line = Text(f"{time.monotonic() - started:6.2f}s ", style="dim")
-        line.append_text(literal(f"{env.sender:>24}  {kind}{detail}"))  # type: ignore[attr-defined]
-        console.print(line)
-
-    operator = terminal_operator(console, input) if args.confirm == "ask" else None
-    with System.open(
-        args.store, model=args.model, workspace=args.workspace, operator=operator
-    ) as system:
-        if not args.json:
-            system.subscribe(progress)
-        result = system.run(
-            args.text,
-            timeout=args.timeout,
-            max_model_calls=args.max_calls,
-            max_tokens=args.max_tokens,
-        )
-        if not args.json:
-            shown_final.wait(5.0)  # let the progress lines finish before closing
-    if args.json:
-        print(json.dumps(msgspec.to_builtins(result)))
-    else:
-        c = result.cost
-        console.print()
-        console.print(Text(result.status, style="bold") + Text(": ") + literal(result.summary))
-        if result.output:
-            console.print(literal(result.output))
-        console.print(
-            f"[dim]cost: {c.model_calls} model calls ({c.sequential_calls} sequential), "
-            f"{c.tokens_in} tokens in, {c.tokens_out} out, {c.elapsed_ms / 1000:.1f} s; "
-            f"{result.replans} replans[/]"
-        )
-    return EXIT_OK if result.status in ("accept", "success") else EXIT_ABANDON
+    settings = settings_for(args)
+    table = Table(title="effective configuration (later sources override earlier ones)")
+    for col in ("key", "value", "from"):
+        table.add_column(col)
+    for key, value in settings.values.items():
+        source = settings.sources[key]
+        if source == "default" and not args.all:
+            continue
+        table.add_row(literal(key), literal(json.dumps(value)), literal(source))
+    if not console.is_terminal:
+        console = Console(width=200)
+    console.print(table)
+    if not args.all:
+        console.print("[dim]every other setting is at its default (artoo config --all)[/]")
+    return EXIT_OK
 
 
 def _memory(args: argparse.Namespace, console: Console) -> int:
@@ -454,10 +488,11 @@ def _run_arg(spec: str) -> tuple[Path, str | None]:
 
 
 def _one_task(spec: str) -> TaskLog:
+    from ._ids import resolve_task
     from .replay import read_store
 
     store, task_id = _run_arg(spec)
-    _, tasks = read_store(store, task_id)
+    _, tasks = read_store(store, resolve_task(store, task_id))
     if len(tasks) != 1:
         ids = ", ".join(t.task_id for t in tasks) or "none"
         raise ValueError(f"{store} holds {len(tasks)} tasks: name one as {store}:TASK ({ids})")

@@ -13,6 +13,7 @@ from rich.console import Console
 from artoo.eventstore import EventLog
 from artoo.schemas import Config, DispatchManifest, FinalResult, GGSDecision, LLMCall
 
+from ._live import shorten, summary_of
 from .system import System
 
 __all__ = ["SCENARIOS", "Scenario", "ScenarioRun", "run_demo", "run_scenario"]
@@ -174,7 +175,8 @@ def _run_all(store: Path, workspace: Path, console: Console) -> int:
         console.print(f"\n[bold]{scenario.key}. {scenario.title}[/]  ({mark})")
         console.print(f"   task:         {scenario.text}")
         console.print(f"   macro-states: {' → '.join(run.states) or '—'}")
-        console.print(f"   final:        {run.result.status} — {run.result.summary[:200]}")
+        summary = shorten(summary_of(run.result.status, run.result.summary), 200)
+        console.print(f"   final:        {run.result.status} — {summary}")
         for i, lines in enumerate(run.calibration):
             console.print(f"   plan round {i}: {lines}")
         console.print(

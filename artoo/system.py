@@ -112,6 +112,7 @@ class TaskHandle:
         """Ask the Queen to cancel the task (a CancelRequest); it still ends in exactly
         one FinalResult (abandon, ``reason="cancelled"``)."""
         if not self._future.done():
+            self.system.budgets.stop(self.task_id)  # no model call starts after this
             self.system._publish(CancelRequest(reason=reason), task_id=self.task_id)
 
 
@@ -178,6 +179,7 @@ class System(OperatorInbox):
         if not workspace.is_dir():
             raise FileNotFoundError(f"the workspace {workspace} is not a directory")
         self.sandbox = _sandbox_for(config, store) if runs_tools else None
+        _check_store(store)
         store.mkdir(parents=True, exist_ok=True)
         (store / "spill").mkdir(exist_ok=True)
         cleanup_spill(store / "spill", keep_s=config.tools.spill_keep_days * 86_400.0)
@@ -199,9 +201,12 @@ class System(OperatorInbox):
             self.log.close()
             raise
         self._closed = False
+        self._no_model: ModelNotConfigured | None = None
+        """Set when opened with no model: reading works, :meth:`submit` raises it."""
         self._lock = threading.Lock()
         self._futures: dict[str, tuple[TaskHandle, Future[FinalResult]]] = {}
         self._taps: list[Any] = []
+        self._telemetry: tuple[Any, threading.Thread, Any] | None = None
         self._failure: BaseException | None = None
         self.runner = RoleRunner()
         self._ticker_stop = threading.Event()
@@ -239,9 +244,10 @@ class System(OperatorInbox):
                 audit=AuditSeat(self._audit, self.log, CONTRACTS),
             )
             self._results = _Listener.start(self._on_result)
-            self.bus.subscribe([FinalResult], self._results)
+            self.bus.subscribe([FinalResult, TaskCancelled], self._results)
             self.bus.on_failure(self._on_bus_failure)
             self.runner.start_all(ROSTER, self.equipment)
+            self._telemetry = _telemetry(self.bus, config)
         except BaseException:
             self._shutdown(CLOSE_BOUND_S)
             raise
@@ -281,8 +287,9 @@ class System(OperatorInbox):
 
         ``model`` is any litellm model string, or ``scripted:<path>`` for an offline
         script; without it the Config's models or ``ARTOO_MODEL`` /
-        ``ARTOO_BRAIN_MODEL`` / ``ARTOO_TOOL_MODEL`` apply, and with none of them
-        ModelNotConfigured says how to set one. ``operator`` answers Law 1
+        ``ARTOO_BRAIN_MODEL`` / ``ARTOO_TOOL_MODEL`` apply. With none of them the store
+        still opens for reading (memory, audit, subscribe) and :meth:`submit` raises
+        ModelNotConfigured, saying how to set one. ``operator`` answers Law 1
         confirmations (True approves); without one every irreversible action is denied,
         unless ``inbox=True``: then it waits in :meth:`inbox` for :meth:`answer` (denied
         at its timeout). ``on_ticket`` is told of every escalation ticket the Queen
@@ -295,11 +302,18 @@ class System(OperatorInbox):
         cfg = config if isinstance(config, Config) else _config(config)
         if model is not None:
             cfg = cfg.model_copy(update={"model": model})
-        models = resolve_models(cfg, env)
+        try:
+            models = resolve_models(cfg, env)
+        except ModelNotConfigured as exc:
+            no_model: ModelNotConfigured | None = exc  # reading works; submit says this
+        else:
+            no_model = None
 
         def gateway_factory(
             bus: Bus, clk: Clock, new_id: Callable[[], str], budgets: TaskBudgets
-        ) -> LLMGateway:
+        ) -> LLMGateway | None:
+            if no_model is not None:
+                return None
             built: dict[str, Any] = {}  # tiers with the same model share one backend
             for name in models.values():
                 if name not in built:
@@ -315,7 +329,7 @@ class System(OperatorInbox):
                 budgets=budgets,
             )
 
-        return cls(
+        system = cls(
             Path(store),
             config=cfg,
             workspace=Path(workspace) if workspace is not None else Path.cwd(),
@@ -331,6 +345,8 @@ class System(OperatorInbox):
                 if isinstance(v, str) and _SECRET_OPTION.search(k)
             ),
         )
+        system._no_model = no_model
+        return system
 
     @classmethod
     def open_offline(
@@ -352,12 +368,16 @@ class System(OperatorInbox):
     def submit(
         self,
         text: str,
+        timeout: float | None = None,
         *,
-        deadline_s: float | None = None,
         max_model_calls: int | None = None,
         max_tokens: int | None = None,
+        deadline_s: float | None = None,
     ) -> TaskHandle:
         """Start a task and return at once with its TaskHandle.
+
+        ``timeout`` is the task's deadline in seconds, as for :meth:`run` (default
+        ``Config.task_timeout_s``); ``deadline_s`` is its former name (deprecated).
 
         ``max_model_calls`` / ``max_tokens`` bound the task's model use (default:
         ``Config.max_model_calls`` / ``max_tokens``): checked before each call, the call
@@ -371,6 +391,9 @@ class System(OperatorInbox):
             raise RuntimeError("this System is closed")
         if self._failure is not None:
             raise self._failure_error()
+        if self._no_model is not None:
+            raise ModelNotConfigured(str(self._no_model))
+        deadline_s = _deadline(timeout, deadline_s)
         if deadline_s is not None and not (math.isfinite(deadline_s) and deadline_s > 0):
             raise ValueError(
                 f"a deadline must be a positive, finite number of seconds, not {deadline_s}"
@@ -406,22 +429,24 @@ class System(OperatorInbox):
     ) -> FinalResult:
         """Run a task to its FinalResult (blocks). ``timeout`` is the task's deadline;
         the budgets are :meth:`submit`'s."""
-        handle = self.submit(
-            text, deadline_s=timeout, max_model_calls=max_model_calls, max_tokens=max_tokens
-        )
+        handle = self.submit(text, timeout, max_model_calls=max_model_calls, max_tokens=max_tokens)
         return handle.result(self._wait_s(timeout))
 
     async def asubmit(
         self,
         text: str,
+        timeout: float | None = None,
         *,
-        deadline_s: float | None = None,
         max_model_calls: int | None = None,
         max_tokens: int | None = None,
+        deadline_s: float | None = None,
     ) -> TaskHandle:
         """Async twin of :meth:`submit`."""
         return self.submit(
-            text, deadline_s=deadline_s, max_model_calls=max_model_calls, max_tokens=max_tokens
+            text,
+            _deadline(timeout, deadline_s),
+            max_model_calls=max_model_calls,
+            max_tokens=max_tokens,
         )
 
     async def arun(
@@ -433,9 +458,7 @@ class System(OperatorInbox):
         max_tokens: int | None = None,
     ) -> FinalResult:
         """Async twin of :meth:`run`."""
-        handle = self.submit(
-            text, deadline_s=timeout, max_model_calls=max_model_calls, max_tokens=max_tokens
-        )
+        handle = self.submit(text, timeout, max_model_calls=max_model_calls, max_tokens=max_tokens)
         return await handle.aresult(self._wait_s(timeout))
 
     def _wait_s(self, timeout: float | None) -> float:
@@ -514,6 +537,10 @@ class System(OperatorInbox):
         self.bus.publish(body, sender=HOST, task_id=task_id)
 
     def _on_result(self, env: Envelope) -> None:
+        if isinstance(env.body, TaskCancelled):  # a cancel the Queen decided (a ticket)
+            if env.task_id is not None:
+                self.budgets.stop(env.task_id)
+            return
         result: FinalResult = env.body
         self.budgets.close(result.task_id)
         with self._lock:
@@ -552,18 +579,19 @@ class System(OperatorInbox):
         while not self._ticker_stop.wait(TICK_S):
             self._tick(self.clock.now())
 
-    def close(self) -> None:
+    def close(self, timeout: float = CLOSE_BOUND_S) -> None:
         """End every running task, stop the roles, close the log and the memory store.
 
         Tasks still running end first with FinalResult(abandon, "system closed"). Returns
-        within about :data:`CLOSE_BOUND_S` seconds even when a role is stuck in a model
-        call or a tool (its daemon thread is left to end with the process).
+        within about ``timeout`` seconds (default :data:`CLOSE_BOUND_S`) even when a role
+        is stuck in a model call or a tool (its daemon thread is left to end with the
+        process; what it would publish after the close is not logged).
         """
         if self._closed:
             return
         _open_systems.discard(self)
-        deadline = time.monotonic() + CLOSE_BOUND_S
-        self._end_running_tasks(deadline - 1.5)
+        deadline = time.monotonic() + max(0.5, timeout)
+        self._end_running_tasks(deadline - min(1.5, 0.3 * timeout))
         self._closed = True
         self._ticker_stop.set()
         if self._ticker is not None:
@@ -614,6 +642,11 @@ class System(OperatorInbox):
                 pass
         for tap in self._taps:
             tap.close()
+        if self._telemetry is not None:  # the last tasks' spans, then stop (bounded)
+            exporter, pump, tap = self._telemetry
+            tap.close()
+            pump.join(max(0.1, min(1.0, deadline - time.monotonic())))
+            exporter.close(max(0.2, min(2.0, deadline - time.monotonic())))
         try:
             self.bus.close(max(0.1, deadline - time.monotonic()))
         except Exception:
@@ -635,6 +668,65 @@ class System(OperatorInbox):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+_STORE_ENTRIES = frozenset(
+    {"events", "memory", "audit", "spill", "fork.json", "repl_history", "memory.rebuild"}
+)
+"""What a store directory holds; a directory with anything else is not made a store."""
+
+
+def _check_store(store: Path) -> None:
+    """A store is a new or empty directory, or one that already is a store: a file, or a
+    directory holding other things, is refused in one line (never made a store)."""
+    if store.exists() and not store.is_dir():
+        raise ValueError(f"the store {store} is a file: give a directory (new or empty)")
+    if store.is_dir() and not (store / "events").is_dir():
+        other = sorted(p.name for p in store.iterdir() if p.name not in _STORE_ENTRIES)
+        if other:
+            shown = ", ".join(other[:3]) + (" …" if len(other) > 3 else "")
+            raise ValueError(
+                f"{store} is not an artoo store (no events/) and is not empty ({shown}): "
+                "give a new or empty directory, or an existing store"
+            )
+
+
+def _deadline(
+    timeout: float | None, deadline_s: float | None, *, stacklevel: int = 3
+) -> float | None:
+    """``submit``'s deadline: ``timeout``, or the deprecated ``deadline_s``."""
+    if deadline_s is None:
+        return timeout
+    warnings.warn(
+        "submit(deadline_s=…) is deprecated: use timeout=…, as for run()",
+        DeprecationWarning,
+        stacklevel=stacklevel,
+    )
+    if timeout is not None and timeout != deadline_s:
+        raise ValueError("give the deadline once: timeout (deadline_s is its former name)")
+    return deadline_s
+
+
+def _telemetry(bus: Bus, config: Config) -> tuple[Any, threading.Thread, Any] | None:
+    """With ``config.telemetry.otlp_endpoint``: the live exporter, fed by a tap of its own
+    on a thread of its own (off the bus's hot path)."""
+    if not config.telemetry.otlp_endpoint:
+        return None
+    from ._telemetry import LiveExporter
+
+    exporter = LiveExporter(config.telemetry)
+    tap = bus.tap(maxsize=100_000)
+
+    def pump() -> None:
+        for env in tap:
+            try:
+                exporter(env)
+            except Exception:
+                logger.exception("live telemetry failed on seq %s", env.seq)
+
+    thread = threading.Thread(target=pump, name="artoo-telemetry", daemon=True)
+    thread.start()
+    return exporter, thread, tap
 
 
 _warned_no_sandbox = False

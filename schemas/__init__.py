@@ -14,6 +14,7 @@ from .config import (
     MemoryConfig,
     QueenConfig,
     SupervisorConfig,
+    TelemetryConfig,
     ToolsConfig,
 )
 from .envelope import CorruptRecord, Envelope, decode_body, decode_envelope, encode_envelope
@@ -31,6 +32,7 @@ __all__ = [
     "MemoryConfig",
     "QueenConfig",
     "SupervisorConfig",
+    "TelemetryConfig",
     "ToolsConfig",
     "decode_body",
     "decode_envelope",

@@ -15,6 +15,7 @@ __all__ = [
     "MemoryConfig",
     "QueenConfig",
     "SupervisorConfig",
+    "TelemetryConfig",
     "ToolsConfig",
 ]
 
@@ -223,6 +224,22 @@ class QueenConfig(BaseModel):
     )
 
 
+class TelemetryConfig(BaseModel):
+    """Live telemetry: each task's spans sent to an OpenTelemetry collector as it ends."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
+
+    otlp_endpoint: str | None = Field(
+        None,
+        description="an OTLP/HTTP traces endpoint (e.g. http://localhost:4318/v1/traces): "
+        "each task's spans, with a gen_ai.evaluation.result event per verdict, are sent "
+        "there when it ends (None: no live export)",
+    )
+    export_interval_s: float = Field(
+        1.0, gt=0, description="the batch processor's delay between two exports"
+    )
+
+
 class Config(BaseModel):
     """Everything a System can be told. Unknown keys are an error; values are not coerced
     (``"5"`` or ``True`` is not a number) and must be finite and within their bounds."""
@@ -267,6 +284,7 @@ class Config(BaseModel):
     audit: AuditConfig = AuditConfig()
     judge: JudgeConfig = JudgeConfig()
     queen: QueenConfig = QueenConfig()
+    telemetry: TelemetryConfig = TelemetryConfig()
 
     def task_deadline_s(self, requested: float | None) -> float:
         """A task's deadline in seconds: the one asked for, else ``task_timeout_s``.

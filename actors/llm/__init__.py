@@ -90,9 +90,9 @@ error, so a typo never silently changes a script.
 
 from __future__ import annotations
 
-from ._budget import BudgetSpent, TaskBudgets
+from ._budget import BudgetSpent, TaskBudgets, TaskStopped
 from ._gateway import LLMGateway
-from ._litellm import LitellmBackend
+from ._litellm import LitellmBackend, model_problem
 from ._replay import ReplayBackend
 from ._resolve import backend_options, resolve_backend, resolve_models
 from ._scripted import ScriptedBackend, ScriptEntry, ScriptToolCall
@@ -133,11 +133,13 @@ __all__ = [
     "ScriptedBackend",
     "StructuredAnswer",
     "TaskBudgets",
+    "TaskStopped",
     "ToolCallRequest",
     "ask_structured",
     "assistant_message",
     "backend_options",
     "json_objects",
+    "model_problem",
     "request_text",
     "resolve_backend",
     "resolve_models",

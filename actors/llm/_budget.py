@@ -12,6 +12,7 @@ sequential).
 
 from __future__ import annotations
 
+import collections
 import threading
 from dataclasses import dataclass
 
@@ -19,7 +20,9 @@ from artoo.schemas import BudgetName
 
 from ._types import LLMError
 
-__all__ = ["BudgetSpent", "TaskBudgets"]
+__all__ = ["BudgetSpent", "TaskBudgets", "TaskStopped"]
+
+_STOPPED_KEPT = 100_000
 
 
 class BudgetSpent(LLMError):
@@ -33,6 +36,15 @@ class BudgetSpent(LLMError):
         super().__init__(
             f"budget spent: {budget} = {limit} ({calls} model calls made, {tokens} tokens)"
         )
+
+
+class TaskStopped(LLMError):
+    """A model call not made because its task was cancelled (nothing starts after a
+    cancel: the call would cost money for an answer no one reads)."""
+
+    def __init__(self, task_id: str) -> None:
+        self.task_id = task_id
+        super().__init__(f"task {task_id} was cancelled: the model call is not made")
 
 
 @dataclass
@@ -50,6 +62,7 @@ class TaskBudgets:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._accounts: dict[str, _Account] = {}
+        self._stopped: collections.OrderedDict[str, None] = collections.OrderedDict()
 
     def open(self, task_id: str, max_calls: int | None, max_tokens: int | None) -> None:
         """Start accounting ``task_id`` (None: no limit of that kind)."""
@@ -62,6 +75,8 @@ class TaskBudgets:
         if task_id is None:
             return
         with self._lock:
+            if task_id in self._stopped:
+                raise TaskStopped(task_id)
             account = self._accounts.get(task_id)
             if account is None:
                 return
@@ -87,6 +102,19 @@ class TaskBudgets:
         with self._lock:
             account = self._accounts.get(task_id)
             return (account.calls, account.tokens) if account is not None else (0, 0)
+
+    def stop(self, task_id: str) -> None:
+        """Mark ``task_id`` cancelled: from now on :meth:`reserve` raises
+        :class:`TaskStopped` for it (kept after the task ends; the oldest marks go first)."""
+        with self._lock:
+            self._stopped[task_id] = None
+            while len(self._stopped) > _STOPPED_KEPT:
+                self._stopped.popitem(last=False)
+
+    def stopped(self, task_id: str | None) -> bool:
+        """True once :meth:`stop` marked ``task_id``."""
+        with self._lock:
+            return task_id is not None and task_id in self._stopped
 
     def close(self, task_id: str) -> None:
         """Stop accounting ``task_id`` (it ended)."""

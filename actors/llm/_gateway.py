@@ -73,9 +73,15 @@ class LLMGateway:
         """The model string of each tier."""
         return dict(self._models)
 
+    def stopped(self, task_id: str | None) -> bool:
+        """True once ``task_id`` was cancelled (no model or tool call starts for it)."""
+        return self._budgets is not None and self._budgets.stopped(task_id)
+
     def complete(self, request: LLMRequest) -> LLMResponse:
         """Call the tier's backend; always record the call; return or raise :class:`LLMError`
-        (:class:`BudgetSpent`, a subclass, when the task's budget refuses the call)."""
+        (:class:`BudgetSpent`, a subclass, when the task's budget refuses the call;
+        :class:`TaskStopped`, not recorded — no call was made — when the task was
+        cancelled)."""
         if self._budgets is not None:
             try:
                 self._budgets.reserve(request.task_id)

@@ -218,3 +218,37 @@ class LitellmBackend:
             raise LLMError(
                 f"{self.model}: unreadable response: {type(exc).__name__}: {exc}"
             ) from exc
+
+
+def model_problem(
+    model: str, *, api_base: str | None = None, api_key: str | None = None
+) -> str | None:
+    """Why ``model`` cannot be called as configured, in one line, or None: an unknown
+    provider (a misspelt model string), or a credential litellm's own validation finds
+    missing (naming the variable to set). Nothing is sent over the network."""
+    litellm = _litellm()
+    try:
+        _, provider, _, _ = litellm.get_llm_provider(model, api_base=api_base)
+    except Exception:
+        return (
+            f"unknown model {model!r}: litellm knows no provider for it; write it as "
+            "provider/model, e.g. openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest, "
+            "ollama/llama3 (https://docs.litellm.ai/docs/providers)"
+        )
+    if api_key:
+        return None
+    try:
+        found = litellm.validate_environment(model=model, api_base=api_base)
+    except Exception:  # litellm could not tell: the call itself will say
+        return None
+    missing = [
+        k for k in found.get("missing_keys", []) if not (api_base and k.endswith("_API_BASE"))
+    ]
+    if not missing:
+        return None
+    local = " (any value, for a local server that takes none)" if api_base else ""
+    return (
+        f"model {model} ({provider}) needs {' and '.join(missing)}: set "
+        f"{'them' if len(missing) > 1 else 'it'} in the environment{local}, "
+        "e.g. export " + " ".join(f"{k}=..." for k in missing)
+    )

@@ -22,6 +22,7 @@ from ._types import (
     LLMResponse,
     ScriptError,
     ToolCallRequest,
+    _content_text,
     _rough_tokens,
     _snippet,
     request_text,
@@ -152,10 +153,17 @@ class ScriptedBackend:
         self._lock = threading.Lock()
 
     def complete(self, request: LLMRequest) -> LLMResponse:
-        """The first usable entry's answer; none left → :class:`LLMError`."""
+        """The first usable entry's answer; none left → :class:`LLMError`.
+
+        An entry's ``match`` is searched in the user-visible part of the request — every
+        message but the system prompt (the user's text, the subtask, tool results) — so a
+        word of a role's instructions never matches every request of that role."""
         text = request_text(request)
+        visible = "\n".join(
+            _content_text(m.get("content")) for m in request.messages if m.get("role") != "system"
+        )
         with self._lock:
-            index = self._select(request.role, text)
+            index = self._select(request.role, visible)
             if index is None:
                 raise LLMError(
                     f"script exhausted for role {request.role} ({self.source}): "

@@ -293,8 +293,11 @@ class Executor(Role):
                 break
             run.messages.append(assistant_message(response))
             run.called_tools = True
-            doom = False
+            doom = ended = False
             for tc in response.tool_calls:
+                if self._cancelled(run, attempt):  # no tool starts after a cancel
+                    ended = True
+                    break
                 seen.append((tc.name, json.dumps(tc.arguments, sort_keys=True)))
                 if tc.name in blocked:
                     call = ToolCall(
@@ -336,6 +339,9 @@ class Executor(Role):
                 if is_doom_loop(seen):
                     doom = True
                     break
+            if ended:
+                stop, error = "task_ended", "task ended"
+                break
             if not doom:
                 run.messages.append({"role": "user", "content": AFTER_RESULT})
             if doom:
@@ -359,6 +365,12 @@ class Executor(Role):
             to=self.instance,
             cause=run.cause,
         )
+
+    def _cancelled(self, run: _Run, attempt: _Attempt) -> bool:
+        """The task was cancelled: the host's cancel (known at once, through the gateway)
+        or its end reached this attempt's inbox."""
+        gateway = self.ctx.gateway
+        return (gateway is not None and gateway.stopped(run.task_id)) or attempt.poll()
 
     # ------------------------------------------------------------------ Law 1 and Caution
     def _caution(

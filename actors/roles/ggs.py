@@ -100,7 +100,9 @@ __all__ = [
     "loss",
     "macro_state",
     "quantize",
+    "ran_out",
     "resource_cost",
+    "script_summary",
 ]
 
 LAW1_TAG = "[LAW1]"
@@ -124,6 +126,21 @@ def law1_summary(summary: str, denied: list[str], needed: list[str]) -> str:
     return f"{head} {summary}".strip()
 
 
+def script_summary(summary: str, ran_out: list[str]) -> str:
+    """The summary of an abandoned task whose ``scripted:`` model ran out of entries for
+    the roles ``ran_out`` (pure): said plainly after it, as the likely cause."""
+    roles = ", ".join(ran_out)
+    return f"{summary} — the model script ran out: no entry left for {roles}".strip(" —")
+
+
+def ran_out(roles: list[str], call: LLMCall) -> None:
+    """Note ``call``'s role in ``roles`` if it is a ``scripted:`` call that failed (a
+    script fails a call only when no entry is left for it)."""
+    if call.error and call.refused is None and call.model.startswith("scripted:"):
+        if call.role not in roles:
+            roles.append(call.role)
+
+
 @dataclass
 class _TaskBook:
     """What the GGS keeps per task besides the TaskGradient."""
@@ -140,6 +157,7 @@ class _TaskBook:
     needed: list[str] = field(default_factory=list)  # denied targets plans still needed
     round: int = 0
     budgets: dict[str, int | None] = field(default_factory=dict)  # max_model_calls, max_tokens
+    ran_out: list[str] = field(default_factory=list)  # roles a scripted model had no entry for
 
 
 class GGS(Role):
@@ -228,6 +246,7 @@ class GGS(Role):
         call: LLMCall = env.body
         if call.refused is None:
             book.calls.append(CallRecord.of(call))
+            ran_out(book.ran_out, call)
             return
         # a call refused by the task's budget: the task ends, naming the budget and figures
         made = len(book.calls)
@@ -325,6 +344,9 @@ class GGS(Role):
             if book.denied:
                 update["law1_denied"] = True
                 update["summary"] = law1_summary(result.summary, book.denied, book.needed)
+            if book.ran_out and result.status == "abandon":
+                summary = str(update.get("summary", result.summary))
+                update["summary"] = script_summary(summary, book.ran_out)
             result = msgspec.structs.replace(result, **update)
         self.publish(result, task_id=task_id, cause=cause)
         self.log.info("task ended", task=task_id, status=result.status, reason=result.reason)

@@ -423,9 +423,9 @@ def plan_messages(
 ) -> list[dict[str, str]]:
     """The chat messages asking for a plan (pure)."""
     system = PLANNER_PROMPT.format(tools=", ".join(TOOL_HINTS.get(t, t) for t in tools))
-    if calibration.text:
-        system += "\n\nMemory and constraints:\n" + calibration.text
     user = [f"Task: {spec.text}", f"Intent: {spec.intent}"]
+    if calibration.text:  # the task's own data: in the request, not the instructions
+        user.append("Memory and constraints:\n" + calibration.text)
     if spec.criteria:
         user.append("Task criteria:\n" + "\n".join(_criterion_line(c) for c in spec.criteria))
     if directive is not None:

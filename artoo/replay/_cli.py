@@ -55,7 +55,7 @@ def _print_table(rows: list[TaskRow], store: str, console: Console) -> None:
         table.add_row(
             r.task_id,
             literal(r.text[:60]),
-            r.status or "(running)",
+            r.status or "(no end)",
             r.reason or "",
             " → ".join(r.states) or "—",
             f"{r.model_calls} model, {r.tool_calls} tool",
@@ -63,6 +63,13 @@ def _print_table(rows: list[TaskRow], store: str, console: Console) -> None:
             f"{r.elapsed_s:.2f}",
         )
     console.print(table)
+    if any(not r.status for r in rows):  # the store is not open elsewhere: none is running
+        console.print(
+            "(no end): the task's process was killed before it ended; the next "
+            "System.open of this store (artoo run, repl, dream …) ends it abandon "
+            "'interrupted'",
+            style="dim",
+        )
 
 
 def _print_timeline(task: TimelineTask, console: Console) -> None:

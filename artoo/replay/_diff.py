@@ -186,6 +186,18 @@ def _content(env: Envelope) -> str:
     return describe(env).split(env.kind, 1)[1]
 
 
+def _fewer(saved: float, unit: str, verb: str = "", fmt: str = ",") -> str:
+    """What B saved, said from B's side: ``7 fewer model calls``, ``used 2,547 more tokens``."""
+    if not saved:
+        return f"{verb}as many {unit}" if unit != "s" else f"{verb}as long"
+    less = "fewer" if unit != "s" else "less"
+    more = "more"
+    amount = format(abs(saved), fmt)
+    if unit == "s":
+        return f"{verb}{amount} s {less if saved > 0 else more}"
+    return f"{verb}{amount} {less if saved > 0 else more} {unit}"
+
+
 def render_diff(d: RunDiff, limit: int = 60) -> str:
     """The diff for a person: both runs' figures, where they part, what B saved, and the
     envelopes only one run has (``-`` A only, ``+`` B only)."""
@@ -207,8 +219,15 @@ def render_diff(d: RunDiff, limit: int = 60) -> str:
         out.append("  B: " + (describe(d.parted_b) if d.parted_b else "(nothing: B had ended)"))
     s = d.saved
     out.append(
-        f"B against A: {s['model_calls']:+d} model calls saved, {s['tokens']:+,} tokens, "
-        f"{s['tool_calls']:+d} tool calls, {s['time_s']:+.3f} s"
+        "B against A: B made "
+        + ", ".join(
+            (
+                _fewer(s["model_calls"], "model calls"),
+                _fewer(s["tokens"], "tokens", "used "),
+                _fewer(s["tool_calls"], "tool calls"),
+                _fewer(s["time_s"], "s", "took ", ".3f"),
+            )
+        )
     )
     if d.changed:
         out.append("matched, but decided differently (A, then B):")

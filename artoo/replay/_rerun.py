@@ -24,7 +24,6 @@ mapped (task and subtask ids) or masked (other 26-character ids); and numbers ag
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import tempfile
@@ -37,6 +36,7 @@ from typing import Any
 
 import msgspec
 
+from artoo._config import parse_setting
 from artoo.actors.roles.executor import AFTER_RESULT
 from artoo.schemas import (
     Config,
@@ -189,14 +189,8 @@ def with_settings(config: Config, settings: list[str]) -> Config:
     result is validated like any Config (a one-line ValueError naming the field)."""
     data = config.model_dump()
     for setting in settings:
-        key, sep, raw = setting.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"--set wants key=value, not {setting!r}")
-        try:
-            value: Any = json.loads(raw)
-        except json.JSONDecodeError:
-            value = raw
-        *parents, leaf = key.strip().split(".")
+        key, value = parse_setting(setting)
+        *parents, leaf = key.split(".")
         node = data
         for name in parents:
             if not isinstance(node.get(name), dict):
@@ -524,7 +518,7 @@ def _run_task(
     )
     try:
         system.subscribe(served.on_envelope)
-        handle = system.submit(request.text, deadline_s=request.deadline_s)
+        handle = system.submit(request.text, request.deadline_s)
         served.cancel = handle.cancel
         served.submitted.set()
         handle.result(timeout)

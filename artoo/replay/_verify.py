@@ -121,6 +121,7 @@ class _Task:
 
     def run(self) -> None:
         from artoo.actors.roles._gradient import TaskGradient
+        from artoo.actors.roles.ggs import ran_out
         from artoo.actors.runtime.ledger import CallRecord
 
         gradient: TaskGradient | None = None
@@ -133,6 +134,7 @@ class _Task:
         law1: dict[str, tuple[str, str | None]] = {}
         denied: list[str] = []
         denied_targets: list[str] = []
+        scripted_out: list[str] = []  # roles a scripted model ran out for
         needed: list[str] = []
         for env in self.task.envelopes:
             body = env.body
@@ -159,6 +161,7 @@ class _Task:
                 directive = body
             elif isinstance(body, LLMCall):
                 calls.append(CallRecord.of(body))
+                ran_out(scripted_out, body)
             elif isinstance(body, ConfirmationRequest):
                 if body.gate == "law1" or (not body.gate and bool(body.tool)):
                     law1[body.request_id] = (body.action or body.tool, body.target)
@@ -184,7 +187,7 @@ class _Task:
             if gradient is None or gradient.finished:
                 continue
             if isinstance(body, ReplanRequest | OutcomeSummary | PlanRejected | StepFailed):
-                self._ggs(env, gradient, ids, calls, groups, denied, needed)
+                self._ggs(env, gradient, ids, calls, groups, (denied, needed, scripted_out))
 
     # ---- GGS
     def _ggs(
@@ -194,10 +197,11 @@ class _Task:
         ids: deque[str],
         calls: list[Any],
         groups: dict[str, tuple[int, int]],
-        denied: list[str],
-        needed: list[str],
+        notes: tuple[list[str], list[str], list[str]],
     ) -> None:
-        from artoo.actors.roles.ggs import law1_summary
+        from artoo.actors.roles.ggs import law1_summary, script_summary
+
+        denied, needed, scripted_out = notes  # what the GGS adds to a final's summary
         from artoo.actors.runtime.ledger import task_cost
 
         out = [e for e in self.caused.get(env.seq, []) if e.sender == "ggs"]
@@ -250,6 +254,9 @@ class _Task:
                 if denied:
                     update["law1_denied"] = True
                     update["summary"] = law1_summary(final.summary, denied, needed)
+                if scripted_out and final.status == "abandon":
+                    summary = str(update.get("summary", final.summary))
+                    update["summary"] = script_summary(summary, scripted_out)
                 final = msgspec.structs.replace(final, **update)
             self._pair(out, FinalResult, final, env)
 

@@ -101,7 +101,40 @@ def audit_report(
             audit_chain=chain,
             audit_reports=reports,
         )
+    if task_id is None and until is None and (path / "memory").exists():
+        doc = _with_memory_pairs(doc, path)
     return render(doc, fmt)
+
+
+def _with_memory_pairs(doc: AuditDocument, store: Path) -> AuditDocument:
+    """The strongest Avoid and Exploit pairs as ``artoo memory`` shows them: memory's
+    potentials (the projection of the log) at the report's last envelope, not only the
+    pairs some recall happened to report."""
+    from artoo.memoryview import memory_rows
+
+    from ._compute import TOP_PAIRS
+    from ._model import PairRow
+
+    if doc.period.end is None:
+        return doc
+    rows, _ = memory_rows(store, doc.period.end)
+    pairs = [
+        PairRow(
+            space=r.space,
+            entity=r.entity,
+            attention=r.attention,
+            decision=r.decision,
+            action=r.action,
+            seq=0,
+        )
+        for r in sorted(rows, key=lambda r: (r.decision, r.space, r.entity))
+    ]
+    memory = msgspec.structs.replace(
+        doc.memory,
+        strongest_avoid=[p for p in pairs if p.action == "avoid"][:TOP_PAIRS],
+        strongest_exploit=[p for p in reversed(pairs) if p.action == "exploit"][:TOP_PAIRS],
+    )
+    return msgspec.structs.replace(doc, memory=memory)
 
 
 def _audit_log(directory: Path) -> tuple[str, list[AuditReport]]:

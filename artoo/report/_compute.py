@@ -9,6 +9,9 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+import msgspec
+
+from artoo._ids import short_ids
 from artoo.schemas import (
     AuditReport,
     ConfirmationDecision,
@@ -164,10 +167,22 @@ def build_report(
         _take(acc, env)
     reports = [
         r
-        for r in audit_reports
+        for r in _latest_per_window(audit_reports)
         if (since is None or r.window_end >= since) and (until is None or r.window_start <= until)
     ]
     return _document(acc, since, until, task_id, window_s, store, audit_chain, reports)
+
+
+def _latest_per_window(reports: Sequence[AuditReport]) -> list[AuditReport]:
+    """One report per window: a store reopened within a window has a partial report per
+    close, each covering the window from its start (the Auditor resumes from its last
+    closed window) — the one reaching furthest holds them all."""
+    latest: dict[float, AuditReport] = {}
+    for r in reports:
+        kept = latest.get(r.window_start)
+        if kept is None or (r.complete, r.last_seq) >= (kept.complete, kept.last_seq):
+            latest[r.window_start] = r
+    return [latest[start] for start in sorted(latest)]
 
 
 def _task(acc: _Acc, env: Envelope) -> _Task | None:
@@ -408,6 +423,8 @@ def _document(
         for alert in report.drift:
             drift_by_role[alert.role].append(f"{alert.metric} at {_clock(report.window_start)}")
     rows = [_task_row(t) for t in sorted(acc.tasks.values(), key=lambda t: t.first_seq)]
+    short = short_ids(r.task_id for r in rows)
+    rows = [msgspec.structs.replace(r, short_id=short[r.task_id]) for r in rows]
     statuses = Counter(r.status for r in rows)
     ended = [r for r in rows if r.status != "running"]
     good = sum(1 for r in ended if r.status in ("accept", "success"))
@@ -510,6 +527,7 @@ def _document(
             )
             for r in reports
             for s in r.roles
+            if s.model_calls  # a role that made no model call has no figures here
         ],
     )
 
@@ -594,6 +612,7 @@ def _task_row(t: _Task) -> TaskRow:
         time_s=_r(t.ended - t.started) if t.ended is not None else None,
         started=t.started,
         summary=_short(final.summary, 300) if final else "",
+        answer=_short(final.output, 300) if final else "",
         law1_denied=final.law1_denied if final else False,
         decisions=t.decisions,
         timeline=t.steps,

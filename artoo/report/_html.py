@@ -11,7 +11,7 @@ from typing import Any
 
 from . import _tables as tables
 from ._format import GLOSSARY, escalation_line, num, pct, when
-from ._model import AuditDocument
+from ._model import AuditDocument, TaskRow
 
 _CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1d232b;
@@ -43,6 +43,12 @@ _PALETTE = {
     "abandon": "#c62828",
     "running": "#9e9e9e",
 }
+
+
+def _label(t: TaskRow) -> str:
+    """A task in a plot: its short id and the start of its request."""
+    text = " ".join(t.text.split())
+    return f"{t.short_id or t.task_id[:8]} {text[:24]}{'…' if len(text) > 24 else ''}"
 
 
 def _svg(fig: Any) -> str:
@@ -94,7 +100,7 @@ def _plots(doc: AuditDocument) -> list[tuple[str, str, str]]:
                 [d.round for d in t.decisions],
                 [d.loss for d in t.decisions],
                 marker="o",
-                label=t.task_id[-6:],
+                label=_label(t),
             )
             shown += 1
         ax.set_xlabel("round")
@@ -152,7 +158,7 @@ def _plots(doc: AuditDocument) -> list[tuple[str, str, str]]:
                 [t.tokens for t in doc.tasks],
                 color=[_PALETTE.get(t.status, "#9e9e9e") for t in doc.tasks],
             )
-            ax.set_xticks(range(len(doc.tasks)), [t.task_id[-6:] for t in doc.tasks], rotation=30)
+            ax.set_xticks(range(len(doc.tasks)), [_label(t) for t in doc.tasks], rotation=30)
             ax.set_ylabel("tokens (in + out)")
             caption = "Tokens each task used, coloured by its final status."
         else:
@@ -252,10 +258,12 @@ def render_html(doc: AuditDocument) -> str:
         parts.append("<p>Nothing needs attention.</p>")
     else:
         parts.append("<ul>")
+        short = {t.task_id: t.short_id for t in doc.tasks if t.short_id}
         for a in doc.attention:
             seqs = ", ".join(str(x) for x in a.seqs)
+            task = short.get(a.task_id or "", a.task_id or "-")
             parts.append(
-                f'<li><span class="bad">{e(a.kind)}</span> task <code>{e(a.task_id or "-")}</code> '
+                f'<li><span class="bad">{e(a.kind)}</span> task <code>{e(task)}</code> '
                 f"(seqs {e(seqs)}): {e(a.line)}</li>"
             )
         parts.append("</ul>")
@@ -293,7 +301,7 @@ def render_html(doc: AuditDocument) -> str:
         head = (
             f'<summary><code>{e(t.task_id)}</code> <span class="{colour}">{e(t.status)}</span> '
             f"{e(' → '.join(t.path) or '-')} · {t.rounds} round(s) · {t.model_calls} calls · "
-            f"{t.tokens:,} tokens · {e(num(t.time_s, 2))} s — {e(t.summary or t.text)}</summary>"
+            f"{t.tokens:,} tokens · {e(num(t.time_s, 2))} s — {e(t.text)}</summary>"
         )
         rows = [
             [
@@ -319,8 +327,10 @@ def render_html(doc: AuditDocument) -> str:
             ]
             for d in t.decisions
         ]
+        answer = f"<p><b>answer:</b> {e(t.answer)}</p>" if t.answer else ""
         parts.append(
-            f"<details>{head}<p>{e(t.text)}</p>"
+            f"<details>{head}<p><b>request:</b> {e(t.text)}</p>{answer}"
+            f"<p><b>summary:</b> {e(t.summary)}</p>"
             + (
                 _table(
                     ["seq", "round", "decision", "D", "P", "Ω", "L", "∇L", "why"],

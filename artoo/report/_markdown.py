@@ -59,26 +59,33 @@ def render_markdown(doc: AuditDocument) -> str:
     out += ["", "## Attention first", ""]
     if not doc.attention:
         out.append("Nothing needs attention.")
+    short = {t.task_id: t.short_id for t in doc.tasks if t.short_id}
     for a in doc.attention:
         seqs = ", ".join(str(x) for x in a.seqs)
-        out.append(f"- **{a.kind}** task `{a.task_id or '-'}` (seqs {seqs}): {a.line}")
+        task = short.get(a.task_id or "", a.task_id or "-")
+        out.append(f"- **{a.kind}** task `{task}` (seqs {seqs}): {a.line}")
     out += ["", "## Tasks", ""]
     out += _table(
-        ["task", "status", "path", "rounds", "calls", "tokens", "time s", "summary"],
+        ["task", "request", "status", "path", "rounds", "calls", "tokens", "time s", "summary"],
         [
             [
-                t.task_id,
+                t.short_id or t.task_id,
+                t.text,
                 t.status + (f" ({t.reason})" if t.reason else ""),
                 " → ".join(t.path) or "-",
                 str(t.rounds),
                 str(t.model_calls),
                 f"{t.tokens:,}",
                 num(t.time_s, 2),
-                t.summary or t.text,
+                t.summary,
             ]
             for t in doc.tasks
         ],
     )
+    answered = [t for t in doc.tasks if t.answer]
+    if answered:
+        out += ["", "Answers:", ""]
+        out += [f"- `{t.short_id or t.task_id}`: {' '.join(t.answer.split())}" for t in answered]
     out += ["", "## Roles", ""]
     out += _table(*tables.roles(doc)[:2])
     if doc.role_windows:

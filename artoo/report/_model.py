@@ -102,6 +102,11 @@ class TaskRow(msgspec.Struct, frozen=True, kw_only=True):
     law1_denied: bool = False
     decisions: list[Decision] = []
     timeline: list[Step] = []
+    answer: str = ""
+    """The FinalResult's output (what the task answered), cut to 300 characters."""
+    short_id: str = ""
+    """The shortest prefix of ``task_id`` no other task of the report shares (at least 8
+    characters): every command taking a task id accepts it."""
 
 
 class Quantiles(msgspec.Struct, frozen=True, kw_only=True):

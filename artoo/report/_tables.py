@@ -59,7 +59,7 @@ def windows(doc: AuditDocument) -> Table:
     rows = [
         [when(w.start) + ("" if w.complete else " (partial)"), str(w.tasks_started),
          str(w.tasks_ended), ", ".join(f"{k} {v}" for k, v in w.by_status.items()) or "-",
-         str(w.model_calls), num(w.latency_p95_ms, 0), f"{w.tokens:,}", str(w.replans),
+         str(w.model_calls), ms(w.latency_p95_ms), f"{w.tokens:,}", str(w.replans),
          str(w.tool_errors), str(w.boundary_violations), str(w.drift_alerts)]
         for w in doc.windows
     ]  # fmt: skip

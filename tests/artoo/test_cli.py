@@ -150,7 +150,9 @@ def test_run_shows_live_progress_and_cost(
     )
     out = capsys.readouterr().out
     assert code == 0
-    assert "GGSDecision change_path" in out and "GGSDecision success" in out
+    assert "GGS round 0: change_path" in out and "GGS round 1: success" in out
+    assert "read_file(path='data/sales_2024.csv')" in out  # each command, as it runs
+    assert "must not: data/sales_2024.csv" in out  # the round-1 plan
     assert "success:" in out and "11 model calls" in out and "1 replans" in out
 
 

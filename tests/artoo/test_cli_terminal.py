@@ -78,4 +78,4 @@ def test_a_deadline_must_be_positive_and_finite(
     model = write_script(tmp_path / "s.toml", [PERCEIVE])
     with artoo.System.open(tmp_path / "s", model=model, workspace=workspace) as system:
         with pytest.raises(ValueError, match="positive, finite"):
-            system.submit("hello", deadline_s=deadline)
+            system.submit("hello", timeout=deadline)

@@ -34,7 +34,7 @@ def test_scenario_5_against_2_shows_the_plan_that_avoided_the_dead_end(demo_stor
     plan_a, plan_b = plans[0]
     assert plan_b.should_prefer and not plan_a.should_prefer  # B planned from memory
     text = render_diff(d)
-    assert "SHOULD PREFER" in text and f"+{calls[0] - calls[1]} model calls saved" in text
+    assert "SHOULD PREFER" in text and f"B made {calls[0] - calls[1]} fewer model calls" in text
 
 
 def test_a_run_against_itself_does_not_part(demo_store: Path) -> None:

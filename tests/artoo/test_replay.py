@@ -96,7 +96,7 @@ def test_an_unknown_task_is_a_one_line_error(
     demo_store: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["replay", str(demo_store), "--task", "nope"]) == 2
-    assert "no task nope" in capsys.readouterr().err
+    assert "no task 'nope'" in capsys.readouterr().err
 
 
 # --------------------------------------------------------------------------- verify

@@ -192,7 +192,7 @@ def test_deadline_expiry_abandons(tmp_path: Path, workspace: Path) -> None:
     with artoo.System.open(
         tmp_path / "store", model=model, workspace=workspace, config=CONFIG
     ) as s:
-        result = s.submit("say hello", deadline_s=0.3).result(30)
+        result = s.submit("say hello", timeout=0.3).result(30)
         s.flush(5)
     assert result.status == "abandon"
     assert "deadline" in result.summary
@@ -264,9 +264,17 @@ def test_async_twins(tmp_path: Path, workspace: Path) -> None:
     assert asyncio.run(main()) == "acceptaccept"
 
 
-def test_missing_model_says_how_to_set_one(tmp_path: Path) -> None:
-    with pytest.raises(ModelNotConfigured, match="ARTOO_MODEL"):
-        artoo.System.open(tmp_path / "s", env={})
+def test_missing_model_opens_for_reading_and_submit_says_how_to_set_one(
+    tmp_path: Path, demo_store: Path
+) -> None:
+    import shutil
+
+    shutil.copytree(demo_store, tmp_path / "s")
+    with artoo.System.open(tmp_path / "s", env={}) as system:  # no model: reading works
+        assert system.audit().complete is False
+        assert system.flush(10)
+        with pytest.raises(ModelNotConfigured, match="ARTOO_MODEL"):
+            system.submit("say hello")
 
 
 def test_subscribe_sees_every_envelope_of_a_task(tmp_path: Path, workspace: Path) -> None:
