@@ -34,9 +34,21 @@ from artoo.actors.roles.roster import CONTRACTS, ROSTER
 from artoo.actors.runtime.bus import Bus, Delivery
 from artoo.actors.runtime.clock import Clock, IdSource, SystemClock
 from artoo.actors.runtime.contracts import AuditSeat
-from artoo.actors.runtime.role import Equipment, Operator, Tick, TicketOperator
+from artoo.actors.runtime.role import (
+    Equipment,
+    Operator,
+    RecordedVerdicts,
+    Tick,
+    TicketOperator,
+)
 from artoo.actors.runtime.runner import RoleRunner
-from artoo.actors.tools import Sandbox, SandboxUnavailable, cleanup_spill, probe
+from artoo.actors.tools import (
+    Sandbox,
+    SandboxUnavailable,
+    ToolRunnerFactory,
+    cleanup_spill,
+    probe,
+)
 from artoo.actors.tools._sandbox import SCRATCH_BASES
 from artoo.actors.tools.catalog import ToolCatalog
 from artoo.eventstore import AuditLog, AuditLogReader, EventLog, open_memory
@@ -167,8 +179,8 @@ class System(OperatorInbox):
         gateway_factory: Callable[[Bus, Clock, Callable[[], str], TaskBudgets], LLMGateway | None],
         secrets: tuple[str, ...] = (),
         runs_tools: bool = True,
-        tool_replay: Callable[..., Any] | None = None,
-        verdict_replay: Callable[[str, str, int], Any] | None = None,
+        tool_runner: ToolRunnerFactory | None = None,
+        recorded_verdicts: RecordedVerdicts | None = None,
     ) -> None:
         self.store = store
         self.config = config
@@ -234,13 +246,12 @@ class System(OperatorInbox):
                 ticket_operator=on_ticket,
                 hold_confirmations=inbox,
                 megrams=self.megrams,
-                tools=ToolCatalog(tuple(tools)),
+                tools=ToolCatalog(tuple(tools), runner=tool_runner),
                 runner=self.runner,
                 pairs=tuple(f"pair-{i}" for i in range(config.max_parallel)),
                 secrets=secrets,
                 sandbox=self.sandbox,
-                tool_replay=tool_replay,
-                verdict_replay=verdict_replay,
+                recorded_verdicts=recorded_verdicts,
                 audit=AuditSeat(self._audit, self.log, CONTRACTS),
             )
             self._results = _Listener.start(self._on_result)

@@ -67,6 +67,7 @@ __all__ = [
     "TaskSpec",
     "TicketResolved",
     "ToolCall",
+    "ToolCallEnded",
     "ToolSpec",
     "UnknownMessage",
     "UserRequest",
@@ -201,6 +202,11 @@ class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
     """What the call changed (or, when refused, would have changed) in the workspace."""
     law1: tuple[Law1Check, ...] = ()
     """Law 1's decisions on the call, gate by gate (empty: Law 1 did not judge it)."""
+    stdout: str | None = None
+    """A command's standard output as the model was shown it (head and tail when long);
+    None for a tool with no streams, and in logs written before the field existed."""
+    stderr: str | None = None
+    """A command's standard error, likewise."""
 
 
 class ToolSpec(msgspec.Struct, frozen=True, kw_only=True):
@@ -324,6 +330,20 @@ class ExecutionResult(Message, frozen=True, tag="ExecutionResult"):
     error: str | None = None
     stop: StopReason | None = None
     """Why the attempt stopped; None only in logs written before the field existed."""
+
+
+class ToolCallEnded(Message, frozen=True, tag="ToolCallEnded"):
+    """One tool call of an Executor attempt, published the moment it ended — before the
+    attempt's ExecutionResult, so a call whose effects were applied is in the log even if
+    the process dies before the attempt ends."""
+
+    call: ToolCall
+    index: int = 0
+    """The call's place in its attempt (0 for the first)."""
+    shown: str = ""
+    """The text the model was shown as the call's result (its tool message)."""
+    tool_call_id: str = ""
+    """The model's id of the call (the tool message's ``tool_call_id``)."""
 
 
 class CorrectionSignal(Message, frozen=True, tag="CorrectionSignal"):
@@ -636,6 +656,7 @@ MESSAGE_TYPES: tuple[type[Message], ...] = (
     DispatchManifest,
     SubTask,
     ExecutionResult,
+    ToolCallEnded,
     CorrectionSignal,
     SubTaskOutcome,
     ReplanRequest,
@@ -670,6 +691,7 @@ AnyMessage = (
     | DispatchManifest
     | SubTask
     | ExecutionResult
+    | ToolCallEnded
     | CorrectionSignal
     | SubTaskOutcome
     | ReplanRequest

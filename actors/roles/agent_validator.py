@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from artoo.actors.llm import LLMRequest
-from artoo.actors.runtime.role import Equipment, Role, handles
+from artoo.actors.runtime.role import Equipment, Role, VerdictKey, handles
 from artoo.actors.verification.answers import VerdictAnswer
 from artoo.actors.verification.ladder import (
     criteria_text,
@@ -114,13 +114,14 @@ class AgentValidator(Role):
         self.subs[st.subtask_id] = _Sub(subtask=st, task_id=env.task_id or "")
 
     def _recorded(
-        self, scope: str, criterion_id: str, attempt: int
+        self, subtask_id: str, criterion_id: str, attempt: int
     ) -> Callable[[], Verdict | None] | None:
         """A rerun's logged verdict for a check that reads the workspace (else None)."""
-        replay = self.ctx.verdict_replay
-        if replay is None:
+        recorded = self.ctx.recorded_verdicts
+        if recorded is None:
             return None
-        return lambda: replay(scope, criterion_id, attempt)
+        key = VerdictKey(criterion_id, subtask_id=subtask_id, attempt=attempt)
+        return lambda: recorded.verdict(key)
 
     @handles(ExecutionResult)
     def on_execution_result(self, env: Envelope) -> None:

@@ -13,9 +13,11 @@ Input contract:
     ConfirmationDecisions it waits for and the task's end (FinalResult, TaskCancelled).
 
 Output contract:
-    ExecutionResult (with every structured ToolCall and ``stop``, why the attempt
-    stopped); ConfirmationRequest for an irreversible action (Law 1); LLMCall for each
-    model call.
+    ToolCallEnded for each tool call the moment it ends (the record, its place in the
+    attempt, what the model was shown; one that changed the workspace is committed before
+    the attempt goes on); ExecutionResult (with every structured ToolCall and ``stop``, why
+    the attempt stopped); ConfirmationRequest for an irreversible action (Law 1); LLMCall
+    for each model call.
 
 Constraints:
     Does NOT judge its own output; does NOT query memory (its context comes from the
@@ -40,8 +42,9 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from artoo.actors.llm import LLMError, LLMRequest, assistant_message, tool_message
+from artoo.actors.runtime.bus import BusError
 from artoo.actors.runtime.role import Equipment, Inbox, Role, handles
-from artoo.actors.tools import ToolRegistry
+from artoo.actors.tools import ConfirmationNeeded, ToolRegistry, ToolRunner
 from artoo.actors.verification._paths import mentions
 from artoo.schemas import (
     ConfirmationDecision,
@@ -56,6 +59,7 @@ from artoo.schemas import (
     SubTask,
     TaskCancelled,
     ToolCall,
+    ToolCallEnded,
 )
 
 __all__ = [
@@ -68,6 +72,8 @@ __all__ = [
 ]
 
 DOOM_REPEATS = 3
+PERSIST_WAIT_S = 5.0
+"""How long an attempt waits for a workspace-changing tool call to be committed."""
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_-]")
 
 SYSTEM_PROMPT = """You are an Executor of artoo. Do the subtask with the tools offered, one
@@ -117,24 +123,22 @@ def caution_target(args: Mapping[str, Any], targets: Sequence[str]) -> str | Non
     return None
 
 
-@dataclass(frozen=True)
-class _CautionAsk:
-    """What the operator is asked before the first use of a caution target."""
-
-    tool: str
-    args: dict[str, Any]
-    target: str
-
-    @property
-    def action(self) -> str:
-        return f"{self.tool} on {self.target}"
-
-    @property
-    def reason(self) -> str:
-        return (
-            f"memory marks {self.tool} on {self.target} CAUTION (its outcomes were mixed): "
+def caution_ask(
+    tool: str, args: dict[str, Any], target: str, st: SubTask, attempt: int
+) -> ConfirmationNeeded:
+    """What the operator is asked before the first use of a caution target (pure)."""
+    return ConfirmationNeeded(
+        tool=tool,
+        args=args,
+        target=target,
+        action=f"{tool} on {target}",
+        reason=(
+            f"memory marks {tool} on {target} CAUTION (its outcomes were mixed): "
             "confirm its first use in this task"
-        )
+        ),
+        subtask_id=st.subtask_id,
+        attempt=attempt,
+    )
 
 
 def is_doom_loop(calls: list[tuple[str, str]], repeats: int = DOOM_REPEATS) -> bool:
@@ -181,7 +185,12 @@ class Executor(Role):
     """The Executor actor (one per effector pair)."""
 
     name: ClassVar[str] = "executor"
-    publishes: ClassVar[tuple[type[Message], ...]] = (ExecutionResult, ConfirmationRequest, LLMCall)
+    publishes: ClassVar[tuple[type[Message], ...]] = (
+        ExecutionResult,
+        ToolCallEnded,
+        ConfirmationRequest,
+        LLMCall,
+    )
     consumes: ClassVar[tuple[type[Message], ...]] = ()
     addressed: ClassVar[tuple[type[Message], ...]] = (SubTask, CorrectionSignal)
 
@@ -224,6 +233,18 @@ class Executor(Role):
         self._attempt(run)
 
     # ------------------------------------------------------------------ the loop
+    def _runner(self, run: _Run, attempt: _Attempt, registry: ToolRegistry) -> ToolRunner:
+        """The attempt's tool runner: the live registry, or what the catalog's ``runner``
+        (replay) makes of it."""
+        factory = self.ctx.tools.runner
+        if factory is None:
+            return registry
+        return factory(
+            registry,
+            task_id=run.task_id,
+            confirm=lambda needed: self._confirm(run, attempt, needed),
+        )
+
     def _registry(self, run: _Run, attempt: _Attempt) -> ToolRegistry:
         reg = ToolRegistry(
             self.ctx.workspace,
@@ -259,6 +280,7 @@ class Executor(Role):
         run.attempt += 1
         st = run.subtask
         registry = self._registry(run, attempt)
+        runner = self._runner(run, attempt, registry)
         blocked = set(st.blocked_tools)
         specs = [s for s in registry.specs() if s.name not in blocked]
         if st.tools:
@@ -299,43 +321,18 @@ class Executor(Role):
                     ended = True
                     break
                 seen.append((tc.name, json.dumps(tc.arguments, sort_keys=True)))
-                if tc.name in blocked:
-                    call = ToolCall(
-                        tool=tc.name,
-                        args=dict(tc.arguments),
-                        ok=False,
-                        error=f"blocked tool {tc.name} (MUST NOT)",
-                        subtask_id=st.subtask_id,
-                        attempt=run.attempt,
-                        refusal="blocked_tool",
-                    )
-                    content = f"error: {call.error}"
-                elif (
-                    refused := self._caution(run, attempt, tc.name, dict(tc.arguments))
-                ) is not None:
-                    call, content = refused, f"error: {refused.error}"
-                elif (
-                    self.ctx.tool_replay is not None
-                    and (
-                        outcome := self.ctx.tool_replay(  # a rerun: nothing runs for real …
-                            run.task_id,
-                            st.subtask_id,
-                            run.attempt,
-                            tc.name,
-                            dict(tc.arguments),
-                            lambda needed: self._confirm(run, attempt, needed),
-                        )
-                    )
-                    is not None
-                ):  # … unless a fork has left the record
-                    call, content = outcome.call, outcome.content
-                else:
-                    outcome = registry.call(
-                        tc.name, dict(tc.arguments), subtask_id=st.subtask_id, attempt=run.attempt
-                    )
-                    call, content = outcome.call, outcome.content
+                call, content = self._call(run, attempt, runner, tc.name, dict(tc.arguments))
                 calls.append(call)
                 run.messages.append(tool_message(tc.id, content))
+                self.publish(  # logged as it ends: its effects may be applied already
+                    ToolCallEnded(
+                        call=call, index=len(calls) - 1, shown=content, tool_call_id=tc.id
+                    ),
+                    task_id=run.task_id,
+                    cause=run.cause,
+                )
+                if call.effects and call.refusal is None:
+                    self._persist()  # what changed the workspace is in the log before we go on
                 if is_doom_loop(seen):
                     doom = True
                     break
@@ -366,6 +363,38 @@ class Executor(Role):
             cause=run.cause,
         )
 
+    def _call(
+        self, run: _Run, attempt: _Attempt, runner: ToolRunner, name: str, args: dict[str, Any]
+    ) -> tuple[ToolCall, str]:
+        """One tool call: refused when its tool is blocked or its Caution target is denied,
+        else run; the record and the text the model is shown."""
+        st = run.subtask
+        if name in st.blocked_tools:
+            call = ToolCall(
+                tool=name,
+                args=args,
+                ok=False,
+                error=f"blocked tool {name} (MUST NOT)",
+                subtask_id=st.subtask_id,
+                attempt=run.attempt,
+                refusal="blocked_tool",
+            )
+            return call, f"error: {call.error}"
+        refused = self._caution(run, attempt, name, args)
+        if refused is not None:
+            return refused, f"error: {refused.error}"
+        outcome = runner.call(name, args, subtask_id=st.subtask_id, attempt=run.attempt)
+        return outcome.call, outcome.content
+
+    def _persist(self) -> None:
+        """Wait (a bounded time) until the bus has committed what this role published: a
+        tool call that changed the workspace is logged before the attempt goes on, so a
+        process killed after it still has it. A failed bus is the System's to report."""
+        try:
+            self.ctx.bus.flush(timeout=PERSIST_WAIT_S)
+        except BusError:
+            pass
+
     def _cancelled(self, run: _Run, attempt: _Attempt) -> bool:
         """The task was cancelled: the host's cancel (known at once, through the gateway)
         or its end reached this attempt's inbox."""
@@ -382,7 +411,8 @@ class Executor(Role):
         confirmed = self.cautioned.setdefault(run.task_id, set())
         if target is None or target in confirmed:
             return None
-        if self._confirm(run, attempt, _CautionAsk(tool, args, target), gate="caution"):
+        ask = caution_ask(tool, args, target, run.subtask, run.attempt)
+        if self._confirm(run, attempt, ask, gate="caution"):
             confirmed.add(target)
             return None
         return ToolCall(
@@ -396,7 +426,9 @@ class Executor(Role):
             refusal="caution_denied",
         )
 
-    def _confirm(self, run: _Run, attempt: _Attempt, needed: Any, gate: str = "law1") -> bool:
+    def _confirm(
+        self, run: _Run, attempt: _Attempt, needed: ConfirmationNeeded, gate: str = "law1"
+    ) -> bool:
         """Ask the operator (through the Queen) and wait for the one decision.
 
         The Queen always decides (a denial at the request's timeout, clock time); the wait
@@ -406,15 +438,15 @@ class Executor(Role):
         self.publish(
             ConfirmationRequest(
                 request_id=request_id,
-                action=str(getattr(needed, "action", "") or getattr(needed, "command", "")),
-                reason=str(getattr(needed, "reason", "irreversible action")),
-                tool=str(getattr(needed, "tool", "")),
-                args=dict(getattr(needed, "args", {}) or {}),
-                target=getattr(needed, "target", None),
+                action=needed.action,
+                reason=needed.reason,
+                tool=needed.tool,
+                args=dict(needed.args),
+                target=needed.target,
                 subtask_id=run.subtask.subtask_id,
                 timeout_s=self.ctx.config.confirmation_timeout_s,
                 gate=gate,
-                effects=tuple(getattr(needed, "effects", ()) or ()),
+                effects=tuple(needed.effects),
             ),
             task_id=run.task_id,
             cause=run.cause,

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from artoo.actors.llm import LLMRequest
-from artoo.actors.runtime.role import Equipment, Role, handles
+from artoo.actors.runtime.role import Equipment, Role, VerdictKey, handles
 from artoo.actors.verification.ladder import (
     criteria_text,
     grounding_verdicts,
@@ -100,10 +100,10 @@ class MetaValidator(Role):
 
     def _recorded(self, round_: int, criterion_id: str) -> Callable[[], Verdict | None] | None:
         """A rerun's logged verdict for a task check that reads the workspace (else None)."""
-        replay = self.ctx.verdict_replay
-        if replay is None:
+        recorded = self.ctx.recorded_verdicts
+        if recorded is None:
             return None
-        return lambda: replay(f"round:{round_}", criterion_id, 0)
+        return lambda: recorded.verdict(VerdictKey(criterion_id, round=round_))
 
     @handles(DispatchManifest)
     def on_dispatch_manifest(self, env: Envelope) -> None:

@@ -26,7 +26,7 @@ import traceback as tb_module
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, TypeVar
 
 import pykka
 
@@ -39,6 +39,7 @@ from artoo.schemas import (
     FinalResult,
     Message,
     RoleFailed,
+    Verdict,
 )
 
 from ._log import runtime_logger
@@ -57,10 +58,12 @@ __all__ = [
     "Equipment",
     "Inbox",
     "Operator",
+    "RecordedVerdicts",
     "Role",
     "RoleContext",
     "Tick",
     "TicketOperator",
+    "VerdictKey",
     "handles",
 ]
 
@@ -74,14 +77,25 @@ TicketOperator = Callable[[EscalationTicket], str | None]
 the task, ``"continue"`` lets it go on; anything else (or an exception) leaves the ticket
 open in the inbox, for ``System.answer``."""
 
-ToolReplay = Callable[..., Any]
-"""``(task_id, subtask_id, attempt, tool, args, confirm) -> ToolOutcome | None``: a tool
-call's outcome served from a recorded run (``confirm(needed) -> bool`` asks the operator
-as the tool's own Law 1 gate would); None: run the tool for real (a fork of a recorded
-run that has left the record)."""
-VerdictReplay = Callable[[str, str, int], Any]
-"""``(scope, criterion id, attempt) -> Verdict | None``; scope is a subtask id for the
-Agent-Validator, ``round:N`` for the Meta-Validator (attempt 0)."""
+
+class VerdictKey(NamedTuple):
+    """Which verdict: of a subtask's criterion at an attempt (the Agent-Validator), or of a
+    task criterion in a round (the Meta-Validator: ``subtask_id`` empty, attempt 0)."""
+
+    criterion_id: str
+    subtask_id: str = ""
+    round: int | None = None
+    attempt: int = 0
+
+
+class RecordedVerdicts(Protocol):
+    """Verdicts of checks that read the workspace, as a recorded run logged them (replay
+    gives one: a rerun's scratch workspace does not hold what the recorded one held)."""
+
+    def verdict(self, key: VerdictKey) -> Verdict | None:
+        """The logged verdict, or None (not recorded, or a fork gone live: the check runs)."""
+        ...
+
 
 H = TypeVar("H", bound=Callable[..., Any])
 
@@ -153,14 +167,10 @@ class Equipment:
     secrets: tuple[str, ...] = ()
     """Values never to show the model or log (credentials of ``model_options``), besides
     the host's secret-looking environment variables."""
-    tool_replay: ToolReplay | None = None
-    """Set only by ``artoo replay --rerun``: the Executors take every tool call's outcome
-    from it (a recorded run's) instead of running the tool — unless it answers None (a
-    fork gone live: the tool runs)."""
-    verdict_replay: VerdictReplay | None = None
+    recorded_verdicts: RecordedVerdicts | None = None
     """Set only by ``artoo replay --rerun``: the validators take the verdict of a check that
-    reads the workspace (which the log does not hold) from it, as recorded; ``None`` from it
-    means not recorded (the check then runs)."""
+    reads the workspace from it, as recorded (how tool calls are served instead is the tool
+    catalog's ``runner``)."""
     audit: AuditSeat | None = None
     """The Auditor's seat (its audit log, the event log, the boundary table): the runner
     gives it to the roles the roster marks ``audit=True`` only; None for every other."""

@@ -236,6 +236,8 @@ class _Builtins(_Guards):
             run.exit_code,
             effects=effects,
             sandboxed=self.sandbox is not None,
+            stdout=run.stdout,
+            stderr=run.stderr,
         )
 
     def _sandboxed(

@@ -251,8 +251,14 @@ class ToolRegistry(_Builtins):
             effects=result.effects,
             sandboxed=result.sandboxed,
             law1=tuple(call.law1),
+            stdout=self._stream(result.stdout),
+            stderr=self._stream(result.stderr),
         )
         return ToolOutcome(call=record, content=content, output=text)
+
+    def _stream(self, text: str | None) -> str | None:
+        """A command's stream as recorded: redacted, head and tail when long."""
+        return None if text is None else head_tail(self._redact(text), self.context_limit)
 
     def _spill(self, tool: str, text: str) -> str:
         safe = re.sub(r"[^A-Za-z0-9_]", "_", tool)

@@ -6,7 +6,7 @@ import re
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import msgspec
 
@@ -49,6 +49,31 @@ class ToolOutcome(msgspec.Struct, frozen=True, kw_only=True):
     call: ToolCall
     content: str
     output: str = ""
+
+
+Confirm = Callable[[ConfirmationNeeded], bool]
+"""Asks the operator whether an irreversible action may go ahead (True: approved)."""
+
+
+class ToolRunner(Protocol):
+    """What runs one tool call of an attempt and never raises: the live
+    :class:`~artoo.actors.tools.ToolRegistry`, or a runner serving a recorded run's calls."""
+
+    def call(
+        self, name: str, args: dict[str, Any], *, subtask_id: str = "", attempt: int = 1
+    ) -> ToolOutcome:
+        """The call's outcome: its ToolCall record and the text the model is shown."""
+        ...
+
+
+class ToolRunnerFactory(Protocol):
+    """Makes one attempt's runner from its live registry. Replay gives one that serves the
+    recorded calls (asking ``confirm`` as the recorded run's Law 1 gate did) and falls back
+    to ``live`` once a fork has left the record."""
+
+    def __call__(self, live: ToolRunner, *, task_id: str, confirm: Confirm) -> ToolRunner:
+        """The runner of one attempt of ``task_id``."""
+        ...
 
 
 def deny(request: ConfirmationNeeded) -> bool:
@@ -113,6 +138,8 @@ class _Result:
     exit_code: int | None = None
     effects: tuple[FileEffect, ...] = ()
     sandboxed: bool = False
+    stdout: str | None = None  # a command's streams, recorded as ToolCall.stdout/stderr
+    stderr: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._types import ToolRunnerFactory
 
 __all__ = ["BUILTIN_TOOLS", "ToolCatalog"]
 
@@ -22,6 +25,9 @@ class ToolCatalog:
     """Built-in tools plus the host's functions; ``names`` is what a plan may use."""
 
     host_tools: tuple[Callable[..., Any], ...] = ()
+    runner: ToolRunnerFactory | None = None
+    """How an attempt's calls are run: None, by the live registry; ``artoo replay --rerun``
+    gives a factory that serves the recorded calls instead."""
 
     @property
     def names(self) -> tuple[str, ...]:

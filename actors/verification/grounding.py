@@ -107,10 +107,11 @@ def stated_numbers(answer: str) -> list[str]:
     return [m.group() for m in _STATED.finditer(masked)]
 
 
-def _sections(text: str) -> list[str]:
-    """The whole text, and each part a ``--- name ---`` line opens (a shell result)."""
+def _legacy_sections(text: str) -> list[str]:
+    """Each part a ``--- name ---`` line opens in a shell result of a log older than
+    ``ToolCall.stdout``/``stderr`` (the streams were only in the display text then)."""
     parts = _SECTION.split(text)
-    return [text, *(p.strip("\n") for p in parts[1:])] if len(parts) > 1 else [text]
+    return [p.strip("\n") for p in parts[1:]]
 
 
 def _line_count(text: str) -> int:
@@ -129,33 +130,33 @@ def derivable(
             value = _value(token)
             if value is not None:
                 exact.add(value)
-        for section in _sections(output):
-            lines = section.splitlines()
-            exact.update(
-                Decimal(n)
-                for n in (
-                    _line_count(section),
-                    sum(1 for line in lines if line.strip()),
-                    len(section.split()),
-                )
+        section = output
+        lines = section.splitlines()
+        exact.update(
+            Decimal(n)
+            for n in (
+                _line_count(section),
+                sum(1 for line in lines if line.strip()),
+                len(section.split()),
             )
-            for term in terms:
-                exact.add(Decimal(sum(term in line for line in lines)))
-                low = term.lower()
-                exact.add(Decimal(sum(low in line.lower() for line in lines)))
-            columns: list[list[Decimal]] = []
-            total = Decimal(0)
-            for line in lines:
-                for k, token in enumerate(_LINE_NUMBER.findall(line)):
-                    number = Decimal(token)
-                    total += number
-                    if k == len(columns):
-                        columns.append([])
-                    columns[k].append(number)
-            exact.add(abs(total))
-            for column in columns:
-                exact.add(abs(sum(column, Decimal(0))))
-                means.append(abs(sum(column, Decimal(0)) / len(column)))
+        )
+        for term in terms:
+            exact.add(Decimal(sum(term in line for line in lines)))
+            low = term.lower()
+            exact.add(Decimal(sum(low in line.lower() for line in lines)))
+        columns: list[list[Decimal]] = []
+        total = Decimal(0)
+        for line in lines:
+            for k, token in enumerate(_LINE_NUMBER.findall(line)):
+                number = Decimal(token)
+                total += number
+                if k == len(columns):
+                    columns.append([])
+                columns[k].append(number)
+        exact.add(abs(total))
+        for column in columns:
+            exact.add(abs(sum(column, Decimal(0))))
+            means.append(abs(sum(column, Decimal(0)) / len(column)))
     return exact, means
 
 
@@ -197,6 +198,16 @@ def grounding(
 
 
 def tool_outputs(calls: Iterable[ToolCall]) -> list[str]:
-    """What the tools returned, one text per call: the logged results (``output_preview``:
-    what the model was shown), whether the call succeeded or not; never an error text."""
-    return [c.output_preview for c in calls if c.output_preview]
+    """What the tools returned: each call's logged result (``output_preview``: what the
+    model was shown) and a command's streams on their own (``stdout``, ``stderr``),
+    whether the call succeeded or not; never an error text."""
+    texts: list[str] = []
+    for call in calls:
+        if not call.output_preview:
+            continue
+        texts.append(call.output_preview)
+        if call.stdout is None and call.stderr is None:
+            texts.extend(_legacy_sections(call.output_preview))
+        else:
+            texts.extend(t for t in (call.stdout, call.stderr) if t)
+    return texts

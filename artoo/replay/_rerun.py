@@ -38,6 +38,8 @@ import msgspec
 
 from artoo._config import parse_setting
 from artoo.actors.roles.executor import AFTER_RESULT
+from artoo.actors.runtime.role import VerdictKey
+from artoo.actors.tools import Confirm, ConfirmationNeeded, ToolOutcome, ToolRunner
 from artoo.schemas import (
     Config,
     ConfirmationDecision,
@@ -54,6 +56,7 @@ from artoo.schemas import (
     SubTaskOutcome,
     TaskRequest,
     ToolCall,
+    ToolCallEnded,
     UserRequest,
     Verdict,
 )
@@ -238,18 +241,6 @@ def _seed(store: Path, prefix: list[Envelope]) -> None:
 
 
 # --------------------------------------------------------------------------- serving
-@dataclass(frozen=True)
-class _Asked:
-    """A recorded confirmation, asked again through the Executor's gate."""
-
-    action: str
-    reason: str
-    tool: str
-    args: dict[str, Any]
-    target: str | None
-    effects: tuple[Any, ...] = ()
-
-
 class _Served:
     """One recorded task's answers: model calls, tool calls, confirmations, and the map of
     the rerun's ids to the recorded ones."""
@@ -269,14 +260,17 @@ class _Served:
         self.model_ts: dict[int, float] = {}  # id(recorded LLMCall) -> when it was logged
         self.clock: Any = None  # a rerun's ManualClock: it follows the recorded answers
         self.clock_lock = threading.Lock()
-        self.tools: dict[tuple[str, int], deque[ToolCall]] = defaultdict(deque)
+        # (subtask, attempt) -> its calls, each with the text the model was shown (None: a
+        # log older than ToolCallEnded, where it is recovered from the model's next request)
+        self.tools: dict[tuple[str, int], deque[tuple[ToolCall, str | None]]] = defaultdict(deque)
         self.asked: dict[str, list[ConfirmationRequest]] = defaultdict(list)
         self.shown: dict[str, str] = {}  # tool_call_id -> the text the model was shown
         self.manifests: dict[int, DispatchManifest] = {}
         self.ids: dict[str, str] = {}  # rerun id -> recorded id
-        # (subtask id or "round:N", criterion id, attempt) -> the logged verdict
-        self.verdicts: dict[tuple[str, str, int], Verdict] = {}
+        self.verdicts: dict[VerdictKey, Verdict] = {}  # the logged verdicts
         self.unanswered: list[str] = []
+        # a log with ToolCallEnded records serves them; an older one, ExecutionResult's calls
+        events = any(isinstance(e.body, ToolCallEnded) for e in task.envelopes)
         for env in task.envelopes:
             body = env.body
             if isinstance(body, LLMCall):
@@ -289,27 +283,32 @@ class _Served:
                         # tool's own result is what comes before it
                         shown = shown.removesuffix(f"\n\n{AFTER_RESULT}")
                         self.shown[str(message.get("tool_call_id"))] = shown
-            elif isinstance(body, ExecutionResult):
-                self.tools[(body.subtask_id, body.attempt)].extend(body.tool_calls)
+            elif isinstance(body, ToolCallEnded):
+                call = body.call
+                self.tools[(call.subtask_id, call.attempt)].append((call, body.shown))
+            elif isinstance(body, ExecutionResult) and not events:
+                for call in body.tool_calls:
+                    self.tools[(body.subtask_id, body.attempt)].append((call, None))
             elif isinstance(body, CorrectionSignal | SubTaskOutcome):
                 for v in [*body.verdicts, *getattr(body, "history", [])]:
-                    self.verdicts[(body.subtask_id, v.criterion_id, v.attempt)] = v
+                    key = VerdictKey(v.criterion_id, subtask_id=body.subtask_id, attempt=v.attempt)
+                    self.verdicts[key] = v
             elif isinstance(body, ReplanRequest | OutcomeSummary):
                 for v in body.task_verdicts:
-                    self.verdicts[(f"round:{body.round}", v.criterion_id, 0)] = v
+                    self.verdicts[VerdictKey(v.criterion_id, round=body.round)] = v
             elif isinstance(body, ConfirmationRequest):
                 self.asked[body.subtask_id].append(body)
             elif isinstance(body, DispatchManifest):
                 self.manifests.setdefault(body.round, body)
 
-    def verdict(self, scope: str, criterion_id: str, attempt: int) -> Verdict | None:
+    def verdict(self, key: VerdictKey) -> Verdict | None:
         """The logged verdict of a check that reads the workspace (the rerun has none);
         None once a fork went live (the check then reads the fork's workspace)."""
         if self.gone_live:
             return None
-        if not scope.startswith("round:"):
-            scope = self.recorded(scope)
-        return self.verdicts.get((scope, criterion_id, attempt))
+        if key.subtask_id:
+            key = key._replace(subtask_id=self.recorded(key.subtask_id))
+        return self.verdicts.get(key)
 
     def recorded(self, new_id: str) -> str:
         """The recorded id of a rerun subtask id (waits briefly for its manifest)."""
@@ -389,23 +388,22 @@ class _Served:
         )
 
     # ---- the tools
-    def tool(
-        self,
-        task_id: str,
-        subtask_id: str,
-        attempt: int,
-        name: str,
-        args: dict[str, Any],
-        confirm: Callable[[Any], bool],
-    ) -> Any:
-        from artoo.actors.tools import ToolOutcome
+    def runner(self, live: ToolRunner, *, task_id: str, confirm: Confirm) -> ToolRunner:
+        """One attempt's tool runner (a :class:`ToolRunnerFactory`): the recorded calls,
+        then ``live`` once a fork has left the record."""
+        return _ServedTools(self, live, confirm)
 
+    def tool(
+        self, subtask_id: str, attempt: int, name: str, args: dict[str, Any], confirm: Confirm
+    ) -> ToolOutcome | None:
+        """The recorded outcome of a call; None once a fork went live (the tool runs)."""
         if self.gone_live:
             return None  # a fork that left the record: the Executor runs the tool for real
         subtask = self.recorded(subtask_id)
         with self.lock:
             queue = self.tools.get((subtask, attempt))
-            call = queue.popleft() if queue else None
+            served = queue.popleft() if queue else None
+        call, shown = served if served is not None else (None, None)
         if call is None or call.tool != name or call.args != args:
             what = f"tool call {name} {args} (subtask {subtask}, attempt {attempt})"
             self.unanswered.append(f"not in the log: {what}")
@@ -428,21 +426,25 @@ class _Served:
         if asked is not None:
             self.asked[subtask].remove(asked)
             confirm(
-                _Asked(
-                    asked.action,
-                    asked.reason,
-                    asked.tool,
-                    dict(asked.args),
-                    asked.target,
-                    tuple(asked.effects),
+                ConfirmationNeeded(
+                    tool=asked.tool,
+                    args=dict(asked.args),
+                    target=asked.target,
+                    reason=asked.reason,
+                    action=asked.action,
+                    subtask_id=subtask_id,
+                    attempt=attempt,
+                    effects=tuple(asked.effects),
                 )
             )
-        content = self._shown(call)
+        content = shown if shown is not None else self._shown(call)
         return ToolOutcome(
             call=msgspec.structs.replace(call, subtask_id=subtask_id), content=content
         )
 
     def _shown(self, call: ToolCall) -> str:
+        """What the model was shown, in a log older than ToolCallEnded: the tool message
+        of the model's next request."""
         for env in self.task.envelopes:  # the model's call id of this tool call
             body = env.body
             if isinstance(body, LLMCall) and body.subtask_id == call.subtask_id:
@@ -452,6 +454,22 @@ class _Served:
                         if shown is not None:
                             return shown
         return call.output_preview if call.ok else f"error: {call.error}"
+
+
+class _ServedTools:
+    """A :class:`ToolRunner` for one attempt of a rerun: each call served from the record,
+    the live registry once a fork has left it."""
+
+    def __init__(self, served: _Served, live: ToolRunner, confirm: Confirm) -> None:
+        self.served, self.live, self.confirm = served, live, confirm
+
+    def call(
+        self, name: str, args: dict[str, Any], *, subtask_id: str = "", attempt: int = 1
+    ) -> ToolOutcome:
+        outcome = self.served.tool(subtask_id, attempt, name, args, self.confirm)
+        if outcome is None:
+            return self.live.call(name, args, subtask_id=subtask_id, attempt=attempt)
+        return outcome
 
 
 # --------------------------------------------------------------------------- running
@@ -513,8 +531,8 @@ def _run_task(
         tools=(),
         gateway_factory=gateway,
         runs_tools=live,
-        tool_replay=served.tool,
-        verdict_replay=served.verdict,
+        tool_runner=served.runner,
+        recorded_verdicts=served,
     )
     try:
         system.subscribe(served.on_envelope)
@@ -536,6 +554,9 @@ def _compare_task(
 ) -> tuple[Divergence | None, int]:
     """The first divergence of ``new`` from the record, per sender in order, and how many
     recorded envelopes were compared."""
+    if not any(isinstance(e.body, ToolCallEnded) for e in task.envelopes):
+        # a record older than ToolCallEnded: the rerun's own are not compared
+        new = [e for e in new if not isinstance(e.body, ToolCallEnded)]
     streams: dict[str, deque[Envelope]] = defaultdict(deque)
     for env in new:
         streams[env.sender].append(env)

@@ -26,9 +26,12 @@ TODO = (WS / "notes" / "todo.txt").read_text()
 README = (WS / "README.md").read_text()
 
 
-def shell(stdout: str, code: int = 0) -> str:
-    """A shell tool's result as the registry formats it."""
-    return f"exit code: {code}\n--- stdout ---\n{stdout}" if stdout else f"exit code: {code}"
+def shell(stdout: str, code: int = 0) -> list[str]:
+    """What grounding reads of a shell call: its result as the registry formats it and its
+    structured stdout."""
+    shown = f"exit code: {code}\n--- stdout ---\n{stdout}" if stdout else f"exit code: {code}"
+    call = ToolCall(tool="shell", output_preview=shown, stdout=stdout, stderr="", exit_code=code)
+    return tool_outputs([call])
 
 
 # ---------------------------------------------------------------- the recorded false accept
@@ -37,7 +40,7 @@ def test_task_7s_false_accept_is_caught() -> None:
     1500 and both validators passed it. 1500 is nowhere, and derivable from nothing."""
     request = "what is the amount for the east region in data/sales.csv?"
     answer = "The amount for the east region is 1500."
-    found = grounding(answer, [shell("", 0)], request=request)
+    found = grounding(answer, shell("", 0), request=request)
     assert found.ungrounded == ("1500",)
     assert "1500" in found.evidence()
     # even had it read the whole file, 1500 is not in it (east is 1300)
@@ -48,16 +51,16 @@ def test_task_7s_false_accept_is_caught() -> None:
 # ---------------------------------------------------------------- correct answers stand
 def test_the_correct_answers_of_the_bench_tasks_are_grounded() -> None:
     cases = [  # (request, tool results, a correct answer) as a small model gives them
-        ("how many lines are in notes/todo.txt?", [shell("7 notes/todo.txt")], "7"),
+        ("how many lines are in notes/todo.txt?", shell("7 notes/todo.txt"), "7"),
         ("how many lines are in notes/todo.txt?", [TODO], "The file has 7 lines."),
         ("count the python files under src", ["3 match(es):\na.py\nb.py\nc.py"], "3 files"),
-        ("count the python files under src", [shell("src/a.py\nsrc/b.py\nsrc/c.py")], "3"),
-        ("how many lines of notes/todo.txt contain TODO?", [shell("4")], "4 lines"),
+        ("count the python files under src", shell("src/a.py\nsrc/b.py\nsrc/c.py"), "3"),
+        ("how many lines of notes/todo.txt contain TODO?", shell("4"), "4 lines"),
         ("how many lines of notes/todo.txt contain TODO?", [TODO], "4 lines contain TODO."),
         ("how many lines are in data/sales.csv?", [SALES], "data/sales.csv has 5 lines"),
-        ("how many files are in the archive directory?", [shell("old.log")], "1 file"),
+        ("how many files are in the archive directory?", shell("old.log"), "1 file"),
         ("how many words are in README.md?", [README], "README.md has 11 words."),
-        ("what is the amount for the east region?", [shell("1300")], "The amount is 1,300."),
+        ("what is the amount for the east region?", shell("1300"), "The amount is 1,300."),
         ("what is the total amount in data/sales.csv?", [SALES], "The total is 4250."),
         ("what is the average amount in data/sales.csv?", [SALES], "The average is 1062.5"),
         ("what is the average amount in data/sales.csv?", [SALES], "about 1063 on average"),
@@ -109,7 +112,7 @@ def test_the_validators_rule_fails_passed_verdicts_but_a_count_code_measured() -
         Verdict(criterion_id="w", passed=True, signal="rule"),
         Verdict(criterion_id="c", passed=True, signal="rule"),
     ]
-    calls = [ToolCall(tool="shell", output_preview=shell(""))]
+    calls = [ToolCall(tool="shell", output_preview="exit code: 0", stdout="", stderr="")]
     weak = ungrounded("It is 1500.", calls, request="what is the amount for east?")
     assert weak is not None
     out = grounding_verdicts([plausible, weak_check, counted], passed, weak)
@@ -185,6 +188,6 @@ def test_numbers_the_request_states_are_given(numbers: list[int], request: str) 
 
 
 def test_derivable_counts_of_a_shell_section() -> None:
-    exact, means = derivable([shell("a TODO\nb\nc TODO")], ["TODO"])
+    exact, means = derivable(shell("a TODO\nb\nc TODO"), ["TODO"])
     assert {Decimal(3), Decimal(2), Decimal(0)} <= exact  # lines, lines with TODO, exit code
     assert means == [Decimal(0)]  # the one column: "exit code: 0"
