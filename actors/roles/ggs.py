@@ -44,6 +44,7 @@ Constraints
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -58,6 +59,7 @@ from artoo.schemas import (
     DispatchManifest,
     Envelope,
     FinalResult,
+    GGSConfig,
     GGSDecision,
     LLMCall,
     MegramRecorded,
@@ -93,6 +95,7 @@ __all__ = [
     "LAW1_TAG",
     "TERMINAL_STATES",
     "GGSStep",
+    "TaskBook",
     "TaskGradient",
     "distance",
     "implausibility",
@@ -103,6 +106,7 @@ __all__ = [
     "ran_out",
     "resource_cost",
     "script_summary",
+    "unplanned_evidence",
 ]
 
 LAW1_TAG = "[LAW1]"
@@ -141,12 +145,26 @@ def ran_out(roles: list[str], call: LLMCall) -> None:
             roles.append(call.role)
 
 
-@dataclass
-class _TaskBook:
-    """What the GGS keeps per task besides the TaskGradient."""
+def unplanned_evidence(body: PlanRejected | StepFailed) -> str:
+    """Why a round had no plan to run, as the GGS logs it (pure)."""
+    if isinstance(body, PlanRejected):
+        return "no plan keeps the MUST NOT set: " + "; ".join(body.violations)
+    return f"{body.role}: {body.error}"
 
-    started: float
-    deadline_s: float
+
+@dataclass
+class TaskBook:
+    """The GGS's per-task bookkeeping, beside the :class:`TaskGradient` — pure, fed the
+    task's messages in seq order by :meth:`see`. The actor runs it live; ``artoo replay
+    --verify`` runs the same code over the log to recompute each decision and FinalResult.
+
+    ``started``/``deadline_s`` are the actor's (clock time); the rest is a function of the
+    messages seen: the cost ledger's records and groups, the Law 1 actions denied (and the
+    denied targets later plans still needed), the roles a scripted model ran out for.
+    """
+
+    started: float = 0.0
+    deadline_s: float = float("inf")
     gradient: TaskGradient | None = None
     calls: list[CallRecord] = field(default_factory=list)
     groups: dict[str, tuple[int, int]] = field(default_factory=dict)  # subtask -> (round, seq)
@@ -158,6 +176,63 @@ class _TaskBook:
     round: int = 0
     budgets: dict[str, int | None] = field(default_factory=dict)  # max_model_calls, max_tokens
     ran_out: list[str] = field(default_factory=list)  # roles a scripted model had no entry for
+
+    def see(
+        self, body: Message, task_id: str, params: GGSConfig, new_id: Callable[[], str]
+    ) -> None:
+        """Take one of the task's messages in (the kinds the GGS keeps books on)."""
+        if isinstance(body, TaskSpec):
+            self.gradient = TaskGradient(
+                task_id,
+                slug=body.slug,
+                environment=body.environment,
+                criteria=body.criteria,
+                params=params,
+                new_id=new_id,
+            )
+        elif isinstance(body, DispatchManifest):
+            self.round = body.round
+            for st in body.subtasks:
+                self.groups[st.subtask_id] = (body.round, st.sequence)
+                if self.gradient is not None:
+                    self.gradient.add_criteria(st.criteria)
+        elif isinstance(body, LLMCall):
+            if body.refused is None:
+                self.calls.append(CallRecord.of(body))
+                ran_out(self.ran_out, body)
+        elif isinstance(body, ConfirmationRequest):
+            if body.gate == "law1" or (not body.gate and bool(body.tool)):  # older logs: a tool
+                self.law1_requests[body.request_id] = (body.action or body.tool, body.target)
+        elif isinstance(body, ConfirmationDecision):
+            if body.request_id in self.law1_requests:
+                action, target = self.law1_requests.pop(body.request_id)
+                if not body.approved:
+                    self.denied.append(action)
+                    if target:
+                        self.denied_targets.append(target)
+        elif isinstance(body, PlanRejected):
+            for target in body.targets:
+                if target in self.denied_targets and target not in self.needed:
+                    self.needed.append(target)
+
+    def refused_summary(self, call: LLMCall) -> str:
+        """Why a task whose budget refused ``call`` ends: the budget and the figures."""
+        made = len(self.calls)
+        tokens = sum(c.tokens_in + c.tokens_out for c in self.calls)
+        limit = self.budgets.get(call.refused or "")
+        return f"budget spent: {call.refused} = {limit}; {made} model calls made, {tokens} tokens"
+
+    def finish(self, result: FinalResult, elapsed_ms: float) -> FinalResult:
+        """``result`` as the GGS publishes it: the cost, and what the summary must say of
+        denied Law 1 actions and of a scripted model that ran out."""
+        update: dict[str, object] = {"cost": task_cost(self.calls, self.groups, elapsed_ms)}
+        if self.denied:
+            update["law1_denied"] = True
+            update["summary"] = law1_summary(result.summary, self.denied, self.needed)
+        if self.ran_out and result.status == "abandon":
+            summary = str(update.get("summary", result.summary))
+            update["summary"] = script_summary(summary, self.ran_out)
+        return msgspec.structs.replace(result, **update)
 
 
 class GGS(Role):
@@ -189,7 +264,7 @@ class GGS(Role):
     def __init__(self, equipment: Equipment, instance: str | None = None) -> None:
         super().__init__(equipment, instance)
         self.params = equipment.config.ggs
-        self.books: dict[str, _TaskBook] = {}
+        self.books: dict[str, TaskBook] = {}
 
     def active_tasks(self) -> list[str]:
         return list(self.books)
@@ -197,7 +272,7 @@ class GGS(Role):
     def forget_task(self, task_id: str) -> None:
         self.books.pop(task_id, None)
 
-    def _book(self, env: Envelope) -> _TaskBook | None:
+    def _book(self, env: Envelope) -> TaskBook | None:
         return self.books.get(env.task_id or "")
 
     # ------------------------------------------------------------------ bookkeeping
@@ -205,38 +280,17 @@ class GGS(Role):
     def on_task_request(self, env: Envelope) -> None:
         body: TaskRequest = env.body
         deadline = self.ctx.config.task_deadline_s(body.deadline_s)
-        self.books[env.task_id or ""] = _TaskBook(
+        self.books[env.task_id or ""] = TaskBook(
             started=env.ts,
             deadline_s=deadline,
             budgets={"max_model_calls": body.max_model_calls, "max_tokens": body.max_tokens},
         )
 
-    @handles(TaskSpec)
-    def on_task_spec(self, env: Envelope) -> None:
+    @handles(TaskSpec, DispatchManifest, ConfirmationRequest, ConfirmationDecision)
+    def on_books(self, env: Envelope) -> None:
         book = self._book(env)
-        if book is None:
-            return
-        spec: TaskSpec = env.body
-        book.gradient = TaskGradient(
-            env.task_id or "",
-            slug=spec.slug,
-            environment=spec.environment,
-            criteria=spec.criteria,
-            params=self.params,
-            new_id=self.ctx.new_id,
-        )
-
-    @handles(DispatchManifest)
-    def on_dispatch_manifest(self, env: Envelope) -> None:
-        book = self._book(env)
-        if book is None:
-            return
-        body: DispatchManifest = env.body
-        book.round = body.round
-        for st in body.subtasks:
-            book.groups[st.subtask_id] = (body.round, st.sequence)
-            if book.gradient is not None:
-                book.gradient.add_criteria(st.criteria)
+        if book is not None:
+            book.see(env.body, env.task_id or "", self.params, self.ctx.new_id)
 
     @handles(LLMCall)
     def on_llm_call(self, env: Envelope) -> None:
@@ -244,44 +298,13 @@ class GGS(Role):
         if book is None:
             return
         call: LLMCall = env.body
-        if call.refused is None:
-            book.calls.append(CallRecord.of(call))
-            ran_out(book.ran_out, call)
-            return
-        # a call refused by the task's budget: the task ends, naming the budget and figures
-        made = len(book.calls)
-        tokens = sum(c.tokens_in + c.tokens_out for c in book.calls)
-        limit = book.budgets.get(call.refused)
-        self._abandon(
-            env.task_id or "",
-            f"budget spent: {call.refused} = {limit}; {made} model calls made, {tokens} tokens",
-            "budget",
-            cause=env.seq,
-            budget=call.refused,
-        )
-
-    @handles(ConfirmationRequest)
-    def on_confirmation_request(self, env: Envelope) -> None:
-        body: ConfirmationRequest = env.body
-        book = self._book(env)
-        law1 = body.gate == "law1" or (not body.gate and bool(body.tool))  # older logs: a tool
-        if book is not None and law1:
-            book.law1_requests[body.request_id] = (body.action or body.tool, body.target)
-
-    @handles(ConfirmationDecision)
-    def on_confirmation_decision(self, env: Envelope) -> None:
-        body: ConfirmationDecision = env.body
-        book = self._book(env)
-        if book is None or body.request_id not in book.law1_requests:
-            return
-        action, target = book.law1_requests.pop(body.request_id)
-        if not body.approved:
-            book.denied.append(action)
-            if target:
-                book.denied_targets.append(target)
+        book.see(call, env.task_id or "", self.params, self.ctx.new_id)
+        if call.refused is not None:  # refused by the task's budget: the task ends
+            summary = book.refused_summary(call)
+            self._abandon(env.task_id or "", summary, "budget", cause=env.seq, budget=call.refused)
 
     # ------------------------------------------------------------------ decisions
-    def _elapsed_ms(self, book: _TaskBook) -> float:
+    def _elapsed_ms(self, book: TaskBook) -> float:
         return max(0.0, (self.ctx.clock.now() - book.started) * 1000.0)
 
     def _publish_step(self, env: Envelope, step: GGSStep) -> None:
@@ -306,11 +329,8 @@ class GGS(Role):
         if book is None or book.gradient is None:
             return
         body: PlanRejected = env.body
-        for target in body.targets:
-            if target in book.denied_targets and target not in book.needed:
-                book.needed.append(target)
-        evidence = "no plan keeps the MUST NOT set: " + "; ".join(body.violations)
-        self._unplanned(env, book, body.round, evidence)
+        book.see(body, env.task_id or "", self.params, self.ctx.new_id)
+        self._unplanned(env, book, body.round, unplanned_evidence(body))
 
     @handles(StepFailed)
     def on_step_failed(self, env: Envelope) -> None:
@@ -326,9 +346,9 @@ class GGS(Role):
                 cause=env.seq,
             )
             return
-        self._unplanned(env, book, body.round, f"{body.role}: {body.error}")
+        self._unplanned(env, book, body.round, unplanned_evidence(body))
 
-    def _unplanned(self, env: Envelope, book: _TaskBook, round: int, evidence: str) -> None:
+    def _unplanned(self, env: Envelope, book: TaskBook, round: int, evidence: str) -> None:
         assert book.gradient is not None
         step = book.gradient.step_unplanned(
             round, evidence, elapsed_ms=self._elapsed_ms(book), now=self.ctx.clock.now()
@@ -338,16 +358,7 @@ class GGS(Role):
     def _final(self, task_id: str, result: FinalResult, *, cause: int | None) -> None:
         book = self.books.get(task_id)
         if book is not None:
-            update: dict[str, object] = {
-                "cost": task_cost(book.calls, book.groups, self._elapsed_ms(book))
-            }
-            if book.denied:
-                update["law1_denied"] = True
-                update["summary"] = law1_summary(result.summary, book.denied, book.needed)
-            if book.ran_out and result.status == "abandon":
-                summary = str(update.get("summary", result.summary))
-                update["summary"] = script_summary(summary, book.ran_out)
-            result = msgspec.structs.replace(result, **update)
+            result = book.finish(result, self._elapsed_ms(book))
         self.publish(result, task_id=task_id, cause=cause)
         self.log.info("task ended", task=task_id, status=result.status, reason=result.reason)
         self.books.pop(task_id, None)

@@ -28,7 +28,7 @@ import msgspec
 
 from artoo.schemas import Config
 
-from ._read import read_store
+from ._read import read_store, task_config
 from ._rerun import (
     RerunReport,
     _compare_task,
@@ -36,7 +36,6 @@ from ._rerun import (
     _run_task,
     _seed,
     _Served,
-    task_config,
     with_settings,
 )
 

@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from artoo.schemas import Envelope, FinalResult, UserRequest
+import msgspec
 
-__all__ = ["TaskLog", "read_store"]
+from artoo.schemas import (
+    Config,
+    ConfirmationRequest,
+    Envelope,
+    FinalResult,
+    TaskRequest,
+    UserRequest,
+)
+
+__all__ = ["TaskLog", "read_store", "task_config"]
 
 
 @dataclass
@@ -74,3 +85,27 @@ def read_store(
             raise ValueError(f"no task {task_id} in {path}")
         return envelopes, [tasks[task_id]]
     return envelopes, list(tasks.values())
+
+
+def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> Config:
+    """The Config ``task`` ran under: the one its TaskRequest logged (durability aside: a
+    rerun's store is scratch), else — a log from before that field — ``Config()`` with
+    the effector pairs and the confirmation timeout the log (``envelopes``, else the task's
+    own) shows. The one place every replay reader takes a task's Config from."""
+    request = next((e.body for e in task.envelopes if isinstance(e.body, TaskRequest)), None)
+    if request is None or not request.config:
+        return _inferred_config(task.envelopes if envelopes is None else list(envelopes))
+    logged = Config.model_validate_json(msgspec.json.encode(request.config))
+    return logged.model_copy(update={"durability": "none"})
+
+
+def _inferred_config(envelopes: list[Envelope]) -> Config:
+    pairs = {e.to for e in envelopes if e.to and e.to.startswith("pair-")}
+    indexes = [int(p.split("-", 1)[1]) for p in pairs if p.split("-", 1)[1].isdigit()]
+    update: dict[str, Any] = {"durability": "none"}
+    if indexes:
+        update["max_parallel"] = max(indexes) + 1
+    timeouts = [e.body.timeout_s for e in envelopes if isinstance(e.body, ConfirmationRequest)]
+    if timeouts:
+        update["confirmation_timeout_s"] = timeouts[0]
+    return Config().model_copy(update=update)

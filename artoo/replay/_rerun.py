@@ -54,14 +54,13 @@ from artoo.schemas import (
     OutcomeSummary,
     ReplanRequest,
     SubTaskOutcome,
-    TaskRequest,
     ToolCall,
     ToolCallEnded,
     UserRequest,
     Verdict,
 )
 
-from ._read import TaskLog, read_store
+from ._read import TaskLog, read_store, task_config
 
 __all__ = ["Divergence", "RerunReport", "rerun"]
 
@@ -207,29 +206,6 @@ def with_settings(config: Config, settings: list[str]) -> Config:
     except Exception as exc:  # pydantic's ValidationError: say it in one line
         first = str(exc).splitlines()
         raise ValueError(f"--set: {' '.join(first[1:3]) if len(first) > 2 else exc}") from None
-
-
-def task_config(task: TaskLog, envelopes: list[Envelope]) -> Config:
-    """The Config ``task`` ran under: the one its TaskRequest logged (durability aside: a
-    rerun's store is scratch), else — a log from before that field — ``Config()`` with
-    the effector pairs and the confirmation timeout the log shows."""
-    request = next((e.body for e in task.envelopes if isinstance(e.body, TaskRequest)), None)
-    if request is None or not request.config:
-        return _inferred_config(envelopes)
-    logged = Config.model_validate_json(msgspec.json.encode(request.config))
-    return logged.model_copy(update={"durability": "none"})
-
-
-def _inferred_config(envelopes: list[Envelope]) -> Config:
-    pairs = {e.to for e in envelopes if e.to and e.to.startswith("pair-")}
-    indexes = [int(p.split("-", 1)[1]) for p in pairs if p.split("-", 1)[1].isdigit()]
-    update: dict[str, Any] = {"durability": "none"}
-    if indexes:
-        update["max_parallel"] = max(indexes) + 1
-    timeouts = [e.body.timeout_s for e in envelopes if isinstance(e.body, ConfirmationRequest)]
-    if timeouts:
-        update["confirmation_timeout_s"] = timeouts[0]
-    return Config().model_copy(update=update)
 
 
 def _seed(store: Path, prefix: list[Envelope]) -> None:

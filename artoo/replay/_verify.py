@@ -52,8 +52,6 @@ import msgspec
 
 from artoo.schemas import (
     Config,
-    ConfirmationDecision,
-    ConfirmationRequest,
     CorrectionSignal,
     Criterion,
     DispatchManifest,
@@ -62,7 +60,6 @@ from artoo.schemas import (
     FinalResult,
     GGSConfig,
     GGSDecision,
-    LLMCall,
     MegramRecorded,
     MemoryRecall,
     OutcomeSummary,
@@ -77,7 +74,7 @@ from artoo.schemas import (
     Verdict,
 )
 
-from ._read import TaskLog, read_store
+from ._read import TaskLog, read_store, task_config
 from ._report import Mismatch, VerifyReport, compare
 from ._verify_dispatch import verify_dispatch
 from ._verify_law1 import verify_law1
@@ -89,13 +86,12 @@ def verify(
     store: str | Path, task_id: str | None = None, *, config: Config | None = None
 ) -> VerifyReport:
     """Recompute every deterministic decision of ``store``'s log (of ``task_id`` only when
-    given) and compare it with the logged one. ``config`` stands in for what the log does
-    not record (default: ``Config()``)."""
-    cfg = config or Config()
+    given) and compare it with the logged one. Each task is recomputed under the Config its
+    TaskRequest logged (:func:`task_config`); ``config``, when given, stands in for it."""
     envelopes, tasks = read_store(store, task_id)
     report = VerifyReport()
     for task in tasks:
-        _Task(task, cfg, report).run()
+        _Task(task, config or task_config(task, envelopes), report).run()
         verify_law1(task, report)
         verify_dispatch(task, report)
     _quantization(envelopes if task_id is None else tasks[0].envelopes, report)
@@ -120,58 +116,26 @@ class _Task:
                 self.caused.setdefault(env.cause, []).append(env)
 
     def run(self) -> None:
-        from artoo.actors.roles._gradient import TaskGradient
-        from artoo.actors.roles.ggs import ran_out
-        from artoo.actors.runtime.ledger import CallRecord
+        from artoo.actors.roles.ggs import TaskBook
 
-        gradient: TaskGradient | None = None
-        ids: deque[str] = deque()
+        book = TaskBook()  # the GGS's own bookkeeping, fed the same messages
+        ids: deque[str] = deque()  # the Megram ids the logged decision used, served in order
         subtasks: dict[str, SubTask] = {}
         manifests: dict[int, DispatchManifest] = {}
         directive: PlanDirective | None = None
-        calls: list[CallRecord] = []
-        groups: dict[str, tuple[int, int]] = {}
-        law1: dict[str, tuple[str, str | None]] = {}
-        denied: list[str] = []
-        denied_targets: list[str] = []
-        scripted_out: list[str] = []  # roles a scripted model ran out for
-        needed: list[str] = []
         for env in self.task.envelopes:
             body = env.body
+            book.see(body, self.task.task_id, self.config.ggs, ids.popleft)
             if isinstance(body, TaskSpec):
                 self.request = body.text
-                gradient = TaskGradient(
-                    self.task.task_id,
-                    slug=body.slug,
-                    environment=body.environment,
-                    criteria=body.criteria,
-                    params=self.config.ggs,
-                    new_id=ids.popleft,
-                )
             elif isinstance(body, DispatchManifest):
                 manifests[body.round] = body
                 for st in body.subtasks:
                     subtasks[st.subtask_id] = st
-                    groups[st.subtask_id] = (body.round, st.sequence)
-                    if gradient is not None:
-                        gradient.add_criteria(st.criteria)
             elif isinstance(body, SubTask):
                 subtasks[body.subtask_id] = body
             elif isinstance(body, PlanDirective):
                 directive = body
-            elif isinstance(body, LLMCall):
-                calls.append(CallRecord.of(body))
-                ran_out(scripted_out, body)
-            elif isinstance(body, ConfirmationRequest):
-                if body.gate == "law1" or (not body.gate and bool(body.tool)):
-                    law1[body.request_id] = (body.action or body.tool, body.target)
-            elif isinstance(body, ConfirmationDecision):
-                if body.request_id in law1:
-                    action, target = law1.pop(body.request_id)
-                    if not body.approved:
-                        denied.append(action)
-                        if target:
-                            denied_targets.append(target)
             elif isinstance(body, MemoryRecall):
                 self._calibration(env, body, directive)
             elif isinstance(body, ExecutionResult):
@@ -180,30 +144,16 @@ class _Task:
                 self._agent_verdicts(env, body, subtasks.get(body.subtask_id))
             if isinstance(body, ReplanRequest | OutcomeSummary) and env.sender == "meta_validator":
                 self._task_verdicts(env, body, manifests.get(body.round))
-            if isinstance(body, PlanRejected):
-                for target in body.targets:
-                    if target in denied_targets and target not in needed:
-                        needed.append(target)
-            if gradient is None or gradient.finished:
+            if book.gradient is None or book.gradient.finished:
                 continue
             if isinstance(body, ReplanRequest | OutcomeSummary | PlanRejected | StepFailed):
-                self._ggs(env, gradient, ids, calls, groups, (denied, needed, scripted_out))
+                self._ggs(env, book, ids)
 
     # ---- GGS
-    def _ggs(
-        self,
-        env: Envelope,
-        gradient: Any,
-        ids: deque[str],
-        calls: list[Any],
-        groups: dict[str, tuple[int, int]],
-        notes: tuple[list[str], list[str], list[str]],
-    ) -> None:
-        from artoo.actors.roles.ggs import law1_summary, script_summary
+    def _ggs(self, env: Envelope, book: Any, ids: deque[str]) -> None:
+        from artoo.actors.roles.ggs import unplanned_evidence
 
-        denied, needed, scripted_out = notes  # what the GGS adds to a final's summary
-        from artoo.actors.runtime.ledger import task_cost
-
+        gradient = book.gradient
         out = [e for e in self.caused.get(env.seq, []) if e.sender == "ggs"]
         decisions = [e for e in out if isinstance(e.body, GGSDecision)]
         if not decisions:
@@ -218,14 +168,9 @@ class _Task:
             GGSConfig.model_validate(logged.params) if logged.params else self.config.ggs
         )
         body = env.body
-        if isinstance(body, PlanRejected):
-            evidence = "no plan keeps the MUST NOT set: " + "; ".join(body.violations)
+        if isinstance(body, PlanRejected | StepFailed):
             step = gradient.step_unplanned(
-                body.round, evidence, elapsed_ms=logged.elapsed_ms, now=now
-            )
-        elif isinstance(body, StepFailed):
-            step = gradient.step_unplanned(
-                body.round, f"{body.role}: {body.error}", elapsed_ms=logged.elapsed_ms, now=now
+                body.round, unplanned_evidence(body), elapsed_ms=logged.elapsed_ms, now=now
             )
         else:
             step = gradient.step(body, elapsed_ms=logged.elapsed_ms, now=now)
@@ -248,16 +193,8 @@ class _Task:
         final = step.final
         if final is not None:
             finals = [e for e in out if isinstance(e.body, FinalResult)]
-            if finals:
-                result: FinalResult = finals[0].body
-                update: dict[str, Any] = {"cost": task_cost(calls, groups, result.cost.elapsed_ms)}
-                if denied:
-                    update["law1_denied"] = True
-                    update["summary"] = law1_summary(final.summary, denied, needed)
-                if scripted_out and final.status == "abandon":
-                    summary = str(update.get("summary", final.summary))
-                    update["summary"] = script_summary(summary, scripted_out)
-                final = msgspec.structs.replace(final, **update)
+            if finals:  # as the GGS publishes it, with the logged elapsed time
+                final = book.finish(final, finals[0].body.cost.elapsed_ms)
             self._pair(out, FinalResult, final, env)
 
     def _pair(self, out: list[Envelope], kind: type, recomputed: Any, cause: Envelope) -> None:

@@ -66,7 +66,7 @@ ROLE_HANDLERS = [
     ("artoo.actors.roles.executor", "Executor", "on_sub_task", True),
     ("artoo.actors.roles.agent_validator", "AgentValidator", "on_execution_result", True),
     ("artoo.actors.roles.meta_validator", "MetaValidator", "on_sub_task_outcome", True),
-    ("artoo.actors.roles.ggs", "GGS", "on_task_spec", True),
+    ("artoo.actors.roles.ggs", "GGS", "on_books", True),
     ("artoo.actors.roles.dreamer", "Dreamer", "on_final_result", False),
 ]
 
