@@ -113,21 +113,6 @@ def test_a_config_with_an_unknown_sandbox_mode_is_one_line(tmp_path: Path) -> No
         artoo.System.open(tmp_path / "store", config={"tools": {"sandbox": "maybe"}})
 
 
-def test_upper_layers_move_to_a_tmpfs_where_tmp_cannot_hold_them(
-    tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    tried: list[Path | None] = []
-
-    def probe(*, network: bool, scratch_base: Path | None) -> str | None:
-        tried.append(scratch_base)
-        return "upper fs does not support tmpfile" if scratch_base is None else None
-
-    monkeypatch.setattr(system_module, "probe", probe)
-    with artoo.System.open(tmp_path / "store", model=_model(tmp_path), workspace=workspace) as s:
-        assert s.sandbox is not None and s.sandbox.scratch_base == Path("/dev/shm")
-    assert tried == [None, Path("/dev/shm")]
-
-
 @pytest.mark.skipif(sys.platform != "linux", reason="the sandbox needs Linux")
 def test_a_store_inside_the_workspace_is_out_of_every_tools_reach(workspace: Path) -> None:
     """The CLI's default: the store ./.artoo inside the workspace. A command sees it
