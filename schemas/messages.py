@@ -160,12 +160,13 @@ FileChange = Literal["created", "deleted", "modified", "replaced", "metadata"]
 """What a command did to one workspace path (FileEffect.change); all but ``created`` are
 irreversible."""
 
-Hazard = Literal["executable", "hook", "startup", "editor", "ci", "volume"]
+Hazard = Literal["executable", "hook", "startup", "editor", "ci", "link", "volume"]
 """Why a creation is irreversible all the same (FileEffect.hazard): code the host may run
 later without anyone choosing to — a file made ``executable``, a git ``hook``, a file an
 interpreter or shell runs at ``startup`` (``sitecustomize.py``, ``*.pth``, ``.envrc``,
 ``.bashrc`` …), ``editor`` configuration that runs commands (``.vscode/tasks.json`` …), a
-``ci`` workflow — or a ``volume`` of creations above the sandbox's threshold."""
+``ci`` workflow —, a symbolic ``link`` leading out of the workspace, or a ``volume`` of
+creations above the sandbox's threshold."""
 
 
 class FileEffect(msgspec.Struct, frozen=True, kw_only=True):

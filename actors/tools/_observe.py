@@ -133,7 +133,17 @@ _HAZARD_TEXT: dict[str, str] = {
     "startup": "a file run when a shell or interpreter starts",
     "editor": "editor configuration that runs commands",
     "ci": "a CI workflow",
+    "link": "a symbolic link out of the workspace",
 }
+
+
+def link_hazard(rel: str, target: str) -> Hazard | None:
+    """``"link"`` when a symbolic link at ``rel`` to ``target`` leads out of the
+    workspace (pure: read lexically, as a later host program may follow it)."""
+    if os.path.isabs(target):
+        return "link"
+    joined = os.path.normpath(os.path.join(os.path.dirname(rel), target))
+    return "link" if joined == ".." or joined.startswith("../") else None
 
 
 # =========================================================================== diff summary
@@ -406,7 +416,10 @@ class _Walk:
             self.effect(rel, "created", ust)
             return
         self.created_bytes += ust.st_size
-        hazard = hazard_of(rel, ust.st_mode)
+        if stat.S_ISLNK(ust.st_mode):
+            hazard = link_hazard(rel, os.readlink(self.upper / rel))
+        else:
+            hazard = hazard_of(rel, ust.st_mode)
         self.effect(
             rel,
             "created",
@@ -449,7 +462,14 @@ class _Walk:
             return lst is not None and _opaque(up)
         if stat.S_ISLNK(ust.st_mode):
             if lst is not None and os.readlink(up) != os.readlink(self.lower / rel):
-                self.effect(rel, "modified", ust, summary=f"link -> {os.readlink(up)}")
+                target = os.readlink(up)
+                self.effect(
+                    rel,
+                    "modified",
+                    ust,
+                    summary=f"link -> {target}",
+                    hazard=link_hazard(rel, target),
+                )
             elif lst is not None:
                 return None
             self.ops.append(_Op("symlink", rel, stamp))
