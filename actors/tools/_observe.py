@@ -99,6 +99,33 @@ _STARTUP_NAMES = frozenset(
     }
 )
 _EDITOR_FILES = frozenset({"settings.json", "tasks.json", "launch.json", "extensions.json"})
+_GIT_CONFIG_RUNS = (
+    "fsmonitor",
+    "hookspath",
+    "sshcommand",
+    "pager",
+    "editor",
+    "askpass",
+    "textconv",
+    "[filter",
+    "[include",
+    "helper",
+    "!",
+    "program",
+    "[alias",
+    "gpg",
+)
+"""Words of a git configuration that may make a host ``git`` run a command."""
+
+
+def git_config_hazard(rel: str, data: bytes) -> Hazard | None:
+    """``"hook"`` when ``rel`` is a repository's ``.git/config`` whose text ``data`` may
+    make git run a command (what ``git init`` writes does not)."""
+    parts = PurePosixPath(rel).parts
+    if len(parts) < 2 or parts[-2:] != (".git", "config"):
+        return None
+    text = data.decode("utf-8", "replace").lower()
+    return "hook" if any(word in text for word in _GIT_CONFIG_RUNS) else None
 
 
 def hazard_of(rel: str, mode: int | None = None) -> Hazard | None:
@@ -112,8 +139,6 @@ def hazard_of(rel: str, mode: int | None = None) -> Hazard | None:
     name = parts[-1] if parts else ""
     if len(parts) >= 2 and parts[-2] == "hooks" and ".git" in parts[:-2]:
         return None if name.endswith(".sample") else "hook"
-    if ".git" in parts and name == "config":
-        return "hook"  # core.hooksPath, core.fsmonitor, aliases … run commands
     if name in _STARTUP_NAMES or name.endswith(".pth"):
         return "startup"
     if (".vscode" in parts[:-1] and name in _EDITOR_FILES) or ".idea" in parts[:-1]:
@@ -420,6 +445,9 @@ class _Walk:
             hazard = link_hazard(rel, os.readlink(self.upper / rel))
         else:
             hazard = hazard_of(rel, ust.st_mode)
+        if hazard is None and rel.endswith(".git/config") and stat.S_ISREG(ust.st_mode):
+            with open(self.upper / rel, "rb") as f:
+                hazard = git_config_hazard(rel, f.read(1 << 16))
         self.effect(
             rel,
             "created",
