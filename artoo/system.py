@@ -376,6 +376,8 @@ class System(OperatorInbox):
                 f"a deadline must be a positive, finite number of seconds, not {deadline_s}"
             )
         calls, tokens = self.config.task_budget(max_model_calls, max_tokens)
+        # a lone surrogate (a terminal's undecodable byte) cannot be logged: U+FFFD instead
+        text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
         task_id = self.new_id()
         future: Future[FinalResult] = Future()
         handle = TaskHandle(self, task_id, future)
