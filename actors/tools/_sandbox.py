@@ -43,8 +43,11 @@ from __future__ import annotations
 
 import functools
 import os
+import queue
 import shutil
 import signal
+import socket
+import subprocess
 import sys
 import tempfile
 import threading
@@ -56,7 +59,7 @@ from artoo.actors.law1 import describe_effects
 
 from ._apply import ApplyFailed, StaleEffects, apply
 from ._observe import MAX_LISTED, Observed, ObserveTimeout, observe, write_effect
-from ._shell import _SHELL, _Run, _run_shell, shell_argv
+from ._shell import _SHELL, _Budget, _drain, _Run, shell_argv
 
 _INIT = Path(__file__).with_name("_sandbox_init.py")
 SANDBOX_ENV = {
@@ -159,6 +162,10 @@ _CLONE_NAMESPACES = (
 )
 
 
+SECCOMP_FD = 5
+"""The seccomp program's descriptor in the helper (see :mod:`._sandbox_init`)."""
+
+
 class SandboxUnavailable(RuntimeError):
     """The sandbox cannot be made here (the message says why, in one line)."""
 
@@ -237,7 +244,7 @@ def seccomp_program() -> bytes:
 
 
 def _memfd(data: bytes) -> int:
-    fd = os.memfd_create("artoo-seccomp", 0)  # inherited: bwrap reads it
+    fd = os.memfd_create("artoo-seccomp", os.MFD_CLOEXEC)  # sent to the helper
     os.write(fd, data)
     os.lseek(fd, 0, os.SEEK_SET)
     return fd
@@ -276,6 +283,130 @@ def _hide_args(path: Path) -> list[str]:
 
 def _under(path: Path, roots: tuple[Path, ...]) -> bool:
     return any(path == r or r in path.parents for r in roots)
+
+
+# =========================================================================== the server
+class _Server:
+    """The fork server (:mod:`._sandbox_init`), one per process: spawns a command's
+    helper and reports when it ends."""
+
+    def __init__(self) -> None:
+        host, child = socket.socketpair()
+        self.owner = os.getpid()
+        self._proc = subprocess.Popen(
+            [sys.executable, "-I", "-S", str(_INIT), str(child.fileno())],
+            pass_fds=(child.fileno(),),
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        child.close()
+        self._sock = host
+        self._send = threading.Lock()
+        self._pids: queue.Queue[int] = queue.Queue()
+        self._exits: dict[int, int | None] = {}
+        self._ended: dict[int, threading.Event] = {}
+        self._state = threading.Lock()
+        self.alive = True
+        threading.Thread(target=self._read, daemon=True, name="artoo-sandbox-server").start()
+
+    def _read(self) -> None:
+        with self._sock.makefile("rb") as lines:
+            for line in lines:
+                kind, pid, *rest = line.decode().split()
+                if kind == "pid":
+                    self._pids.put(int(pid))
+                    continue
+                with self._state:
+                    self._exits[int(pid)] = int(rest[0])
+                    event = self._ended.setdefault(int(pid), threading.Event())
+                event.set()
+        self.alive = False  # the server died: every waiter is told
+        self._pids.put(-1)
+        with self._state:
+            for event in self._ended.values():
+                event.set()
+
+    def spawn(self, words: list[str], fds: list[int]) -> int:
+        """Start a helper with ``words``; ``fds`` become its descriptors 0–5."""
+        payload = "\0".join(words).encode("utf-8", "surrogateescape")
+        with self._send:
+            socket.send_fds(self._sock, [payload], fds)
+            pid = self._pids.get(timeout=30)
+        if pid < 0:
+            raise SandboxUnavailable("the sandbox's fork server ended")
+        with self._state:
+            self._ended.setdefault(pid, threading.Event())
+        return pid
+
+    def wait(self, pid: int, timeout_s: float | None) -> int | None:
+        """The exit code of ``pid`` (negative: a signal), None if not ended in time."""
+        with self._state:
+            event = self._ended.setdefault(pid, threading.Event())
+        if not event.wait(timeout_s):
+            return None
+        with self._state:
+            self._ended.pop(pid, None)
+            return self._exits.pop(pid, None)
+
+
+_server_lock = threading.Lock()
+_server: _Server | None = None
+
+
+def _the_server() -> _Server:
+    global _server
+    with _server_lock:
+        if _server is None or not _server.alive or _server.owner != os.getpid():
+            _server = _Server()
+        return _server
+
+
+def _run_served(words: list[str], fds: list[int], timeout_s: float, cap: int) -> _Run:
+    """Run a helper through the fork server as :func:`~._shell._run_shell` runs a
+    command: output capped, killed (its process group) at the timeout."""
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    null = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+    server = _the_server()
+    try:
+        pid = server.spawn(words, [null, out_w, err_w, *fds])
+    finally:
+        for end in (null, out_w, err_w):
+            os.close(end)
+    deadline = time.monotonic() + timeout_s
+    budget = _Budget(cap)
+    out: list[bytes] = []
+    err: list[bytes] = []
+    streams = (open(out_r, "rb", buffering=0), open(err_r, "rb", buffering=0))
+    readers = [
+        threading.Thread(target=_drain, args=(streams[0], budget, out), daemon=True),
+        threading.Thread(target=_drain, args=(streams[1], budget, err), daemon=True),
+    ]
+    for reader in readers:
+        reader.start()
+    code = server.wait(pid, timeout_s)
+    timed_out = code is None and server.alive
+    if code is None:
+        _kill_pgid(pid)
+        code = server.wait(pid, 5.0)
+    for reader in readers:
+        reader.join(timeout=min(0.2, max(0.0, deadline - time.monotonic())))
+    for reader in readers:
+        reader.join(timeout=1.0)
+    return _Run(
+        exit_code=None if timed_out else code,
+        stdout=b"".join(out).decode("utf-8", "replace"),
+        stderr=b"".join(err).decode("utf-8", "replace"),
+        timed_out=timed_out,
+        dropped=budget.dropped,
+    )
+
+
+def _kill_pgid(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 # =========================================================================== running
@@ -429,12 +560,12 @@ class Sandbox:
                 scratch,
                 {**env, **SANDBOX_ENV},
                 (*self.hide, *(Path(p).resolve() for p in hide)),
-                seccomp_fd,
+                SECCOMP_FD,
             )
-            helper = [
-                *(sys.executable, "-I", "-S", str(_INIT), str(workspace), str(scratch)),
-                *(str(self.limits.write_bytes), str(self.limits.write_files), str(UID_BASE)),
-                *(str(status_w), str(go_r), ",".join(f"{k}={v}" for k, v in limits.items())),
+            words = [
+                *(str(workspace), str(scratch), str(self.limits.write_bytes)),
+                *(str(self.limits.write_files), str(UID_BASE)),
+                ",".join(f"{k}={v}" for k, v in limits.items()),
                 *bwrap,
             ]
             status = _Status()
@@ -443,15 +574,7 @@ class Sandbox:
             )
             receiver.start()
             try:
-                run = _run_shell(
-                    command,
-                    workspace,
-                    timeout_s,
-                    cap,
-                    {"PATH": os.defpath},
-                    argv=helper,
-                    pass_fds=(status_w, go_r, seccomp_fd),
-                )
+                run = _run_served(words, [status_w, go_r, seccomp_fd], timeout_s, cap)
             finally:
                 for end in (status_w, go_r, seccomp_fd):
                     os.close(end)

@@ -1,36 +1,44 @@
-"""The sandbox's outer helper: run as ``python -I -S _sandbox_init.py SPEC`` (a fresh,
-single-threaded interpreter — a threaded process cannot enter a user namespace), it makes
-the storage the command writes to, hands it to the host, and becomes ``bwrap``.
+"""The sandbox's fork server: run once per host process as ``python -I -S
+_sandbox_init.py SOCKET_FD`` (a single-threaded interpreter — a threaded process cannot
+enter a user namespace, and forking this one costs a millisecond where starting an
+interpreter per command cost ten). For each request it forks a child that makes the
+storage the command writes to, hands it to the host, and becomes ``bwrap``.
 
-Imports nothing of artoo, and little else (it runs before every command). Its arguments:
-``WORKSPACE SCRATCH BYTES INODES UID_BASE STATUS_FD GO_FD LIMITS BWRAP…`` — ``SCRATCH`` an
-empty directory outside the workspace; ``BYTES`` and ``INODES`` the size of the storage;
-``UID_BASE`` (when run as root) the unprivileged host id the workspace's owner is shown
-as; ``STATUS_FD`` a pipe to the host, ``GO_FD`` one from it; ``LIMITS`` ``NAME=value``
-rlimits joined by commas; then the ``bwrap`` command line, which binds
-``SCRATCH/merged`` at the workspace's path.
+Imports nothing of artoo. The protocol on the Unix socket ``SOCKET_FD``: the host sends a
+request — NUL-separated words ``WORKSPACE SCRATCH BYTES INODES UID_BASE LIMITS BWRAP…``
+with six descriptors (stdin, stdout, stderr, status, go, seccomp; the child gets them as
+0–5) — and gets ``pid PID`` back, then ``exit PID CODE`` when that child ends (``CODE``
+as ``subprocess``'s: negative for a signal). ``SCRATCH`` is an empty directory outside
+the workspace; ``BYTES`` and ``INODES`` the size of the storage; ``UID_BASE`` (when run
+as root) the unprivileged host id the workspace's owner is shown as; ``LIMITS``
+``NAME=value`` rlimits joined by commas; ``BWRAP…`` binds ``SCRATCH/merged`` at the
+workspace's path. When the host goes (end of file), every child is killed.
 
-Steps (the only mounts artoo makes itself; the boundary is bubblewrap's):
+A child's steps (the only mounts artoo makes itself; the boundary is bubblewrap's):
 
-1. A new mount namespace (and, when not root, a user namespace mapping the caller to 0,
-   which the command never runs as: bwrap nests its own). Every mount private.
-2. A tmpfs of ``bytes`` and ``inodes`` on ``scratch``: the overlay's upper layer lives
+1. A new session; a new mount namespace (and, when not root, a user namespace mapping the
+   caller to 0, which the command never runs as: bwrap nests its own). Mounts private.
+2. A tmpfs of ``BYTES`` and ``INODES`` on ``SCRATCH``: the overlay's upper layer lives
    there, so what a command writes is limited, and none of it reaches the host's disk.
 3. As root: the workspace cloned as an *idmapped* mount (host id ``k`` shown as
-   ``uid_base + k``), so the command owns the workspace's files while its host id is
-   ``uid_base`` — never 0. Otherwise the workspace itself.
-4. An overlay of the workspace (lower) and ``scratch/upper`` at ``scratch/merged``.
-5. ``ok PID`` written to the host (or ``error: …``), which opens the tmpfs through
-   ``/proc/PID/root`` — it reads the upper layer through that descriptor after the
-   namespace is gone — and then says go.
-6. Resource limits set; as root, every id dropped to ``uid_base``; ``execve`` bwrap.
+   ``UID_BASE + k``), so the command owns the workspace's files while its host id is
+   ``UID_BASE`` — never 0. Otherwise the workspace itself.
+4. An overlay of the workspace (lower) and ``SCRATCH/upper`` at ``SCRATCH/merged``.
+5. ``ok PID`` written on the status pipe (or ``error: …``); the host opens the tmpfs
+   through ``/proc/PID/root`` — it reads the upper layer through that descriptor after
+   the namespace is gone — and then writes ``g`` on the go pipe.
+6. Resource limits set; as root, every id dropped to ``UID_BASE``; ``execve`` bwrap.
 """
 
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import os
 import resource
+import select
+import signal
+import socket
 import sys
 
 CLONE_NEWNS = 0x00020000
@@ -188,22 +196,26 @@ def _storage(workspace: str, scratch: str, size: str, base: int, root: bool) -> 
     )
 
 
-def main() -> None:
-    """Make the storage, hand it over, set the limits and run bwrap (see above)."""
-    workspace, scratch, size, inodes, base_s, status_s, go_s, limits = sys.argv[1:9]
-    argv = sys.argv[9:]
-    base, status, go = int(base_s), int(status_s), int(go_s)
+STATUS_FD, GO_FD = 3, 4
+
+
+def _child(words: list[str]) -> None:
+    """Steps 1–6 of the module docstring (never returns)."""
+    workspace, scratch, size, inodes, base_s, limits = words[:6]
+    argv = words[6:]
+    base = int(base_s)
     root = os.getuid() == 0
     try:
+        os.setsid()
         _storage(workspace, scratch, f"size={size},nr_inodes={inodes},mode=0711", base, root)
     except (SetupError, OSError) as exc:
-        os.write(status, f"error: {exc}".encode())
+        os.write(STATUS_FD, f"error: {exc}".encode())
         os._exit(125)
-    os.write(status, f"ok {os.getpid()}".encode())
-    os.close(status)
-    if os.read(go, 1) != b"g":  # the host could not take the storage
+    os.write(STATUS_FD, f"ok {os.getpid()}".encode())
+    os.close(STATUS_FD)
+    if os.read(GO_FD, 1) != b"g":  # the host could not take the storage
         os._exit(125)
-    os.close(go)
+    os.close(GO_FD)
     for item in limits.split(","):
         name, _, value = item.partition("=")
         resource.setrlimit(getattr(resource, name), (int(value), int(value)))
@@ -215,8 +227,55 @@ def main() -> None:
         os.execv(argv[0], argv)
     except OSError as exc:
         os.write(2, f"cannot run {argv[0]}: {exc.strerror}\n".encode())
+    os._exit(125)
+
+
+def _fork(words: list[str], fds: list[int]) -> int:
+    """Fork a child running ``words`` with ``fds`` as its descriptors 0–5."""
+    pid = os.fork()
+    if pid != 0:
+        return pid
+    try:
+        high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 100) for fd in fds]  # out of the way
+        for target, fd in enumerate(high):
+            os.dup2(fd, target)  # inheritable
+        os.closerange(len(high), os.sysconf("SC_OPEN_MAX"))  # the socket, other pidfds
+        _child(words)
+    finally:
         os._exit(125)
 
 
+def serve(sock: socket.socket) -> None:
+    """Answer the host's requests until it goes (see the module docstring)."""
+    children: dict[int, int] = {}  # pidfd -> pid
+    while True:
+        ready, _, _ = select.select([sock, *children], [], [])
+        for fd in ready:
+            if fd is sock:
+                message, fds, _flags, _addr = socket.recv_fds(sock, 1 << 20, 6)
+                if not message:  # the host is gone: so are its commands
+                    for pid in children.values():
+                        with_suppress_kill(pid)
+                    return
+                pid = _fork(message.decode("utf-8", "surrogateescape").split("\0"), fds)
+                for received in fds:
+                    os.close(received)
+                children[os.pidfd_open(pid)] = pid
+                sock.sendall(f"pid {pid}\n".encode())
+            else:
+                pid = children.pop(fd)
+                os.close(fd)
+                _, status = os.waitpid(pid, 0)
+                sock.sendall(f"exit {pid} {os.waitstatus_to_exitcode(status)}\n".encode())
+
+
+def with_suppress_kill(pid: int) -> None:
+    """SIGKILL ``pid``'s process group, if it is still there."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
 if __name__ == "__main__":
-    main()
+    serve(socket.socket(fileno=int(sys.argv[1])))
