@@ -389,6 +389,8 @@ def _run_served(words: list[str], fds: list[int], timeout_s: float, cap: int) ->
     if code is None:
         _kill_pgid(pid)
         code = server.wait(pid, 5.0)
+    if not server.alive and code is None:
+        raise SandboxUnavailable("the sandbox's fork server ended during the command")
     for reader in readers:
         reader.join(timeout=min(0.2, max(0.0, deadline - time.monotonic())))
     for reader in readers:
@@ -425,13 +427,17 @@ class SandboxRun:
     deadline: float = float("inf")
     discarded: str = ""
     _fd: int = -1
+    timeout_s: float = 30.0
 
     def apply(self) -> tuple[str, ...]:
         """Apply the observed effects to the workspace (see :func:`~._apply.apply`);
-        the paths applied."""
+        the paths applied. At once after the command, within the call's deadline; after
+        an operator's yes (the deadline passed while they decided), within a timeout."""
         if self.discarded:
             raise StaleEffects(f"{self.discarded}; nothing applied")
-        return apply(self.observed, self.upper, self.workspace, self.deadline)
+        now = time.monotonic()
+        deadline = self.deadline if now <= self.deadline else now + self.timeout_s
+        return apply(self.observed, self.upper, self.workspace, deadline)
 
     def discard(self) -> None:
         """Release the command's storage (its tmpfs goes with the last descriptor)."""
@@ -588,7 +594,16 @@ class Sandbox:
                 raise SandboxUnavailable(f"the sandbox could not be made: {why}")
             upper = Path(f"/proc/self/fd/{fd}/upper")
             deadline = start + timeout_s + GRACE_S
-            box = SandboxRun(run, Observed((), ()), scratch, workspace, upper, deadline, _fd=fd)
+            box = SandboxRun(
+                run,
+                Observed((), ()),
+                scratch,
+                workspace,
+                upper,
+                deadline,
+                _fd=fd,
+                timeout_s=timeout_s,
+            )
             fd = -1
             box.discarded = _killed_by_limit(run)
             if not box.discarded:

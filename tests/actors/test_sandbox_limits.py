@@ -16,6 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from artoo.actors.tools import ConfirmationNeeded, Sandbox, ToolRegistry, probe
+from artoo.actors.tools._apply import ApplyFailed, apply
 from artoo.actors.tools._observe import _line_counts, hazard_of, link_hazard
 from artoo.schemas import ToolsConfig
 
@@ -255,6 +256,30 @@ def test_an_approved_command_reports_and_applies_exactly_its_effects(
     ]
     assert (ws / "a.txt").read_text() == "b\n" and (ws / "n" / "c.txt").read_text() == "c\n"
     assert not [p for p in ws.iterdir() if ".artoo-" in p.name]  # nothing set aside is left
+
+
+def test_an_approval_given_after_the_deadline_is_still_applied(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    ws = _ws(tmp_path)
+    box = sandbox.run("echo b > a.txt", ws, 5.0, 10_000, {"PATH": os.defpath})
+    try:
+        box.deadline = time.monotonic() - 60  # the operator took a minute to decide
+        assert box.apply() == ("a.txt",)
+    finally:
+        box.discard()
+    assert (ws / "a.txt").read_text() == "b\n"
+
+
+def test_an_apply_past_its_deadline_undoes_everything(sandbox: Sandbox, tmp_path: Path) -> None:
+    ws = _ws(tmp_path)
+    box = sandbox.run("rm a.txt; echo n > new.txt", ws, 5.0, 10_000, {"PATH": os.defpath})
+    try:
+        with pytest.raises(ApplyFailed, match="nothing applied"):
+            apply(box.observed, box.upper, ws, deadline=time.monotonic() - 1)
+    finally:
+        box.discard()
+    assert _listing(ws) == ["a.txt"]
 
 
 # --------------------------------------------------------------------------- diff summary
