@@ -281,6 +281,21 @@ def _hide_args(path: Path) -> list[str]:
     return ["--ro-bind", "/dev/null", str(path)]
 
 
+def _scratch_base(given: Path | None) -> Path | None:
+    """Where to make a scratch directory: ``given``, else the temporary directory — or,
+    run as root, the first of it, ``/tmp``, ``/var/tmp`` every ancestor of which others may
+    search (bwrap runs as :data:`UID_BASE` and must reach the overlay beneath it)."""
+    if given is not None or os.getuid() != 0:
+        return given
+    for candidate in (Path(tempfile.gettempdir()), Path("/tmp"), Path("/var/tmp")):
+        try:
+            if all(os.stat(p).st_mode & 0o001 for p in (candidate, *candidate.parents)):
+                return candidate
+        except OSError:
+            continue
+    return None
+
+
 def _under(path: Path, roots: tuple[Path, ...]) -> bool:
     return any(path == r or r in path.parents for r in roots)
 
@@ -549,7 +564,9 @@ class Sandbox:
             raise SandboxUnavailable(f"no sandbox on {sys.platform} (it needs Linux namespaces)")
         start = time.monotonic()
         workspace = workspace.resolve()
-        scratch = Path(tempfile.mkdtemp(prefix="artoo-sandbox-", dir=self.scratch_base))
+        scratch = Path(
+            tempfile.mkdtemp(prefix="artoo-sandbox-", dir=_scratch_base(self.scratch_base))
+        )
         fd = -1
         try:
             os.chmod(scratch, 0o711)  # the dropped id reaches the overlay beneath
