@@ -96,8 +96,18 @@ _STARTUP_NAMES = frozenset(
         ".inputrc",
         ".pythonrc",
         ".pythonstartup",
+        ".xprofile",
+        ".xinitrc",
+        ".xsessionrc",
+        ".gitconfig",
+        ".npmrc",
+        ".hgrc",
+        "config.fish",
     }
 )
+_STARTUP_DIRS = frozenset({".ssh", ".bashrc.d"})
+"""Directories whose files a login, a desktop session or ssh reads (a workspace that is a
+home directory)."""
 _EDITOR_FILES = frozenset({"settings.json", "tasks.json", "launch.json", "extensions.json"})
 _GIT_CONFIG_RUNS = (
     "fsmonitor",
@@ -139,7 +149,9 @@ def hazard_of(rel: str, mode: int | None = None) -> Hazard | None:
     name = parts[-1] if parts else ""
     if len(parts) >= 2 and parts[-2] == "hooks" and ".git" in parts[:-2]:
         return None if name.endswith(".sample") else "hook"
-    if name in _STARTUP_NAMES or name.endswith(".pth"):
+    folders = set(parts[:-1])
+    session = ".config" in folders and bool({"autostart", "systemd"} & folders)
+    if name in _STARTUP_NAMES or name.endswith(".pth") or _STARTUP_DIRS & folders or session:
         return "startup"
     if (".vscode" in parts[:-1] and name in _EDITOR_FILES) or ".idea" in parts[:-1]:
         return "editor"

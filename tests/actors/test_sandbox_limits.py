@@ -202,6 +202,8 @@ def test_hazards_are_read_from_the_path_and_mode() -> None:
     assert hazard_of("src/app.py", 0o100644) is None
     assert hazard_of("src/app.py", 0o100700) == "executable"
     assert hazard_of("Makefile") is None
+    assert hazard_of(".ssh/authorized_keys") == "startup"
+    assert hazard_of(".config/autostart/x.desktop") == "startup"
     assert link_hazard("a/b", "../c") is None and link_hazard("a/b", "../../c") == "link"
 
 
