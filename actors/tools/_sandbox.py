@@ -513,6 +513,7 @@ class Sandbox:
         env: dict[str, str],
         hide: tuple[Path, ...],
         seccomp_fd: int,
+        reads: tuple[Path, ...],
     ) -> list[str]:
         ids = str(SANDBOX_UID)
         argv = [bwrap_path(), "--unshare-user", "--uid", ids, "--gid", ids]
@@ -536,9 +537,8 @@ class Sandbox:
                 argv += ["--size", tmp, "--tmpfs", fresh]
         argv += ["--proc", "/proc", "--dev", "/dev", "--size", tmp, "--tmpfs", "/dev/shm"]
         argv += ["--ro-bind-try", "/sys", "/sys"]
-        for path in self.read:
-            if path.exists():
-                argv += ["--ro-bind", str(path), str(path)]
+        for i, path in enumerate(reads):
+            argv += ["--ro-bind", str(scratch / "read" / str(i)), str(path)]
         argv += ["--bind", str(scratch / "merged"), str(workspace)]
         visible = (workspace, *self.read)
         for path in hide:
@@ -577,6 +577,7 @@ class Sandbox:
             go_r, go_w = os.pipe()
             root = os.getuid() == 0
             limits = self.limits.rlimits(timeout_s)
+            reads = tuple(p for p in self.read if p.exists())
             bwrap = self._bwrap_argv(
                 command,
                 workspace,
@@ -584,11 +585,14 @@ class Sandbox:
                 {**env, **SANDBOX_ENV},
                 (*self.hide, *(Path(p).resolve() for p in hide)),
                 SECCOMP_FD,
+                reads,
             )
             words = [
                 *(str(workspace), str(scratch), str(self.limits.write_bytes)),
                 *(str(self.limits.write_files), str(UID_BASE)),
                 ",".join(f"{k}={v}" for k, v in limits.items()),
+                str(len(reads)),
+                *(str(p) for p in reads),
                 *bwrap,
             ]
             status = _Status()

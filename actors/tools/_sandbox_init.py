@@ -5,14 +5,17 @@ interpreter per command cost ten). For each request it forks a child that makes 
 storage the command writes to, hands it to the host, and becomes ``bwrap``.
 
 Imports nothing of artoo. The protocol on the Unix socket ``SOCKET_FD``: the host sends a
-request — NUL-separated words ``WORKSPACE SCRATCH BYTES INODES UID_BASE LIMITS BWRAP…``
+request — NUL-separated words ``WORKSPACE SCRATCH BYTES INODES UID_BASE LIMITS N READ…
+BWRAP…``
 with six descriptors (stdin, stdout, stderr, status, go, seccomp; the child gets them as
 0–5) — and gets ``pid PID`` back, then ``exit PID CODE`` when that child ends (``CODE``
 as ``subprocess``'s: negative for a signal). ``SCRATCH`` is an empty directory outside
 the workspace; ``BYTES`` and ``INODES`` the size of the storage; ``UID_BASE`` (when run
 as root) the unprivileged host id the workspace's owner is shown as; ``LIMITS``
-``NAME=value`` rlimits joined by commas; ``BWRAP…`` binds ``SCRATCH/merged`` at the
-workspace's path. When the host goes (end of file), every child is killed.
+``NAME=value`` rlimits joined by commas; ``N`` host paths the command may read, bound at
+``SCRATCH/read/I`` (where bwrap, run as ``UID_BASE``, can reach them); ``BWRAP…`` binds
+``SCRATCH/merged`` at the workspace's path and ``SCRATCH/read/I`` at each ``READ``. When
+the host goes (end of file), every child is killed.
 
 A child's steps (the only mounts artoo makes itself; the boundary is bubblewrap's):
 
@@ -23,7 +26,8 @@ A child's steps (the only mounts artoo makes itself; the boundary is bubblewrap'
 3. As root: the workspace cloned as an *idmapped* mount (host id ``k`` shown as
    ``UID_BASE + k``), so the command owns the workspace's files while its host id is
    ``UID_BASE`` — never 0. Otherwise the workspace itself.
-4. An overlay of the workspace (lower) and ``SCRATCH/upper`` at ``SCRATCH/merged``.
+4. An overlay of the workspace (lower) and ``SCRATCH/upper`` at ``SCRATCH/merged``; each
+   ``READ`` bound at ``SCRATCH/read/I``.
 5. ``ok PID`` written on the status pipe (or ``error: …``); the host opens the tmpfs
    through ``/proc/PID/root`` — it reads the upper layer through that descriptor after
    the namespace is gone — and then writes ``g`` on the go pipe.
@@ -45,6 +49,7 @@ CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
 MS_NOSUID = 2
 MS_NODEV = 4
+MS_BIND = 4096
 MS_REC = 16384
 MS_PRIVATE = 1 << 18
 OPEN_TREE_CLONE = 1
@@ -165,7 +170,9 @@ def _idmapped(source: str, target: str, base: int) -> None:
         os.close(tree)
 
 
-def _storage(workspace: str, scratch: str, size: str, base: int, root: bool) -> None:
+def _storage(
+    workspace: str, scratch: str, size: str, base: int, root: bool, reads: list[str]
+) -> None:
     """Steps 1–4 of the module docstring."""
     if root:
         _check(_libc.unshare(CLONE_NEWNS), "unshare")
@@ -177,8 +184,15 @@ def _storage(workspace: str, scratch: str, size: str, base: int, root: bool) -> 
         _write("/proc/self/gid_map", f"0 {gid} 1")
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, size)
-    for sub in ("upper", "work", "lower", "merged"):
+    for sub in ("upper", "work", "lower", "merged", "read"):
         os.mkdir(f"{scratch}/{sub}", 0o711)
+    for i, path in enumerate(reads):
+        target = f"{scratch}/read/{i}"
+        if os.path.isdir(path):
+            os.mkdir(target, 0o711)
+        else:
+            os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o600))
+        mount(path, target, None, MS_BIND | MS_REC)
     st = os.stat(workspace)
     if root:
         _idmapped(workspace, f"{scratch}/lower", base)
@@ -201,13 +215,14 @@ STATUS_FD, GO_FD = 3, 4
 
 def _child(words: list[str]) -> None:
     """Steps 1–6 of the module docstring (never returns)."""
-    workspace, scratch, size, inodes, base_s, limits = words[:6]
-    argv = words[6:]
+    workspace, scratch, size, inodes, base_s, limits, count = words[:7]
+    reads, argv = words[7 : 7 + int(count)], words[7 + int(count) :]
     base = int(base_s)
     root = os.getuid() == 0
     try:
         os.setsid()
-        _storage(workspace, scratch, f"size={size},nr_inodes={inodes},mode=0711", base, root)
+        options = f"size={size},nr_inodes={inodes},mode=0711"
+        _storage(workspace, scratch, options, base, root, reads)
     except (SetupError, OSError) as exc:
         os.write(STATUS_FD, f"error: {exc}".encode())
         os._exit(125)

@@ -176,3 +176,28 @@ def test_credential_files_in_home_never_reach_the_model_or_the_log(
     assert literal.refusal == "blocked_target"  # ~/.netrc named outright: refused
     raw = b"".join(p.read_bytes() for p in (tmp_path / "store").rglob("*") if p.is_file())
     assert b"AKIAEXAMPLESECRET" not in raw and b"hunter2" not in raw
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the sandbox needs Linux")
+def test_reads_by_allowlist_and_limits_come_from_the_config(
+    tmp_path: Path, workspace: Path
+) -> None:
+    """Nothing of the host beyond the system directories unless ``tools.read`` adds it;
+    ``tools.limits`` sets what a command may use."""
+    extra = tmp_path / "shared.txt"
+    extra.write_text("shared notes\n")
+    other = tmp_path / "other.txt"
+    other.write_text("not shared\n")
+    config = {"tools": {"read": [str(extra)], "limits": {"processes": 64, "write_mb": 8}}}
+    with artoo.System.open(
+        tmp_path / "store", model=_model(tmp_path), workspace=workspace, config=config
+    ) as s:
+        box = s.sandbox
+        assert box is not None and box.read == (extra.resolve(),)
+        assert (box.limits.processes, box.limits.write_bytes) == (64, 8 << 20)
+        run = box.run(
+            f"cat {extra} {other}; ulimit -u", workspace, 10.0, 10_000, {"PATH": "/usr/bin:/bin"}
+        )
+        run.discard()
+    assert "shared notes" in run.run.stdout and "not shared" not in run.run.stdout
+    assert run.run.stdout.strip().endswith("64")
