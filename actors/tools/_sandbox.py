@@ -345,7 +345,8 @@ class _Server:
         """Start a helper with ``words``; ``fds`` become its descriptors 0–5."""
         payload = "\0".join(words).encode("utf-8", "surrogateescape")
         with self._send:
-            socket.send_fds(self._sock, [payload], fds)
+            socket.send_fds(self._sock, [len(payload).to_bytes(8, "big")], fds)
+            self._sock.sendall(payload)
             pid = self._pids.get(timeout=30)
         if pid < 0:
             raise SandboxUnavailable("the sandbox's fork server ended")

@@ -260,15 +260,35 @@ def _fork(words: list[str], fds: list[int]) -> int:
         os._exit(125)
 
 
+def _exactly(sock: socket.socket, n: int, got: bytes = b"") -> bytes | None:
+    while len(got) < n:
+        more = sock.recv(n - len(got))
+        if not more:
+            return None
+        got += more
+    return got
+
+
+def _request(sock: socket.socket) -> tuple[bytes | None, list[int]]:
+    """One request: its length (8 bytes, with the descriptors), then its words."""
+    head, fds, _flags, _addr = socket.recv_fds(sock, 8, 6)
+    if not head:
+        return None, fds
+    full = _exactly(sock, 8, head)
+    size = int.from_bytes(full, "big") if full is not None else 0
+    return (_exactly(sock, size) if full is not None else None), fds
+
+
 def serve(sock: socket.socket) -> None:
     """Answer the host's requests until it goes (see the module docstring)."""
     children: dict[int, int] = {}  # pidfd -> pid
+    listening = sock.fileno()
     while True:
-        ready, _, _ = select.select([sock, *children], [], [])
+        ready, _, _ = select.select([listening, *children], [], [])
         for fd in ready:
-            if fd is sock:
-                message, fds, _flags, _addr = socket.recv_fds(sock, 1 << 20, 6)
-                if not message:  # the host is gone: so are its commands
+            if fd == listening:
+                message, fds = _request(sock)
+                if message is None:  # the host is gone: so are its commands
                     for pid in children.values():
                         with_suppress_kill(pid)
                     return
