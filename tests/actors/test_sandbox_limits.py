@@ -328,3 +328,21 @@ def test_a_600_level_deep_tree_is_observed_and_applied(sandbox: Sandbox, tmp_pat
     )
     assert outcome.call.ok and "made" in outcome.output, outcome.content
     assert (ws / Path(*["d"] * 600)).is_dir()
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="only root drops to UID_BASE before bwrap")
+def test_a_bwrap_the_dropped_id_cannot_reach_is_run_from_a_copy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from artoo.actors.tools import _sandbox as sandbox_module
+
+    monkeypatch.setattr(sandbox_module, "_searchable", lambda path: False)
+    copy = sandbox_module.bwrap_for.__wrapped__(0)
+    assert copy != sandbox_module.bwrap_path()
+    ids = str(sandbox_module.UID_BASE)
+    version = subprocess.run(
+        ["setpriv", f"--reuid={ids}", f"--regid={ids}", "--clear-groups", copy, "--version"],
+        capture_output=True,
+        text=True,
+    )
+    assert version.stdout.startswith("bubblewrap "), version.stderr
