@@ -497,10 +497,10 @@ class SandboxRun:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
-        with_retries_rmdir(self.scratch)
+        _remove_scratch(self.scratch)
 
 
-def with_retries_rmdir(path: Path) -> None:
+def _remove_scratch(path: Path) -> None:
     """Remove the (empty) scratch mount point."""
     try:
         path.rmdir()
@@ -681,7 +681,7 @@ class Sandbox:
         except BaseException:
             if fd >= 0:
                 os.close(fd)
-            with_retries_rmdir(scratch)
+            _remove_scratch(scratch)
             raise
 
 
