@@ -270,9 +270,10 @@ class _Builtins(_Guards):
             effects = box.observed.effects
             for effect in effects:
                 self._check_blocked(self.workspace / effect.path, call, effect.path)
-            self._judge(call, decide_effects(effects), "shell", command, effects, sandboxed=True)
+            check = decide_effects(effects)
+            self._judge(call, check, "shell", command, effects, sandboxed=True)
             try:
-                box.apply()
+                box.apply(confirmed=check.ask)
             except (StaleEffects, ApplyFailed, OSError) as exc:
                 raise _ToolError(
                     f"the command's changes were not applied: {exc}",

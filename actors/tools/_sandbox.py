@@ -482,14 +482,13 @@ class SandboxRun:
     _fd: int = -1
     timeout_s: float = 30.0
 
-    def apply(self) -> tuple[str, ...]:
+    def apply(self, *, confirmed: bool = False) -> tuple[str, ...]:
         """Apply the observed effects to the workspace (see :func:`~._apply.apply`);
-        the paths applied. At once after the command, within the call's deadline; after
-        an operator's yes (the deadline passed while they decided), within a timeout."""
+        the paths applied. Within the call's deadline — or, ``confirmed`` by an operator
+        (who may have taken longer to decide), within a fresh timeout."""
         if self.discarded:
             raise StaleEffects(f"{self.discarded}; nothing applied")
-        now = time.monotonic()
-        deadline = self.deadline if now <= self.deadline else now + self.timeout_s
+        deadline = time.monotonic() + self.timeout_s if confirmed else self.deadline
         return apply(self.observed, self.upper, self.workspace, deadline)
 
     def discard(self) -> None:

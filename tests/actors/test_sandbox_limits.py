@@ -267,7 +267,7 @@ def test_an_approval_given_after_the_deadline_is_still_applied(
     box = sandbox.run("echo b > a.txt", ws, 5.0, 10_000, {"PATH": os.defpath})
     try:
         box.deadline = time.monotonic() - 60  # the operator took a minute to decide
-        assert box.apply() == ("a.txt",)
+        assert box.apply(confirmed=True) == ("a.txt",)
     finally:
         box.discard()
     assert (ws / "a.txt").read_text() == "b\n"
