@@ -42,9 +42,11 @@ command killed by its timeout or a limit has its effects discarded, never applie
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import os
 import queue
+import secrets
 import shutil
 import signal
 import socket
@@ -333,6 +335,67 @@ def _scratch_base(given: Path | None) -> Path | None:
     return None
 
 
+_CGROUP_FILES = {  # controller -> (cgroup v1 limit file, cgroup v2 limit file)
+    "memory": ("memory.limit_in_bytes", "memory.max"),
+    "pids": ("pids.max", "pids.max"),
+}
+
+
+@functools.cache
+def _cgroup_parents() -> tuple[tuple[str, Path, str], ...]:
+    """``(controller, directory, limit file)`` of the cgroups of this process in which it
+    may make children with a memory or pids limit: cgroup v2 where the controller is
+    delegated (in ``cgroup.subtree_control``), cgroup v1 where the hierarchy is writable."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return ()
+    found = []
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if not controllers:  # v2
+            where = Path("/sys/fs/cgroup") / path.lstrip("/")
+            try:
+                delegated = (where / "cgroup.subtree_control").read_text().split()
+            except OSError:
+                continue
+            found += [(c, where, f[1]) for c, f in _CGROUP_FILES.items() if c in delegated]
+            continue
+        for c, files in _CGROUP_FILES.items():
+            if c in controllers.split(","):
+                found.append((c, Path("/sys/fs/cgroup", c) / path.lstrip("/"), files[0]))
+    return tuple((c, d, f) for c, d, f in found if d.is_dir() and os.access(d, os.W_OK))
+
+
+def _make_cgroups(limits: Limits) -> list[Path]:
+    """A cgroup per usable controller for one command: all its processes together get
+    ``limits.memory_bytes`` and ``limits.processes`` (best effort; none where not allowed)."""
+    made = []
+    for controller, parent, limit_file in _cgroup_parents():
+        value = limits.memory_bytes if controller == "memory" else limits.processes
+        group = parent / f"artoo-sandbox-{os.getpid()}-{secrets.token_hex(4)}"
+        try:
+            group.mkdir()
+            (group / limit_file).write_text(str(value))
+            made.append(group)
+        except OSError:
+            with contextlib.suppress(OSError):
+                group.rmdir()
+    return made
+
+
+def _remove_cgroups(groups: list[Path]) -> None:
+    for group in groups:
+        for _ in range(50):  # its last processes may still be exiting
+            try:
+                group.rmdir()
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                time.sleep(0.01)
+
+
 def _under(path: Path, roots: tuple[Path, ...]) -> bool:
     return any(path == r or r in path.parents for r in roots)
 
@@ -615,6 +678,7 @@ class Sandbox:
             root = os.getuid() == 0
             limits = self.limits.rlimits(timeout_s)
             reads = tuple(p for p in self.read if p.exists())
+            groups = _make_cgroups(self.limits)
             bwrap = self._bwrap_argv(
                 command,
                 workspace,
@@ -630,6 +694,8 @@ class Sandbox:
                 ",".join(f"{k}={v}" for k, v in limits.items()),
                 str(len(reads)),
                 *(str(p) for p in reads),
+                str(len(groups)),
+                *(str(g / "cgroup.procs") for g in groups),
                 *bwrap,
             ]
             status = _Status()
@@ -644,6 +710,7 @@ class Sandbox:
                     os.close(end)
                 receiver.join()
                 os.close(status_r)
+                _remove_cgroups(groups)
             fd, status.fd = status.fd, -1
             if not status.message.startswith(b"ok") or fd < 0:
                 lines = run.stderr.strip().splitlines()

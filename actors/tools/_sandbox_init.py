@@ -6,14 +6,15 @@ storage the command writes to, hands it to the host, and becomes ``bwrap``.
 
 Imports nothing of artoo. The protocol on the Unix socket ``SOCKET_FD``: the host sends a
 request — NUL-separated words ``WORKSPACE SCRATCH BYTES INODES UID_BASE LIMITS N READ…
-BWRAP…``
+M CGROUP… BWRAP…``
 with six descriptors (stdin, stdout, stderr, status, go, seccomp; the child gets them as
 0–5) — and gets ``pid PID`` back, then ``exit PID CODE`` when that child ends (``CODE``
 as ``subprocess``'s: negative for a signal). ``SCRATCH`` is an empty directory outside
 the workspace; ``BYTES`` and ``INODES`` the size of the storage; ``UID_BASE`` (when run
 as root) the unprivileged host id the workspace's owner is shown as; ``LIMITS``
 ``NAME=value`` rlimits joined by commas; ``N`` host paths the command may read, bound at
-``SCRATCH/read/I`` (where bwrap, run as ``UID_BASE``, can reach them); ``BWRAP…`` binds
+``SCRATCH/read/I`` (where bwrap, run as ``UID_BASE``, can reach them); ``M`` cgroups
+(their ``cgroup.procs`` files) the child joins, best effort; ``BWRAP…`` binds
 ``SCRATCH/merged`` at the workspace's path and ``SCRATCH/read/I`` at each ``READ``. When
 the host goes (end of file), every child is killed.
 
@@ -31,7 +32,8 @@ A child's steps (the only mounts artoo makes itself; the boundary is bubblewrap'
 5. ``ok PID`` written on the status pipe (or ``error: …``); the host opens the tmpfs
    through ``/proc/PID/root`` — it reads the upper layer through that descriptor after
    the namespace is gone — and then writes ``g`` on the go pipe.
-6. Resource limits set; as root, every id dropped to ``UID_BASE``; ``execve`` bwrap.
+6. The cgroups joined, resource limits set; as root, every id dropped to ``UID_BASE``;
+   ``execve`` bwrap.
 """
 
 from __future__ import annotations
@@ -216,7 +218,8 @@ STATUS_FD, GO_FD = 3, 4
 def _child(words: list[str]) -> None:
     """Steps 1–6 of the module docstring (never returns)."""
     workspace, scratch, size, inodes, base_s, limits, count = words[:7]
-    reads, argv = words[7 : 7 + int(count)], words[7 + int(count) :]
+    reads, rest = words[7 : 7 + int(count)], words[7 + int(count) :]
+    cgroups, argv = rest[1 : 1 + int(rest[0])], rest[1 + int(rest[0]) :]
     base = int(base_s)
     root = os.getuid() == 0
     try:
@@ -231,6 +234,12 @@ def _child(words: list[str]) -> None:
     if os.read(GO_FD, 1) != b"g":  # the host could not take the storage
         os._exit(125)
     os.close(GO_FD)
+    for procs in cgroups:  # best effort: where this user may, all its processes together
+        try:
+            with open(procs, "w") as f:
+                f.write(str(os.getpid()))
+        except OSError:
+            pass
     for item in limits.split(","):
         name, _, value = item.partition("=")
         resource.setrlimit(getattr(resource, name), (int(value), int(value)))

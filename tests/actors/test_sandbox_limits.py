@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from artoo.actors.tools import ConfirmationNeeded, Sandbox, ToolRegistry, probe
 from artoo.actors.tools._apply import ApplyFailed, apply
 from artoo.actors.tools._observe import _line_counts, hazard_of, link_hazard
+from artoo.actors.tools._sandbox import Limits, _cgroup_parents
 from artoo.schemas import ToolsConfig
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the sandbox needs Linux")
@@ -91,9 +92,29 @@ def test_a_memory_bomb_stops_at_the_limit(sandbox: Sandbox, tmp_path: Path) -> N
         "python3 -c 'a = []\nwhile True: a.append(bytearray(10**8))'",
     )
     assert took < DEFAULT_TIMEOUT + 2
-    assert "MemoryError" in outcome.output  # type: ignore[attr-defined]
-    assert "No space left on device" in outcome.output  # type: ignore[attr-defined]
+    output = outcome.output  # type: ignore[attr-defined]
+    assert "MemoryError" in output or "killed by a limit (SIGKILL)" in output  # rlimit, cgroup
+    assert "No space left on device" in output
     assert _listing(ws) == ["a.txt"] and _host_runs()
+
+
+@pytest.mark.skipif(
+    not any(c == "memory" for c, _, _ in _cgroup_parents()),
+    reason="no memory cgroup this process may make children in",
+)
+def test_processes_together_stay_under_the_memory_limit(tmp_path: Path) -> None:
+    ws = _ws(tmp_path)
+    box = Sandbox(limits=Limits(memory_bytes=512 << 20))
+    run = box.run(
+        "for i in 1 2 3; do python3 -c 'a = bytearray(3 * 10**8); import time; "
+        'time.sleep(1); print("alive")\' & done; wait',
+        ws,
+        10.0,
+        10_000,
+        {"PATH": "/usr/bin:/bin"},
+    )
+    run.discard()
+    assert run.run.stdout.count("alive") < 3 and "Killed" in run.run.stderr
 
 
 @pytest.mark.slow
