@@ -384,16 +384,21 @@ def _make_cgroups(limits: Limits) -> list[Path]:
     return made
 
 
-def _remove_cgroups(groups: list[Path]) -> None:
+def _remove_cgroups(groups: list[Path], tries: int = 1) -> None:
+    """Remove the command's cgroups; one whose last processes are still exiting is left
+    to a background thread (the call does not wait for it)."""
+    busy = []
     for group in groups:
-        for _ in range(50):  # its last processes may still be exiting
-            try:
-                group.rmdir()
-                break
-            except FileNotFoundError:
-                break
-            except OSError:
-                time.sleep(0.01)
+        try:
+            group.rmdir()
+        except FileNotFoundError:
+            pass
+        except OSError:
+            busy.append(group)
+    if busy and tries < 100:
+        retry = threading.Timer(0.05, _remove_cgroups, args=(busy, tries + 1))
+        retry.daemon = True
+        retry.start()
 
 
 def _under(path: Path, roots: tuple[Path, ...]) -> bool:
