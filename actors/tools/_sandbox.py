@@ -384,21 +384,40 @@ def _make_cgroups(limits: Limits) -> list[Path]:
     return made
 
 
-def _remove_cgroups(groups: list[Path], tries: int = 1) -> None:
+_busy_cgroups: set[Path] = set()
+_busy_lock = threading.Lock()
+
+
+def _remove_cgroups(groups: list[Path] | set[Path], tries: int = 1) -> None:
     """Remove the command's cgroups; one whose last processes are still exiting is left
-    to a background thread (the call does not wait for it)."""
-    busy = []
+    to a background timer (the call does not wait for it), and to the end of the
+    process at the latest."""
+    busy = set()
     for group in groups:
         try:
             group.rmdir()
         except FileNotFoundError:
             pass
         except OSError:
-            busy.append(group)
+            busy.add(group)
+    with _busy_lock:
+        _busy_cgroups.difference_update(set(groups) - busy)
+        _busy_cgroups.update(busy)
     if busy and tries < 100:
         retry = threading.Timer(0.05, _remove_cgroups, args=(busy, tries + 1))
         retry.daemon = True
         retry.start()
+
+
+@atexit.register
+def _remove_busy_cgroups() -> None:
+    for _ in range(100):
+        with _busy_lock:
+            left = set(_busy_cgroups)
+        if not left:
+            return
+        _remove_cgroups(left, tries=100)
+        time.sleep(0.02)
 
 
 def _under(path: Path, roots: tuple[Path, ...]) -> bool:
