@@ -339,6 +339,11 @@ def _index_refresh(rel: str, before: Path, after: Path) -> bool:
     return old is not None and old == new
 
 
+def _printable(path: str) -> str:
+    """``path`` as text the log can hold: a byte that is not UTF-8 as ``\\xNN``."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def _lstat(path: Path) -> os.stat_result | None:
     try:
         return os.lstat(path)
@@ -395,7 +400,10 @@ class _Walk:
 
     def effect(self, path: str, change: str, st: os.stat_result | None, **kw: object) -> None:
         kind = _kind(st.st_mode) if st is not None else "other"
-        self.effects.append(FileEffect(path=path, change=change, kind=kind, **kw))  # type: ignore[arg-type]
+        shown = _printable(path)
+        if isinstance(kw.get("summary"), str):
+            kw["summary"] = _printable(str(kw["summary"]))
+        self.effects.append(FileEffect(path=shown, change=change, kind=kind, **kw))  # type: ignore[arg-type]
 
     def deleted(
         self, rel: str, st: os.stat_result, *, top: bool = True

@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -341,6 +342,18 @@ def test_line_counts_account_for_every_line(old: list[str], new: list[str]) -> N
 
 
 # --------------------------------------------------------------------------- edges
+def test_a_file_name_that_is_not_utf8_is_logged_escaped_and_applied(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    ws = _ws(tmp_path)
+    tools = ToolRegistry(ws, tmp_path / "spill", sandbox=sandbox)
+    outcome = tools.call("shell", {"command": "touch $'bad\\xff.txt'"})
+    assert outcome.call.ok, outcome.content
+    assert [e.path for e in outcome.call.effects] == ["bad\\xff.txt"]
+    assert os.path.exists(os.fsencode(ws) + b"/bad\xff.txt")
+    msgspec.msgpack.encode(outcome.call)  # the record can be logged
+
+
 def test_a_600_level_deep_tree_is_observed_and_applied(sandbox: Sandbox, tmp_path: Path) -> None:
     ws = _ws(tmp_path)
     tools = ToolRegistry(ws, tmp_path / "spill", sandbox=sandbox)
