@@ -70,8 +70,8 @@ def _as_nobody(base: Path) -> subprocess.CompletedProcess[str]:
             env={"PATH": os.defpath, "HOME": str(base), "LANG": "C.UTF-8"},
             timeout=600,
         )
-        if result.returncode != 3:
-            break
+        if result.returncode not in (3, 126, 127) and "Permission denied" not in result.stderr:
+            break  # this interpreter ran the corpus (or failed at it: reported below)
     return result
 
 
