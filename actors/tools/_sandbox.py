@@ -587,11 +587,23 @@ class SandboxRun:
 
 
 def _remove_scratch(path: Path) -> None:
-    """Remove the (empty) scratch mount point."""
+    """Remove the scratch mount point (empty; or, where the upper layer stayed on disk,
+    even with directories a command left without write or search permission)."""
     try:
         path.rmdir()
+        return
+    except FileNotFoundError:
+        return
     except OSError:
+        pass
+    for _ in range(3):
         shutil.rmtree(path, ignore_errors=True)
+        if not path.exists():
+            return
+        for root, dirs, _files in os.walk(path):
+            for name in dirs:
+                with contextlib.suppress(OSError):
+                    os.chmod(os.path.join(root, name), 0o700, follow_symlinks=False)
 
 
 _KILLED_BY = {signal.SIGKILL, signal.SIGXCPU, signal.SIGXFSZ}

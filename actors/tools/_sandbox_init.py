@@ -24,6 +24,8 @@ A child's steps (the only mounts artoo makes itself; the boundary is bubblewrap'
    caller to 0, which the command never runs as: bwrap nests its own). Mounts private.
 2. A tmpfs of ``BYTES`` and ``INODES`` on ``SCRATCH``: the overlay's upper layer lives
    there, so what a command writes is limited, and none of it reaches the host's disk.
+   (Not root, on a kernel before 6.6 — a tmpfs without user xattrs — the upper layer
+   stays on ``SCRATCH``'s own disk, limited by RLIMIT_FSIZE per file only.)
 3. As root: the workspace cloned as an *idmapped* mount (host id ``k`` shown as
    ``UID_BASE + k``), so the command owns the workspace's files while its host id is
    ``UID_BASE`` — never 0. Otherwise the workspace itself.
@@ -54,6 +56,7 @@ MS_NODEV = 4
 MS_BIND = 4096
 MS_REC = 16384
 MS_PRIVATE = 1 << 18
+MNT_DETACH = 2
 OPEN_TREE_CLONE = 1
 OPEN_TREE_CLOEXEC = os.O_CLOEXEC
 AT_EMPTY_PATH = 0x1000
@@ -68,6 +71,7 @@ _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong]
 _libc.mount.argtypes.append(ctypes.c_char_p)
 _libc.unshare.argtypes = [ctypes.c_int]
+_libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
 _libc.syscall.restype = ctypes.c_long
 
 
@@ -186,6 +190,11 @@ def _storage(
         _write("/proc/self/gid_map", f"0 {gid} 1")
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, size)
+    if not root:
+        try:  # the overlay keeps its marks in user xattrs: a tmpfs has them from Linux 6.6
+            os.setxattr(scratch, "user.artoo", b"1")
+        except OSError:  # older: the upper layer on the scratch directory's own disk
+            _check(_libc.umount2(os.fsencode(scratch), MNT_DETACH), "umount the tmpfs")
     for sub in ("upper", "work", "lower", "merged", "read"):
         os.mkdir(f"{scratch}/{sub}", 0o711)
     for i, path in enumerate(reads):
