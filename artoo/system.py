@@ -49,7 +49,7 @@ from artoo.actors.tools import (
     cleanup_spill,
     probe,
 )
-from artoo.actors.tools._sandbox import SCRATCH_BASES
+from artoo.actors.tools._sandbox import SCRATCH_BASES, Limits
 from artoo.actors.tools.catalog import ToolCatalog
 from artoo.eventstore import AuditLog, AuditLogReader, EventLog, open_memory
 from artoo.schemas import (
@@ -410,6 +410,8 @@ class System(OperatorInbox):
                 f"a deadline must be a positive, finite number of seconds, not {deadline_s}"
             )
         calls, tokens = self.config.task_budget(max_model_calls, max_tokens)
+        # a lone surrogate (a terminal's undecodable byte) cannot be logged: U+FFFD instead
+        text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
         task_id = self.new_id()
         future: Future[FinalResult] = Future()
         handle = TaskHandle(self, task_id, future)
@@ -749,6 +751,21 @@ def hidden_paths(config: Config) -> tuple[Path, ...]:
     return tuple(p.resolve() for p in paths if p.exists() or p.is_symlink())
 
 
+def sandbox_limits(config: Config) -> Limits:
+    """The sandbox's limits from ``config.tools.limits`` (MiB to bytes)."""
+    c, mib = config.tools.limits, 1 << 20
+    return Limits(
+        write_bytes=c.write_mb * mib,
+        write_files=c.write_files,
+        tmp_bytes=c.tmp_mb * mib,
+        memory_bytes=c.memory_mb * mib,
+        processes=c.processes,
+        open_files=c.open_files,
+        ask_bytes=c.ask_mb * mib,
+        ask_files=c.ask_files,
+    )
+
+
 def _sandbox_for(config: Config, store: Path) -> Sandbox | None:
     """The sandbox ``config.tools.sandbox`` asks for: None for ``off``; for ``auto`` None
     (and a one-time warning) where the machine cannot make one; for ``required``
@@ -766,6 +783,10 @@ def _sandbox_for(config: Config, store: Path) -> Sandbox | None:
                 network=config.tools.network,
                 scratch_base=base,
                 hide=(store.resolve(), *hidden_paths(config)),
+                read=tuple(
+                    Path(p).expanduser() for p in config.tools.read if Path(p).expanduser().exists()
+                ),
+                limits=sandbox_limits(config),
             )
         reasons.append(why)
     why = reasons[0]

@@ -7,8 +7,8 @@ ratio to the baseline measured in the same run:
 
 * ``plain``: ``bash -c CMD`` in its own process group (the runner without a sandbox) —
   the baseline;
-* ``sandbox``: the same command in the sandbox (namespaces, overlay, pivot_root, the
-  upper layer observed, the scratch directory removed);
+* ``sandbox``: the same command in the sandbox (a helper forked by the fork server, its
+  tmpfs and overlay, bubblewrap with seccomp, the upper layer observed and released);
 * ``registry, parser`` / ``registry, sandbox``: a whole ``ToolRegistry.call("shell")``
   (guards, Law 1 by reading or by effect, spill file) each way.
 

