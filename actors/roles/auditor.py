@@ -59,6 +59,7 @@ from typing import Any, ClassVar
 import msgspec
 
 from artoo.actors.runtime.contracts import Contracts
+from artoo.actors.runtime.ledger import CONVERGENCE_ENDS, made
 from artoo.actors.runtime.role import Equipment, Role
 from artoo.schemas import (
     Anomaly,
@@ -446,8 +447,8 @@ class AuditFold:
             )
 
     def _llm_call(self, w: _Window, env: Envelope, call: LLMCall) -> None:
-        if call.refused is not None:
-            return  # not made: the task's budget refused it (the GGS ends the task)
+        if not made(call):
+            return  # the task's budget refused it (the GGS ends the task)
         acc = w.role(_role(call.role))
         acc.model_calls += 1
         acc.latencies.append(float(call.latency_ms))
@@ -512,7 +513,7 @@ class AuditFold:
         w.tasks_ended[body.status] += 1
         series = self._losses.pop(body.task_id, [])
         self._stalled.discard(body.task_id)
-        if body.reason in ("law2", "replan_budget"):
+        if body.reason in CONVERGENCE_ENDS:
             w.convergence.append(
                 ConvergenceFailure(
                     task_id=body.task_id,

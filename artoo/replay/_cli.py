@@ -58,7 +58,8 @@ def _print_table(rows: list[TaskRow], store: str, console: Console) -> None:
             r.status or "(no end)",
             r.reason or "",
             " → ".join(r.states) or "—",
-            f"{r.model_calls} model, {r.tool_calls} tool",
+            f"{r.model_calls} model, {r.tool_calls} tool"
+            + (f", {r.refused_calls} refused" if r.refused_calls else ""),
             f"{r.tokens_in}/{r.tokens_out}",
             f"{r.elapsed_s:.2f}",
         )

@@ -7,6 +7,7 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any
 
+from artoo.actors.runtime.ledger import task_figures
 from artoo.schemas import (
     DispatchManifest,
     Envelope,
@@ -111,24 +112,17 @@ def _key(env: Envelope) -> tuple[str, str]:
 
 def summarize(task: TaskLog) -> RunSummary:
     """A run's status, macro-state path, calls, tokens and time."""
-    calls = [e.body for e in task.envelopes if isinstance(e.body, LLMCall)]
-    tokens = sum(
-        int(c.usage.get("prompt_tokens", 0)) + int(c.usage.get("completion_tokens", 0))
-        for c in calls
-    )
-    tools = sum(
-        len(e.body.tool_calls) for e in task.envelopes if isinstance(e.body, ExecutionResult)
-    )
+    figures = task_figures(e.body for e in task.envelopes)
     final = task.final
     ends = [e.ts for e in task.envelopes if isinstance(e.body, FinalResult)]
     return RunSummary(
         task_id=task.task_id,
         text=task.text,
         status=final.status if final else "running",
-        path=[e.body.directive for e in task.envelopes if isinstance(e.body, GGSDecision)],
-        model_calls=len(calls),
-        tokens=tokens,
-        tool_calls=tools,
+        path=figures.path,
+        model_calls=figures.model_calls,
+        tokens=figures.tokens,
+        tool_calls=figures.tool_calls,
         time_s=round((ends[0] if ends else task.envelopes[-1].ts) - task.started, 3)
         if task.envelopes
         else 0.0,

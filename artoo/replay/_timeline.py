@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from artoo.actors.runtime.ledger import task_figures
 from artoo.schemas import (
     ConfirmationDecision,
     ConfirmationRequest,
@@ -92,6 +93,8 @@ class TaskRow:
     elapsed_s: float
     first_seq: int
     last_seq: int
+    refused_calls: int = 0
+    """Model calls the task's budget refused (not made, so not among ``model_calls``)."""
 
     def to_json(self) -> dict[str, Any]:
         """Plain data (``--json``)."""
@@ -111,29 +114,23 @@ def timeline(store: str | Path, task_id: str | None = None) -> list[TimelineTask
 
 
 def _row(task: TaskLog) -> TaskRow:
-    final = task.final
-    states: list[str] = [
-        e.body.directive for e in task.envelopes if isinstance(e.body, GGSDecision)
-    ]
-    calls = [e.body for e in task.envelopes if isinstance(e.body, LLMCall)]
-    tools = sum(
-        len(e.body.tool_calls) for e in task.envelopes if isinstance(e.body, ExecutionResult)
-    )
+    figures = task_figures(e.body for e in task.envelopes)
     last = task.envelopes[-1]
     return TaskRow(
         task_id=task.task_id,
         text=task.text,
-        status=final.status if final else None,
-        reason=final.reason if final else None,
-        states=states,
-        rounds=sum(1 for e in task.envelopes if isinstance(e.body, DispatchManifest)),
-        model_calls=len(calls),
-        tool_calls=tools,
-        tokens_in=sum(int(c.usage.get("prompt_tokens", 0)) for c in calls),
-        tokens_out=sum(int(c.usage.get("completion_tokens", 0)) for c in calls),
+        status=figures.status,
+        reason=figures.reason,
+        states=figures.path,
+        rounds=figures.rounds,
+        model_calls=figures.model_calls,
+        tool_calls=figures.tool_calls,
+        tokens_in=figures.tokens_in,
+        tokens_out=figures.tokens_out,
         elapsed_s=round(last.ts - task.started, 3),
         first_seq=task.envelopes[0].seq,
         last_seq=last.seq,
+        refused_calls=figures.refused_calls,
     )
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import msgspec
 
 from artoo._ids import short_ids
+from artoo.actors.runtime.ledger import CONVERGENCE_ENDS, made
 from artoo.schemas import (
     AuditReport,
     ConfirmationDecision,
@@ -58,8 +59,6 @@ from ._model import (
     WindowRow,
 )
 
-CONVERGENCE_FAILURES = frozenset({"law2", "replan_budget", "omega"})
-"""End reasons that mean the loop did not converge."""
 TOP_PAIRS = 5
 
 
@@ -214,6 +213,9 @@ def _take(acc: _Acc, env: Envelope) -> None:
             task.text = body.text
             acc.events.append((env.ts, "start", None))
             _step(task, env, "request", _short(body.text), None)
+    elif isinstance(body, LLMCall) and not made(body):
+        if task is not None:  # recorded, not made: the task's budget refused it
+            _step(task, env, "model", f"{body.role}: refused, budget {body.refused} spent", None)
     elif isinstance(body, LLMCall):
         tin, tout = _tokens(body.usage)
         acc.tokens_in += tin
@@ -396,7 +398,7 @@ def _take(acc: _Acc, env: Envelope) -> None:
             f"{body.status} ({body.reason or '-'}): {_short(body.summary, 160)}",
             None,
         )
-        if body.reason in CONVERGENCE_FAILURES:
+        if body.reason in CONVERGENCE_ENDS:
             acc.attention.append(
                 Attention(
                     kind="convergence_failure",
