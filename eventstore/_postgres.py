@@ -28,8 +28,8 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
-from types import TracebackType
 from pathlib import Path
+from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, cast
 
 import msgspec
