@@ -7,6 +7,8 @@ Tables (schema version :data:`SCHEMA_VERSION`, created or upgraded by :func:`mig
     artoo_log    (id = 1, log_id, last_seq)         -- one row: the log's identity and counter
     artoo_events (seq PRIMARY KEY, task_id, record) -- the envelopes, msgpack as in LevelDB
     artoo_events_task ON artoo_events (task_id, seq) WHERE task_id IS NOT NULL
+    artoo_audit  (pos PRIMARY KEY, line)            -- the audit log's records (version 2)
+    artoo_audit_head (id = 1, head)                 -- its HEAD
 
 **Seqs.** Each append is one transaction (group commit): it moves the single-row counter
 ``artoo_log.last_seq`` forward by the group's size (``UPDATE … RETURNING``), inserts the
@@ -43,8 +45,9 @@ if TYPE_CHECKING:
 
 __all__ = ["SCHEMA_VERSION", "PostgresEventLog", "connect", "migrate", "schema_version"]
 
-SCHEMA_VERSION = 1
-"""The schema this code writes. Version 0 is a database with no artoo tables."""
+SCHEMA_VERSION = 2
+"""The schema this code writes. Version 0 is a database with no artoo tables; 1 holds the
+log; 2 adds the audit log (:mod:`artoo.eventstore._pgaudit`)."""
 
 _READ_CHUNK = 2000  # rows fetched per query while reading
 
@@ -62,6 +65,13 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         " record bytea NOT NULL)",
         "CREATE INDEX IF NOT EXISTS artoo_events_task ON artoo_events (task_id, seq)"
         " WHERE task_id IS NOT NULL",
+    ),
+    # 1 -> 2: the audit log, hash-chained records and HEAD
+    2: (
+        "CREATE TABLE IF NOT EXISTS artoo_audit (pos bigint PRIMARY KEY, line bytea NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS artoo_audit_head ("
+        " id integer PRIMARY KEY CHECK (id = 1),"
+        " head bytea NOT NULL)",
     ),
 }
 
@@ -96,8 +106,9 @@ def schema_version(conn: psycopg.Connection[Any]) -> int:
     return int(row[0]) if row and row[0] is not None else 0
 
 
-def migrate(conn: psycopg.Connection[Any]) -> int:
-    """Create or upgrade the artoo tables to :data:`SCHEMA_VERSION`; return the version.
+def migrate(conn: psycopg.Connection[Any], target: int = SCHEMA_VERSION) -> int:
+    """Create or upgrade the artoo tables to ``target`` (:data:`SCHEMA_VERSION`: this
+    code's); return the version the database then has.
 
     Runs in one transaction under an advisory lock, so processes that open the same new
     database at once migrate it once. A database newer than this code raises StoreError.
@@ -111,18 +122,18 @@ def migrate(conn: psycopg.Connection[Any]) -> int:
                 f"({SCHEMA_VERSION}): upgrade artoo",
                 _Where(str(conn.info.dbname)),
             )
-        for target in range(version + 1, SCHEMA_VERSION + 1):
-            for statement in _MIGRATIONS[target]:
+        for step in range(version + 1, target + 1):
+            for statement in _MIGRATIONS[step]:
                 conn.execute(statement)  # type: ignore[arg-type]
-            if target == 1:
+            if step == 1:
                 conn.execute(
                     "INSERT INTO artoo_log (id, log_id, last_seq) VALUES (1, %s, 0)"
                     " ON CONFLICT (id) DO NOTHING",
                     (uuid.uuid4().hex,),
                 )
             conn.execute("DELETE FROM artoo_schema")
-            conn.execute("INSERT INTO artoo_schema (version) VALUES (%s)", (target,))
-    return SCHEMA_VERSION
+            conn.execute("INSERT INTO artoo_schema (version) VALUES (%s)", (step,))
+    return max(version, target)
 
 
 class PostgresEventLog:
@@ -148,11 +159,25 @@ class PostgresEventLog:
         self._last_seq = int(row[1])
 
     @classmethod
-    def open(cls, url: str) -> PostgresEventLog:
-        """Connect to ``url``, create or upgrade the schema (:func:`migrate`), open the log."""
+    def open(cls, url: str, *, create: bool = True) -> PostgresEventLog:
+        """Connect to ``url``, create or upgrade the schema (:func:`migrate`), open the log.
+
+        ``create=False`` (a reader): a database without artoo's tables is a ValueError
+        instead, and the schema must be this code's (StoreError otherwise)."""
         conn = connect(url)
         try:
-            migrate(conn)
+            if create:
+                migrate(conn)
+            else:
+                version = schema_version(conn)
+                if version == 0:
+                    raise ValueError(f"{url} is not an artoo store (no artoo tables)")
+                if version != SCHEMA_VERSION:
+                    raise StoreError(
+                        f"the store's schema is version {version}, this artoo reads "
+                        f"{SCHEMA_VERSION}: open it once with a System to migrate it",
+                        _Where(url),
+                    )
             return cls(conn, url)
         except BaseException:
             conn.close()

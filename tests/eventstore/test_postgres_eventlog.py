@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from artoo.eventstore import StoreError
+
 from .eventlog_contract import EventLogContract, env
 
 pytest.importorskip("psycopg")
@@ -81,9 +83,21 @@ def test_a_v0_database_is_migrated_and_migration_is_idempotent(pg_url: str) -> N
         assert count == (1,)
 
 
-def test_a_newer_schema_is_refused_in_one_line(pg_url: str) -> None:
-    from artoo.eventstore import StoreError
+def test_a_version_1_store_is_upgraded_keeping_its_log(pg_url: str) -> None:
+    with connect(pg_url) as conn:
+        assert migrate(conn, target=1) == 1
+    with PostgresEventLog(connect(pg_url), pg_url) as log:  # a v1 store with a log
+        log.append([env(text="old")])
+    with pytest.raises(StoreError, match="schema is version 1"):
+        PostgresEventLog.open(pg_url, create=False)  # a reader does not migrate
+    with PostgresEventLog.open(pg_url) as log:  # a writer does
+        assert [e.body.text for e in log.read()] == ["old"]
+    with connect(pg_url) as conn:
+        assert schema_version(conn) == SCHEMA_VERSION == 2
+        assert conn.execute("SELECT count(*) FROM artoo_audit").fetchone() == (0,)
 
+
+def test_a_newer_schema_is_refused_in_one_line(pg_url: str) -> None:
     with connect(pg_url) as conn:
         migrate(conn)
         conn.execute("UPDATE artoo_schema SET version = %s", (SCHEMA_VERSION + 1,))
@@ -92,7 +106,5 @@ def test_a_newer_schema_is_refused_in_one_line(pg_url: str) -> None:
 
 
 def test_an_unreachable_server_is_a_store_error() -> None:
-    from artoo.eventstore import StoreError
-
     with pytest.raises(StoreError, match="cannot open the PostgreSQL store"):
         PostgresEventLog.open("postgresql://nobody@/nodb?host=/nonexistent-dir&connect_timeout=2")
