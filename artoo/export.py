@@ -9,9 +9,13 @@ whose tag this version does not know keeps its original msgpack bytes (base64, u
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from artoo._store import StoreArg
+
 import base64
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 from typing import IO, Any
 
 import msgspec
@@ -52,7 +56,7 @@ def _line(env: Envelope) -> bytes:
     )
 
 
-def export_jsonl(store: str | Path, out: IO[bytes], *, task_id: str | None = None) -> int:
+def export_jsonl(store: StoreArg, out: IO[bytes], *, task_id: str | None = None) -> int:
     """Write ``store``'s envelopes (one task's with ``task_id``) to ``out`` as JSON lines,
     in seq order; returns how many. The store must not be open in another process."""
     from artoo._store import read_log
@@ -68,7 +72,7 @@ def export_jsonl(store: str | Path, out: IO[bytes], *, task_id: str | None = Non
 
 
 def export_otlp(
-    store: str | Path,
+    store: StoreArg,
     out: IO[bytes],
     *,
     task_id: str | None = None,

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from artoo._store import StoreArg
+
 import gc
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -51,9 +55,7 @@ class TaskLog:
         return self.envelopes[0].ts if self.envelopes else 0.0
 
 
-def read_store(
-    store: str | Path, task_id: str | None = None
-) -> tuple[list[Envelope], list[TaskLog]]:
+def read_store(store: StoreArg, task_id: str | None = None) -> tuple[list[Envelope], list[TaskLog]]:
     """Every envelope of ``store``'s event log in seq order, and the tasks in the order they
     started (only ``task_id`` when given; a ``ValueError`` when the log has no such task).
 
