@@ -210,7 +210,13 @@ class System(OperatorInbox):
         else:
             from artoo.eventstore._postgres import PostgresEventLog
 
-            self.log = PostgresEventLog.open(url)
+            pg = PostgresEventLog.open(url)
+            try:
+                pg.hold()  # one System writes the store (its bus numbers the seqs)
+            except BaseException:
+                pg.close()
+                raise
+            self.log = pg
         self._log_server: LogServer | None = None  # live reads (artoo replay), once running
         try:
             self.megrams = open_memory(  # the projection of this log, caught up

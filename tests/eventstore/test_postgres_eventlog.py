@@ -108,3 +108,14 @@ def test_a_newer_schema_is_refused_in_one_line(pg_url: str) -> None:
 def test_an_unreachable_server_is_a_store_error() -> None:
     with pytest.raises(StoreError, match="cannot open the PostgreSQL store"):
         PostgresEventLog.open("postgresql://nobody@/nodb?host=/nonexistent-dir&connect_timeout=2")
+
+
+def test_one_writer_holds_the_store_and_its_death_releases_it(pg_url: str) -> None:
+    first = PostgresEventLog.open(pg_url)
+    first.hold()
+    with PostgresEventLog.open(pg_url) as second:
+        with pytest.raises(StoreError, match="is in use by"):
+            second.hold()
+        assert list(second.read()) == []  # reading needs no hold
+        first.close()  # a closed (or killed) holder's session lock goes with it
+        second.hold()
