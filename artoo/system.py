@@ -68,7 +68,7 @@ from artoo.schemas import (
 
 from ._inbox import OperatorInbox
 from ._recovery import end_orphans
-from ._store import StoreSpec, parse_store
+from ._store import StoreArg, StoreSpec, parse_store
 from ._wiring import config_from as _config
 from ._wiring import recorder as _recorder
 
@@ -305,7 +305,7 @@ class System(OperatorInbox):
     @classmethod
     def open(
         cls,
-        store: str | Path = "./.artoo",
+        store: StoreArg = "./.artoo",
         *,
         model: str | None = None,
         config: Config | Mapping[str, Any] | None = None,
@@ -386,9 +386,7 @@ class System(OperatorInbox):
         return system
 
     @classmethod
-    def open_offline(
-        cls, store: str | Path = "./.artoo", *, config: Config | None = None
-    ) -> System:
+    def open_offline(cls, store: StoreArg = "./.artoo", *, config: Config | None = None) -> System:
         """Open a store with no model (memory, dreaming with fallback SOPs, inspection)."""
         spec = parse_store(store)
         return cls(

@@ -133,3 +133,9 @@ def test_a_system_on_a_postgresql_store_runs_reopens_and_verifies(
     with read_log(pg_url) as log:
         seqs = [e.seq for e in log.read()]
     assert seqs == list(range(1, len(seqs) + 1))  # gapless across both Systems
+
+
+def test_replay_verify_reads_a_held_store(
+    held_store: Path | str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["replay", str(held_store), "--verify"]) == 0
