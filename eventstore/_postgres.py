@@ -9,6 +9,7 @@ Tables (schema version :data:`SCHEMA_VERSION`, created or upgraded by :func:`mig
     artoo_events_task ON artoo_events (task_id, seq) WHERE task_id IS NOT NULL
     artoo_audit  (pos PRIMARY KEY, line)            -- the audit log's records (version 2)
     artoo_audit_head (id = 1, head)                 -- its HEAD
+    artoo_tasks  (task_id, text, state, worker, lease_until, …) -- the queue (version 3)
 
 **Seqs.** Each append is one transaction (group commit): it moves the single-row counter
 ``artoo_log.last_seq`` forward by the group's size (``UPDATE … RETURNING``), inserts the
@@ -45,9 +46,10 @@ if TYPE_CHECKING:
 
 __all__ = ["SCHEMA_VERSION", "PostgresEventLog", "connect", "migrate", "schema_version"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The schema this code writes. Version 0 is a database with no artoo tables; 1 holds the
-log; 2 adds the audit log (:mod:`artoo.eventstore._pgaudit`)."""
+log; 2 adds the audit log (:mod:`artoo.eventstore._pgaudit`); 3 the task queue
+(:mod:`artoo.eventstore._pgtasks`)."""
 
 _READ_CHUNK = 2000  # rows fetched per query while reading
 _WRITER_LOCK = 0x61727430  # the advisory-lock key of the store's one writing System ("art0")
@@ -73,6 +75,18 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         "CREATE TABLE IF NOT EXISTS artoo_audit_head ("
         " id integer PRIMARY KEY CHECK (id = 1),"
         " head bytea NOT NULL)",
+    ),
+    # 2 -> 3: the task queue workers lease from
+    3: (
+        "CREATE TABLE IF NOT EXISTS artoo_tasks ("
+        " task_id text PRIMARY KEY,"
+        " text text NOT NULL,"
+        " state text NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'leased', 'done')),"
+        " worker text,"
+        " lease_until double precision,"
+        " attempts integer NOT NULL DEFAULT 0,"
+        " submitted double precision NOT NULL)",
+        "CREATE INDEX IF NOT EXISTS artoo_tasks_state ON artoo_tasks (state, submitted)",
     ),
 }
 
