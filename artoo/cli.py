@@ -24,6 +24,7 @@ from ._terminal import (
 )
 
 if TYPE_CHECKING:
+    from artoo.eventstore import AuditLogReader
     from artoo.replay import TaskLog
 
     from ._store import StoreSpec
@@ -563,12 +564,21 @@ def _audit_log(args: argparse.Namespace) -> int:
     """``artoo audit --verify | --recompute | --reports``: the Auditor's audit log."""
     from artoo.eventstore import AuditLogReader
 
-    from ._store import parse_store, read_audit, read_log
+    from ._store import parse_store, read_audit
 
     store = parse_store(args.store)
     if store.path is not None and not (store.path / "events").exists():
         raise ValueError(f"{store} is not an artoo store (no events/ directory)")
     reader = read_audit(store) or AuditLogReader(Path(str(store)) / "audit")
+    try:
+        return _audit_log_of(args, store, reader)
+    finally:
+        reader.close()
+
+
+def _audit_log_of(args: argparse.Namespace, store: StoreSpec, reader: AuditLogReader) -> int:
+    from ._store import read_log
+
     if args.verify:
         check = reader.verify()
         if not check.ok:
