@@ -421,6 +421,13 @@ class Role(pykka.ThreadingActor):
             self.ctx.bus.unsubscribe(inbox.subscription)
         self._inboxes.discard(inbox)
 
+    def cancelled(self, task_id: str | None) -> bool:
+        """Whether ``task_id`` was cancelled: no model call starts for it any more, and a
+        step that could not finish for that reason publishes no StepFailed (the cancel
+        ends the task). Runs in the actor's thread."""
+        gateway = self.ctx.gateway
+        return gateway is not None and gateway.stopped(task_id)
+
     def is_finished(self, task_id: str) -> bool:
         """True once a FinalResult for ``task_id`` reached this role."""
         return task_id in self._finished
