@@ -14,13 +14,10 @@ SHORT_MIN = 8
 def store_task_ids(store: str | Path) -> list[str]:
     """Every task id of ``store``'s log, in the order the tasks started (the store must
     not be open in another process)."""
-    from artoo.eventstore import EventLog
+    from artoo._store import read_log
 
-    path = Path(store)
-    if not (path / "events").exists():
-        raise ValueError(f"{path} is not an artoo store (no events/ directory)")
     seen: dict[str, None] = {}
-    with EventLog.open(path / "events", durability="none", read_only=True) as log:
+    with read_log(store) as log:
         for env in log.read():
             if env.task_id and env.task_id not in seen:
                 seen[env.task_id] = None

@@ -384,8 +384,13 @@ def positive_int(value: str) -> int:
 
 
 def _check_args(args: argparse.Namespace) -> None:
-    """What argparse cannot say: options that would be ignored, and task ids given as a
-    unique prefix (resolved to the full id, or a one-line error)."""
+    """What argparse cannot say: a store with a URL scheme artoo does not know, options
+    that would be ignored, and task ids given as a unique prefix (resolved to the full id,
+    or a one-line error)."""
+    if getattr(args, "store", None):
+        from ._store import parse_store
+
+        parse_store(args.store)  # ValueError in one line: never a directory named "foo:"
     if args.command == "replay" and not args.rerun:
         given = [flag for flag, value in (("--set", args.set), ("--model", args.model)) if value]
         if given:
@@ -424,16 +429,21 @@ def _config(args: argparse.Namespace, console: Console) -> int:
 def _memory(args: argparse.Namespace, console: Console) -> int:
     from rich.table import Table
 
+    from ._store import parse_store
     from .memoryview import memory_rows, rebuild_memory
 
-    store = Path(args.store)
-    if not (store / "events").exists():
-        raise ValueError(f"{store} is not an artoo store (no events/ directory)")
+    spec = parse_store(args.store)
+    if spec.path is not None and not (spec.path / "events").exists():
+        raise ValueError(f"{spec} is not an artoo store (no events/ directory)")
     if args.rebuild:
-        n = rebuild_memory(store)
+        if spec.path is None:
+            raise ValueError(
+                "--rebuild is for a store directory (a PostgreSQL store's memory is its log's)"
+            )
+        n = rebuild_memory(spec.path)
         console.print(f"rebuilt memory from {n} memory events in the log")
-    tags, sops = memory_rows(store, time.time())
-    table = Table(title=f"memory of {store}")
+    tags, sops = memory_rows(spec, time.time())
+    table = Table(title=f"memory of {spec}")
     for col in ("space", "entity", "megrams", "attention", "decision", "action"):
         table.add_column(col)
     for row in tags:
@@ -511,10 +521,11 @@ def _diff(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
+    from ._store import parse_store
     from .export import export_jsonl, export_otlp
 
-    store = Path(args.store)
-    if not (store / "events").exists():
+    store = parse_store(args.store)
+    if store.path is not None and not (store.path / "events").exists():
         raise ValueError(f"{store} is not an artoo store (no events/ directory)")
 
     def write(out: IO[bytes]) -> str:
@@ -543,10 +554,12 @@ def _audit_log(args: argparse.Namespace) -> int:
     """``artoo audit --verify | --recompute | --reports``: the Auditor's audit log."""
     from artoo.eventstore import AuditLogReader
 
-    store = Path(args.store)
-    if not (store / "events").exists():
+    from ._store import parse_store, read_audit, read_log
+
+    store = parse_store(args.store)
+    if store.path is not None and not (store.path / "events").exists():
         raise ValueError(f"{store} is not an artoo store (no events/ directory)")
-    reader = AuditLogReader(store / "audit")
+    reader = read_audit(store) or AuditLogReader(Path(str(store)) / "audit")
     if args.verify:
         check = reader.verify()
         if not check.ok:
@@ -567,11 +580,10 @@ def _audit_log(args: argparse.Namespace) -> int:
     if args.recompute:
         from artoo.actors.roles.auditor import compare_reports
         from artoo.actors.roles.roster import CONTRACTS
-        from artoo.eventstore import EventLog
         from artoo.schemas import AuditConfig
 
         window = AuditConfig(window_s=args.window_s) if args.window_s else AuditConfig()
-        with EventLog.open(store / "events", durability="none") as log:
+        with read_log(store) as log:
             problems = compare_reports(reports, log.read(), CONTRACTS, window)
         for problem in problems:
             print(problem)

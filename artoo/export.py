@@ -55,10 +55,10 @@ def _line(env: Envelope) -> bytes:
 def export_jsonl(store: str | Path, out: IO[bytes], *, task_id: str | None = None) -> int:
     """Write ``store``'s envelopes (one task's with ``task_id``) to ``out`` as JSON lines,
     in seq order; returns how many. The store must not be open in another process."""
-    from artoo.eventstore import EventLog
+    from artoo._store import read_log
 
     count = 0
-    with EventLog.open(Path(store) / "events", durability="none") as log:
+    with read_log(store) as log:
         envelopes = log.read_task(task_id) if task_id is not None else log.read()
         for env in envelopes:
             out.write(_line(env))

@@ -53,6 +53,7 @@ from artoo.actors.tools import (
 from artoo.actors.tools._sandbox import SCRATCH_BASES, Limits
 from artoo.actors.tools.catalog import ToolCatalog
 from artoo.eventstore import AuditLog, AuditLogReader, EventLog, open_memory
+from artoo.eventstore._serve import SOCKET_NAME, LogServer
 from artoo.schemas import (
     AuditReport,
     CancelRequest,
@@ -66,6 +67,7 @@ from artoo.schemas import (
 
 from ._inbox import OperatorInbox
 from ._recovery import end_orphans
+from ._store import parse_store
 from ._wiring import config_from as _config
 from ._wiring import recorder as _recorder
 
@@ -197,6 +199,7 @@ class System(OperatorInbox):
         (store / "spill").mkdir(exist_ok=True)
         cleanup_spill(store / "spill", keep_s=config.tools.spill_keep_days * 86_400.0)
         self.log = EventLog.open(store / "events", durability=config.durability)
+        self._log_server: LogServer | None = None  # live reads (artoo replay), once running
         try:
             self.megrams = open_memory(  # the projection of this log, caught up
                 store / "memory",
@@ -271,6 +274,7 @@ class System(OperatorInbox):
                 target=self._tick_loop, name="artoo-ticker", daemon=True
             )
             self._ticker.start()
+        self._log_server = LogServer(self.log, store / SOCKET_NAME)
         _open_systems.add(self)
 
     @property
@@ -342,7 +346,7 @@ class System(OperatorInbox):
             )
 
         system = cls(
-            Path(store),
+            _store_dir(store),
             config=cfg,
             workspace=Path(workspace) if workspace is not None else Path.cwd(),
             operator=operator,
@@ -366,7 +370,7 @@ class System(OperatorInbox):
     ) -> System:
         """Open a store with no model (memory, dreaming with fallback SOPs, inspection)."""
         return cls(
-            Path(store),
+            _store_dir(store),
             config=config or Config(),
             workspace=Path.cwd(),
             operator=None,
@@ -668,6 +672,8 @@ class System(OperatorInbox):
         finally:
             self._audit.close()
             self.megrams.close()
+            if self._log_server is not None:
+                self._log_server.close()
             self.log.close()
         with self._lock:
             for _, future in self._futures.values():
@@ -685,9 +691,27 @@ class System(OperatorInbox):
 
 
 _STORE_ENTRIES = frozenset(
-    {"events", "memory", "audit", "spill", "fork.json", "repl_history", "memory.rebuild"}
+    {
+        "events",
+        "memory",
+        "audit",
+        "spill",
+        "fork.json",
+        "repl_history",
+        "memory.rebuild",
+        SOCKET_NAME,
+    }
 )
 """What a store directory holds; a directory with anything else is not made a store."""
+
+
+def _store_dir(store: str | Path) -> Path:
+    """The store directory of a store argument: a URL artoo does not know is a one-line
+    ValueError (never a directory named ``foo:``)."""
+    spec = parse_store(store)
+    if spec.path is None:
+        raise ValueError(f"{store}: a PostgreSQL store is not supported by System.open yet")
+    return spec.path
 
 
 def _check_store(store: Path) -> None:

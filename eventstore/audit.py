@@ -104,6 +104,16 @@ class AuditLogReader:
             lines.pop()
         return lines
 
+    def close(self) -> None:
+        """Release what the reader holds (nothing for the files; idempotent)."""
+
+    def _head_bytes(self) -> bytes | None:
+        """HEAD as stored (None when there is none)."""
+        try:
+            return (self.directory / _HEAD).read_bytes()
+        except FileNotFoundError:
+            return None
+
     def reports(self) -> list[AuditReport]:
         """Every complete report, oldest first (decoded without checking the chain; see
         :meth:`verify`). A record the Auditor is writing at this moment (no newline yet)
@@ -139,13 +149,13 @@ class AuditLogReader:
                 return AuditVerification(False, index - 1, index, "its hash does not match")
             prev = record.hash
         count = len(lines)
-        head_path = self.directory / _HEAD
-        if not head_path.exists():
+        head_bytes = self._head_bytes()
+        if head_bytes is None:
             if count:
                 return AuditVerification(False, count, count, "HEAD is missing")
             return AuditVerification(True, 0)
         try:
-            head = msgspec.json.decode(head_path.read_bytes(), type=_Head)
+            head = msgspec.json.decode(head_bytes, type=_Head)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             return AuditVerification(False, count, count, f"HEAD undecodable: {exc}")
         if head.n > count:

@@ -553,24 +553,39 @@ class EventLog:
         )
         return _decode_run(values, first, self._db, self._path)
 
+    def read_records(self, from_seq: int, to_seq: int) -> Iterator[tuple[int, bytes]]:
+        """``(seq, record)`` for ``from_seq <= seq <= to_seq``, the records as kept (for the
+        live-read socket, :mod:`artoo.eventstore._serve`)."""
+        if to_seq < from_seq:
+            return
+        with self._db.snapshot() as snapshot:
+            for key, value in snapshot.iterator(
+                start=event_key(max(from_seq, 1)), stop=event_key(to_seq + 1), fill_cache=False
+            ):
+                yield _seq_of_key(key), value
+
+    def read_task_records(self, task_id: str) -> Iterator[tuple[int, bytes]]:
+        """``(seq, record)`` of one task's envelopes, in seq order, the records as kept."""
+        prefix = task_prefix(task_id)
+        size = len(prefix) + 8
+        with self._db.snapshot() as snapshot:
+            for key, value in snapshot.iterator(prefix=prefix):
+                if len(key) != size:
+                    continue
+                for seq in index_seqs(key, value):
+                    data = snapshot.get(event_key(seq))
+                    if data is None:
+                        raise CorruptRecord(f"task index names seq {seq}, missing from the log")
+                    yield seq, data
+
     def _writable(self) -> None:
         if self._read_only:
             raise RuntimeError(f"the event log {self._path} was opened read_only")
 
     def read_task(self, task_id: str) -> Iterator[Envelope]:
         """The envelopes of one task (by the per-task index), in seq order."""
-        prefix = task_prefix(task_id)
-        size = len(prefix) + 8
-        with self._db.snapshot() as snapshot:
-            get = snapshot.get
-            for key, value in snapshot.iterator(prefix=prefix):
-                if len(key) != size:  # a longer task id that happens to share the prefix
-                    continue
-                for seq in index_seqs(key, value):
-                    data = get(event_key(seq))
-                    if data is None:
-                        raise CorruptRecord(f"task index names seq {seq}, missing from the log")
-                    yield _decode(seq, data)
+        for seq, data in self.read_task_records(task_id):
+            yield _decode(seq, data)
 
 
 def _fill(

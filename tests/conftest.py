@@ -6,5 +6,7 @@ busy 2-core CI runner one slow example fails a correct property. Timings belong 
 
 from hypothesis import settings
 
+from tests.pgserver import pg_server, pg_url  # noqa: F401  (fixtures)
+
 settings.register_profile("artoo", deadline=None, print_blob=True)
 settings.load_profile("artoo")

@@ -59,16 +59,14 @@ def read_store(
 
     The store must not be open in another process (``StoreLocked``).
     """
-    from artoo.eventstore import EventLog
+    from artoo._store import read_log
 
-    path = Path(store)
-    if not (path / "events").exists():
-        raise ValueError(f"{path} is not an artoo store (no events/ directory)")
+    path = store
     paused = gc.isenabled()
     gc.disable()  # a million new objects would set off full collections, each walking them all
     try:
         # read_only: no key scan at open; reading every seq checks them all anyway
-        with EventLog.open(path / "events", durability="none", read_only=True) as log:
+        with read_log(store) as log:
             envelopes = list(log.read())
         tasks: dict[str, TaskLog] = {}
         for env in envelopes:

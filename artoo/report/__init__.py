@@ -21,6 +21,8 @@ from ._markdown import render_markdown
 from ._model import AuditDocument, report_schema
 
 if TYPE_CHECKING:
+    from artoo._store import StoreSpec
+    from artoo.eventstore import AuditLogReader
     from artoo.schemas import AuditReport
 
 __all__ = [
@@ -84,29 +86,32 @@ def audit_report(
 ) -> str:
     """The audit report of ``store`` as text in ``fmt``. Reads the event log (the store
     must not be open in another process)."""
-    from artoo.eventstore import EventLog
+    from artoo._store import parse_store, read_audit, read_log
 
-    path = Path(store)
-    if not (path / "events").exists():
-        raise ValueError(f"{path} is not an artoo store (no events/ directory)")
-    chain, reports = _audit_log(path / "audit")
-    with EventLog.open(path / "events", durability="none") as log:
+    spec = parse_store(store)
+    with read_log(spec) as log:
+        audit = read_audit(spec)
+        try:
+            chain, reports = _audit_log(audit)
+        finally:
+            if audit is not None:
+                audit.close()
         doc = build_report(
             log.read(),
             since=since,
             until=until,
             task_id=task_id,
             window_s=window_s,
-            store=path.name,
+            store=spec.name,
             audit_chain=chain,
             audit_reports=reports,
         )
-    if task_id is None and until is None and (path / "memory").exists():
-        doc = _with_memory_pairs(doc, path)
+    if task_id is None and until is None and spec.has_memory:
+        doc = _with_memory_pairs(doc, spec)
     return render(doc, fmt)
 
 
-def _with_memory_pairs(doc: AuditDocument, store: Path) -> AuditDocument:
+def _with_memory_pairs(doc: AuditDocument, store: StoreSpec) -> AuditDocument:
     """The strongest Avoid and Exploit pairs as ``artoo memory`` shows them: memory's
     potentials (the projection of the log) at the report's last envelope, not only the
     pairs some recall happened to report."""
@@ -137,14 +142,11 @@ def _with_memory_pairs(doc: AuditDocument, store: Path) -> AuditDocument:
     return msgspec.structs.replace(doc, memory=memory)
 
 
-def _audit_log(directory: Path) -> tuple[str, list[AuditReport]]:
+def _audit_log(reader: AuditLogReader | None) -> tuple[str, list[AuditReport]]:
     """The audit log's verdict for the summary, and its reports (those before the first
     bad record when the chain is broken)."""
-    from artoo.eventstore import AuditLogReader
-
-    if not directory.exists():
+    if reader is None:
         return "no audit log in this store", []
-    reader = AuditLogReader(directory)
     check = reader.verify()
     try:
         reports = reader.reports()

@@ -111,13 +111,15 @@ def test_dream_runs_a_pass_that_consolidates_six_accepts(
 def test_a_second_process_gets_a_clear_error_for_a_held_store(
     tmp_path: Path, workspace: Path
 ) -> None:
+    """A command that writes (dream) is refused; the readers read live
+    (tests/artoo/test_live_inspection.py)."""
     import artoo
 
     script = DATA / "scenarios" / "1_success.toml"
     store = tmp_path / "store"
     with artoo.System.open(store, model=f"scripted:{script}", workspace=workspace):
         proc = subprocess.run(
-            [sys.executable, "-m", "artoo.cli", "memory", str(store)],
+            [sys.executable, "-m", "artoo.cli", "dream", str(store)],
             capture_output=True,
             text=True,
             timeout=60,

@@ -1,0 +1,110 @@
+"""The PostgreSQL event log passes the one contract, on a real server (tests/pgserver.py)."""
+
+from __future__ import annotations
+
+import multiprocessing
+from pathlib import Path
+
+import pytest
+
+from artoo.eventstore import StoreError
+
+from .eventlog_contract import EventLogContract, env
+
+pytest.importorskip("psycopg")
+
+from artoo.eventstore._postgres import (
+    SCHEMA_VERSION,
+    PostgresEventLog,
+    connect,
+    migrate,
+    schema_version,
+)
+
+
+class TestPostgresEventLog(EventLogContract):
+    @pytest.fixture(autouse=True)
+    def _database(self, pg_url: str) -> None:
+        self.url = pg_url
+
+    def create_log(self, tmp_path: Path) -> PostgresEventLog:
+        return PostgresEventLog.open(self.url)
+
+    def test_a_reopened_log_continues_its_seqs_and_keeps_its_identity(self) -> None:
+        with PostgresEventLog.open(self.url) as log:
+            log.append([env(), env()])
+            log_id = log.log_id
+        with PostgresEventLog.open(self.url) as log:
+            assert log.last_seq == 2 and log.append([env()]) == [3]
+            assert log.log_id == log_id
+
+    def test_a_failed_group_leaves_no_gap(self) -> None:
+        with PostgresEventLog.open(self.url) as log:
+            log.append([env()])
+            with pytest.raises(ValueError):
+                log.append([env(), env(seq=9)])
+            assert log.append([env(text="after")]) == [2]
+            assert [e.seq for e in log.read()] == [1, 2]
+
+
+def _write(url: str, worker: int, n: int) -> None:
+    with PostgresEventLog.open(url) as log:
+        for j in range(n):
+            log.append([env(f"w{worker}", f"{worker}.{j}"), env(f"w{worker}", f"{worker}.{j}b")])
+
+
+def test_writers_in_many_processes_share_one_gapless_log(pg_url: str) -> None:
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_write, args=(pg_url, i, 40)) for i in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    with PostgresEventLog.open(pg_url) as log:
+        assert log.last_seq == 320
+        assert [e.seq for e in log.read()] == list(range(1, 321))
+        for i in range(4):
+            got = list(log.read_task(f"w{i}"))
+            texts = [e.body.text for e in got]
+            assert texts == [t for j in range(40) for t in (f"{i}.{j}", f"{i}.{j}b")]
+            # each group's two envelopes are adjacent: one transaction, one run of seqs
+            assert all(b.seq == a.seq + 1 for a, b in zip(got[::2], got[1::2], strict=True))
+
+
+def test_a_v0_database_is_migrated_and_migration_is_idempotent(pg_url: str) -> None:
+    with connect(pg_url) as conn:
+        conn.execute("CREATE TABLE unrelated (x int)")  # a database with no artoo tables
+        assert schema_version(conn) == 0
+        assert migrate(conn) == SCHEMA_VERSION
+        assert schema_version(conn) == SCHEMA_VERSION
+        assert migrate(conn) == SCHEMA_VERSION
+        count = conn.execute("SELECT count(*) FROM artoo_log").fetchone()
+        assert count == (1,)
+
+
+def test_a_version_1_store_is_upgraded_keeping_its_log(pg_url: str) -> None:
+    with connect(pg_url) as conn:
+        assert migrate(conn, target=1) == 1
+    with PostgresEventLog(connect(pg_url), pg_url) as log:  # a v1 store with a log
+        log.append([env(text="old")])
+    with pytest.raises(StoreError, match="schema is version 1"):
+        PostgresEventLog.open(pg_url, create=False)  # a reader does not migrate
+    with PostgresEventLog.open(pg_url) as log:  # a writer does
+        assert [e.body.text for e in log.read()] == ["old"]
+    with connect(pg_url) as conn:
+        assert schema_version(conn) == SCHEMA_VERSION == 2
+        assert conn.execute("SELECT count(*) FROM artoo_audit").fetchone() == (0,)
+
+
+def test_a_newer_schema_is_refused_in_one_line(pg_url: str) -> None:
+    with connect(pg_url) as conn:
+        migrate(conn)
+        conn.execute("UPDATE artoo_schema SET version = %s", (SCHEMA_VERSION + 1,))
+    with pytest.raises(StoreError, match="newer than this artoo"):
+        PostgresEventLog.open(pg_url)
+
+
+def test_an_unreachable_server_is_a_store_error() -> None:
+    with pytest.raises(StoreError, match="cannot open the PostgreSQL store"):
+        PostgresEventLog.open("postgresql://nobody@/nodb?host=/nonexistent-dir&connect_timeout=2")
