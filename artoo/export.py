@@ -19,6 +19,7 @@ import msgspec
 from artoo.schemas import AnyMessage, Envelope, UnknownMessage
 
 from ._otlp import otlp_traces, read_otlp_json, span_id, to_otlp_json, to_otlp_proto, trace_id
+from ._store import StoreSpec
 
 __all__ = [
     "export_jsonl",
@@ -52,7 +53,9 @@ def _line(env: Envelope) -> bytes:
     )
 
 
-def export_jsonl(store: str | Path, out: IO[bytes], *, task_id: str | None = None) -> int:
+def export_jsonl(
+    store: str | Path | StoreSpec, out: IO[bytes], *, task_id: str | None = None
+) -> int:
     """Write ``store``'s envelopes (one task's with ``task_id``) to ``out`` as JSON lines,
     in seq order; returns how many. The store must not be open in another process."""
     from artoo._store import read_log
@@ -68,7 +71,7 @@ def export_jsonl(store: str | Path, out: IO[bytes], *, task_id: str | None = Non
 
 
 def export_otlp(
-    store: str | Path,
+    store: str | Path | StoreSpec,
     out: IO[bytes],
     *,
     task_id: str | None = None,

@@ -124,7 +124,7 @@ def migrate(conn: psycopg.Connection[Any], target: int = SCHEMA_VERSION) -> int:
             )
         for step in range(version + 1, target + 1):
             for statement in _MIGRATIONS[step]:
-                conn.execute(statement)  # type: ignore[arg-type]
+                conn.execute(statement)
             if step == 1:
                 conn.execute(
                     "INSERT INTO artoo_log (id, log_id, last_seq) VALUES (1, %s, 0)"

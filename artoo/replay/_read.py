@@ -6,7 +6,7 @@ import gc
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -18,6 +18,9 @@ from artoo.schemas import (
     TaskRequest,
     UserRequest,
 )
+
+if TYPE_CHECKING:
+    from artoo._store import StoreSpec
 
 __all__ = ["TaskLog", "read_store", "task_config"]
 
@@ -52,7 +55,7 @@ class TaskLog:
 
 
 def read_store(
-    store: str | Path, task_id: str | None = None
+    store: str | Path | StoreSpec, task_id: str | None = None
 ) -> tuple[list[Envelope], list[TaskLog]]:
     """Every envelope of ``store``'s event log in seq order, and the tasks in the order they
     started (only ``task_id`` when given; a ``ValueError`` when the log has no such task).
