@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from artoo._store import StoreArg
-
-from collections.abc import Iterable, Sequence
 
 __all__ = ["SHORT_MIN", "match_task", "resolve_task", "short_ids", "store_task_ids"]
 

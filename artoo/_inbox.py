@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import pykka
 
-from artoo.actors.roles.queen import Decision, InboxItem, InboxQuery, OperatorAnswer
+from artoo.actors.roles.queen import Decision, InboxItem, InboxQuery, OperatorAnswer, Queen
 
 if TYPE_CHECKING:
     from artoo.actors.runtime.runner import RoleRunner
@@ -32,7 +32,7 @@ class OperatorInbox:
         if self._closed:
             raise RuntimeError("this System is closed")
         try:
-            items: list[InboxItem] = self.runner.ref("queen").ask(InboxQuery(), timeout=timeout)  # type: ignore[assignment]
+            items: list[InboxItem] = self.runner.ref(Queen).ask(InboxQuery(), timeout=timeout)  # type: ignore[assignment]
         except pykka.Timeout:
             raise TimeoutError(f"the Queen did not answer within {timeout} s") from None
         return items
@@ -51,7 +51,7 @@ class OperatorInbox:
             raise RuntimeError("this System is closed")
         try:
             answer = OperatorAnswer(item_id, decision)
-            why: str | None = self.runner.ref("queen").ask(answer, timeout=timeout)  # type: ignore[assignment]
+            why: str | None = self.runner.ref(Queen).ask(answer, timeout=timeout)  # type: ignore[assignment]
         except pykka.Timeout:
             raise TimeoutError(f"the Queen did not answer within {timeout} s") from None
         if why is not None:

@@ -9,20 +9,18 @@ whose tag this version does not know keeps its original msgpack bytes (base64, u
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from artoo._store import StoreArg
-
 import base64
 from collections.abc import Iterable, Iterator
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import msgspec
 
 from artoo.schemas import AnyMessage, Envelope, UnknownMessage
 
 from ._otlp import otlp_traces, read_otlp_json, span_id, to_otlp_json, to_otlp_proto, trace_id
+
+if TYPE_CHECKING:
+    from artoo._store import StoreArg
 
 __all__ = [
     "export_jsonl",

@@ -30,8 +30,9 @@ from artoo.actors.llm import (
     resolve_backend,
     resolve_models,
 )
-from artoo.actors.roles.auditor import AuditNow
-from artoo.actors.roles.dreamer import DreamNow
+from artoo.actors.roles.auditor import AuditNow, Auditor
+from artoo.actors.roles.dreamer import Dreamer, DreamNow
+from artoo.actors.roles.memory import Memory
 from artoo.actors.roles.roster import CONTRACTS, ROSTER
 from artoo.actors.runtime.bus import Bus, Delivery
 from artoo.actors.runtime.clock import Clock, IdSource, SystemClock
@@ -531,7 +532,7 @@ class System(OperatorInbox):
         """
         if not self.flush(timeout):
             raise TimeoutError(f"memory did not catch up within {timeout} s")
-        count: int = self.runner.ref("dreamer").ask(DreamNow(), timeout=timeout)  # type: ignore[assignment]
+        count: int = self.runner.ref(Dreamer).ask(DreamNow(), timeout=timeout)  # type: ignore[assignment]
         if not self.flush(timeout):
             raise TimeoutError(f"memory did not apply the pass within {timeout} s")
         return int(count)
@@ -545,7 +546,7 @@ class System(OperatorInbox):
         if self._closed:
             raise RuntimeError("this System is closed")
         try:
-            report: AuditReport = self.runner.ref("auditor").ask(AuditNow(), timeout=timeout)  # type: ignore[assignment]
+            report: AuditReport = self.runner.ref(Auditor).ask(AuditNow(), timeout=timeout)  # type: ignore[assignment]
         except pykka.Timeout:
             raise TimeoutError(f"the Auditor did not answer within {timeout} s") from None
         return report
@@ -570,7 +571,7 @@ class System(OperatorInbox):
         left = None if deadline is None else max(0.0, deadline - time.monotonic())
         try:
             # delivered is not yet applied: an ask waits behind every message in the mailbox
-            self.runner.ref("memory").ask(_Sync(), timeout=left)
+            self.runner.ref(Memory).ask(_Sync(), timeout=left)
         except (pykka.Timeout, pykka.ActorDeadError):
             return False
         return True

@@ -79,7 +79,6 @@ from __future__ import annotations
 
 import math
 import threading
-import time
 from collections import deque
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
@@ -250,7 +249,7 @@ class Judge(Role):
         super().on_start()
         self._tap = self.ctx.bus.tap()
         self._next_seq = self.ctx.bus.last_seq + 1
-        threading.Thread(target=self._pump, name="artoo-judge-tap", daemon=True).start()
+        self.background("tap", self._pump)
 
     def on_stop(self) -> None:
         """Judge what was committed before the stop, then close the tap (the pump ends
@@ -342,14 +341,14 @@ class Judge(Role):
             if env.seq >= self._next_seq:
                 self._see(env)
 
-    def _drain_to(self, seq: int, wait_s: float = 0.5) -> None:
-        """Drain until the envelope at ``seq`` is judged (the pump is a hop behind the
-        tap), waiting at most ``wait_s`` of wall time."""
-        deadline = time.monotonic() + wait_s
+    def _drain_to(self, seq: int) -> None:
+        """Judge everything up to ``seq``: what the pump handed over, then the rest read
+        from the log — no waiting for the pump, which is a hop behind the tap (what it
+        hands over later is skipped by seq)."""
         self._drain()
-        while self._next_seq <= seq and time.monotonic() < deadline:
-            time.sleep(0.001)
-            self._drain()
+        if self._next_seq <= seq:
+            for env in self.ctx.bus.read(self._next_seq, seq):
+                self._see(env)
 
     def _see(self, env: Envelope) -> None:
         self._next_seq = env.seq + 1
@@ -592,7 +591,7 @@ class Judge(Role):
             except Exception:  # the Judge stopped
                 return
 
-        threading.Thread(target=_ask, name="artoo-judge-opinion", daemon=True).start()
+        self.background("opinion", _ask)
 
     def _opinion(self, message: _Opinion) -> None:
         entry = self._pending.pop((message.task_id, message.case), None)

@@ -26,17 +26,13 @@ from __future__ import annotations
 from typing import ClassVar
 
 from artoo.actors.runtime.role import Equipment, Role, handles
-from artoo.eventstore import MegramReader
+from artoo.eventstore import MEMORY_EVENTS, MegramReader
 from artoo.schemas import (
     Envelope,
-    MegramDemoted,
-    MegramForgotten,
     MegramRecalled,
-    MegramRecorded,
     MemoryQuery,
     MemoryRecall,
     Message,
-    SOPPromoted,
 )
 
 __all__ = ["Memory", "recall"]
@@ -69,14 +65,7 @@ class Memory(Role):
 
     name: ClassVar[str] = "memory"
     publishes: ClassVar[tuple[type[Message], ...]] = (MemoryRecall, MegramRecalled)
-    consumes: ClassVar[tuple[type[Message], ...]] = (
-        MemoryQuery,
-        MegramRecorded,
-        MegramRecalled,
-        MegramForgotten,
-        MegramDemoted,
-        SOPPromoted,
-    )
+    consumes: ClassVar[tuple[type[Message], ...]] = (MemoryQuery, *MEMORY_EVENTS)
 
     def __init__(self, equipment: Equipment, instance: str | None = None) -> None:
         super().__init__(equipment, instance)
@@ -93,6 +82,6 @@ class Memory(Role):
             self.reply(env, MegramRecalled(ids=[m.id for m in answer.sops], at=now))
         self.reply(env, answer)
 
-    @handles(MegramRecorded, MegramRecalled, MegramForgotten, MegramDemoted, SOPPromoted)
+    @handles(*MEMORY_EVENTS)
     def on_memory_event(self, env: Envelope) -> None:
         self.megrams.apply(env.body, seq=env.seq)

@@ -142,6 +142,8 @@ class Perceiver(Role):
         )
         answer = ask_structured(self.ctx.model(), request, PerceiverAnswer)
         if not answer.ok or answer.value is None:
+            if self.cancelled(env.task_id):  # the call was not made: the cancel ends it
+                return
             self.log.warning("no valid task reading", task=env.task_id, error=answer.error)
             self.reply(
                 env,

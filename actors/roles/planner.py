@@ -517,6 +517,8 @@ class Planner(Role):
             request = LLMRequest(role=self.name, tier="brain", task_id=task_id, messages=messages)
             answer = ask_structured(self.ctx.model(), request, PlanAnswer)
             if not answer.ok or answer.value is None or not answer.value.subtasks:
+                if self.cancelled(task_id):  # the call was not made: the cancel ends it
+                    return
                 error = (
                     "the plan has no subtasks" if answer.ok else f"no valid plan: {answer.error}"
                 )

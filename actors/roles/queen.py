@@ -232,7 +232,7 @@ class Queen(Role):
             approved, why = call_operator(operator, body)
             self._decide(env, approved, why)
 
-        threading.Thread(target=_ask, name="artoo-operator", daemon=True).start()
+        self.background("operator", _ask)
 
     def on_tick(self, now: float) -> None:
         with self._lock:
@@ -306,7 +306,7 @@ class Queen(Role):
             elif answer == "continue":
                 self._close_ticket(ticket.ticket_id, "continue", by="operator")
 
-        threading.Thread(target=_tell, name="artoo-ticket-operator", daemon=True).start()
+        self.background("ticket-operator", _tell)
 
     def _close_ticket(
         self,

@@ -14,7 +14,11 @@ Every role also receives FinalResult: once a task has ended, its later envelopes
 ignored and the role's per-task state is dropped (``forget_task``).
 
 Threads: every ``on_*`` hook and handler runs in the actor's own (daemon) thread, one
-message at a time. ``tell`` from the bus writer only enqueues.
+message at a time. ``tell`` from the bus writer only enqueues. A role that must wait on
+something outside its mailbox — a host callback (the Queen's operator), a tap (the Judge's
+pump), a model call off its own thread (the Judge's model rung) — gets that thread from the
+runtime with :meth:`Role.background`: a named daemon thread, so the process never waits for
+it, whose failure is logged; it talks back to the actor only by ``tell``.
 """
 
 from __future__ import annotations
@@ -420,6 +424,27 @@ class Role(pykka.ThreadingActor):
         if inbox.subscription is not None:
             self.ctx.bus.unsubscribe(inbox.subscription)
         self._inboxes.discard(inbox)
+
+    def background(self, name: str, work: Callable[[], object]) -> threading.Thread:
+        """Run ``work`` on a daemon thread named ``artoo-<role>-<name>`` (see the module's
+        Threads note); an exception it raises is logged, never lost. Returns the thread."""
+
+        def run() -> None:
+            try:
+                work()
+            except Exception:
+                self.log.exception("background work failed", work=name)
+
+        thread = threading.Thread(target=run, name=f"artoo-{self.name}-{name}", daemon=True)
+        thread.start()
+        return thread
+
+    def cancelled(self, task_id: str | None) -> bool:
+        """Whether ``task_id`` was cancelled: no model call starts for it any more, and a
+        step that could not finish for that reason publishes no StepFailed (the cancel
+        ends the task). Runs in the actor's thread."""
+        gateway = self.ctx.gateway
+        return gateway is not None and gateway.stopped(task_id)
 
     def is_finished(self, task_id: str) -> bool:
         """True once a FinalResult for ``task_id`` reached this role."""

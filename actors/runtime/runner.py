@@ -121,10 +121,12 @@ class RoleRunner:
         return True
 
     # ------------------------------------------------------------------ reading
-    def ref(self, sender: str) -> pykka.ActorRef[Any]:
-        """The running actor of ``sender`` (KeyError if none)."""
+    def ref(self, sender: str | type[Role]) -> pykka.ActorRef[Any]:
+        """The running actor of a singleton role, by its class, or of an instance by its
+        sender name (``executor/pair-0``); KeyError if none."""
+        name = sender if isinstance(sender, str) else sender.name
         with self._lock:
-            return self._running[sender].ref
+            return self._running[name].ref
 
     def running(self) -> list[Running]:
         """Every started actor, in start order."""

@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from artoo._store import StoreArg
-
 import gc
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -22,6 +17,9 @@ from artoo.schemas import (
     TaskRequest,
     UserRequest,
 )
+
+if TYPE_CHECKING:
+    from artoo._store import StoreArg
 
 __all__ = ["TaskLog", "read_store", "task_config"]
 
