@@ -162,10 +162,11 @@ class PostgresEventLog:
 
     durability = "batch"  # each group is one committed transaction
 
-    def __init__(self, conn: psycopg.Connection[Any], url: str) -> None:
+    def __init__(self, conn: psycopg.Connection[Any], url: str, *, shared: bool = False) -> None:
         """Wrap an open, migrated connection; use :meth:`open` instead."""
         self._conn = conn
         self._url = url
+        self._shared = shared
         self._lock = threading.Lock()
         row = conn.execute("SELECT log_id, last_seq FROM artoo_log WHERE id = 1").fetchone()
         if row is None:
@@ -174,11 +175,13 @@ class PostgresEventLog:
         self._last_seq = int(row[1])
 
     @classmethod
-    def open(cls, url: str, *, create: bool = True) -> PostgresEventLog:
+    def open(cls, url: str, *, create: bool = True, shared: bool = False) -> PostgresEventLog:
         """Connect to ``url``, create or upgrade the schema (:func:`migrate`), open the log.
 
         ``create=False`` (a reader): a database without artoo's tables is a ValueError
-        instead, and the schema must be this code's (StoreError otherwise)."""
+        instead, and the schema must be this code's (StoreError otherwise). ``shared``:
+        other processes append too, so :meth:`append_encoded` numbers each group itself
+        (from the counter) and returns its first seq, whatever ``first_seq`` said."""
         conn = connect(url)
         try:
             if create:
@@ -193,7 +196,7 @@ class PostgresEventLog:
                         f"{SCHEMA_VERSION}: open it once with a System to migrate it",
                         _Where(url),
                     )
-            return cls(conn, url)
+            return cls(conn, url, shared=shared)
         except BaseException:
             conn.close()
             raise
@@ -300,19 +303,21 @@ class PostgresEventLog:
 
     def append_encoded(
         self, first_seq: int, ts: float, task_ids: Sequence[str | None], tails: Sequence[bytes]
-    ) -> None:
+    ) -> int | None:
         """The bus's fast path: one group of pre-encoded tails in one transaction;
-        ``first_seq`` must continue the log (ValueError otherwise, nothing written)."""
+        ``first_seq`` must continue the log (ValueError otherwise, nothing written). A
+        ``shared`` log numbers the group itself and returns its first seq."""
         if len(task_ids) != len(tails):
             raise ValueError(f"{len(task_ids)} task ids for {len(tails)} tails")
         if not tails:
-            return
+            return None
         with self._lock:
             self._check_open()
             with self._conn.transaction():
-                first = self._reserve(len(tails), [first_seq])
+                first = self._reserve(len(tails), [] if self._shared else [first_seq])
                 self._insert(first, task_ids, list(complete_tails(first, ts, tails)))
             self._last_seq = first + len(tails) - 1
+        return first if self._shared else None
 
     def _reserve(self, n: int, wanted: list[int]) -> int:
         """Move the counter ``n`` forward (its row lock is held to the commit); the group's
