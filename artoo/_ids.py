@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from artoo._store import StoreArg
 
 __all__ = ["SHORT_MIN", "match_task", "resolve_task", "short_ids", "store_task_ids"]
 
@@ -11,7 +14,7 @@ SHORT_MIN = 8
 """The fewest characters a short id has (more where tasks share a longer prefix)."""
 
 
-def store_task_ids(store: str | Path) -> list[str]:
+def store_task_ids(store: StoreArg) -> list[str]:
     """Every task id of ``store``'s log, in the order the tasks started (the store must
     not be open in another process)."""
     from artoo._store import read_log
@@ -41,7 +44,7 @@ def match_task(given: str, ids: Sequence[str]) -> str:
     raise ValueError(f"task {given!r} is ambiguous: {len(found)} tasks start with it ({shown})")
 
 
-def resolve_task(store: str | Path, given: str | None) -> str | None:
+def resolve_task(store: StoreArg, given: str | None) -> str | None:
     """The full id of the task ``given`` (an id or a unique prefix) names in ``store``."""
     if given is None:
         return None

@@ -21,7 +21,14 @@ from pathlib import Path
 
 from artoo.eventstore import AuditLogReader, EventLog, EventLogBackend, StoreLocked
 
-__all__ = ["POSTGRES_SCHEMES", "StoreSpec", "parse_store", "read_audit", "read_log"]
+__all__ = [
+    "POSTGRES_SCHEMES",
+    "StoreArg",
+    "StoreSpec",
+    "parse_store",
+    "read_audit",
+    "read_log",
+]
 
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 """The URL schemes of a PostgreSQL store (libpq's two spellings)."""
@@ -58,7 +65,11 @@ class StoreSpec:
         return self.path is None or (self.path / "memory").exists()
 
 
-def parse_store(store: str | os.PathLike[str] | StoreSpec) -> StoreSpec:
+StoreArg = str | os.PathLike[str] | StoreSpec
+"""What a store argument may be: a directory, a URL, or one already parsed."""
+
+
+def parse_store(store: StoreArg) -> StoreSpec:
     """Parse a store argument (see the module docstring); ValueError for an unknown scheme."""
     if isinstance(store, StoreSpec):
         return store
@@ -77,7 +88,7 @@ def parse_store(store: str | os.PathLike[str] | StoreSpec) -> StoreSpec:
 
 
 @contextlib.contextmanager
-def read_log(store: str | os.PathLike[str] | StoreSpec) -> Iterator[EventLogBackend]:
+def read_log(store: StoreArg) -> Iterator[EventLogBackend]:
     """The event log of a store, opened for reading (a ValueError in one line when the
     store does not exist). A PostgreSQL store is read while its Systems write it."""
     spec = parse_store(store)
@@ -106,7 +117,7 @@ def read_log(store: str | os.PathLike[str] | StoreSpec) -> Iterator[EventLogBack
         yield log
 
 
-def read_audit(store: str | os.PathLike[str] | StoreSpec) -> AuditLogReader | None:
+def read_audit(store: StoreArg) -> AuditLogReader | None:
     """The store's audit log, read-only (None when a LevelDB store has none yet). Its
     records are plain appends (files, or rows), read while the Auditor writes."""
     spec = parse_store(store)

@@ -24,7 +24,10 @@ from ._terminal import (
 )
 
 if TYPE_CHECKING:
+    from artoo.eventstore import AuditLogReader
     from artoo.replay import TaskLog
+
+    from ._store import StoreSpec
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -473,7 +476,7 @@ def _audit(args: argparse.Namespace) -> int:
     from .report import audit_report, parse_time
 
     text = audit_report(
-        Path(args.store),
+        args.store,
         since=parse_time(args.since) if args.since is not None else None,
         until=parse_time(args.until) if args.until is not None else None,
         task_id=args.task,
@@ -489,9 +492,16 @@ def _audit(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _run_arg(spec: str) -> tuple[Path, str | None]:
-    """``STORE[:TASK]``: a store directory and maybe a task id."""
+def _run_arg(spec: str) -> tuple[Path | StoreSpec, str | None]:
+    """``STORE[:TASK]``: a store (a directory, or a URL: ``postgresql://h/db:TASK``) and
+    maybe a task id."""
+    from ._store import parse_store
+
     store, sep, task = spec.rpartition(":")
+    if parse_store(spec).is_postgres:
+        if sep and "/" not in task and "/" in store.split("://", 1)[1]:
+            return parse_store(store), task
+        return parse_store(spec), None
     if sep and store and Path(store).is_dir():
         return Path(store), task
     return Path(spec), None
@@ -554,12 +564,21 @@ def _audit_log(args: argparse.Namespace) -> int:
     """``artoo audit --verify | --recompute | --reports``: the Auditor's audit log."""
     from artoo.eventstore import AuditLogReader
 
-    from ._store import parse_store, read_audit, read_log
+    from ._store import parse_store, read_audit
 
     store = parse_store(args.store)
     if store.path is not None and not (store.path / "events").exists():
         raise ValueError(f"{store} is not an artoo store (no events/ directory)")
     reader = read_audit(store) or AuditLogReader(Path(str(store)) / "audit")
+    try:
+        return _audit_log_of(args, store, reader)
+    finally:
+        reader.close()
+
+
+def _audit_log_of(args: argparse.Namespace, store: StoreSpec, reader: AuditLogReader) -> int:
+    from ._store import read_log
+
     if args.verify:
         check = reader.verify()
         if not check.ok:

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterable, Iterator
-from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import msgspec
 
 from artoo.schemas import AnyMessage, Envelope, UnknownMessage
 
 from ._otlp import otlp_traces, read_otlp_json, span_id, to_otlp_json, to_otlp_proto, trace_id
-from ._store import StoreSpec
+
+if TYPE_CHECKING:
+    from artoo._store import StoreArg
 
 __all__ = [
     "export_jsonl",
@@ -53,9 +54,7 @@ def _line(env: Envelope) -> bytes:
     )
 
 
-def export_jsonl(
-    store: str | Path | StoreSpec, out: IO[bytes], *, task_id: str | None = None
-) -> int:
+def export_jsonl(store: StoreArg, out: IO[bytes], *, task_id: str | None = None) -> int:
     """Write ``store``'s envelopes (one task's with ``task_id``) to ``out`` as JSON lines,
     in seq order; returns how many. The store must not be open in another process."""
     from artoo._store import read_log
@@ -71,7 +70,7 @@ def export_jsonl(
 
 
 def export_otlp(
-    store: str | Path | StoreSpec,
+    store: StoreArg,
     out: IO[bytes],
     *,
     task_id: str | None = None,

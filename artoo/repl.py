@@ -12,6 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._store import parse_store
+
 if TYPE_CHECKING:
     from .system import System, TaskHandle
 
@@ -193,9 +195,9 @@ def run_repl(args: argparse.Namespace) -> int:
     """The ``artoo repl`` loop: EOF (Ctrl-D) or ``/quit`` ends it, closing the System."""
     from .system import System
 
-    store = Path(args.store)
+    store = parse_store(args.store)  # a directory or a postgresql:// URL
     with System.open(store, model=args.model, workspace=args.workspace, inbox=True) as system:
-        read = _reader(store / "repl_history")
+        read = _reader(system.store / "repl_history")  # a PostgreSQL store's: its scratch
         try:
             from prompt_toolkit.patch_stdout import patch_stdout
         except ImportError:  # pragma: no cover

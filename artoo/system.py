@@ -7,6 +7,8 @@ import atexit
 import logging
 import math
 import re
+import shutil
+import tempfile
 import threading
 import time
 import warnings
@@ -52,7 +54,7 @@ from artoo.actors.tools import (
 )
 from artoo.actors.tools._sandbox import SCRATCH_BASES, Limits
 from artoo.actors.tools.catalog import ToolCatalog
-from artoo.eventstore import AuditLog, AuditLogReader, EventLog, open_memory
+from artoo.eventstore import AuditLog, AuditLogReader, EventLog, EventLogBackend, open_memory
 from artoo.eventstore._serve import SOCKET_NAME, LogServer
 from artoo.schemas import (
     AuditReport,
@@ -67,7 +69,7 @@ from artoo.schemas import (
 
 from ._inbox import OperatorInbox
 from ._recovery import end_orphans
-from ._store import parse_store
+from ._store import StoreArg, StoreSpec, parse_store
 from ._wiring import config_from as _config
 from ._wiring import recorder as _recorder
 
@@ -184,8 +186,12 @@ class System(OperatorInbox):
         runs_tools: bool = True,
         tool_runner: ToolRunnerFactory | None = None,
         recorded_verdicts: RecordedVerdicts | None = None,
+        url: str | None = None,
     ) -> None:
         self.store = store
+        self.url = url
+        """A PostgreSQL store's URL (``store`` is then this process's scratch directory:
+        spill files and memory, the projection of the shared log); None for LevelDB."""
         self.config = config
         self.workspace = workspace
         self.clock = clock
@@ -194,11 +200,24 @@ class System(OperatorInbox):
         if not workspace.is_dir():
             raise FileNotFoundError(f"the workspace {workspace} is not a directory")
         self.sandbox = _sandbox_for(config, store) if runs_tools else None
-        _check_store(store)
+        if url is None:
+            _check_store(store)
         store.mkdir(parents=True, exist_ok=True)
         (store / "spill").mkdir(exist_ok=True)
         cleanup_spill(store / "spill", keep_s=config.tools.spill_keep_days * 86_400.0)
-        self.log = EventLog.open(store / "events", durability=config.durability)
+        self.log: EventLogBackend
+        if url is None:
+            self.log = EventLog.open(store / "events", durability=config.durability)
+        else:
+            from artoo.eventstore._postgres import PostgresEventLog
+
+            pg = PostgresEventLog.open(url)
+            try:
+                pg.hold()  # one System writes the store (its bus numbers the seqs)
+            except BaseException:
+                pg.close()
+                raise
+            self.log = pg
         self._log_server: LogServer | None = None  # live reads (artoo replay), once running
         try:
             self.megrams = open_memory(  # the projection of this log, caught up
@@ -211,7 +230,7 @@ class System(OperatorInbox):
             self.log.close()
             raise
         try:
-            self._audit = AuditLog(store / "audit")  # the Auditor's alone (its seat)
+            self._audit = _audit_seat(store, url)  # the Auditor's alone (its seat)
         except BaseException:
             self.megrams.close()
             self.log.close()
@@ -274,7 +293,8 @@ class System(OperatorInbox):
                 target=self._tick_loop, name="artoo-ticker", daemon=True
             )
             self._ticker.start()
-        self._log_server = LogServer(self.log, store / SOCKET_NAME)
+        if isinstance(self.log, EventLog):  # live reads of a held LevelDB store
+            self._log_server = LogServer(self.log, store / SOCKET_NAME)
         _open_systems.add(self)
 
     @property
@@ -286,7 +306,7 @@ class System(OperatorInbox):
     @classmethod
     def open(
         cls,
-        store: str | Path = "./.artoo",
+        store: StoreArg = "./.artoo",
         *,
         model: str | None = None,
         config: Config | Mapping[str, Any] | None = None,
@@ -345,8 +365,10 @@ class System(OperatorInbox):
                 budgets=budgets,
             )
 
+        spec = parse_store(store)
         system = cls(
-            _store_dir(store),
+            _store_dir(spec),
+            url=spec.url,
             config=cfg,
             workspace=Path(workspace) if workspace is not None else Path.cwd(),
             operator=operator,
@@ -365,12 +387,12 @@ class System(OperatorInbox):
         return system
 
     @classmethod
-    def open_offline(
-        cls, store: str | Path = "./.artoo", *, config: Config | None = None
-    ) -> System:
+    def open_offline(cls, store: StoreArg = "./.artoo", *, config: Config | None = None) -> System:
         """Open a store with no model (memory, dreaming with fallback SOPs, inspection)."""
+        spec = parse_store(store)
         return cls(
-            _store_dir(store),
+            _store_dir(spec),
+            url=spec.url,
             config=config or Config(),
             workspace=Path.cwd(),
             operator=None,
@@ -532,6 +554,10 @@ class System(OperatorInbox):
     @property
     def audit_log(self) -> AuditLogReader:
         """The store's audit log, read-only: ``reports()`` and ``verify()``."""
+        if self.url is not None:
+            from artoo.eventstore._pgaudit import PostgresAuditLogReader
+
+            return PostgresAuditLogReader(self.url)
         return AuditLogReader(self.store / "audit")
 
     def flush(self, timeout: float | None = None) -> bool:
@@ -675,6 +701,8 @@ class System(OperatorInbox):
             if self._log_server is not None:
                 self._log_server.close()
             self.log.close()
+            if self.url is not None:  # this process's scratch of a PostgreSQL store
+                shutil.rmtree(self.store, ignore_errors=True)
         with self._lock:
             for _, future in self._futures.values():
                 if not future.done():
@@ -705,13 +733,22 @@ _STORE_ENTRIES = frozenset(
 """What a store directory holds; a directory with anything else is not made a store."""
 
 
-def _store_dir(store: str | Path) -> Path:
-    """The store directory of a store argument: a URL artoo does not know is a one-line
-    ValueError (never a directory named ``foo:``)."""
-    spec = parse_store(store)
-    if spec.path is None:
-        raise ValueError(f"{store}: a PostgreSQL store is not supported by System.open yet")
-    return spec.path
+def _store_dir(spec: StoreSpec) -> Path:
+    """The directory a System keeps its store in: a LevelDB store's own, or for a
+    PostgreSQL store a scratch directory of this process (spill files; memory, the
+    projection of the shared log, rebuilt from it at open)."""
+    if spec.path is not None:
+        return spec.path
+    return Path(tempfile.mkdtemp(prefix=f"artoo-{spec.name}-"))
+
+
+def _audit_seat(store: Path, url: str | None) -> AuditLog:
+    """The Auditor's writable audit log: ``<store>/audit``, or the PostgreSQL store's."""
+    if url is None:
+        return AuditLog(store / "audit")
+    from artoo.eventstore._pgaudit import PostgresAuditLog
+
+    return PostgresAuditLog(url)
 
 
 def _check_store(store: Path) -> None:

@@ -33,11 +33,16 @@ from artoo.actors.runtime.bus import Delivery
 from artoo.actors.runtime.clock import ManualClock, Timer
 from artoo.schemas import Envelope
 
+from ._pgserver import PostgresServer, PostgresUnavailable, postgres_server
+
 __all__ = [
     "ManualClock",
+    "PostgresServer",
+    "PostgresUnavailable",
     "Recorder",
     "RoleHarness",
     "Timer",
+    "postgres_server",
     "temporary_store",
     "write_script",
 ]

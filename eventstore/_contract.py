@@ -54,8 +54,12 @@ class EventLogBackend(Protocol):
 
     def append_encoded(
         self, first_seq: int, ts: float, task_ids: Sequence[str | None], tails: Sequence[bytes]
-    ) -> None:
-        """The bus's fast path: one group of pre-encoded tails (see ``envelope_tail``)."""
+    ) -> int | None:
+        """The bus's fast path: one group of pre-encoded tails (see ``envelope_tail``).
+
+        None: the group took seqs ``first_seq``… (which must continue the log). A log that
+        other processes append to too (a shared PostgreSQL log) numbers the group itself
+        and returns its first seq; the bus then delivers the envelopes with those seqs."""
         ...
 
     def read(self, from_seq: int = 1, to_seq: int | None = None) -> Iterator[Envelope]:

@@ -19,7 +19,7 @@ import msgspec
 from artoo.schemas import AuditReport
 
 from ._postgres import connect, migrate
-from .audit import GENESIS, AuditLogReader, _Head, _Record, record_hash
+from .audit import GENESIS, AuditLog, AuditLogReader, _Head, _Record, record_hash
 
 __all__ = ["PostgresAuditLog", "PostgresAuditLogReader"]
 
@@ -48,7 +48,7 @@ class PostgresAuditLogReader(AuditLogReader):
             self._conn.close()
 
 
-class PostgresAuditLog(PostgresAuditLogReader):
+class PostgresAuditLog(PostgresAuditLogReader, AuditLog):
     """The writable audit log of a PostgreSQL store: :meth:`append` only (the Auditor's).
 
     Appends from several threads or processes keep one chain: each takes HEAD's row lock

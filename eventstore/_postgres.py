@@ -9,6 +9,7 @@ Tables (schema version :data:`SCHEMA_VERSION`, created or upgraded by :func:`mig
     artoo_events_task ON artoo_events (task_id, seq) WHERE task_id IS NOT NULL
     artoo_audit  (pos PRIMARY KEY, line)            -- the audit log's records (version 2)
     artoo_audit_head (id = 1, head)                 -- its HEAD
+    artoo_tasks  (task_id, text, state, worker, lease_until, …) -- the queue (version 3)
 
 **Seqs.** Each append is one transaction (group commit): it moves the single-row counter
 ``artoo_log.last_seq`` forward by the group's size (``UPDATE … RETURNING``), inserts the
@@ -45,11 +46,13 @@ if TYPE_CHECKING:
 
 __all__ = ["SCHEMA_VERSION", "PostgresEventLog", "connect", "migrate", "schema_version"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The schema this code writes. Version 0 is a database with no artoo tables; 1 holds the
-log; 2 adds the audit log (:mod:`artoo.eventstore._pgaudit`)."""
+log; 2 adds the audit log (:mod:`artoo.eventstore._pgaudit`); 3 the task queue
+(:mod:`artoo.eventstore._pgtasks`)."""
 
 _READ_CHUNK = 2000  # rows fetched per query while reading
+_WRITER_LOCK = 0x61727430  # the advisory-lock key of the store's one writing System ("art0")
 
 _MIGRATIONS: dict[int, tuple[str, ...]] = {
     # 0 -> 1: the log
@@ -72,6 +75,18 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         "CREATE TABLE IF NOT EXISTS artoo_audit_head ("
         " id integer PRIMARY KEY CHECK (id = 1),"
         " head bytea NOT NULL)",
+    ),
+    # 2 -> 3: the task queue workers lease from
+    3: (
+        "CREATE TABLE IF NOT EXISTS artoo_tasks ("
+        " task_id text PRIMARY KEY,"
+        " text text NOT NULL,"
+        " state text NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'leased', 'done')),"
+        " worker text,"
+        " lease_until double precision,"
+        " attempts integer NOT NULL DEFAULT 0,"
+        " submitted double precision NOT NULL)",
+        "CREATE INDEX IF NOT EXISTS artoo_tasks_state ON artoo_tasks (state, submitted)",
     ),
 }
 
@@ -147,10 +162,11 @@ class PostgresEventLog:
 
     durability = "batch"  # each group is one committed transaction
 
-    def __init__(self, conn: psycopg.Connection[Any], url: str) -> None:
+    def __init__(self, conn: psycopg.Connection[Any], url: str, *, shared: bool = False) -> None:
         """Wrap an open, migrated connection; use :meth:`open` instead."""
         self._conn = conn
         self._url = url
+        self._shared = shared
         self._lock = threading.Lock()
         row = conn.execute("SELECT log_id, last_seq FROM artoo_log WHERE id = 1").fetchone()
         if row is None:
@@ -159,11 +175,13 @@ class PostgresEventLog:
         self._last_seq = int(row[1])
 
     @classmethod
-    def open(cls, url: str, *, create: bool = True) -> PostgresEventLog:
+    def open(cls, url: str, *, create: bool = True, shared: bool = False) -> PostgresEventLog:
         """Connect to ``url``, create or upgrade the schema (:func:`migrate`), open the log.
 
         ``create=False`` (a reader): a database without artoo's tables is a ValueError
-        instead, and the schema must be this code's (StoreError otherwise)."""
+        instead, and the schema must be this code's (StoreError otherwise). ``shared``:
+        other processes append too, so :meth:`append_encoded` numbers each group itself
+        (from the counter) and returns its first seq, whatever ``first_seq`` said."""
         conn = connect(url)
         try:
             if create:
@@ -178,7 +196,7 @@ class PostgresEventLog:
                         f"{SCHEMA_VERSION}: open it once with a System to migrate it",
                         _Where(url),
                     )
-            return cls(conn, url)
+            return cls(conn, url, shared=shared)
         except BaseException:
             conn.close()
             raise
@@ -196,6 +214,29 @@ class PostgresEventLog:
         """The seq of the last envelope this process appended or saw (0 when empty);
         :meth:`refresh` reads the database's (other writers may have appended)."""
         return self._last_seq
+
+    def hold(self) -> None:
+        """Take the store's writer lock (a session advisory lock, released when this log
+        closes or its process dies): one System writes a PostgreSQL store at a time, as one
+        holds a LevelDB directory. A second one gets StoreError naming the holder's pid."""
+        with self._lock:
+            self._check_open()
+            row = self._conn.execute("SELECT pg_try_advisory_lock(%s)", (_WRITER_LOCK,)).fetchone()
+            if row and row[0]:
+                return
+            holder = self._conn.execute(
+                "SELECT a.pid, a.client_addr FROM pg_locks l JOIN pg_stat_activity a"
+                " ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.objid = %s"
+                " AND l.granted AND l.database = (SELECT oid FROM pg_database"
+                " WHERE datname = current_database())",
+                (_WRITER_LOCK,),
+            ).fetchone()
+        who = f"server backend pid {holder[0]}" if holder else "another System"
+        raise StoreError(
+            f"the PostgreSQL store {self._url} is in use by {who}; stop that System or "
+            "open another store (readers — replay, audit, export — may read it meanwhile)",
+            _Where(self._url),
+        )
 
     def refresh(self) -> int:
         """Read the committed last seq from the database (other processes append too)."""
@@ -262,19 +303,21 @@ class PostgresEventLog:
 
     def append_encoded(
         self, first_seq: int, ts: float, task_ids: Sequence[str | None], tails: Sequence[bytes]
-    ) -> None:
+    ) -> int | None:
         """The bus's fast path: one group of pre-encoded tails in one transaction;
-        ``first_seq`` must continue the log (ValueError otherwise, nothing written)."""
+        ``first_seq`` must continue the log (ValueError otherwise, nothing written). A
+        ``shared`` log numbers the group itself and returns its first seq."""
         if len(task_ids) != len(tails):
             raise ValueError(f"{len(task_ids)} task ids for {len(tails)} tails")
         if not tails:
-            return
+            return None
         with self._lock:
             self._check_open()
             with self._conn.transaction():
-                first = self._reserve(len(tails), [first_seq])
+                first = self._reserve(len(tails), [] if self._shared else [first_seq])
                 self._insert(first, task_ids, list(complete_tails(first, ts, tails)))
             self._last_seq = first + len(tails) - 1
+        return first if self._shared else None
 
     def _reserve(self, n: int, wanted: list[int]) -> int:
         """Move the counter ``n`` forward (its row lock is held to the commit); the group's

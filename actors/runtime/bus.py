@@ -529,13 +529,15 @@ class Bus:
     def _commit(self, group: list[_Item]) -> None:
         first = self._last_seq + 1
         ts = self._now()
+        assigned = self._append(first, ts, [i.task_id for i in group], [i.tail for i in group])
+        if assigned is not None:  # a log other processes append to numbered the group
+            first = assigned
         envelopes = tuple(
             [
                 Envelope(seq, ts, i.task_id, i.sender, i.to, i.cause, i.body)
                 for seq, i in enumerate(group, first)
             ]
         )
-        self._append(first, ts, [i.task_id for i in group], [i.tail for i in group])
         self._last_seq = first + len(group) - 1
         self._deliver(envelopes)
         self._committed += len(group)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -20,7 +19,7 @@ from artoo.schemas import (
 )
 
 if TYPE_CHECKING:
-    from artoo._store import StoreSpec
+    from artoo._store import StoreArg
 
 __all__ = ["TaskLog", "read_store", "task_config"]
 
@@ -54,9 +53,7 @@ class TaskLog:
         return self.envelopes[0].ts if self.envelopes else 0.0
 
 
-def read_store(
-    store: str | Path | StoreSpec, task_id: str | None = None
-) -> tuple[list[Envelope], list[TaskLog]]:
+def read_store(store: StoreArg, task_id: str | None = None) -> tuple[list[Envelope], list[TaskLog]]:
     """Every envelope of ``store``'s event log in seq order, and the tasks in the order they
     started (only ``task_id`` when given; a ``ValueError`` when the log has no such task).
 

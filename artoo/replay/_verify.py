@@ -50,6 +50,7 @@ from typing import Any
 
 import msgspec
 
+from artoo._store import StoreArg, parse_store
 from artoo.schemas import (
     Config,
     CorrectionSignal,
@@ -83,7 +84,7 @@ __all__ = ["Mismatch", "VerifyReport", "verify"]
 
 
 def verify(
-    store: str | Path, task_id: str | None = None, *, config: Config | None = None
+    store: StoreArg, task_id: str | None = None, *, config: Config | None = None
 ) -> VerifyReport:
     """Recompute every deterministic decision of ``store``'s log (of ``task_id`` only when
     given) and compare it with the logged one. Each task is recomputed under the Config its
@@ -95,8 +96,9 @@ def verify(
         verify_law1(task, report)
         verify_dispatch(task, report)
     _quantization(envelopes if task_id is None else tasks[0].envelopes, report)
-    if task_id is None:
-        _memory(Path(store), envelopes, report)
+    spec = parse_store(store)
+    if task_id is None and spec.path is not None:  # a PostgreSQL store keeps no memory
+        _memory(spec.path, envelopes, report)
     return report
 
 
@@ -395,12 +397,17 @@ def _quantization(envelopes: Iterable[Envelope], report: VerifyReport) -> None:
 
 
 def _memory(store: Path, envelopes: list[Envelope], report: VerifyReport) -> None:
-    from artoo.eventstore import MEMORY_EVENTS, MegramStore
+    from artoo.eventstore import MEMORY_EVENTS, MegramStore, StoreLocked
 
     if not (store / "memory").exists():
         report.skipped["memory"] += 1
         return
-    with MegramStore.open(store / "memory") as kept:
+    try:
+        kept = MegramStore.open(store / "memory")
+    except StoreLocked:  # a running System holds it: its memory cannot be compared now
+        report.skipped["memory"] += 1
+        return
+    with kept:
         applied = kept.applied_seq
         stored = {m.id: m for m in kept.megrams()}
     scratch = Path(tempfile.mkdtemp(prefix="artoo-verify-"))

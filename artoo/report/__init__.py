@@ -10,7 +10,6 @@ glossary. The same store and options give byte-identical output.
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import msgspec
@@ -21,7 +20,7 @@ from ._markdown import render_markdown
 from ._model import AuditDocument, report_schema
 
 if TYPE_CHECKING:
-    from artoo._store import StoreSpec
+    from artoo._store import StoreArg, StoreSpec
     from artoo.eventstore import AuditLogReader
     from artoo.schemas import AuditReport
 
@@ -76,7 +75,7 @@ def parse_time(value: str) -> float:
 
 
 def audit_report(
-    store: str | Path,
+    store: StoreArg,
     *,
     since: float | None = None,
     until: float | None = None,

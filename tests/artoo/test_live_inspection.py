@@ -29,14 +29,15 @@ with artoo.System.open(
 """
 
 
-@pytest.fixture
-def held_store(tmp_path: Path, workspace: Path) -> object:
-    """A LevelDB store held by a System running in another process, one task done."""
+@pytest.fixture(params=["leveldb", "postgres"])
+def held_store(request: pytest.FixtureRequest, tmp_path: Path, workspace: Path) -> object:
+    """A store held by a System running in another process, one task done: a LevelDB
+    directory, or a PostgreSQL database."""
     model = write_script(
         tmp_path / "s.toml",
         [PERCEIVE, simple_plan("Say hello"), {"role": "executor", "content": "hello"}],
     )
-    store = tmp_path / "store"
+    store = tmp_path / "store" if request.param == "leveldb" else request.getfixturevalue("pg_url")
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLDER, str(store), str(workspace), model],
         stdin=subprocess.PIPE,
@@ -53,10 +54,11 @@ def held_store(tmp_path: Path, workspace: Path) -> object:
         assert holder.wait(60) == 0
 
 
-def test_replay_audit_export_and_memory_read_a_held_leveldb_store(
-    held_store: Path, capsys: pytest.CaptureFixture[str]
+def test_replay_audit_export_and_memory_read_a_held_store(
+    held_store: Path | str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert (held_store / "events.sock").exists()  # the holder serves live reads
+    if isinstance(held_store, Path):
+        assert (held_store / "events.sock").exists()  # the holder serves live reads
     assert main(["replay", str(held_store), "--json"]) == 0
     replayed = capsys.readouterr().out
     assert '"status": "accept"' in replayed or '"status":"accept"' in replayed
@@ -66,7 +68,7 @@ def test_replay_audit_export_and_memory_read_a_held_leveldb_store(
     assert "the hash chain is intact" in capsys.readouterr().out
     assert main(["export", str(held_store)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert any('"FinalResult"' in x for x in lines)
+    assert any('"FinalResult"' in line for line in lines)
     assert main(["memory", str(held_store)]) == 0
     assert "memory of" in capsys.readouterr().out
 
@@ -96,3 +98,44 @@ def test_store_arguments_parse_to_a_directory_or_a_postgresql_url() -> None:
     for url in ("postgresql://u@h/db", "postgres://h/db", "PostgreSQL://h/db"):
         spec = parse_store(url)
         assert spec.is_postgres and spec.url == url and spec.name == "db"
+
+
+def test_a_system_on_a_postgresql_store_runs_reopens_and_verifies(
+    pg_url: str, tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import artoo
+    from artoo.schemas import Config
+
+    model = write_script(
+        tmp_path / "s.toml",
+        [
+            PERCEIVE,
+            simple_plan("Say hello", times=2),
+            {"role": "executor", "times": 2, "content": "hello"},
+        ],
+    )
+    config = Config(durability="none")
+    with artoo.System.open(pg_url, model=model, workspace=workspace, config=config) as system:
+        assert system.url == pg_url
+        assert system.run("say hello").status == "accept"
+        scratch = system.store
+        first_end = system.log.last_seq
+    assert not scratch.exists()  # the process's scratch went with it
+    with artoo.System.open(pg_url, model=model, workspace=workspace, config=config) as system:
+        assert system.log.last_seq >= first_end  # the same log, continued
+        assert system.run("say hello").status == "accept"
+        assert system.audit_log.verify().ok
+    assert main(["replay", pg_url, "--verify"]) == 0
+    assert main(["audit", pg_url, "--verify"]) == 0
+    assert "the hash chain is intact" in capsys.readouterr().out
+    from artoo._store import read_log
+
+    with read_log(pg_url) as log:
+        seqs = [e.seq for e in log.read()]
+    assert seqs == list(range(1, len(seqs) + 1))  # gapless across both Systems
+
+
+def test_replay_verify_reads_a_held_store(
+    held_store: Path | str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["replay", str(held_store), "--verify"]) == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import threading
 from pathlib import Path
 
 import pytest
@@ -93,7 +94,7 @@ def test_a_version_1_store_is_upgraded_keeping_its_log(pg_url: str) -> None:
     with PostgresEventLog.open(pg_url) as log:  # a writer does
         assert [e.body.text for e in log.read()] == ["old"]
     with connect(pg_url) as conn:
-        assert schema_version(conn) == SCHEMA_VERSION == 2
+        assert schema_version(conn) == SCHEMA_VERSION == 3
         assert conn.execute("SELECT count(*) FROM artoo_audit").fetchone() == (0,)
 
 
@@ -108,3 +109,54 @@ def test_a_newer_schema_is_refused_in_one_line(pg_url: str) -> None:
 def test_an_unreachable_server_is_a_store_error() -> None:
     with pytest.raises(StoreError, match="cannot open the PostgreSQL store"):
         PostgresEventLog.open("postgresql://nobody@/nodb?host=/nonexistent-dir&connect_timeout=2")
+
+
+def test_one_writer_holds_the_store_and_its_death_releases_it(pg_url: str) -> None:
+    first = PostgresEventLog.open(pg_url)
+    first.hold()
+    with PostgresEventLog.open(pg_url) as second:
+        with pytest.raises(StoreError, match="is in use by"):
+            second.hold()
+        assert list(second.read()) == []  # reading needs no hold
+        first.close()  # a closed (or killed) holder's session lock goes with it
+        second.hold()
+
+
+def test_buses_in_two_processes_share_one_log_and_deliver_its_seqs(pg_url: str) -> None:
+    """A shared log numbers each group: two buses (two connections, as two worker
+    processes would have) append to one gapless log, and each delivers its envelopes with
+    the seqs they have there — after the commit."""
+    from artoo.actors.runtime.bus import Bus
+    from artoo.schemas import UserRequest
+
+    logs = [PostgresEventLog.open(pg_url, shared=True) for _ in range(2)]
+    buses = [Bus(log) for log in logs]
+
+    def publish(k: int) -> None:
+        for j in range(150):
+            buses[k].publish(UserRequest(text=f"{k}.{j}"), sender="host", task_id=f"w{k}")
+
+    from artoo.testing import Recorder
+
+    recorders = [Recorder(), Recorder()]
+    for bus, recorder in zip(buses, recorders, strict=True):
+        bus.subscribe(None, recorder.ref)
+    threads = [threading.Thread(target=publish, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    for bus, recorder in zip(buses, recorders, strict=True):
+        assert bus.flush(30) and recorder.wait_for(150, timeout=30)
+        bus.close()
+    with PostgresEventLog.open(pg_url) as log:
+        logged = {e.seq: e.body.text for e in log.read()}
+    assert sorted(logged) == list(range(1, 301))  # one gapless log
+    for k, recorder in enumerate(recorders):
+        got = [(e.seq, e.body.text) for e in recorder.envelopes]
+        assert [text for _, text in got] == [f"{k}.{j}" for j in range(150)]
+        assert all(logged[seq] == text for seq, text in got)  # delivered with its log seq
+    for recorder in recorders:
+        recorder.stop()
+    for log in logs:
+        log.close()
