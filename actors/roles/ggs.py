@@ -52,6 +52,7 @@ import msgspec
 
 from artoo.actors.runtime.ledger import CallRecord, task_cost
 from artoo.actors.runtime.role import Equipment, Role, handles
+from artoo.actors.tools import Redactor, secret_values
 from artoo.schemas import (
     BudgetName,
     ConfirmationDecision,
@@ -111,6 +112,11 @@ __all__ = [
 
 LAW1_TAG = "[LAW1]"
 """How a FinalResult's summary shows ``law1_denied`` to a person."""
+
+
+def _redactor() -> Callable[[str], str]:
+    """Redacts the secret values of this process's environment (episode commands)."""
+    return Redactor(secret_values())
 
 
 def law1_summary(summary: str, denied: list[str], needed: list[str]) -> str:
@@ -189,6 +195,8 @@ class TaskBook:
                 criteria=body.criteria,
                 params=params,
                 new_id=new_id,
+                request=body.text,
+                redact=_redactor(),
             )
         elif isinstance(body, DispatchManifest):
             self.round = body.round
@@ -196,6 +204,8 @@ class TaskBook:
                 self.groups[st.subtask_id] = (body.round, st.sequence)
                 if self.gradient is not None:
                     self.gradient.add_criteria(st.criteria)
+            if self.gradient is not None:
+                self.gradient.plan = list(body.subtasks)
         elif isinstance(body, LLMCall):
             if body.refused is None:
                 self.calls.append(CallRecord.of(body))

@@ -1,0 +1,328 @@
+"""Recall by meaning: past requests found by keyword (BM25) and by vector, fused by
+Reciprocal Rank Fusion, with the keyword/vector disagreement flag of distractor-aware
+retrieval (docs/memory.md "Recall by meaning").
+
+A document is one past request (or, for episodes recorded before requests were kept, the
+words of its intent slug) and the tag it was recorded under. :meth:`RecallIndex.search`
+ranks documents for a query:
+
+* keyword — Okapi BM25 (k1 = 1.2, b = 0.75) over an inverted index (numpy postings);
+* vector — cosine of unit vectors from an :class:`~artoo.eventstore._embed.Embedder`,
+  brute force over a float32 matrix, or an inverted-file index (k-means cells, the
+  nearest ``probe`` cells searched) once the index holds ``ivf_min`` documents;
+* fused — ``1/(rrf_k + keyword rank) + 1/(rrf_k + vector rank)`` (rrf_k = 60).
+
+The distractor flag (a :class:`Hit` with ``distractor=True``): the two methods disagree
+the keyword way — the document ranks better by keyword than by vector and
+``|r_kw − r_vec| / max(r_kw, r_vec) ≥ disagreement`` — or it shares words with the query
+(it has a keyword rank) while its cosine stays below the embedder's ``similar`` line.
+The second clause is ours: in a small memory ranks cannot disagree much (two documents
+give at most 1/2), so the cosine line catches the keyword trap there. A hit that is not
+flagged and whose cosine reaches ``similar`` is *recalled*; the rest are irrelevant.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from ._embed import Embedder
+
+__all__ = ["Hit", "Method", "RecallIndex", "keyword_terms"]
+
+Method = Literal["keyword", "vector", "fused"]
+
+_TERM = re.compile(r"[a-z0-9_]+")
+_STOP = frozenset(
+    "a an the of in on at to for from by with and or is are be was it its this that these "
+    "those do does did what which how please me my i you your can could would should will "
+    "there here as into than then".split()
+)
+
+
+def keyword_terms(text: str) -> list[str]:
+    """The BM25 terms of ``text``: lower-case words and path parts, stop words out, a
+    plural ``s`` stripped (``lines`` → ``line``)."""
+    out = []
+    for word in _TERM.findall(text.lower()):
+        if word in _STOP:
+            continue
+        if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+            word = word[:-1]
+        out.append(word)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One recalled document with both ranks (1 = best; None: not in that list)."""
+
+    doc: int
+    text: str
+    tag: str
+    keyword_rank: int | None
+    vector_rank: int | None
+    keyword: float
+    vector: float
+    fused: float
+    disagreement: float
+    distractor: bool
+    recalled: bool
+    """Not a distractor, and the cosine reaches the embedder's ``similar`` line."""
+
+
+class _Postings:
+    __slots__ = ("arrays", "docs", "tfs")
+
+    def __init__(self) -> None:
+        self.docs: list[int] = []
+        self.tfs: list[int] = []
+        self.arrays: tuple[np.ndarray, np.ndarray] | None = None
+
+    def add(self, doc: int, tf: int) -> None:
+        self.docs.append(doc)
+        self.tfs.append(tf)
+        self.arrays = None
+
+    def view(self) -> tuple[np.ndarray, np.ndarray]:
+        if self.arrays is None:
+            self.arrays = (
+                np.asarray(self.docs, dtype=np.int64),
+                np.asarray(self.tfs, dtype=np.float32),
+            )
+        return self.arrays
+
+
+class RecallIndex:
+    """Past requests by tag, searchable by keyword, vector and both (see the module)."""
+
+    k1 = 1.2
+    b = 0.75
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        *,
+        rrf_k: int = 60,
+        disagreement: float = 0.5,
+        depth: int = 50,
+        ivf_min: int = 200_000,
+        probe: int = 24,
+    ) -> None:
+        self.embedder = embedder
+        self.rrf_k = rrf_k
+        self.disagreement = disagreement
+        self.depth = depth
+        self.ivf_min = ivf_min
+        self.probe = probe
+        self.texts: list[str] = []
+        self.tags: list[str] = []
+        self._key: dict[tuple[str, str], int] = {}
+        self._postings: dict[str, _Postings] = {}
+        self._lengths: list[int] = []
+        self._total_length = 0
+        self._vectors = np.zeros((1024, embedder.dim), dtype=np.float32)
+        self._ivf: tuple[np.ndarray, list[np.ndarray], int] | None = None
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    # ---- building
+    def add(self, text: str, tag: str) -> int:
+        """Index ``text`` under ``tag`` (an existing pair is not added twice); its doc id."""
+        return self.add_many([text], [tag])[0]
+
+    def add_many(
+        self, texts: Sequence[str], tags: Sequence[str], vectors: np.ndarray | None = None
+    ) -> list[int]:
+        """Index many (text, tag) pairs; ``vectors`` (unit rows) skip the embedder."""
+        fresh = [i for i, key in enumerate(zip(texts, tags, strict=True)) if key not in self._key]
+        fresh = list({(texts[i], tags[i]): i for i in fresh}.values())
+        if fresh:
+            if vectors is None:
+                new = self.embedder.embed([texts[i] for i in fresh])
+            else:
+                new = np.asarray(vectors, dtype=np.float32)[fresh]
+            n = len(self.texts)
+            need = n + len(fresh)
+            if need > len(self._vectors):
+                grown = np.zeros((max(need, 2 * len(self._vectors)), self.embedder.dim), np.float32)
+                grown[:n] = self._vectors[:n]
+                self._vectors = grown
+            self._vectors[n:need] = new
+            for j, i in enumerate(fresh):
+                doc = n + j
+                self._key[(texts[i], tags[i])] = doc
+                self.texts.append(texts[i])
+                self.tags.append(tags[i])
+                terms = keyword_terms(texts[i])
+                counts: dict[str, int] = {}
+                for term in terms:
+                    counts[term] = counts.get(term, 0) + 1
+                for term, tf in counts.items():
+                    postings = self._postings.get(term)
+                    if postings is None:
+                        postings = self._postings[term] = _Postings()
+                    postings.add(doc, tf)
+                self._lengths.append(len(terms))
+                self._total_length += len(terms)
+            self._lengths_array: np.ndarray | None = None
+        return [self._key[key] for key in zip(texts, tags, strict=True)]
+
+    def build_ivf(self, cells: int | None = None, *, seed: int = 0, rounds: int = 6) -> None:
+        """Build the inverted-file index now (k-means on a sample; every row to its cell).
+
+        ``search`` builds it by itself once the index holds ``ivf_min`` documents; rows
+        added later are searched by brute force until the next build.
+        """
+        n = len(self.texts)
+        if n == 0:
+            return
+        cells = cells or max(1, int(math.sqrt(n)))
+        rng = np.random.default_rng(seed)
+        matrix = self._vectors[:n]
+        sample = matrix[rng.choice(n, size=min(n, 40 * cells), replace=False)]
+        centroids = sample[rng.choice(len(sample), size=cells, replace=False)].copy()
+        for _ in range(rounds):
+            assign = np.argmax(sample @ centroids.T, axis=1)
+            for c in range(cells):
+                members = sample[assign == c]
+                if len(members):
+                    mean = members.mean(0)
+                    centroids[c] = mean / max(float(np.linalg.norm(mean)), 1e-12)
+        owner = np.empty(n, dtype=np.int64)
+        for start in range(0, n, 65_536):
+            owner[start : start + 65_536] = np.argmax(
+                matrix[start : start + 65_536] @ centroids.T, axis=1
+            )
+        order = np.argsort(owner, kind="stable")
+        bounds = np.searchsorted(owner[order], np.arange(cells + 1))
+        lists = [order[bounds[c] : bounds[c + 1]] for c in range(cells)]
+        self._ivf = (centroids, lists, n)
+
+    # ---- searching
+    def _bm25(self, terms: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        n = len(self.texts)
+        lengths = getattr(self, "_lengths_array", None)
+        if lengths is None or len(lengths) != n:
+            lengths = self._lengths_array = np.asarray(self._lengths, dtype=np.float32)
+        avg = self._total_length / n if n else 1.0
+        docs_all: list[np.ndarray] = []
+        scores_all: list[np.ndarray] = []
+        for term in dict.fromkeys(terms):
+            postings = self._postings.get(term)
+            if postings is None:
+                continue
+            docs, tfs = postings.view()
+            df = len(docs)
+            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+            norm = self.k1 * (1.0 - self.b + self.b * lengths[docs] / max(avg, 1e-9))
+            docs_all.append(docs)
+            scores_all.append(idf * tfs * (self.k1 + 1.0) / (tfs + norm))
+        if not docs_all:
+            return np.empty(0, np.int64), np.empty(0, np.float32)
+        docs = np.concatenate(docs_all)
+        scores = np.concatenate(scores_all)
+        unique, inverse = np.unique(docs, return_inverse=True)
+        return unique, np.bincount(inverse, weights=scores).astype(np.float32)
+
+    def _top(self, docs: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, float]]:
+        if len(docs) > k:
+            part = np.argpartition(-scores, k - 1)[:k]
+            docs, scores = docs[part], scores[part]
+        order = np.lexsort((docs, -scores))
+        return [(int(docs[i]), float(scores[i])) for i in order]
+
+    def keyword(self, query: str, k: int | None = None) -> list[tuple[int, float]]:
+        """BM25 top ``k`` (default ``depth``) as (doc, score), best first; score > 0 only."""
+        docs, scores = self._bm25(keyword_terms(query))
+        keep = scores > 0
+        return self._top(docs[keep], scores[keep], k or self.depth)
+
+    def vector(
+        self,
+        query: str,
+        k: int | None = None,
+        *,
+        brute: bool = False,
+        qvec: np.ndarray | None = None,
+    ) -> list[tuple[int, float]]:
+        """Cosine top ``k`` (default ``depth``) as (doc, cosine), best first.
+
+        Past ``ivf_min`` documents (unless ``brute``) only the ``probe`` nearest cells and
+        the rows added since the last build are scored.
+        """
+        n = len(self.texts)
+        if n == 0:
+            return []
+        q = self.embedder.embed([query])[0] if qvec is None else qvec
+        if not brute and n >= self.ivf_min and (self._ivf is None or self._ivf[2] < n // 2):
+            self.build_ivf()
+        if brute or self._ivf is None:
+            scores = self._vectors[:n] @ q
+            return self._top(np.arange(n), scores, k or self.depth)
+        centroids, lists, built = self._ivf
+        near = np.argpartition(-(centroids @ q), min(self.probe, len(lists)) - 1)[: self.probe]
+        rows = np.concatenate([lists[c] for c in near] + [np.arange(built, n)])
+        return self._top(rows, self._vectors[rows] @ q, k or self.depth)
+
+    def cosine(self, query: str, docs: Sequence[int]) -> np.ndarray:
+        """Exact cosines of ``docs`` to ``query``."""
+        q = self.embedder.embed([query])[0]
+        return self._vectors[np.asarray(docs, dtype=np.int64)] @ q
+
+    def search(self, query: str, k: int = 5, method: Method = "fused") -> list[Hit]:
+        """The ``k`` best documents for ``query`` by ``method``, each with both ranks,
+        the fused score and the distractor flag (see the module docstring)."""
+        if not self.texts:
+            return []
+        q = self.embedder.embed([query])[0]
+        kw = self.keyword(query)
+        vec = self.vector(query, qvec=q)
+        cos: dict[int, float] = dict(vec)
+        missing = [d for d, _ in kw if d not in cos]
+        if missing:
+            exact = self._vectors[np.asarray(missing, dtype=np.int64)] @ q
+            cos.update(zip(missing, exact.tolist(), strict=True))
+        vector_order = sorted(cos, key=lambda d: (-cos[d], d))
+        v_rank = {d: i for i, d in enumerate(vector_order, start=1)}
+        k_rank = {d: i for i, (d, _) in enumerate(kw, start=1)}
+        k_score = dict(kw)
+        absent = max(self.depth, len(vector_order)) + 1
+        hits = []
+        for d in set(v_rank) | set(k_rank):
+            rk, rv = k_rank.get(d), v_rank.get(d)
+            fused = 0.0
+            if method in ("keyword", "fused") and rk is not None:
+                fused += 1.0 / (self.rrf_k + rk)
+            if method in ("vector", "fused") and rv is not None:
+                fused += 1.0 / (self.rrf_k + rv)
+            if fused == 0.0:
+                continue
+            a, b = rk or absent, rv or absent
+            disagreement = abs(a - b) / max(a, b)
+            c = cos.get(d, 0.0)
+            below = c < self.embedder.similar
+            distractor = rk is not None and ((a < b and disagreement >= self.disagreement) or below)
+            hits.append(
+                Hit(
+                    doc=d,
+                    text=self.texts[d],
+                    tag=self.tags[d],
+                    keyword_rank=rk,
+                    vector_rank=rv,
+                    keyword=k_score.get(d, 0.0),
+                    vector=c,
+                    fused=fused,
+                    disagreement=disagreement,
+                    distractor=distractor,
+                    recalled=not distractor and not below,
+                )
+            )
+        hits.sort(key=lambda h: (-h.fused, h.doc))
+        return hits[:k]

@@ -1,0 +1,217 @@
+"""Recall by meaning (issue 21): paraphrases reach the same tag, a keyword-sharing request
+of another task is flagged and never offered as SHOULD PREFER, an accepted episode names
+its commands, a remembered plan that breaks MUST NOT is rejected."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from artoo.actors.roles.memory import Memory, Recollection, recall
+from artoo.actors.roles.planner import Planner, calibrate
+from artoo.eventstore import HashEmbedder, MegramStore, RecallIndex
+from artoo.schemas import (
+    DispatchManifest,
+    EpisodeStep,
+    LLMCall,
+    Megram,
+    MegramRecorded,
+    MemoryQuery,
+    MemoryRecall,
+    TagPotential,
+    TaskSpec,
+)
+from artoo.testing import ManualClock, RoleHarness, write_script
+
+PAST = [
+    ("how many lines are in notes/todo.txt?", "intent:count-lines"),
+    ("list the python files under src", "intent:list-python"),
+    ("delete notes/todo.txt", "intent:delete-file"),
+    ("what is the largest file in the repo", "intent:largest-file"),
+    ("show the last commit message", "intent:git-log"),
+]
+
+
+def _episode(mid: str, request: str, space: str, *, now: float, **kw: Any) -> Megram:
+    return Megram(
+        id=mid,
+        level="M",
+        created_at=now,
+        space=space,
+        entity="env:local",
+        state="accept",
+        f=0.9,
+        sigma=1.0,
+        k=0.05,
+        request=request,
+        **kw,
+    )
+
+
+COUNT_STEPS = [
+    EpisodeStep(
+        instruction="Run wc -l notes/todo.txt and answer with the number",
+        tools=["shell"],
+        commands=["wc -l notes/todo.txt"],
+    )
+]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> MegramStore:
+    clock = ManualClock()
+    s = MegramStore.open(tmp_path / "memory")
+    for i, (text, space) in enumerate(PAST):
+        steps = COUNT_STEPS if space == "intent:count-lines" else []
+        s.apply(MegramRecorded(megram=_episode(f"m{i}", text, space, now=clock.now(), steps=steps)))
+    return s
+
+
+def _recall(store: MegramStore, text: str, space: str = "intent:new") -> MemoryRecall:
+    memory = Recollection.of(store, RecallIndex(HashEmbedder()))
+    query = MemoryQuery(space=space, entity="env:local", text=text)
+    return recall(store, query, ManualClock().now(), memory=memory)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["how many lines are in notes/todo.txt?", "How many lines does notes/todo.txt have"],
+)
+def test_the_same_request_and_a_paraphrase_recall_the_same_tag(
+    store: MegramStore, text: str
+) -> None:
+    # each under a slug of its own: recall, not the slug, decides the tag read
+    answer = _recall(store, text, space="intent:" + text.split()[-1])
+    read = [r.space for r in answer.recalled if r.recalled]
+    assert read == ["intent:count-lines"]
+    assert answer.action == "exploit" and answer.attention > 0.5
+    assert [m.id for m in answer.episodes] == ["m0"]
+
+
+def test_a_keyword_sharing_request_of_another_task_is_a_distractor_not_a_preference(
+    store: MegramStore,
+) -> None:
+    answer = _recall(store, "make a backup copy of notes/todo.txt")
+    flagged = {r.space for r in answer.recalled if r.distractor}
+    assert {"intent:delete-file", "intent:count-lines"} <= flagged
+    assert not any(r.recalled for r in answer.recalled)
+    # nothing of another task reaches the plan: no episode, no potential, no SHOULD PREFER
+    assert answer.episodes == [] and answer.action == "ignore"
+    assert calibrate(answer).should_prefer == []
+
+
+def test_the_distractor_flag_is_seed_003s_rank_disagreement() -> None:
+    """A keyword-only match far down the vector ranking is flagged even when its cosine
+    clears the line: |r_kw − r_vec| / max(r_kw, r_vec) ≥ 0.5, keyword side."""
+
+    class Table:
+        name, dim, similar = "table", 2, 0.0
+
+        def embed(self, texts: Any) -> Any:
+            import numpy as np
+
+            rows = {"alpha beta": [1.0, 0.0], "gamma": [0.0, 1.0]}
+            return np.array([rows.get(t, [0.6, 0.8]) for t in texts], dtype=np.float32)
+
+    index = RecallIndex(Table(), depth=10)
+    index.add("alpha beta", "intent:a")  # shares the keyword, points elsewhere
+    for i in range(6):
+        index.add(f"gamma {i}", f"intent:g{i}")
+    hits = {h.tag: h for h in index.search("alpha gamma-free query", k=10)}
+    trap = hits["intent:a"]
+    assert trap.keyword_rank == 1 and trap.vector_rank is not None and trap.vector_rank > 2
+    assert trap.disagreement >= 0.5 and trap.distractor and not trap.recalled
+
+
+def test_the_memory_role_answers_by_meaning_and_logs_what_it_recalled(tmp_path: Path) -> None:
+    clock = ManualClock()
+    with RoleHarness(Memory, megrams=True, clock=clock) as h:
+        for i, (text, space) in enumerate(PAST):
+            h.send(MegramRecorded(megram=_episode(f"m{i}", text, space, now=clock.now())))
+        h.sync()
+        h.send(
+            MemoryQuery(
+                space="intent:lines-in-todo",
+                entity="env:local",
+                text="How many lines does notes/todo.txt have",
+            )
+        )
+        (answer,) = h.wait_for(MemoryRecall)
+    top = answer.body.recalled[0]
+    assert (top.space, top.recalled, top.keyword_rank, top.vector_rank) == (
+        "intent:count-lines",
+        True,
+        1,
+        1,
+    )
+    assert top.fused == pytest.approx(2 / 61, abs=1e-6)
+    assert answer.body.action == "exploit"
+
+
+def test_an_accepted_episode_is_offered_naming_its_command(store: MegramStore) -> None:
+    answer = _recall(store, "How many lines does notes/todo.txt have")
+    (prefer,) = calibrate(answer).should_prefer
+    assert "`wc -l notes/todo.txt`" in prefer and "how many lines are in" in prefer
+
+
+def _plan(instruction: str, tools: list[str]) -> dict[str, Any]:
+    return {
+        "role": "planner",
+        "content": {"subtasks": [{"instruction": instruction, "tools": tools}]},
+    }
+
+
+SPEC = TaskSpec(
+    text="how many lines are in notes/todo.txt?", intent="count lines", slug="count-lines"
+)
+
+
+def _episode_recall(**kw: Any) -> MemoryRecall:
+    episode = _episode("m0", SPEC.text, "intent:count-lines", now=0.0, steps=COUNT_STEPS)
+    return MemoryRecall(space="intent:count-lines", entity="env:local", episodes=[episode], **kw)
+
+
+def test_the_same_request_reuses_the_remembered_plan_without_a_model_call(
+    tmp_path: Path,
+) -> None:
+    model = write_script(tmp_path / "s.toml", [_plan("never asked", ["glob"])])
+    with RoleHarness(Planner, model=model) as h:
+        h.send(SPEC)
+        (query,) = h.wait_for(MemoryQuery)
+        h.send(_episode_recall())
+        (manifest,) = h.wait_for(DispatchManifest)
+        assert h.published(LLMCall) == []
+    assert query.body.text == SPEC.text
+    (subtask,) = manifest.body.subtasks
+    assert subtask.instruction.startswith("Run wc -l notes/todo.txt") and subtask.tools == ["shell"]
+    assert "episode m0" in manifest.body.rationale
+
+
+def test_a_remembered_plan_that_breaks_the_must_not_set_is_rejected(tmp_path: Path) -> None:
+    model = write_script(
+        tmp_path / "s.toml",
+        [_plan("Count the lines of the todo list in the notes folder", ["shell"])],
+    )
+    avoid = TagPotential(
+        space="tool:shell",
+        entity="path:notes/todo.txt",
+        attention=2.0,
+        decision=-1.0,
+        action="avoid",
+    )
+    with RoleHarness(Planner, model=model) as h:
+        h.send(SPEC)
+        h.wait_for(MemoryQuery)
+        h.send(_episode_recall(avoid=[avoid]))
+        (manifest,) = h.wait_for(DispatchManifest)
+        (call,) = [e.body for e in h.recorder.envelopes if isinstance(e.body, LLMCall)]
+    # the remembered wc -l plan names the blocked target: not dispatched, the model asked
+    assert [s.instruction for s in manifest.body.subtasks] == [
+        "Count the lines of the todo list in the notes folder"
+    ]
+    assert "notes/todo.txt" in manifest.body.must_not
+    asked = call.request["messages"][-1]["content"]
+    assert "the remembered plan cannot be dispatched" in asked
+    assert "names blocked target notes/todo.txt" in asked
