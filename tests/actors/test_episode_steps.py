@@ -48,12 +48,16 @@ def test_an_abandoned_episode_records_no_steps() -> None:
     assert step.megrams[-1].steps == []
 
 
-@given(st.text(max_size=40), st.text(min_size=1, max_size=8))
+@given(
+    st.text(max_size=40),
+    st.text(st.characters(blacklist_categories=["Z", "C"]), min_size=1, max_size=8),
+)
 def test_a_secret_never_survives_into_a_step(command: str, secret: str) -> None:
     call = ToolCall(tool="shell", args={"command": command + secret})
     sub = SubTask(subtask_id="s", instruction=secret + " x")
     (step,) = episode_steps([sub], [outcome("s", calls=[call])], Redactor([secret]))
-    assert all(secret not in c for c in step.commands) and secret not in step.instruction
+    shown = [c.replace("[REDACTED]", "") for c in [*step.commands, step.instruction]]
+    assert all(secret not in text for text in shown)
 
 
 def test_command_text_of_a_non_shell_tool_names_its_arguments() -> None:
