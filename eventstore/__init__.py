@@ -13,7 +13,7 @@ from ._embed import (
 from ._megramstore import MegramStore, StoreClosed
 from ._potentials import action
 from ._projection import MEMORY_EVENTS, catch_up_memory, open_memory, rebuild_memory, salvage
-from ._recall import Hit, RecallIndex, keyword_terms
+from ._recall import Hit, RecallIndex, keyword_terms, task_text
 from .audit import AuditLog, AuditLogReader, AuditVerification
 from .eventlog import (
     DURABILITY_MODES,
@@ -58,6 +58,7 @@ __all__ = [
     "envelope_tail",
     "keyword_terms",
     "make_embedder",
+    "task_text",
     "open_leveldb",
     "open_memory",
     "rebuild_memory",
