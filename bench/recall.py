@@ -230,9 +230,9 @@ def _synthetic(n: int, dim: int, seed: int = 0) -> tuple[list[str], list[str], n
         at += length
     tags = [f"intent:t{i % 10_000}" for i in range(n)]
     centers = rng.standard_normal((1000, dim)).astype(np.float32)
-    vectors = centers[rng.integers(0, 1000, size=n)] + 0.5 * rng.standard_normal(
-        (n, dim)
-    ).astype(np.float32)
+    vectors = centers[rng.integers(0, 1000, size=n)] + 0.5 * rng.standard_normal((n, dim)).astype(
+        np.float32
+    )
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     return texts, tags, vectors
 
@@ -323,7 +323,8 @@ def main(argv: list[str] | None = None) -> int:
         except EmbedderUnavailable:
             name = "hash"
     past = sum(len(ts) for ts in FAMILIES.values())
-    print(f"embedder {name}; {past} past requests in {len(FAMILIES)} families, {len(QUERIES)} queries")
+    families, queries = len(FAMILIES), len(QUERIES)
+    print(f"embedder {name}; {past} past requests in {families} families, {queries} queries")
     figures: dict[str, Any] = {"embedder": name, "quality": quality(name)}
     print(f"{'method':<12} {'nUDCG@5':>8} {'distractors@5':>14} {'clean top3':>11}")
     for method, q in figures["quality"].items():
@@ -339,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"n={n:>9,}: search p50 {c['search_ms_p50']:.2f} ms, brute force p50 "
             f"{c['brute_ms_p50']:.1f} ms ({c['speedup']:.0f}x); fill {c['fill_s']:.1f} s, "
-            f"IVF {'built in %.1f s' % c['ivf_build_s'] if c['ivf'] else 'not used'}"
+            + (f"IVF built in {c['ivf_build_s']:.1f} s" if c["ivf"] else "IVF not used")
         )
     if args.json:
         print(json.dumps(figures))

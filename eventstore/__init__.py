@@ -58,9 +58,9 @@ __all__ = [
     "envelope_tail",
     "keyword_terms",
     "make_embedder",
-    "task_text",
     "open_leveldb",
     "open_memory",
     "rebuild_memory",
     "salvage",
+    "task_text",
 ]

@@ -1,24 +1,28 @@
 """Recall by meaning: past requests found by keyword (BM25) and by vector, fused by
-Reciprocal Rank Fusion, with the keyword/vector disagreement flag of distractor-aware
-retrieval (docs/memory.md "Recall by meaning").
+Reciprocal Rank Fusion per tag, with the keyword/vector disagreement flag of
+distractor-aware retrieval (seed 003; docs/memory.md "Recall by meaning").
 
 A document is one past request (or, for episodes recorded before requests were kept, the
-words of its intent slug) and the tag it was recorded under. :meth:`RecallIndex.search`
-ranks documents for a query:
+words of its intent slug) and the tag it was recorded under. Paths and file names are
+masked to ``FILE`` on both sides (:func:`task_text`): the same task on other files is the
+same task. For a query, :meth:`RecallIndex.search`:
 
-* keyword — Okapi BM25 (k1 = 1.2, b = 0.75) over an inverted index (numpy postings);
-* vector — cosine of unit vectors from an :class:`~artoo.eventstore._embed.Embedder`,
-  brute force over a float32 matrix, or an inverted-file index (k-means cells, the
-  nearest ``probe`` cells searched) once the index holds ``ivf_min`` documents;
-* fused — ``1/(rrf_k + keyword rank) + 1/(rrf_k + vector rank)`` (rrf_k = 60).
+1. ranks requests by keyword — Okapi BM25 (k1 = 1.2, b = 0.75) over an inverted index —
+   and by vector — the cosine of unit vectors from an
+   :class:`~artoo.eventstore._embed.Embedder`, brute force over a float32 matrix, or an
+   inverted-file index (k-means cells, the ``probe`` nearest searched) past ``ivf_min``;
+2. ranks tags in each list by the reciprocal-rank sum of their requests (tags are what
+   memory reads; a family of paraphrases votes together);
+3. fuses the two tag ranks: ``1/(rrf_k + keyword rank) + 1/(rrf_k + vector rank)``
+   (rrf_k = 60);
+4. flags a tag as a **distractor** when it ranks better by keyword than by vector and
+   ``|r_kw − r_vec| / max(r_kw, r_vec) ≥ disagreement`` (0.5) — seed 003's rule, on tag
+   ranks — or when it shares words with the query while its best cosine stays below the
+   embedder's ``similar`` line (ours: in a small memory ranks cannot disagree much);
+5. calls a tag **recalled** when it is not flagged and its best cosine reaches
+   ``similar``. The rest are irrelevant.
 
-The distractor flag (a :class:`Hit` with ``distractor=True``): the two methods disagree
-the keyword way — the document ranks better by keyword than by vector and
-``|r_kw − r_vec| / max(r_kw, r_vec) ≥ disagreement`` — or it shares words with the query
-(it has a keyword rank) while its cosine stays below the embedder's ``similar`` line.
-The second clause is ours: in a small memory ranks cannot disagree much (two documents
-give at most 1/2), so the cosine line catches the keyword trap there. A hit that is not
-flagged and whose cosine reaches ``similar`` is *recalled*; the rest are irrelevant.
+Hits come back request by request, the best tag's requests first.
 """
 
 from __future__ import annotations
@@ -56,10 +60,10 @@ def task_text(text: str) -> str:
 
 
 def keyword_terms(text: str) -> list[str]:
-    """The BM25 terms of ``text``: lower-case words and path parts, stop words out, a
-    plural ``s`` stripped (``lines`` → ``line``)."""
+    """The BM25 terms of ``text``: its lower-case words, paths and file names out (as in
+    :func:`task_text`), stop words out, a plural ``s`` stripped (``lines`` → ``line``)."""
     out = []
-    for word in _TERM.findall(text.lower()):
+    for word in _TERM.findall(_PATHLIKE.sub(" ", text).lower()):
         if word in _STOP:
             continue
         if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
@@ -176,7 +180,7 @@ class RecallIndex:
                 self._key[(texts[i], tags[i])] = doc
                 self.texts.append(texts[i])
                 self.tags.append(tags[i])
-                terms = keyword_terms(task_text(texts[i]))
+                terms = keyword_terms(texts[i])
                 counts: dict[str, int] = {}
                 for term in terms:
                     counts[term] = counts.get(term, 0) + 1
@@ -250,7 +254,7 @@ class RecallIndex:
 
     def keyword(self, query: str, k: int | None = None) -> list[tuple[int, float]]:
         """BM25 top ``k`` (default ``depth``) as (doc, score), best first; score > 0 only."""
-        docs, scores = self._bm25(keyword_terms(task_text(query)))
+        docs, scores = self._bm25(keyword_terms(query))
         keep = scores > 0
         return self._top(docs[keep], scores[keep], k or self.depth)
 

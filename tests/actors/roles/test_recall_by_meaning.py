@@ -11,7 +11,13 @@ import pytest
 
 from artoo.actors.roles.memory import Memory, Recollection, recall
 from artoo.actors.roles.planner import Planner, calibrate
-from artoo.eventstore import HashEmbedder, MegramStore, RecallIndex
+from artoo.eventstore import (
+    EmbedderUnavailable,
+    HashEmbedder,
+    MegramStore,
+    RecallIndex,
+    make_embedder,
+)
 from artoo.schemas import (
     DispatchManifest,
     EpisodeStep,
@@ -69,8 +75,10 @@ def store(tmp_path: Path) -> MegramStore:
     return s
 
 
-def _recall(store: MegramStore, text: str, space: str = "intent:new") -> MemoryRecall:
-    memory = Recollection.of(store, RecallIndex(HashEmbedder()))
+def _recall(
+    store: MegramStore, text: str, space: str = "intent:new", embedder: Any = None
+) -> MemoryRecall:
+    memory = Recollection.of(store, RecallIndex(embedder or HashEmbedder()))
     query = MemoryQuery(space=space, entity="env:local", text=text)
     return recall(store, query, ManualClock().now(), memory=memory)
 
@@ -93,7 +101,8 @@ def test_the_same_request_and_a_paraphrase_recall_the_same_tag(
 def test_a_keyword_sharing_request_of_another_task_is_a_distractor_not_a_preference(
     store: MegramStore,
 ) -> None:
-    answer = _recall(store, "make a backup copy of notes/todo.txt")
+    # shares "lines" with one past task and "delete" with another; asks a third thing
+    answer = _recall(store, "delete the empty lines in notes/todo.txt")
     flagged = {r.space for r in answer.recalled if r.distractor}
     assert {"intent:delete-file", "intent:count-lines"} <= flagged
     assert not any(r.recalled for r in answer.recalled)
@@ -215,3 +224,23 @@ def test_a_remembered_plan_that_breaks_the_must_not_set_is_rejected(tmp_path: Pa
     asked = call.request["messages"][-1]["content"]
     assert "the remembered plan cannot be dispatched" in asked
     assert "names blocked target notes/todo.txt" in asked
+
+
+def _minilm() -> Any:
+    try:
+        return make_embedder("minilm")
+    except EmbedderUnavailable:
+        pytest.skip("the minilm embedder's weights are not installed (artoo[embed])")
+
+
+def test_with_minilm_a_paraphrase_by_synonym_recalls_its_tag(store: MegramStore) -> None:
+    """What the hash stand-in cannot do: no shared word but the file, same task."""
+    answer = _recall(store, "remove the file notes/todo.txt", embedder=_minilm())
+    assert [r.space for r in answer.recalled if r.recalled] == ["intent:delete-file"]
+
+
+def test_with_minilm_a_keyword_trap_is_flagged(store: MegramStore) -> None:
+    answer = _recall(store, "what is the largest number in data/x.csv", embedder=_minilm())
+    (trap,) = [r for r in answer.recalled if r.space == "intent:largest-file"]
+    assert trap.distractor and not trap.recalled and trap.keyword_rank == 1
+    assert not any(r.recalled for r in answer.recalled) and answer.action == "ignore"
