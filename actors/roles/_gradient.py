@@ -362,6 +362,9 @@ class TaskGradient:
         self.slug = slug
         self.request = request
         self.redact = redact
+        self.family: str | None = None
+        """The intent tag recall by meaning put this request in (the first tag it read),
+        or None: the episode megram is written under it instead of ``intent:<slug>``."""
         self.plan: list[SubTask] = []
         """The subtasks of the last dispatched plan (the episode's steps at the end)."""
         self.environment = environment
@@ -529,9 +532,8 @@ class TaskGradient:
     def _intent_megram(
         self, status: str, summary: str, now: float, steps: list[EpisodeStep]
     ) -> Megram:
-        m = self._megram(
-            status, f"intent:{self.slug}", f"env:{self.environment}", _one_line(summary, 500), now
-        )
+        space = self.family or f"intent:{self.slug}"
+        m = self._megram(status, space, f"env:{self.environment}", _one_line(summary, 500), now)
         return msgspec.structs.replace(m, request=self.redact(self.request), steps=steps)
 
 

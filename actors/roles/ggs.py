@@ -16,7 +16,10 @@ Responsibilities
 Input contract (consumes)
     ``TaskRequest`` — a task starts: its deadline.
     ``TaskSpec`` — its task criteria, slug and environment (the TaskGradient is made).
-    ``DispatchManifest`` — a round's subtask criteria and groups (for D and the cost).
+    ``MemoryRecall`` — round 0's: the family tag, the first tag recall by meaning read
+    (the episode megram is written under it, so paraphrases build one tag's evidence).
+    ``DispatchManifest`` — a round's subtask criteria and groups (for D and the cost); the
+    last one's subtasks are the episode's steps.
     ``ReplanRequest`` / ``OutcomeSummary`` — the Meta-Validator's fan-in: one decision.
     ``PlanRejected`` / ``StepFailed`` — no plan could run (or no task reading): the round's
     logical failure, decided by the same table (a Perceiver failure abandons at once).
@@ -64,6 +67,7 @@ from artoo.schemas import (
     GGSDecision,
     LLMCall,
     MegramRecorded,
+    MemoryRecall,
     Message,
     OutcomeSummary,
     PlanDirective,
@@ -198,6 +202,10 @@ class TaskBook:
                 request=body.text,
                 redact=_redactor(),
             )
+        elif isinstance(body, MemoryRecall):
+            if body.round == 0 and self.gradient is not None:
+                family = [r.space for r in body.recalled if r.recalled]
+                self.gradient.family = family[0] if family else None
         elif isinstance(body, DispatchManifest):
             self.round = body.round
             for st in body.subtasks:
@@ -258,6 +266,7 @@ class GGS(Role):
     consumes: ClassVar[tuple[type[Message], ...]] = (
         TaskRequest,
         TaskSpec,
+        MemoryRecall,
         DispatchManifest,
         ReplanRequest,
         OutcomeSummary,
@@ -296,7 +305,7 @@ class GGS(Role):
             budgets={"max_model_calls": body.max_model_calls, "max_tokens": body.max_tokens},
         )
 
-    @handles(TaskSpec, DispatchManifest, ConfirmationRequest, ConfirmationDecision)
+    @handles(TaskSpec, MemoryRecall, DispatchManifest, ConfirmationRequest, ConfirmationDecision)
     def on_books(self, env: Envelope) -> None:
         book = self._book(env)
         if book is not None:

@@ -244,3 +244,60 @@ def test_with_minilm_a_keyword_trap_is_flagged(store: MegramStore) -> None:
     (trap,) = [r for r in answer.recalled if r.space == "intent:largest-file"]
     assert trap.distractor and not trap.recalled and trap.keyword_rank == 1
     assert not any(r.recalled for r in answer.recalled) and answer.action == "ignore"
+
+
+FAMILY = [
+    ("how many lines are in notes/a.txt", "notes/a.txt"),
+    ("how many lines does src/b.py have", "src/b.py"),
+    ("how many lines are there in docs/c.md", "docs/c.md"),
+    ("how many lines in data/d.csv", "data/d.csv"),
+    ("tell me how many lines e.txt has", "e.txt"),
+    ("how many lines are in f/g.txt?", "f/g.txt"),
+]
+
+
+def test_a_family_of_paraphrases_builds_one_tag_and_consolidates(tmp_path: Path) -> None:
+    """Each request gets a slug of its own; recall puts it in the family's tag (the GGS
+    writes the episode there), so the paper's thresholds are reached (6 × f 0.9 ≥ 5.0)
+    and the Dreamer's fallback SOP names the command that worked."""
+    from artoo.actors.roles.dreamer import ConsolidationCandidate, fallback_sop, plan_pass
+    from artoo.actors.roles.ggs import TaskBook
+    from artoo.schemas import (
+        GGSConfig,
+        OutcomeSummary,
+        SubTask,
+        SubTaskOutcome,
+        ToolCall,
+        Verdict,
+    )
+
+    clock = ManualClock()
+    store = MegramStore.open(tmp_path / "memory")
+    memory = Recollection(RecallIndex(HashEmbedder()))
+    ids = iter(range(1000))
+    for i, (text, path) in enumerate(FAMILY):
+        spec = TaskSpec(text=text, intent="count lines", slug=f"slug-{i}")
+        query = MemoryQuery(space=f"intent:slug-{i}", entity="env:local", text=text)
+        answer = recall(store, query, clock.now(), memory=memory)
+        book = TaskBook()
+        book.see(spec, f"t{i}", GGSConfig(), lambda: f"id{next(ids)}")
+        book.see(answer, f"t{i}", GGSConfig(), lambda: f"id{next(ids)}")
+        assert book.gradient is not None
+        book.gradient.plan = [SubTask(subtask_id="s1", instruction="count them", tools=["shell"])]
+        wc = ToolCall(tool="shell", args={"command": f"wc -l {path}"})
+        summary = OutcomeSummary(
+            outcomes=[SubTaskOutcome(subtask_id="s1", tool_calls=[wc])],
+            task_verdicts=[Verdict(criterion_id="t", passed=True)],
+        )
+        step = book.gradient.step(summary, elapsed_ms=1000.0, now=clock.now())
+        (megram,) = step.megrams
+        store.apply(MegramRecorded(megram=megram))
+        memory.add(megram)
+        clock.advance(60.0)
+    assert {m.space for m in store.megrams()} == {"intent:slug-0"}
+    (candidate,) = [
+        c for c in plan_pass(store, clock.now()) if isinstance(c, ConsolidationCandidate)
+    ]
+    assert candidate.kind == "best_practice" and len(candidate.sources) == 6
+    sop = fallback_sop(candidate, new_id="sop", now=clock.now())
+    assert "`wc -l" in sop.content and "6 of 6 recorded episodes" in sop.content
