@@ -79,6 +79,18 @@ def _matvec(matrix: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True, slots=True)
+class _Cells:
+    """The inverted-file index: k-means centroids, the rows ordered by cell, each cell's
+    bounds in that order, the vectors in that order, and the row count it was built at."""
+
+    centroids: np.ndarray
+    order: np.ndarray
+    bounds: np.ndarray
+    matrix: np.ndarray
+    built: int
+
+
+@dataclass(frozen=True, slots=True)
 class Hit:
     """One recalled document with both ranks (1 = best; None: not in that list)."""
 
@@ -147,7 +159,8 @@ class RecallIndex:
         self._lengths: list[int] = []
         self._total_length = 0
         self._vectors = np.zeros((1024, embedder.dim), dtype=np.float32)
-        self._ivf: tuple[np.ndarray, list[np.ndarray], int] | None = None
+        self._ivf: _Cells | None = None
+        self._buffer = np.zeros(0, dtype=np.float32)  # BM25 accumulator, zero between uses
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -222,17 +235,24 @@ class RecallIndex:
             )
         order = np.argsort(owner, kind="stable")
         bounds = np.searchsorted(owner[order], np.arange(cells + 1))
-        lists = [order[bounds[c] : bounds[c + 1]] for c in range(cells)]
-        self._ivf = (centroids, lists, n)
+        # each cell's vectors contiguous: a probe scores slices, it copies nothing
+        self._ivf = _Cells(centroids, order, bounds, matrix[order], n)
 
     # ---- searching
-    def _bm25(self, terms: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    def _bm25(self, terms: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
+        """BM25 scores of (at least) the ``k`` best requests having a term of ``terms``.
+
+        Scores accumulate into a dense buffer at the postings only, and only the postings
+        are read back (no pass over every request); the buffer is zeroed after."""
         n = len(self.texts)
         lengths = getattr(self, "_lengths_array", None)
         if lengths is None or len(lengths) != n:
             lengths = self._lengths_array = np.asarray(self._lengths, dtype=np.float32)
+        if len(self._buffer) < n:
+            self._buffer = np.zeros(max(n, 2 * len(self._buffer)), dtype=np.float32)
+        buffer = self._buffer
         avg = self._total_length / n if n else 1.0
-        scores = np.zeros(n, dtype=np.float32)
+        touched: list[np.ndarray] = []
         for term in dict.fromkeys(terms):
             postings = self._postings.get(term)
             if postings is None:
@@ -241,9 +261,21 @@ class RecallIndex:
             df = len(docs)
             idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
             norm = self.k1 * (1.0 - self.b + self.b * lengths[docs] / max(avg, 1e-9))
-            scores[docs] += idf * tfs * (self.k1 + 1.0) / (tfs + norm)
-        docs = np.flatnonzero(scores)
-        return docs, scores[docs]
+            buffer[docs] += idf * tfs * (self.k1 + 1.0) / (tfs + norm)
+            touched.append(docs)
+        if not touched:
+            return np.empty(0, np.int64), np.empty(0, np.float32)
+        candidates = np.concatenate(touched)
+        values = buffer[candidates]
+        keep = k * len(touched)  # a request appears once per term it has
+        if len(candidates) > keep:
+            part = np.argpartition(-values, keep - 1)[:keep]
+            candidates = candidates[part]
+        candidates = np.unique(candidates)
+        scores = buffer[candidates].copy()
+        for docs in touched:
+            buffer[docs] = 0.0
+        return candidates, scores
 
     def _top(self, docs: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, float]]:
         if len(docs) > k:
@@ -254,9 +286,10 @@ class RecallIndex:
 
     def keyword(self, query: str, k: int | None = None) -> list[tuple[int, float]]:
         """BM25 top ``k`` (default ``depth``) as (doc, score), best first; score > 0 only."""
-        docs, scores = self._bm25(keyword_terms(query))
+        k = k or self.depth
+        docs, scores = self._bm25(keyword_terms(query), k)
         keep = scores > 0
-        return self._top(docs[keep], scores[keep], k or self.depth)
+        return self._top(docs[keep], scores[keep], k)
 
     def vector(
         self,
@@ -275,17 +308,21 @@ class RecallIndex:
         if n == 0:
             return []
         q = self.embedder.embed([task_text(query)])[0] if qvec is None else qvec
-        if not brute and n >= self.ivf_min and (self._ivf is None or self._ivf[2] < n // 2):
+        if not brute and n >= self.ivf_min and (self._ivf is None or self._ivf.built < n // 2):
             self.build_ivf()
         if brute or self._ivf is None:
-            scores = _matvec(self._vectors[:n], q)
-            return self._top(np.arange(n), scores, k or self.depth)
-        centroids, lists, built = self._ivf
-        near = np.argpartition(-_matvec(centroids, q), min(self.probe, len(lists)) - 1)[
-            : self.probe
+            return self._top(np.arange(n), _matvec(self._vectors[:n], q), k or self.depth)
+        cells = self._ivf
+        probe = min(self.probe, len(cells.centroids))
+        near = np.argpartition(-_matvec(cells.centroids, q), probe - 1)[:probe]
+        rows = [cells.order[cells.bounds[c] : cells.bounds[c + 1]] for c in near.tolist()]
+        found = [
+            _matvec(cells.matrix[cells.bounds[c] : cells.bounds[c + 1]], q) for c in near.tolist()
         ]
-        rows = np.concatenate([lists[c] for c in near] + [np.arange(built, n)])
-        return self._top(rows, _matvec(self._vectors[rows], q), k or self.depth)
+        if cells.built < n:  # rows added since the build: brute force
+            rows.append(np.arange(cells.built, n))
+            found.append(_matvec(self._vectors[cells.built : n], q))
+        return self._top(np.concatenate(rows), np.concatenate(found), k or self.depth)
 
     def cosine(self, query: str, docs: Sequence[int]) -> np.ndarray:
         """Exact cosines of ``docs`` to ``query``."""
