@@ -522,6 +522,9 @@ class MemoryRecall(Message, frozen=True, tag="MemoryRecall"):
     episodes: list[Megram] = []
     """Accepted episodes of the recalled tags that name their steps, best first (at most
     3): a plan the Planner may adapt as its first plan."""
+    failed: list[Megram] = []
+    """Abandoned episodes of the recalled tags that name their steps, newest first (at
+    most 3): the approaches that failed, for the MUST NOT lines."""
 
 
 class MegramRecorded(Message, frozen=True, tag="MegramRecorded"):

@@ -483,9 +483,7 @@ class TaskGradient:
             replans=self.replans,
             reason=reason,
         )
-        steps = (
-            episode_steps(self.plan, message.outcomes, self.redact) if status != "abandon" else []
-        )
+        steps = episode_steps(self.plan, message.outcomes, self.redact)
         megram = self._intent_megram(status, summary, now, steps)
         return GGSStep(decision=decision, directive=None, final=self.final, megrams=[megram])
 

@@ -6,7 +6,8 @@ Responsibilities:
     docs/memory.md) — then, over the query's own tag and every recalled tag (a flagged
     distractor's tag is dropped), the C-level SOPs, the live dual-channel potentials
     (attention, decision, action) summed over their M/K megrams, their accepted episodes
-    that name their steps (a plan to adapt), and the strongest Avoid tags of tool space
+    that name their steps (a plan to adapt) and their abandoned ones (an approach that
+    failed), and the strongest Avoid tags of tool space
     (at most 10). The recalled requests, with both ranks, the scores and the flags, ride
     on the MemoryRecall, so the log says what was recalled and why. Apply every memory event it
     sees on the bus to the store, which is therefore a projection of the log
@@ -68,6 +69,7 @@ class Recollection:
     def __init__(self, index: RecallIndex) -> None:
         self.index = index
         self.episodes: dict[tuple[str, str], list[Megram]] = {}
+        self.failed: dict[tuple[str, str], list[Megram]] = {}
 
     def add(self, m: Megram) -> None:
         """Index an intent megram's request (or slug words) under its tag; keep it as an
@@ -77,6 +79,8 @@ class Recollection:
         self.index.add(request_text(m), m.space)
         if m.state in ACCEPTED and m.steps:
             self.episodes.setdefault((m.space, m.entity), []).append(m)
+        elif m.state == "abandon" and m.steps:
+            self.failed.setdefault((m.space, m.entity), []).append(m)
 
     @classmethod
     def of(cls, store: MegramReader, index: RecallIndex) -> Recollection:
@@ -142,9 +146,13 @@ def recall(
     else:
         act = potential_action(attention, decision, floor=floor, band=band)
     kept = memory.episodes if memory is not None else {}
+    lost = memory.failed if memory is not None else {}
+    failed: list[Megram] = []
     for space in spaces:
         live = [m for m in kept.get((space, query.entity), []) if store.get(m.id)]
         episodes += sorted(live, key=lambda m: (-m.created_at, m.id))
+        live = [m for m in lost.get((space, query.entity), []) if store.get(m.id)]
+        failed += sorted(live, key=lambda m: (-m.created_at, m.id))
     avoid = store.strongest(query.tool_prefix, "avoid", avoid_limit, now)
     caution = store.strongest(query.tool_prefix, "caution", avoid_limit, now)
     return MemoryRecall(
@@ -159,6 +167,7 @@ def recall(
         caution=list(caution),
         recalled=found,
         episodes=episodes[:EPISODES_MAX],
+        failed=failed[:EPISODES_MAX],
     )
 
 

@@ -109,6 +109,8 @@ class Calibration:
     blocked_tools: list[str] = field(default_factory=list)
     blocked_targets: list[str] = field(default_factory=list)
     caution_targets: list[str] = field(default_factory=list)
+    failed_with: dict[str, str] = field(default_factory=dict)
+    """Blocked target → the tool memory saw fail on it (named in its MUST NOT line)."""
 
     def lines(self) -> list[str]:
         """The prompt lines: every SHOULD PREFER, then MUST NOT, then CAUTION entry."""
@@ -117,6 +119,9 @@ class Calibration:
         for item in self.must_not:
             if item in tools:
                 out.append(f"MUST NOT: use the tool {item}")
+            elif item in targets and item in self.failed_with:
+                tool = self.failed_with[item]
+                out.append(f"MUST NOT: touch {item} (the approach that failed: {tool} on it)")
             elif item in targets:
                 out.append(f"MUST NOT: touch {item}")
             else:
@@ -135,12 +140,15 @@ class _Entry:
     kind: str  # "prefer" | "must_not" | "caution"
     text: str
     target: str | None = None
+    tool: str | None = None  # the tool that failed on ``target``
 
 
 def _own_entry(recall: MemoryRecall) -> list[_Entry]:
     kind = {"exploit": "prefer", "avoid": "must_not", "caution": "caution"}.get(recall.action)
     if kind is None or (kind == "prefer" and any(m.steps for m in recall.episodes)):
         return []  # an episode's entry names the approach itself
+    if kind == "must_not" and any(m.steps for m in recall.failed):
+        return []  # so does a failed one
     text = (
         f"the approach recorded for {recall.space} on {recall.entity} "
         f"(attention {recall.attention:.2f}, decision {recall.decision:+.2f})"
@@ -171,6 +179,10 @@ def _episode_entries(episodes: Iterable[Megram]) -> list[_Entry]:
     return [_Entry("prefer", approach_text(m)) for m in episodes if m.steps]
 
 
+def _failed_entries(failed: Iterable[Megram]) -> list[_Entry]:
+    return [_Entry("must_not", "repeat what failed " + approach_text(m)) for m in failed if m.steps]
+
+
 def _target_of(pair: TagPotential) -> str:
     return pair.entity.removeprefix(_PATH)
 
@@ -192,7 +204,10 @@ def _caution_entries(pairs: Iterable[TagPotential]) -> list[_Entry]:
 def _avoid_entries(pairs: Iterable[TagPotential]) -> list[_Entry]:
     avoid = [p for p in pairs if p.action == "avoid" and p.space.startswith(_TOOL)]
     ranked = sorted(avoid, key=lambda p: (p.decision, -p.attention, p.space, p.entity))
-    return [_Entry("must_not", _target_of(p), target=_target_of(p)) for p in ranked]
+    return [
+        _Entry("must_not", _target_of(p), target=_target_of(p), tool=p.space.removeprefix(_TOOL))
+        for p in ranked
+    ]
 
 
 def _unique(items: Iterable[str]) -> list[str]:
@@ -220,6 +235,7 @@ def calibrate(
         _own_entry(recall)
         + _sop_entries(recall.sops)
         + _episode_entries(recall.episodes)
+        + _failed_entries(recall.failed)
         + _avoid_entries(recall.avoid)
         + _caution_entries(recall.caution)
     )
@@ -242,6 +258,11 @@ def calibrate(
         caution_targets=_unique(
             [e.target for e in memory if e.kind == "caution" and e.target is not None]
         ),
+        failed_with={
+            e.target: e.tool
+            for e in memory
+            if e.kind == "must_not" and e.target is not None and e.tool is not None
+        },
     )
 
 

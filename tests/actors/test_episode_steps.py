@@ -38,14 +38,15 @@ def test_an_accepted_episodes_megram_names_its_commands() -> None:
     assert second.commands == ["read_file a"] and "s3cret" not in second.instruction
 
 
-def test_an_abandoned_episode_records_no_steps() -> None:
+def test_an_abandoned_episode_records_what_it_tried() -> None:
     g = gradient(request="r")
     g.plan = PLAN
     g.replans = 99  # the resource budget is spent: abandon
     summary = OutcomeSummary(outcomes=[env_failure("s1", "shell", "a")], task_verdicts=[])
     step = g.step(summary, elapsed_ms=10_000 * S, now=1.0)
     assert step.final is not None and step.final.status == "abandon"
-    assert step.megrams[-1].steps == []
+    (tried,) = step.megrams[-1].steps  # the approach that failed, for MUST NOT
+    assert tried.instruction == "Count the lines of notes/x.txt" and tried.commands == []
 
 
 @given(

@@ -41,18 +41,15 @@ PAST = [
 
 
 def _episode(mid: str, request: str, space: str, *, now: float, **kw: Any) -> Megram:
+    fields: dict[str, Any] = {"state": "accept", "f": 0.9, "sigma": 1.0, "k": 0.05, **kw}
     return Megram(
         id=mid,
         level="M",
         created_at=now,
         space=space,
         entity="env:local",
-        state="accept",
-        f=0.9,
-        sigma=1.0,
-        k=0.05,
         request=request,
-        **kw,
+        **fields,
     )
 
 
@@ -301,3 +298,27 @@ def test_a_family_of_paraphrases_builds_one_tag_and_consolidates(tmp_path: Path)
     assert candidate.kind == "best_practice" and len(candidate.sources) == 6
     sop = fallback_sop(candidate, new_id="sop", now=clock.now())
     assert "`wc -l" in sop.content and "6 of 6 recorded episodes" in sop.content
+
+
+def test_must_not_names_the_approach_that_failed(store: MegramStore) -> None:
+    tried = [
+        EpisodeStep(
+            instruction="Delete the file with rm",
+            tools=["shell"],
+            commands=["rm notes/todo.txt"],
+        )
+    ]
+    failed = _episode(
+        "f1",
+        "delete notes/todo.txt",
+        "intent:delete-file",
+        now=ManualClock().now(),
+        steps=tried,
+        state="abandon",
+        sigma=-1.0,
+    )
+    store.apply(MegramRecorded(megram=failed))
+    answer = _recall(store, "delete notes/todo.txt")
+    assert [m.id for m in answer.failed] == ["f1"]
+    lines = calibrate(answer).must_not
+    assert any("rm notes/todo.txt" in line and "repeat what failed" in line for line in lines)
