@@ -578,6 +578,17 @@ class Planner(Role):
         plan.round = body.round
         self._query(env, plan)
 
+    def _violations(
+        self, subtasks: Sequence[SubTask], calibration: Calibration, plan: _Plan
+    ) -> list[Violation]:
+        return plan_violations(
+            subtasks,
+            calibration,
+            known_tools=self.ctx.tools.names,
+            workspace=self.ctx.workspace,
+            request=plan.spec.text,
+        )
+
     def _send_plan(
         self,
         env: Envelope,
@@ -619,13 +630,7 @@ class Planner(Role):
         reused = reused_plan(body, plan.spec, plan.round, self.ctx.new_id)
         if reused is not None:
             episode, subtasks = reused
-            violations = plan_violations(
-                subtasks,
-                calibration,
-                known_tools=self.ctx.tools.names,
-                workspace=self.ctx.workspace,
-                request=plan.spec.text,
-            )
+            violations = self._violations(subtasks, calibration, plan)
             if not violations:
                 rationale = f"the plan of the accepted episode {episode.id} (same request)"
                 self._send_plan(env, plan, subtasks, calibration, rationale)
@@ -654,13 +659,7 @@ class Planner(Role):
                 )
                 return
             subtasks = build_subtasks(answer.value, plan.round, self.ctx.new_id)
-            violations = plan_violations(
-                subtasks,
-                calibration,
-                known_tools=self.ctx.tools.names,
-                workspace=self.ctx.workspace,
-                request=plan.spec.text,
-            )
+            violations = self._violations(subtasks, calibration, plan)
             last = attempt == self.max_plan_attempts - 1
             if last and violations and all(v.criterion_id is not None for v in violations):
                 subtasks, violations = without_criteria(subtasks, violations), []
