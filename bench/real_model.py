@@ -419,6 +419,38 @@ def table(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def findings(rows: Sequence[dict[str, Any]]) -> str:
+    """Markdown of every artoo run that was wrong or not completed (wrong accepts first):
+    the request, the output, the FinalResult, the path, the intent, the tool calls."""
+    bad = [r for r in rows if r["side"] == "artoo" and not (r["right"] and is_accepted(r))]
+    bad = [r for r in bad if not (r.get("refuse") and r["right"])]
+    bad.sort(key=lambda r: (not is_accepted(r), r["task"], r["repeat"]))
+    out = []
+    for r in bad:
+        kind = (
+            "WRONG ACCEPT"
+            if is_accepted(r)
+            else ("right, not accepted" if r["right"] else "failed")
+        )
+        out += [
+            f"### {r['task']} r{r['repeat']} — {kind} ({r['status']}/{r['reason']})",
+            "",
+            f"- request: {r['text']!r}",
+            f"- output: {r['output'][:600]!r}",
+            f"- bench: {r['why']}",
+            f"- FinalResult: status {r['status']}, reason {r['reason']}, "
+            f"law1_denied {r.get('law1_denied')}, established {r.get('established')}, "
+            f"{r['calls']} calls, {r['tokens']} tokens, {r['wall_s']} s",
+            f"- GGS path: {' > '.join(r.get('path', [])) or '-'}",
+            f"- intent: {r.get('intent', '')!r}",
+            f"- criteria: {r.get('criteria', [])}",
+            f"- tool calls: {r.get('tool_calls', [])}",
+            f"- store: {r.get('store')} (commit {r.get('commit')})",
+            "",
+        ]
+    return "\n".join(out)
+
+
 # --------------------------------------------------------------------------- running
 
 
@@ -455,7 +487,8 @@ def _trace(store: Path) -> dict[str, Any]:
             elif isinstance(body, TaskSpec):
                 intent = body.intent
                 criteria = [
-                    f"{c.mode}:{type(c.check).__name__ if c.check else '-'}:{c.text[:60]}"
+                    f"{c.mode}: {c.text[:70]}"
+                    + (f" [{c.check.kind} {c.check.path} {c.check.value!r}]" if c.check else "")
                     for c in body.criteria
                 ]
             elif isinstance(body, ToolCallEnded):
@@ -652,12 +685,13 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None, help="append one JSON row per run")
     parser.add_argument("--resume", type=Path, default=None, help="skip runs already in FILE")
     parser.add_argument("--summarise", type=Path, default=None, help="only summarise FILE")
+    parser.add_argument("--findings", action="store_true", help="with --summarise: failures")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if args.summarise is not None:
         rows = read_rows(args.summarise)
         summary = summarise(rows)
-        print(table(summary))
+        print(findings(rows) if args.findings else table(summary))
         if args.json:
             print(json.dumps({"summary": summary}))
         return

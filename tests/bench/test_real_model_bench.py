@@ -279,3 +279,17 @@ def test_load_tasks_refuses_duplicate_ids_and_unknown_splits() -> None:
         rm.load_tasks([{"id": "x", "text": "a", "expect": {}}] * 2)
     with pytest.raises(ValueError):
         rm.load_tasks([{"id": "x", "text": "a", "expect": {}, "split": "train"}])
+
+
+def test_findings_list_wrong_accepts_first_and_skip_right_runs() -> None:
+    base = {"text": "q", "output": "o", "why": "w", "reason": None}
+    rows = [
+        row("ok", "artoo", "accept", True, **base),
+        row("refused", "artoo", "abandon", True, refuse=True, **base),
+        row("failed", "artoo", "abandon", False, **base),
+        row("wrong", "artoo", "success", False, **base),
+        row("b", "baseline", "answer", False, **base),
+    ]
+    text = rm.findings(rows)
+    assert text.index("### wrong r0 — WRONG ACCEPT") < text.index("### failed r0 — failed")
+    assert "### ok" not in text and "### refused" not in text and "### b " not in text
