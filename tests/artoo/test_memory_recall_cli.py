@@ -76,3 +76,14 @@ def test_memory_shows_a_tags_sop_text_beside_its_requests(
     assert row.sops == ("count them with `find src -name '*.py' | wc -l`",)
     assert main(["memory", str(store)]) == 0
     assert "wc -l" in capsys.readouterr().out
+
+
+def test_the_timeline_says_what_recall_read(demo_store: Path) -> None:
+    from artoo.replay import task_table, timeline
+
+    remembered = task_table(demo_store)[4]  # scenario 5: scenario 2's request again
+    (task,) = timeline(demo_store, remembered.task_id)
+    details = [d for e in task.entries for d in e.detail]
+    read = [d for d in details if d.startswith("recalled read:")]
+    assert read and "report the total of this year's sales figures" in read[0]
+    assert any(d.startswith("episode ") for d in details)
