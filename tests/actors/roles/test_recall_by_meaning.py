@@ -345,3 +345,15 @@ def test_an_embedder_that_cannot_load_fails_the_memory_role_at_start(
         RoleHarness(Memory, megrams=True, config=config),
     ):
         pass
+
+
+def test_a_forgotten_episode_is_no_longer_offered(store: MegramStore) -> None:
+    from artoo.schemas import MegramForgotten
+
+    memory = Recollection.of(store, RecallIndex(HashEmbedder()))
+    query = MemoryQuery(
+        space="intent:x", entity="env:local", text="How many lines does notes/todo.txt have"
+    )
+    assert [m.id for m in recall(store, query, 0.0, memory=memory).episodes] == ["m0"]
+    store.apply(MegramForgotten(id="m0"))
+    assert recall(store, query, 0.0, memory=memory).episodes == []
