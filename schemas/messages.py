@@ -109,6 +109,7 @@ EndReason = Literal[
     "budget",
     "log_failed",
     "step_failed",
+    "law1_denied",
 ]
 """Why a task ended (FinalResult.reason); None in logs written before it existed."""
 BudgetName = Literal["max_model_calls", "max_tokens"]

@@ -40,6 +40,7 @@ __all__ = [
     "implausibility",
     "loss",
     "macro_state",
+    "not_done",
     "quantize",
     "resource_cost",
 ]
@@ -364,6 +365,8 @@ class TaskGradient:
         self.worsening = 0
         self.replans = 0
         self._targets: dict[str, str] = {}  # target -> tool that first failed on it
+        self.denied: list[str] = []
+        """The Law 1 actions the operator denied so far (fed by the GGS's TaskBook)."""
         self.final: FinalResult | None = None
 
     # ---- state
@@ -420,6 +423,9 @@ class TaskGradient:
         state, reason, rationale = _choose(
             d, p, omega, grad, self.worsening, self.replans, clean=clean, params=params
         )
+        if state in ("accept", "success") and self.denied:  # a denial is never a success
+            rationale = f"the operator denied {'; '.join(self.denied)}; would have been {state}"
+            state, reason = "abandon", "law1_denied"
         urgency = _urgency(grad, params)
         decision = GGSDecision(
             round=message.round,
@@ -465,7 +471,7 @@ class TaskGradient:
             task_id=self.task_id,
             status=status,
             summary=summary,
-            output=message.merged_output,
+            output=not_done(self.denied) if reason == "law1_denied" else message.merged_output,
             loss=current,
             replans=self.replans,
             reason=reason,
@@ -517,6 +523,16 @@ class TaskGradient:
         return self._megram(
             status, f"intent:{self.slug}", f"env:{self.environment}", _one_line(summary, 500), now
         )
+
+
+def not_done(denied: Sequence[str]) -> str:
+    """The output of a task ended by a Law 1 denial (pure): what was not done, in place of
+    the model's words (which may claim the denied action happened)."""
+    return (
+        "Not done: the operator denied "
+        + "; ".join(denied)
+        + ". The task's answer is withheld: it relied on an action that did not happen."
+    )
 
 
 def _reason(state: str, d: float, p: float, omega: float, grad: float, params: GGSConfig) -> str:

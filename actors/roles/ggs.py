@@ -85,6 +85,7 @@ from ._gradient import (
     implausibility,
     loss,
     macro_state,
+    not_done,
     quantize,
     resource_cost,
 )
@@ -102,6 +103,7 @@ __all__ = [
     "law1_summary",
     "loss",
     "macro_state",
+    "not_done",
     "quantize",
     "ran_out",
     "resource_cost",
@@ -208,6 +210,8 @@ class TaskBook:
                 action, target = self.law1_requests.pop(body.request_id)
                 if not body.approved:
                     self.denied.append(action)
+                    if self.gradient is not None:
+                        self.gradient.denied.append(action)
                     if target:
                         self.denied_targets.append(target)
         elif isinstance(body, PlanRejected):
@@ -226,9 +230,10 @@ class TaskBook:
         """``result`` as the GGS publishes it: the cost, and what the summary must say of
         denied Law 1 actions and of a scripted model that ran out."""
         update: dict[str, object] = {"cost": task_cost(self.calls, self.groups, elapsed_ms)}
-        if self.denied:
+        if self.denied:  # the output says what was not done, never the model's claim
             update["law1_denied"] = True
             update["summary"] = law1_summary(result.summary, self.denied, self.needed)
+            update["output"] = not_done(self.denied)
         if self.ran_out and result.status == "abandon":
             summary = str(update.get("summary", result.summary))
             update["summary"] = script_summary(summary, self.ran_out)
