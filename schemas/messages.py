@@ -300,6 +300,13 @@ class TaskSpec(Message, frozen=True, tag="TaskSpec"):
     slug: str
     criteria: list[Criterion] = []
     environment: str = "local"
+    kind: str = ""
+    """The request's kind as the model read it: ``question``, ``change``, ``creation``, or
+    ``unknown`` (no valid reading); empty in logs from before this field. Code checks it
+    against ``text`` (``artoo.actors.verification.request.duties``)."""
+    shape: str = ""
+    """What an answer must state, as the model read it: ``number``, ``name``, ``value``,
+    ``text``; empty when it gave none."""
 
 
 class SubTask(Message, frozen=True, tag="SubTask"):
