@@ -33,6 +33,7 @@ __all__ = [
     "DispatchManifest",
     "EndReason",
     "EscalationTicket",
+    "Established",
     "ExecutionResult",
     "FileChange",
     "FileEffect",
@@ -83,6 +84,13 @@ MacroState = Literal[
     "abandon", "success", "accept", "break_symmetry", "change_approach", "change_path", "refine"
 ]
 FinalStatus = Literal["accept", "success", "abandon"]
+Established = Literal["code", "model", "none"]
+"""How a task's answer was established (FinalResult.established): ``code`` — every
+criterion passed was decided by code and the answer's values were measured by a check
+or backed by two independent tool results; ``model`` — some of it rests only on a
+model's verdict (or on one tool result, or on a check copied from the request);
+``none`` — not every criterion was met (the task ended abandon, or ``success`` close
+enough with some criterion failed)."""
 OutcomeStatus = Literal["matched", "failed", "skipped"]
 Tier = Literal["brain", "tool"]
 Refusal = Literal[
@@ -462,6 +470,9 @@ class FinalResult(Message, frozen=True, tag="FinalResult"):
     """With reason ``budget``: which budget was spent."""
     ticket_id: str | None = None
     """With reason ``cancelled``: the EscalationTicket the cancel answered, if any."""
+    established: Established | None = None
+    """How the answer was established (``code`` / ``model`` / ``none``); None in logs
+    from before this field, and for tasks read without a ``TaskSpec.kind``."""
 
 
 class MemoryQuery(Message, frozen=True, tag="MemoryQuery"):

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from artoo.actors.runtime.clock import new_id
+from artoo.actors.verification.proof import established
 from artoo.schemas import (
     Criterion,
     FinalResult,
@@ -352,8 +353,12 @@ class TaskGradient:
         criteria: Iterable[Criterion] = (),
         params: GGSConfig = _DEFAULTS,
         new_id: Callable[[], str] = new_id,
+        request: str = "",
+        kind: str = "",
     ) -> None:
         self.task_id = task_id
+        self.request = request  # the user's text (TaskSpec.text): what the proof reads
+        self.kind = kind  # TaskSpec.kind ("" in older logs: no proof is computed)
         self.slug = slug
         self.environment = environment
         self.params = params
@@ -423,6 +428,20 @@ class TaskGradient:
         state, reason, rationale = _choose(
             d, p, omega, grad, self.worsening, self.replans, clean=clean, params=params
         )
+        proof = established(
+            request=self.request,
+            kind=self.kind,
+            criteria=self._criteria,
+            task_verdicts=message.task_verdicts,
+            outcomes=message.outcomes,
+            output=message.merged_output,
+        )
+        if state == "accept" and proof == "model":  # a model's word is not proof (Law 0)
+            state = "success"
+            rationale = (
+                "every criterion passed, but not all by code (a model's verdict, one tool "
+                "result, or a check of the answer's text): success, not accept"
+            )
         if state in ("accept", "success") and self.denied:  # a denial is never a success
             rationale = f"the operator denied {'; '.join(self.denied)}; would have been {state}"
             state, reason = "abandon", "law1_denied"
@@ -475,6 +494,7 @@ class TaskGradient:
             loss=current,
             replans=self.replans,
             reason=reason,
+            established=None if proof is None else (proof if status != "abandon" else "none"),
         )
         megram = self._intent_megram(status, summary, now)
         return GGSStep(decision=decision, directive=None, final=self.final, megrams=[megram])

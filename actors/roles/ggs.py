@@ -191,6 +191,8 @@ class TaskBook:
                 criteria=body.criteria,
                 params=params,
                 new_id=new_id,
+                request=body.text,
+                kind=body.kind,
             )
         elif isinstance(body, DispatchManifest):
             self.round = body.round
@@ -230,6 +232,8 @@ class TaskBook:
         """``result`` as the GGS publishes it: the cost, and what the summary must say of
         denied Law 1 actions and of a scripted model that ran out."""
         update: dict[str, object] = {"cost": task_cost(self.calls, self.groups, elapsed_ms)}
+        if result.established is None and self.gradient is not None and self.gradient.kind:
+            update["established"] = "none"  # ended outside a round: nothing established
         if self.denied:  # the output says what was not done, never the model's claim
             update["law1_denied"] = True
             update["summary"] = law1_summary(result.summary, self.denied, self.needed)

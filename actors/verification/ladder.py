@@ -17,8 +17,8 @@ from artoo.schemas.messages import FailureClass
 from ._counting import stated_number
 from .answers import CriterionVerdictAnswer, VerdictAnswer, VerdictsAnswer
 from .checks import evaluate, judge_observed, reads_workspace
-from .grounding import Grounding, asks_question, grounding, tool_outputs
-from .request import answer_problem, duties
+from .grounding import Grounding, asks_question, grounding, read_sources, tool_outputs
+from .request import answer_problem, code_values, duties, traced
 
 __all__ = [
     "REQUEST_CRITERION",
@@ -110,9 +110,14 @@ def ungrounded(
         if v.passed and c.check is not None and c.check.kind == "count_matches"
         if (n := stated_number(output)) is not None
     ]
-    result = grounding(
-        output, tool_outputs(calls), request=question, context=instruction, measured=measured
-    )
+    strict = bool(kind)
+    outputs = tool_outputs(calls, strict=strict)
+    result = grounding(output, outputs, request=question, context=instruction, measured=measured)
+    if strict:  # generalised: the names and strings it states, traced to what tools read
+        sources = [*outputs, *read_sources(calls)]
+        names = tuple(v for v in code_values(output, question) if not traced(v, sources, question))
+        if names:
+            result = Grounding(stated=result.stated, ungrounded=(*result.ungrounded, *names))
     return None if result.grounded else result
 
 

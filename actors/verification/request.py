@@ -21,6 +21,7 @@ verdict it gives (:func:`answer_problem`) is recomputed by ``artoo replay --veri
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Literal, get_args
 
 import msgspec
@@ -32,8 +33,10 @@ __all__ = [
     "answer_problem",
     "code_kind",
     "code_shape",
+    "code_values",
     "duties",
     "request_tag",
+    "traced",
 ]
 
 RequestKind = Literal["question", "change", "creation"]
@@ -192,17 +195,38 @@ def _process_sentence(sentence: str) -> bool:
     return bool(_PROCESS_SUBJECT.search(sentence) and _PROCESS_VERB.search(sentence))
 
 
+def code_values(answer: str, request: str) -> list[str]:
+    """The code-like values ``answer`` states — quoted strings, code spans, dotted, snake
+    or camel names, calls, literals — that ``request`` does not already hold (pure):
+    what generalised grounding traces to the tool results."""
+    return _unasked(_CODEISH.finditer(answer), request)
+
+
 def _new_values(answer: str, request: str) -> list[str]:
-    """The code-like values the answer states (quoted or code spans, dotted or snake or
-    camel names, literals, numbers) that the request does not already hold (pure)."""
+    """The values the answer states (code-like values, numbers, capitalised names inside a
+    sentence) that the request does not already hold (pure)."""
+    found = (*_CODEISH.finditer(answer), *_NUMBER.finditer(answer), *_PROPER.finditer(answer))
+    return _unasked(found, request)
+
+
+def _unasked(found: Iterable[re.Match[str]], request: str) -> list[str]:
     asked = set(_TOKEN.findall(request))
     out = []
-    found = (*_CODEISH.finditer(answer), *_NUMBER.finditer(answer), *_PROPER.finditer(answer))
     for m in found:
         tokens = set(_TOKEN.findall(m.group()))
         if tokens and not tokens <= asked:
             out.append(m.group())
     return out
+
+
+def traced(value: str, sources: list[str], request: str = "") -> bool:
+    """True when every word of ``value`` (a code-like value an answer states) occurs in
+    one of ``sources`` (what the tools returned and the paths they read) or in the
+    request (pure): a name or a string no tool showed is the model's own."""
+    words = set(_TOKEN.findall(request))
+    for source in sources:
+        words.update(_TOKEN.findall(source))
+    return all(t in words for t in _TOKEN.findall(value))
 
 
 def answer_problem(request: str, output: str, duty: Duties) -> str | None:
