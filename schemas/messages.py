@@ -84,11 +84,12 @@ MacroState = Literal[
     "abandon", "success", "accept", "break_symmetry", "change_approach", "change_path", "refine"
 ]
 FinalStatus = Literal["accept", "success", "abandon"]
-Established = Literal["code", "model", "none"]
+Established = Literal["code", "model", "human", "none"]
 """How a task's answer was established (FinalResult.established): ``code`` — every
 criterion passed was decided by code and the answer's values were measured by a check
 or backed by two independent tool results; ``model`` — some of it rests only on a
 model's verdict (or on one tool result, or on a check copied from the request);
+``human`` — some of it a person judged (a low-confidence verdict taken to the operator);
 ``none`` — not every criterion was met (the task ended abandon, or ``success`` close
 enough with some criterion failed)."""
 OutcomeStatus = Literal["matched", "failed", "skipped"]
@@ -471,7 +472,7 @@ class FinalResult(Message, frozen=True, tag="FinalResult"):
     ticket_id: str | None = None
     """With reason ``cancelled``: the EscalationTicket the cancel answered, if any."""
     established: Established | None = None
-    """How the answer was established (``code`` / ``model`` / ``none``); None in logs
+    """How the answer was established (``code`` / ``model`` / ``human`` / ``none``); None in logs
     from before this field, and for tasks read without a ``TaskSpec.kind``."""
 
 

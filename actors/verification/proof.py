@@ -9,18 +9,22 @@ proof (Law 0).
 
 What counts as proof, by the request's duties (:func:`.request.duties`):
 
-- any criterion passed on a model's (or a person's) verdict → ``model``;
-- a check of the answer's text (``output_contains`` / ``output_matches``) is never
-  proof by itself: its expected value is the model's (often copied from the request, so
-  an answer that repeats the question passes it);
-- an answer to a question needs either a **code-computed** check that read the workspace
-  and passed (``count_matches``, ``file_*``, a file's ``json_path_equals``) or **two
-  independent derivations**: every value it states (numbers and code-like values) backed
-  by a tool call that worked, and one of them by two different calls — a second,
-  different command or tool agreeing with the first; one command's word (an ``awk``
-  summing a column that does not exist prints ``0``) is not enough;
-- a change or a creation needs a passed check of the workspace (``file_*``): its
-  answer's "Done" proves nothing.
+- any criterion passed on a model's verdict → ``model``; on a person's (the operator
+  confirming a low-confidence verdict) → ``human``, which may end ``accept``;
+- a check of the answer's text (``output_contains`` / ``output_matches``) whose value
+  is copied from the request is not proof by itself — an answer that repeats the
+  question passes it (:func:`copied_from_request`): without a check that read the
+  workspace, such a task is ``model``;
+- an answer to a question that asks for a value (a number, a name, what something
+  returns: :attr:`.request.Duties.shape`) needs either a **code-computed** check that
+  read the workspace and passed (``count_matches``, ``file_*``, a file's
+  ``json_path_equals``) or **two independent derivations**: every value it states
+  (numbers and code-like values) backed by a tool call that worked, and one of them by
+  two different calls — a second, different command or tool agreeing with the first;
+  one command's word (an ``awk`` summing a column that does not exist prints ``0``) is
+  not enough;
+- anything else that passed only by rules is established by code (a change's "Done" is
+  held by its file checks, which its kind keeps: :func:`.request.duties`).
 
 Pure: reads only the messages.
 """
@@ -31,18 +35,25 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 
-from artoo.schemas import Criterion, SubTaskOutcome, ToolCall, Verdict
+from artoo.schemas import Check, Criterion, SubTaskOutcome, ToolCall, Verdict
 from artoo.schemas.messages import Established
 
 from .checks import reads_workspace
 from .grounding import derivable, read_sources, stated_numbers, tool_outputs
 from .request import code_values, duties, traced
 
-__all__ = ["ESTABLISHED_TEXT", "derivations", "established", "how_established"]
+__all__ = [
+    "ESTABLISHED_TEXT",
+    "copied_from_request",
+    "derivations",
+    "established",
+    "how_established",
+]
 
 ESTABLISHED_TEXT: dict[str, str] = {
     "code": "established by code (every criterion proven by code)",
     "model": "judged by a model (some of it not proven by code)",
+    "human": "judged by a person (some of it confirmed by the operator)",
     "none": "not established (not every criterion met)",
 }
 """How ``FinalResult.established`` reads to a person (``artoo run``, replay, the report)."""
@@ -55,6 +66,16 @@ def how_established(value: str | None) -> str:
 
 
 _WORD = re.compile(r"[A-Za-z0-9_]+")
+
+
+def copied_from_request(check: Check, request: str) -> bool:
+    """True when ``check`` tests the answer's text for words the request already holds
+    (pure): an ``output_contains`` / ``output_matches`` whose value's words all occur in
+    the request — an answer that merely repeats the question passes it."""
+    if check.kind not in ("output_contains", "output_matches") or check.value is None:
+        return False
+    words = set(_WORD.findall(str(check.value).lower()))
+    return bool(words) and words <= set(_WORD.findall(request.lower()))
 
 
 def derivations(value: str, calls: Sequence[ToolCall]) -> int:
@@ -103,16 +124,20 @@ def established(
         return "none"
     if any(o.status != "matched" for o in outcomes):
         return "none"
-    if any(v.signal != "rule" for v in verdicts):
+    if any(v.signal == "llm" for v in verdicts):
         return "model"
-    measured = False
+    measured = copied = False
     for v in verdicts:
         criterion = criteria.get(v.criterion_id)
         check = criterion.check if criterion is not None else None
         if check is not None and reads_workspace(check):
             measured = True
+        if check is not None and copied_from_request(check, request):
+            copied = True
+    if copied and not measured:
+        return "model"
     duty = duties(request, kind)
-    if duty.answers and not measured:
+    if duty.shape in ("number", "name", "value") and not measured:
         calls = [c for o in outcomes for c in o.tool_calls]
         values = [*stated_numbers(output), *code_values(output, request)]
         asked = set(_WORD.findall(request))
@@ -120,6 +145,4 @@ def established(
         backing = [derivations(v, calls) for v in values]
         if not values or min(backing) < 1 or max(backing) < 2:
             return "model"
-    if duty.writes and not duty.answers and not measured:
-        return "model"
-    return "code"
+    return "human" if any(v.signal == "human" for v in verdicts) else "code"

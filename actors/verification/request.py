@@ -152,16 +152,20 @@ def duties(text: str, kind: str = "", shape: str = "") -> Duties:
     """The duties of a request (pure): the model's ``kind`` and ``shape`` (from the
     Perceiver's answer; empty when it gave none, as in older logs) checked against what
     code sees of ``text``. Agreement keeps the one reading; disagreement — a change that
-    ends in ``?``, a question that code sees as no question (an imperative), no reading at
-    all — keeps both duties (the stricter checks). Code's shape wins over the model's
-    (a count is a number whatever the model said)."""
+    ends in ``?``, a question that code sees as no question (an imperative) — keeps both
+    duties (the stricter checks). With no valid reading from the model (``unknown``) the
+    file checks stay and the answer must answer when code sees a question or an asked-for
+    value. Code's shape wins over the model's (a count is a number whatever the model
+    said)."""
     seen = code_kind(text)
     stated = kind if kind in KINDS else ""
     if stated == "question" and seen == "question":
         answers, writes, unsure = True, False, False
     elif stated in ("change", "creation") and seen is None:
         answers, writes, unsure = False, True, False
-    else:  # disagreement, or no reading from the model: the stricter duties
+    elif not stated:  # no reading from the model: code's alone, file checks kept
+        answers, writes, unsure = seen == "question" or code_shape(text) is not None, True, True
+    else:  # the readings disagree: the stricter duties
         answers, writes, unsure = True, True, True
     got: AnswerShape | None = code_shape(text)
     if got is None and shape in SHAPES:

@@ -84,7 +84,12 @@ def test_disagreement_keeps_both_duties() -> None:
     )
     # a "change" that ends in ? (could be either), and no reading at all: both
     assert duties("Can you create report.txt?", "creation").unsure
-    assert duties("list the files", "unknown") == Duties(answers=True, writes=True, unsure=True)
+    # no reading from the model: the file checks stay; the answer answers where code
+    # sees a question or an asked-for value
+    assert duties("list the files", "unknown") == Duties(answers=False, writes=True, unsure=True)
+    assert duties("how many files", "unknown") == Duties(
+        answers=True, writes=True, shape="number", unsure=True
+    )
 
 
 def test_codes_shape_wins_over_the_models() -> None:
@@ -97,9 +102,11 @@ def test_codes_shape_wins_over_the_models() -> None:
 @given(st.text(max_size=80), st.sampled_from(["", "question", "change", "creation", "x"]))
 def test_every_request_is_held_to_at_least_one_duty(text: str, kind: str) -> None:
     d = duties(text, kind or "unknown")
-    assert d.answers or d.writes
+    assert d.writes or d.answers
     if d.unsure:
-        assert d.answers and d.writes
+        assert d.writes  # when unsure, the file checks always stay
+    if kind in ("question", "change", "creation") and d.unsure:
+        assert d.answers and d.writes  # the readings disagree: both duties
 
 
 # --------------------------------------------------------------------------- the answer

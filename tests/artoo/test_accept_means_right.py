@@ -5,16 +5,17 @@ never end ``accept``; ``replay --verify`` recomputes each of these ends."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
 
 import artoo
 from artoo.replay import verify
-from artoo.schemas import Config, FinalResult
+from artoo.schemas import Config, FinalResult, ReplanRequest
 from artoo.testing import write_script
 
-from .helpers import CONFIG, DATA
+from .helpers import CONFIG, DATA, all_events
 
 
 def _run(
@@ -179,3 +180,153 @@ def test_an_answer_that_describes_the_process_does_not_answer_a_question(
     ]
     result, _ = _run(tmp_path, entries, "How many lines of notes/todo.txt mention TODO?")
     assert result.status != "accept" and result.status != "success"
+
+
+# --------------------------------------------------------------------------- proof
+def test_an_output_check_copied_from_the_request_is_not_proof(tmp_path: Path) -> None:
+    """The issue's run: ``output_contains 'artoo'`` (the request's own word) passed on an
+    answer that repeats the question. The request verdict fails it; and an answer with a
+    real value, read by one tool, is not accepted either — one tool result and a check of
+    the answer's text are not proof by code (at best success)."""
+    copied = {"kind": "output_contains", "value": "artoo"}
+    entries = [
+        {
+            "role": "perceiver",
+            "times": 0,
+            "content": {
+                "intent": "say what greet('artoo') returns",
+                "kind": "question",
+                "answer": "value",
+                "criteria": [{"text": "names artoo", "mode": "verifiable", "check": copied}],
+            },
+        },
+        _plan("Read src/util.py and say what greet('artoo') returns"),
+        {
+            "role": "executor",
+            "tool_calls": [{"name": "read_file", "arguments": {"path": "src/util.py"}}],
+        },
+        {"role": "executor", "content": "It returns a string that includes 'artoo'."},
+        {
+            "role": "executor",
+            "tool_calls": [{"name": "read_file", "arguments": {"path": "src/util.py"}}],
+        },
+        {"role": "executor", "times": 0, "content": "It returns 'hello artoo'."},
+    ]
+    text = "What does greet('artoo') in src/util.py return?"
+    result, store = _run(tmp_path, entries, text)
+    assert result.status == "success" and result.established == "model"
+    assert result.output == "It returns 'hello artoo'."
+    # the first answer, which only repeated the request, failed the request verdict
+    (first,) = [e.body for e in all_events(store) if isinstance(e.body, ReplanRequest)]
+    request = {v.criterion_id: v for v in first.task_verdicts}["request"]
+    assert not request.passed and "copied" not in request.evidence
+
+
+def test_a_number_printed_by_a_failed_command_does_not_ground_the_answer(
+    tmp_path: Path,
+) -> None:
+    """``cat`` of a missing file piped to ``wc -l`` prints 0 and exits 0, with the error
+    on stderr: the 0 grounded the answer before; a command that wrote an error grounds
+    nothing now, and the model validators' pass does not save it."""
+    entries = [
+        {
+            "role": "perceiver",
+            "times": 0,
+            "content": {
+                "intent": "count the rows of data/sales_2024.csv",
+                "kind": "question",
+                "answer": "number",
+                "criteria": [{"text": "states the number of rows"}],
+            },
+        },
+        _plan("Count the rows of data/sales_2024.csv"),
+        {
+            "role": "executor",
+            "times": 0,
+            "match": "Subtask:",
+            "tool_calls": [
+                {"name": "shell", "arguments": {"command": "cat data/sales_2024.csv | wc -l"}}
+            ],
+        },
+        {"role": "executor", "times": 0, "content": "The file has 0 rows."},
+        *_validators_pass(),
+    ]
+    config = CONFIG.model_copy(update={"ggs": CONFIG.ggs.model_copy(update={"max_replans": 0})})
+    result, _ = _run(tmp_path, entries, "How many rows does data/sales_2024.csv have?", config)
+    assert result.status == "abandon"
+
+
+def test_an_awk_sum_of_a_missing_column_is_one_derivation_not_proof(tmp_path: Path) -> None:
+    """awk summing a column that does not exist prints 0 (exit 0, no error): grounded in
+    that output, passed by the model, but one command's word — success at best, never
+    accept; a second, different tool that agrees makes it proof."""
+
+    def entries(calls: list[dict[str, Any]], answer: str) -> list[dict[str, Any]]:
+        return [
+            {
+                "role": "perceiver",
+                "content": {
+                    "intent": "total the amount column",
+                    "kind": "question",
+                    "answer": "number",
+                },
+            },
+            _plan("Add up the amount column of data/sales.csv"),
+            {"role": "executor", "tool_calls": calls},
+            {"role": "executor", "content": answer},
+        ]
+
+    text = "What is the total of the amount column in data/sales.csv?"
+    awk9 = "awk -F, 'NR > 1 { s += $9 } END { print s + 0 }' data/sales.csv"
+    wrong = [{"name": "shell", "arguments": {"command": awk9}}]
+    result, _ = _run(tmp_path / "a", entries(wrong, "The total is 0."), text)
+    assert result.status == "success" and result.established == "model"
+    awk2 = "awk -F, 'NR > 1 { s += $2 } END { print s }' data/sales.csv"
+    right = [
+        {"name": "shell", "arguments": {"command": awk2}},
+        {"name": "read_file", "arguments": {"path": "data/sales.csv"}},
+    ]
+    result, _ = _run(tmp_path / "b", entries(right, "The total is 4250."), text)
+    assert result.status == "accept" and result.established == "code"
+
+
+# --------------------------------------------------------------------------- shown
+def test_run_replay_and_the_audit_report_say_how_the_answer_was_established(
+    tmp_path: Path, capsys: Any
+) -> None:
+    from artoo.cli import main
+
+    workspace = tmp_path / "workspace"
+    shutil.copytree(DATA / "workspace", workspace)
+    model = write_script(
+        tmp_path / "s.toml",
+        [
+            {
+                "role": "perceiver",
+                "content": {
+                    "intent": "greet",
+                    "kind": "change",
+                    "criteria": [{"text": "the reply greets the user", "mode": "plausible"}],
+                },
+            },
+            _plan("Greet the user"),
+            {"role": "executor", "content": "Hello there!"},
+            {"role": "meta_validator", "content": _PASS},
+        ],
+    )
+    store = tmp_path / "store"
+    code = main(
+        ["run", "greet me", "--store", str(store), "--model", model, "--workspace", str(workspace)]
+    )
+    out = capsys.readouterr().out
+    assert code == 0 and "success" in out
+    assert "judged by a model (some of it not proven by code)" in out
+    (final,) = [e.body for e in all_events(store) if isinstance(e.body, FinalResult)]
+    assert main(["replay", str(store), "--task", final.task_id]) == 0  # the timeline
+    assert "judged by a model" in capsys.readouterr().out
+    for fmt in ("md", "html"):
+        assert main(["audit", str(store), "--format", fmt]) == 0
+        assert "judged by a model" in capsys.readouterr().out, fmt
+    assert main(["audit", str(store), "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [t["established"] for t in report["tasks"]] == ["model"]
