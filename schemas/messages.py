@@ -101,6 +101,7 @@ Refusal = Literal[
     "outside_workspace",
     "unsafe_file",
     "caution_denied",
+    "repeated_failure",
 ]
 """Why a tool call was refused before or instead of running (ToolCall.refusal)."""
 StopReason = Literal["answer", "doom_loop", "turn_cap", "model_error", "task_ended"]

@@ -255,6 +255,7 @@ class AgentValidator(Role):
             tier="tool",
             task_id=sub.task_id,
             subtask_id=sub.subtask.subtask_id,
+            max_output_tokens=self.ctx.config.output_caps.verdict,
             messages=[
                 {"role": "system", "content": verdict_prompt("an Agent-Validator", criteria)},
                 {

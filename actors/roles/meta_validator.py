@@ -204,6 +204,7 @@ class MetaValidator(Role):
             role=self.name,
             tier="brain",
             task_id=task_id,
+            max_output_tokens=self.ctx.config.output_caps.verdict,
             messages=[
                 {"role": "system", "content": verdict_prompt("the Meta-Validator", criteria)},
                 {

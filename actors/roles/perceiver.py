@@ -161,6 +161,7 @@ class Perceiver(Role):
             role=self.name,
             tier="brain",
             task_id=env.task_id,
+            max_output_tokens=self.ctx.config.output_caps.perceiver,
             messages=[
                 {"role": "system", "content": SYSTEM_PROMPT},
                 {"role": "user", "content": body.text},
