@@ -57,6 +57,15 @@ class MemoryConfig(BaseModel):
     recall_cap: int = Field(
         10, ge=0, description="memory entries the Planner puts into one plan (paper §6.5)"
     )
+    embedder: Literal["hash", "minilm"] = Field(
+        "hash",
+        description="sentence vectors of recall by meaning: hash (no model) or minilm "
+        "(the artoo[embed] extra; docs/memory.md)",
+    )
+    recall_k: int = Field(5, ge=0, description="past requests recall by meaning returns")
+    disagreement: float = Field(
+        0.5, ge=0, le=1, description="keyword/vector rank disagreement that flags a distractor"
+    )
 
 
 class DreamerConfig(BaseModel):

@@ -32,6 +32,7 @@ __all__ = [
     "Criterion",
     "DispatchManifest",
     "EndReason",
+    "EpisodeStep",
     "EscalationTicket",
     "Established",
     "ExecutionResult",
@@ -55,6 +56,7 @@ __all__ = [
     "OutcomeSummary",
     "PlanDirective",
     "PlanRejected",
+    "RecalledRequest",
     "Refusal",
     "ReplanRequest",
     "RoleFailed",
@@ -250,6 +252,16 @@ class Cost(msgspec.Struct, frozen=True, kw_only=True):
     elapsed_ms: float = 0.0
 
 
+class EpisodeStep(msgspec.Struct, frozen=True, kw_only=True):
+    """One subtask of an episode's plan: what it was told, its tools and the exact tool
+    calls it made (workspace-relative, secrets redacted), e.g. ``shell: wc -l notes/a.txt``."""
+
+    instruction: str
+    tools: list[str] = []
+    sequence: int = 1
+    commands: list[str] = []
+
+
 class Megram(msgspec.Struct, frozen=True, kw_only=True):
     """The paper's 11-tuple memory unit (§6.2). Times are UTC epoch seconds."""
 
@@ -264,6 +276,29 @@ class Megram(msgspec.Struct, frozen=True, kw_only=True):
     f: float = 0.0
     sigma: float = 0.0
     k: float = 0.0
+    request: str = ""
+    """The request text of the task an intent megram records (recall by meaning reads it;
+    empty in megrams from before this field and in tool-space megrams)."""
+    steps: list[EpisodeStep] = []
+    """What the task did: its last plan's subtasks with the commands that produced the
+    answer (an accepted episode's SOP source; empty when unknown)."""
+
+
+class RecalledRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """One past request recall by meaning found (docs/memory.md): its text, its tag, both
+    ranks (0: not in that list), the scores, and the distractor flag."""
+
+    text: str
+    space: str
+    keyword_rank: int = 0
+    vector_rank: int = 0
+    keyword: float = 0.0
+    vector: float = 0.0
+    fused: float = 0.0
+    disagreement: float = 0.0
+    distractor: bool = False
+    recalled: bool = False
+    """Not a distractor and similar enough: its tag's memory is read."""
 
 
 class TagPotential(msgspec.Struct, frozen=True, kw_only=True):
@@ -484,6 +519,9 @@ class MemoryQuery(Message, frozen=True, tag="MemoryQuery"):
     entity: str
     round: int = 0
     tool_prefix: str = "tool:"
+    text: str = ""
+    """The request text: Memory recalls past requests that mean the same (empty: the tag
+    alone, as in logs from before this field)."""
 
 
 class MemoryRecall(Message, frozen=True, tag="MemoryRecall"):
@@ -499,6 +537,15 @@ class MemoryRecall(Message, frozen=True, tag="MemoryRecall"):
     avoid: list[TagPotential] = []
     caution: list[TagPotential] = []
     """The strongest tool-space tags whose action is caution (mixed outcomes)."""
+    recalled: list[RecalledRequest] = []
+    """What recall by meaning found for the query's text, best first, with its scores and
+    flags (the potentials and SOPs above cover the query's tag and every recalled tag)."""
+    episodes: list[Megram] = []
+    """Accepted episodes of the recalled tags that name their steps, best first (at most
+    3): a plan the Planner may adapt as its first plan."""
+    failed: list[Megram] = []
+    """Abandoned episodes of the recalled tags that name their steps, newest first (at
+    most 3): the approaches that failed, for the MUST NOT lines."""
 
 
 class MegramRecorded(Message, frozen=True, tag="MegramRecorded"):

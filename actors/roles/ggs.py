@@ -16,7 +16,10 @@ Responsibilities
 Input contract (consumes)
     ``TaskRequest`` — a task starts: its deadline.
     ``TaskSpec`` — its task criteria, slug and environment (the TaskGradient is made).
-    ``DispatchManifest`` — a round's subtask criteria and groups (for D and the cost).
+    ``MemoryRecall`` — round 0's: the family tag, the first tag recall by meaning read
+    (the episode megram is written under it, so paraphrases build one tag's evidence).
+    ``DispatchManifest`` — a round's subtask criteria and groups (for D and the cost); the
+    last one's subtasks are the episode's steps.
     ``ReplanRequest`` / ``OutcomeSummary`` — the Meta-Validator's fan-in: one decision.
     ``PlanRejected`` / ``StepFailed`` — no plan could run (or no task reading): the round's
     logical failure, decided by the same table (a Perceiver failure abandons at once).
@@ -52,6 +55,7 @@ import msgspec
 
 from artoo.actors.runtime.ledger import CallRecord, task_cost
 from artoo.actors.runtime.role import Equipment, Role, handles
+from artoo.actors.tools import Redactor, secret_values
 from artoo.schemas import (
     BudgetName,
     ConfirmationDecision,
@@ -63,6 +67,7 @@ from artoo.schemas import (
     GGSDecision,
     LLMCall,
     MegramRecorded,
+    MemoryRecall,
     Message,
     OutcomeSummary,
     PlanDirective,
@@ -113,6 +118,11 @@ __all__ = [
 
 LAW1_TAG = "[LAW1]"
 """How a FinalResult's summary shows ``law1_denied`` to a person."""
+
+
+def _redactor() -> Callable[[str], str]:
+    """Redacts the secret values of this process's environment (episode commands)."""
+    return Redactor(secret_values())
 
 
 def law1_summary(summary: str, denied: list[str], needed: list[str]) -> str:
@@ -193,13 +203,20 @@ class TaskBook:
                 new_id=new_id,
                 request=body.text,
                 kind=body.kind,
+                redact=_redactor(),
             )
+        elif isinstance(body, MemoryRecall):
+            if body.round == 0 and self.gradient is not None:
+                family = [r.space for r in body.recalled if r.recalled]
+                self.gradient.family = family[0] if family else None
         elif isinstance(body, DispatchManifest):
             self.round = body.round
             for st in body.subtasks:
                 self.groups[st.subtask_id] = (body.round, st.sequence)
                 if self.gradient is not None:
                     self.gradient.add_criteria(st.criteria)
+            if self.gradient is not None:
+                self.gradient.plan = list(body.subtasks)
         elif isinstance(body, LLMCall):
             if body.refused is None:
                 self.calls.append(CallRecord.of(body))
@@ -257,6 +274,7 @@ class GGS(Role):
     consumes: ClassVar[tuple[type[Message], ...]] = (
         TaskRequest,
         TaskSpec,
+        MemoryRecall,
         DispatchManifest,
         ReplanRequest,
         OutcomeSummary,
@@ -295,7 +313,7 @@ class GGS(Role):
             budgets={"max_model_calls": body.max_model_calls, "max_tokens": body.max_tokens},
         )
 
-    @handles(TaskSpec, DispatchManifest, ConfirmationRequest, ConfirmationDecision)
+    @handles(TaskSpec, MemoryRecall, DispatchManifest, ConfirmationRequest, ConfirmationDecision)
     def on_books(self, env: Envelope) -> None:
         book = self._book(env)
         if book is not None:
