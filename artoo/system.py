@@ -68,7 +68,8 @@ from artoo.schemas import (
 )
 
 from ._inbox import OperatorInbox
-from ._recovery import end_orphans
+from ._recovery import end_orphans, open_tasks
+from ._resume import Resumer, resume_task
 from ._store import StoreArg, StoreSpec, parse_store
 from ._wiring import config_from as _config
 from ._wiring import recorder as _recorder
@@ -253,10 +254,20 @@ class System(OperatorInbox):
             self.megrams.close()
             self.log.close()
             raise
+        self.resumer = Resumer()
+        self.bus.resume_hook = self.resumer
+        self.resumed: list[TaskHandle] = []
+        self.interrupted: list[str] = []
+        """The tasks the stopped process left open, resumed at open (``Config.recovery``)."""
         try:
-            # before any role runs: every task the log shows started and never ended
-            self.interrupted = end_orphans(self.log, self.bus, sender=SYSTEM)
             gateway = gateway_factory(self.bus, clock, self.new_id, self.budgets)
+            # before any role runs: every task the log shows started and never ended
+            to_resume: list[str] = []
+            if config.recovery == "resume" and gateway is not None:
+                to_resume = open_tasks(self.log)
+                gateway.wrap_backends(self.resumer.backend)
+            else:
+                self.interrupted = end_orphans(self.log, self.bus, sender=SYSTEM)
             self.equipment = Equipment(
                 bus=self.bus,
                 config=config,
@@ -269,19 +280,21 @@ class System(OperatorInbox):
                 ticket_operator=on_ticket,
                 hold_confirmations=inbox,
                 megrams=self.megrams,
-                tools=ToolCatalog(tuple(tools), runner=tool_runner),
+                tools=ToolCatalog(tuple(tools), runner=tool_runner or self.resumer.runner),
                 runner=self.runner,
                 pairs=tuple(f"pair-{i}" for i in range(config.max_parallel)),
                 secrets=secrets,
                 sandbox=self.sandbox,
                 recorded_verdicts=recorded_verdicts,
                 audit=AuditSeat(self._audit, self.log, CONTRACTS),
+                recorded_decision=self.resumer.decision,
             )
             self._results = _Listener.start(self._on_result)
             self.bus.subscribe([FinalResult, TaskCancelled], self._results)
             self.bus.on_failure(self._on_bus_failure)
             self.runner.start_all(ROSTER, self.equipment)
             self._telemetry = _telemetry(self.bus, config)
+            self.resumed = [resume_task(self, task_id) for task_id in to_resume]
         except BaseException:
             self._shutdown(CLOSE_BOUND_S)
             raise
@@ -439,19 +452,21 @@ class System(OperatorInbox):
         calls, tokens = self.config.task_budget(max_model_calls, max_tokens)
         # a lone surrogate (a terminal's undecodable byte) cannot be logged: U+FFFD instead
         text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-        task_id = self.new_id()
+        request = UserRequest(
+            text=text, deadline_s=deadline_s, max_model_calls=calls, max_tokens=tokens
+        )
+        return self._start(self.new_id(), request)
+
+    def _start(self, task_id: str, request: UserRequest) -> TaskHandle:
+        """Publish ``request`` as task ``task_id`` and return its handle (a new task, or a
+        resumed one: :func:`artoo._resume.resume_task`)."""
         future: Future[FinalResult] = Future()
         handle = TaskHandle(self, task_id, future)
         with self._lock:
             self._futures[task_id] = (handle, future)
-        self.budgets.open(task_id, calls, tokens)
+        self.budgets.open(task_id, request.max_model_calls, request.max_tokens)
         try:
-            self._publish(
-                UserRequest(
-                    text=text, deadline_s=deadline_s, max_model_calls=calls, max_tokens=tokens
-                ),
-                task_id=task_id,
-            )
+            self._publish(request, task_id=task_id)
         except BaseException:
             with self._lock:
                 self._futures.pop(task_id, None)

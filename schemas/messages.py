@@ -65,6 +65,7 @@ __all__ = [
     "TagPotential",
     "TaskCancelled",
     "TaskRequest",
+    "TaskResumed",
     "TaskSpec",
     "TicketResolved",
     "ToolCall",
@@ -454,6 +455,9 @@ class FinalResult(Message, frozen=True, tag="FinalResult"):
     """With reason ``budget``: which budget was spent."""
     ticket_id: str | None = None
     """With reason ``cancelled``: the EscalationTicket the cancel answered, if any."""
+    resumed_from: int | None = None
+    """The task was resumed after its process stopped: the last seq of the task the log
+    held then (its roles were rebuilt from the log up to it; None: never resumed)."""
 
 
 class MemoryQuery(Message, frozen=True, tag="MemoryQuery"):
@@ -654,6 +658,18 @@ class PlanRejected(Message, frozen=True, tag="PlanRejected"):
     """Blocked targets the rejected plan named."""
 
 
+class TaskResumed(Message, frozen=True, tag="TaskResumed"):
+    """A task the stopped process left open goes on (``Config.recovery = "resume"``): its
+    roles are rebuilt from its ``replayed`` envelopes, the last at seq ``from_seq``, then
+    it goes on live. Published by the System at open, before the task's first new step."""
+
+    from_seq: int
+    replayed: int = 0
+    stopped_s: float = 0.0
+    """Clock seconds between the task's last logged envelope and the resume (not counted
+    against its deadline)."""
+
+
 class UnknownMessage(msgspec.Struct, frozen=True):
     """What a reader gets for a body whose tag it does not know: the tag and raw bytes."""
 
@@ -694,6 +710,7 @@ MESSAGE_TYPES: tuple[type[Message], ...] = (
     PlanRejected,
     TicketResolved,
     CancelRequest,
+    TaskResumed,
 )
 
 AnyMessage = (
@@ -729,4 +746,5 @@ AnyMessage = (
     | PlanRejected
     | TicketResolved
     | CancelRequest
+    | TaskResumed
 )
