@@ -614,20 +614,7 @@ class Bus:
                 out.append(item)
         if replayed:
             envelopes = tuple(replayed)
-            group_kinds = _Kinds(envelopes)
-            for subscription in self._subscriptions:
-                if subscription.addressed:
-                    selected = _pick_addressed(
-                        envelopes,
-                        group_kinds,
-                        subscription.kinds or frozenset(),
-                        subscription.addressed,
-                        subscription.to,
-                    )
-                else:
-                    selected = _pick(envelopes, group_kinds, subscription.kinds, subscription.to)
-                if selected:
-                    self._tell(subscription, selected)
+            self._to_subscriptions(envelopes, _Kinds(envelopes))
         return out
 
     def _handle(self, controls: list[Any]) -> None:
@@ -655,6 +642,11 @@ class Bus:
 
     def _deliver(self, envelopes: tuple[Envelope, ...]) -> None:
         group = _Kinds(envelopes)
+        self._to_subscriptions(envelopes, group)
+        for tap in self._taps:
+            tap._offer(envelopes, group)
+
+    def _to_subscriptions(self, envelopes: tuple[Envelope, ...], group: _Kinds) -> None:
         for subscription in self._subscriptions:
             if subscription.addressed:
                 selected = _pick_addressed(
@@ -668,8 +660,6 @@ class Bus:
                 selected = _pick(envelopes, group, subscription.kinds, subscription.to)
             if selected:
                 self._tell(subscription, selected)
-        for tap in self._taps:
-            tap._offer(envelopes, group)
 
     def _tell(self, subscription: Subscription, envelopes: tuple[Envelope, ...]) -> bool:
         try:
