@@ -166,7 +166,8 @@ class System(OperatorInbox):
 
     Every submitted task ends in exactly one FinalResult: at ``close()`` a task still
     running ends abandon "system closed"; a task the log shows started and never ended
-    (the process was killed) ends abandon "interrupted…" when the store is next opened.
+    (the process was killed) is resumed from the log when the store is next opened
+    (:attr:`resumed`; ``Config.recovery = "abandon"``: it ends abandon "interrupted…").
     A host that forgets ``close()`` still exits (actor threads are daemons; the System is
     closed at interpreter exit).
     """

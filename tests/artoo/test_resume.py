@@ -231,3 +231,23 @@ def test_a_task_killed_mid_way_is_resumed_and_ends_as_an_uninterrupted_run(
     assert sum(isinstance(e.body, FinalResult) for e in events) == 1
     assert verify(store).ok
     assert rerun(store).ok
+
+
+@pytest.mark.slow
+def test_replay_shows_the_resume_in_the_timeline(tmp_path: Path) -> None:
+    from artoo.replay import timeline
+
+    entries, until = CASES["tool call logged"]
+    store, workspace = tmp_path / "store", _workspace(tmp_path)
+    model = write_script(tmp_path / "s.toml", entries)
+    _victim(tmp_path, store, workspace, model, until=until)
+    quick = [{k: v for k, v in e.items() if k != "delay_ms"} for e in entries]
+    write_script(tmp_path / "s.toml", _rest(quick, store))
+    config = Config(durability="none", max_parallel=1)
+    with artoo.System.open(store, model=model, workspace=workspace, config=config) as system:
+        [handle] = system.resumed
+        final = handle.result(60)
+    [task] = timeline(store)
+    lines = [entry.text for entry in task.entries]
+    assert any(line.startswith("RESUMED after the process stopped") for line in lines)
+    assert any(f"[resumed from seq {final.resumed_from}]" in line for line in lines)
