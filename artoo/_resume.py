@@ -45,7 +45,9 @@ from artoo.schemas import (
     Envelope,
     FinalResult,
     Message,
+    TaskPaused,
     TaskResumed,
+    TaskUnpaused,
     UserRequest,
 )
 
@@ -55,13 +57,16 @@ if TYPE_CHECKING:
     from artoo.actors.runtime.clock import Clock
     from artoo.eventstore import EventLogBackend
 
+    from ._pause import Pauses
+
 __all__ = ["Resumer", "resume_task"]
 
 logger = logging.getLogger("artoo")
 
 _ID = re.compile(r"\b[0-9A-HJKMNP-TV-Z]{26}\b")
-_NOT_REPLAYED = frozenset({TaskResumed})
-"""Kinds never matched against the record (each resume logs its own)."""
+_NOT_REPLAYED = frozenset({TaskResumed, TaskPaused, TaskUnpaused})
+"""Kinds never matched against the record: each resume logs its own; a pause is the
+operator's, logged when it happens (:mod:`artoo._pause` restores the gate from the log)."""
 _QUIET = frozenset(MEMORY_EVENTS)
 """Replayed kinds not delivered again: Memory applied them when they were logged."""
 
@@ -244,6 +249,7 @@ class ResumingSystem(Protocol):
     bus: Bus
     clock: Clock
     resumer: Resumer
+    pauses: Pauses
 
     def _start(self, task_id: str, request: UserRequest) -> Any:
         """Publish ``request`` as task ``task_id``; its TaskHandle."""
@@ -265,6 +271,7 @@ def resume_task(system: ResumingSystem, task_id: str) -> Any:
     if any(isinstance(e.body, FinalResult) for e in envelopes):
         raise ValueError(f"task {task_id} has ended: nothing to resume")
     resume = system.resumer.add(TaskLog(task_id, envelopes), now=system.clock.now())
+    system.pauses.restore(task_id, envelopes)  # paused when it stopped: paused still
     system.bus.publish(
         TaskResumed(
             from_seq=resume.from_seq,

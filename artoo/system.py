@@ -46,8 +46,10 @@ from artoo.actors.runtime.role import (
 )
 from artoo.actors.runtime.runner import RoleRunner
 from artoo.actors.tools import (
+    Confirm,
     Sandbox,
     SandboxUnavailable,
+    ToolRunner,
     ToolRunnerFactory,
     cleanup_spill,
     probe,
@@ -68,6 +70,7 @@ from artoo.schemas import (
 )
 
 from ._inbox import OperatorInbox
+from ._pause import Pauses
 from ._recovery import end_orphans, open_tasks
 from ._resume import Resumer, resume_task
 from ._store import StoreArg, StoreSpec, parse_store
@@ -125,6 +128,18 @@ class TaskHandle:
     def done(self) -> bool:
         """True once the task has its FinalResult."""
         return self._future.done()
+
+    def pause(self, reason: str = "") -> bool:
+        """Pause the task: it makes no model or tool call (one under way ends first) and
+        its deadline clock stops until :meth:`resume`; logged (TaskPaused), so it stays
+        paused across a restart. False when it is paused already or has ended."""
+        if self._future.done():
+            return False
+        return self.system.pauses.pause(self.task_id, reason=reason)
+
+    def resume(self, reason: str = "") -> bool:
+        """Resume the paused task (TaskUnpaused); False when it is not paused."""
+        return self.system.pauses.resume(self.task_id, reason=reason)
 
     def cancel(self, reason: str = "cancelled by the host") -> None:
         """Ask the Queen to cancel the task (a CancelRequest); it still ends in exactly
@@ -256,6 +271,12 @@ class System(OperatorInbox):
             self.log.close()
             raise
         self.resumer = Resumer()
+        self.pauses = Pauses(
+            lambda body, task_id: self._publish(body, task_id=task_id),
+            clock.now,
+            self.budgets.stopped,
+        )
+        """The operator's pauses (:mod:`artoo._pause`)."""
         self.bus.resume_hook = self.resumer
         self.resumed: list[TaskHandle] = []
         self.interrupted: list[str] = []
@@ -264,9 +285,10 @@ class System(OperatorInbox):
             gateway = gateway_factory(self.bus, clock, self.new_id, self.budgets)
             # before any role runs: every task the log shows started and never ended
             to_resume: list[str] = []
+            if gateway is not None:  # the log's answers first, then the pause gate
+                gateway.wrap_backends(lambda b: self.resumer.backend(self.pauses.backend(b)))
             if config.recovery == "resume" and gateway is not None:
                 to_resume = open_tasks(self.log)
-                gateway.wrap_backends(self.resumer.backend)
             else:
                 self.interrupted = end_orphans(self.log, self.bus, sender=SYSTEM)
             self.equipment = Equipment(
@@ -281,7 +303,7 @@ class System(OperatorInbox):
                 ticket_operator=on_ticket,
                 hold_confirmations=inbox,
                 megrams=self.megrams,
-                tools=ToolCatalog(tuple(tools), runner=tool_runner or self.resumer.runner),
+                tools=ToolCatalog(tuple(tools), runner=tool_runner or self._tool_runner),
                 runner=self.runner,
                 pairs=tuple(f"pair-{i}" for i in range(config.max_parallel)),
                 secrets=secrets,
@@ -289,6 +311,7 @@ class System(OperatorInbox):
                 recorded_verdicts=recorded_verdicts,
                 audit=AuditSeat(self._audit, self.log, CONTRACTS),
                 recorded_decision=self.resumer.decision,
+                paused_s=self.pauses.paused_s,
             )
             self._results = _Listener.start(self._on_result)
             self.bus.subscribe([FinalResult, TaskCancelled], self._results)
@@ -593,6 +616,22 @@ class System(OperatorInbox):
         return True
 
     # ------------------------------------------------------------------ internals
+    def _tool_runner(self, live: ToolRunner, *, task_id: str, confirm: Confirm) -> ToolRunner:
+        """One attempt's tool runner: the log's results of a resumed task first, then the
+        pause gate, then ``live``."""
+        gated = self.pauses.tools(live, task_id)
+        return self.resumer.runner(gated, task_id=task_id, confirm=confirm)
+
+    def _pause_answer(self, task_id: str, decision: str) -> str | None:
+        """``answer(task_id, "pause" | "resume")``: why not, or None when done."""
+        with self._lock:
+            known = task_id in self._futures
+        if not known:
+            return f"no running task {task_id}"
+        if decision == "pause":
+            return None if self.pauses.pause(task_id, by="operator") else "already paused"
+        return None if self.pauses.resume(task_id, by="operator") else "not paused"
+
     def _publish(self, body: Any, *, task_id: str | None = None) -> None:
         self.bus.publish(body, sender=HOST, task_id=task_id)
 
@@ -603,6 +642,7 @@ class System(OperatorInbox):
             return
         result: FinalResult = env.body
         self.budgets.close(result.task_id)
+        self.pauses.forget(result.task_id)
         with self._lock:
             entry = self._futures.pop(result.task_id, None)
         if entry is not None:
@@ -689,6 +729,8 @@ class System(OperatorInbox):
 
     def _shutdown(self, bound_s: float) -> None:
         self._closed = True
+        if hasattr(self, "pauses"):
+            self.pauses.close()  # a call waiting at the pause gate is not made
         deadline = time.monotonic() + bound_s
         try:
             self.bus.flush(max(0.1, bound_s / 3))

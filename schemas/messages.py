@@ -64,9 +64,11 @@ __all__ = [
     "SubTaskOutcome",
     "TagPotential",
     "TaskCancelled",
+    "TaskPaused",
     "TaskRequest",
     "TaskResumed",
     "TaskSpec",
+    "TaskUnpaused",
     "TicketResolved",
     "ToolCall",
     "ToolCallEnded",
@@ -670,6 +672,22 @@ class TaskResumed(Message, frozen=True, tag="TaskResumed"):
     against its deadline)."""
 
 
+class TaskPaused(Message, frozen=True, tag="TaskPaused"):
+    """The operator paused a task (``TaskHandle.pause``, ``System.answer(task, "pause")``,
+    ``/pause``): it makes no model or tool call and its deadline clock stops until a
+    :class:`TaskUnpaused`. Kept in the log, so a paused task is paused after a restart."""
+
+    by: str = "host"
+    reason: str = ""
+
+
+class TaskUnpaused(Message, frozen=True, tag="TaskUnpaused"):
+    """The operator resumed a paused task: it goes on where it stopped."""
+
+    by: str = "host"
+    reason: str = ""
+
+
 class UnknownMessage(msgspec.Struct, frozen=True):
     """What a reader gets for a body whose tag it does not know: the tag and raw bytes."""
 
@@ -711,6 +729,8 @@ MESSAGE_TYPES: tuple[type[Message], ...] = (
     TicketResolved,
     CancelRequest,
     TaskResumed,
+    TaskPaused,
+    TaskUnpaused,
 )
 
 AnyMessage = (
@@ -747,4 +767,6 @@ AnyMessage = (
     | TicketResolved
     | CancelRequest
     | TaskResumed
+    | TaskPaused
+    | TaskUnpaused
 )

@@ -8,7 +8,8 @@ Responsibilities
     :mod:`artoo.actors.roles._gradient` (pure, re-exported here); this module is the actor.
     Beyond the paper, the GGS is the one place a task ends — it publishes every
     FinalResult — so three more duties live here, each in its own handler:
-    **deadlines** (``on_tick``: a task past its TaskRequest deadline, clock time),
+    **deadlines** (``on_tick``: a task past its TaskRequest deadline, clock time less
+    the time the operator paused it: the Equipment's ``paused_s``),
     **cost** (``on_llm_call`` keeps the ledger's records; ``FinalResult.cost`` is
     :func:`artoo.actors.runtime.ledger.task_cost`), and **crash and cancel to abandon**
     (``on_role_failed``, ``on_task_cancelled``).
@@ -415,7 +416,9 @@ class GGS(Role):
 
     def on_tick(self, now: float) -> None:
         """Deadlines, on the timer (actor thread); ``now`` is clock time."""
+        paused = self.ctx.paused_s
         for task_id, book in list(self.books.items()):
-            if now - book.started > book.deadline_s:
+            stood = paused(task_id, now) if paused is not None else 0.0  # paused: not counted
+            if now - book.started - stood > book.deadline_s:
                 summary = f"deadline exceeded ({book.deadline_s:g} s)"
                 self._abandon(task_id, summary, "deadline", cause=None)

@@ -180,6 +180,9 @@ class Equipment:
     """Set by a System resuming a task: the logged ConfirmationDecision of a request
     (task id, request id) its replay asks again — the Queen publishes it instead of asking
     the operator twice; None: not in the log."""
+    paused_s: Callable[[str, float], float] | None = None
+    """Seconds a task has been paused up to a clock time (its deadline clock stood);
+    None: tasks are never paused (``artoo._pause``)."""
     audit: AuditSeat | None = None
     """The Auditor's seat (its audit log, the event log, the boundary table): the runner
     gives it to the roles the roster marks ``audit=True`` only; None for every other."""

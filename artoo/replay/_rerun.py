@@ -44,6 +44,8 @@ from artoo.schemas import (
     FinalResult,
     GGSDecision,
     LLMCall,
+    TaskPaused,
+    TaskUnpaused,
     ToolCallEnded,
     UserRequest,
 )
@@ -300,6 +302,8 @@ def _compare_task(
     compared = 0
     for env in task.envelopes:
         if env.sender == "system":  # the recovery of a store, not a decision of the run
+            continue
+        if isinstance(env.body, TaskPaused | TaskUnpaused):  # the operator's, not the run's
             continue
         stream = streams[env.sender]
         kind = type(env.body).__name__
