@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import msgspec
 
 from artoo.actors.runtime.bus import Replayed, Rewritten
-from artoo.actors.tools import Confirm, ToolRunner
+from artoo.actors.tools import Confirm, ConfirmationNeeded, ToolOutcome, ToolRunner
 from artoo.eventstore import MEMORY_EVENTS
 from artoo.replay._read import TaskLog
 from artoo.replay._served import _Served, _ServedTools
@@ -48,6 +48,7 @@ from artoo.schemas import (
     TaskPaused,
     TaskResumed,
     TaskUnpaused,
+    ToolCall,
     UserRequest,
 )
 
@@ -90,7 +91,9 @@ class Resumer:
     """The resumes of one System: the bus's :class:`~artoo.actors.runtime.bus.ResumeHook`,
     the model and tool seams that serve the log, and the Queen's recorded decisions."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, sandboxed: bool = False) -> None:
+        self.sandboxed = sandboxed
+        """Shell commands run in the sandbox (their changes applied only when they end)."""
         self._tasks: dict[str, _Resume] = {}
         self._lock = threading.Lock()
 
@@ -211,11 +214,13 @@ class Resumer:
 
     def runner(self, live: ToolRunner, *, task_id: str, confirm: Confirm) -> ToolRunner:
         """One attempt's tool runner (a ToolRunnerFactory): a resumed task's calls the log
-        holds are served from it, the rest run ``live``."""
+        holds are served from it, the rest run ``live`` — the call that was under way when
+        the process stopped only when it is known safe to run again (see
+        :class:`_ResumedTools`)."""
         resume = self.tasks.get(task_id)
         if resume is None or resume.served.gone_live:
             return live
-        return _ServedTools(resume.served, live, confirm)
+        return _ResumedTools(resume.served, live, confirm, sandboxed=self.sandboxed)
 
     def decision(self, task_id: str | None, request_id: str) -> ConfirmationDecision | None:
         """The logged decision of a confirmation a resumed task asks again (the Queen's
@@ -224,6 +229,59 @@ class Resumer:
         if resume is None:
             return None
         return resume.decisions.get(resume.served.ids.get(request_id, request_id))
+
+
+READ_ONLY_TOOLS = frozenset({"read_file", "glob", "load_data"})
+"""Built-in tools that change nothing: safe to run again."""
+
+
+class _ResumedTools(_ServedTools):
+    """A resumed attempt's tool runner. A call the log answers is served; the first it
+    cannot answer, when the model's request for it is logged, was under way when the
+    process stopped: it runs again at once only when that is known safe — a read-only tool,
+    or a shell command in the sandbox (its changes are applied only when it ends; the
+    kill came before its ToolCallEnded) — else the operator is asked first, through the
+    Law 1 confirmation (denied: the call is not run, and the model is told)."""
+
+    def __init__(
+        self, served: _Served, live: ToolRunner, confirm: Confirm, *, sandboxed: bool
+    ) -> None:
+        super().__init__(served, live, confirm)
+        self.sandboxed = sandboxed
+
+    def call(
+        self, name: str, args: dict[str, Any], *, subtask_id: str = "", attempt: int = 1
+    ) -> ToolOutcome:
+        was_live = self.served.gone_live
+        outcome = self.served.tool(subtask_id, attempt, name, args, self.confirm)
+        if outcome is not None:
+            return outcome
+        safe = name in READ_ONLY_TOOLS or (name == "shell" and self.sandboxed)
+        if not was_live and not safe:
+            asked = ConfirmationNeeded(
+                tool=name,
+                args=dict(args),
+                target=None,
+                reason="the process stopped during this call: its effects may be applied "
+                "already, running it again may apply them twice",
+                action=f"run {name} again after a restart",
+                subtask_id=subtask_id,
+                attempt=attempt,
+                gate="resume",
+            )
+            if not self.confirm(asked):
+                error = "not run again after the restart (the operator did not approve)"
+                call = ToolCall(
+                    tool=name,
+                    args=dict(args),
+                    ok=False,
+                    error=error,
+                    subtask_id=subtask_id,
+                    attempt=attempt,
+                    refusal="law1_denied",
+                )
+                return ToolOutcome(call=call, content=f"error: {error}")
+        return self.live.call(name, args, subtask_id=subtask_id, attempt=attempt)
 
 
 class _ResumingBackend:

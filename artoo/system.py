@@ -270,7 +270,7 @@ class System(OperatorInbox):
             self.megrams.close()
             self.log.close()
             raise
-        self.resumer = Resumer()
+        self.resumer = Resumer(sandboxed=self.sandbox is not None)
         self.pauses = Pauses(
             lambda body, task_id: self._publish(body, task_id=task_id),
             clock.now,

@@ -557,7 +557,8 @@ class ConfirmationRequest(Message, frozen=True, tag="ConfirmationRequest"):
     observed in the sandbox (empty when the parser decided)."""
     gate: str = ""
     """Which gate asks: ``law1`` (an irreversible action), ``caution`` (the first use of
-    an approach memory marks caution), ``verdict`` (the ladder's human rung); empty in
+    an approach memory marks caution), ``verdict`` (the ladder's human rung), ``resume``
+    (a call under way when the process stopped, not known safe to run again); empty in
     logs written before the field existed."""
 
 

@@ -305,8 +305,10 @@ class GGS(Role):
             self._abandon(env.task_id or "", summary, "budget", cause=env.seq, budget=call.refused)
 
     # ------------------------------------------------------------------ decisions
-    def _elapsed_ms(self, book: TaskBook) -> float:
-        return max(0.0, (self.ctx.clock.now() - book.started) * 1000.0)
+    def _elapsed_ms(self, book: TaskBook, at: float | None = None) -> float:
+        """The task's age in ms at clock time ``at`` (default: now)."""
+        now = self.ctx.clock.now() if at is None else at
+        return max(0.0, (now - book.started) * 1000.0)
 
     def _publish_step(self, env: Envelope, step: GGSStep) -> None:
         for message in step.messages():
@@ -320,8 +322,10 @@ class GGS(Role):
         book = self._book(env)
         if book is None or book.gradient is None:
             return
-        now = self.ctx.clock.now()
-        step = book.gradient.step(env.body, elapsed_ms=self._elapsed_ms(book), now=now)
+        # a round is scored at the time its outcome was logged: the same when a resumed
+        # task's roles are rebuilt from the log (artoo._resume) as when it was first run
+        now = env.ts
+        step = book.gradient.step(env.body, elapsed_ms=self._elapsed_ms(book, now), now=now)
         self._publish_step(env, step)
 
     @handles(PlanRejected)
@@ -352,7 +356,7 @@ class GGS(Role):
     def _unplanned(self, env: Envelope, book: TaskBook, round: int, evidence: str) -> None:
         assert book.gradient is not None
         step = book.gradient.step_unplanned(
-            round, evidence, elapsed_ms=self._elapsed_ms(book), now=self.ctx.clock.now()
+            round, evidence, elapsed_ms=self._elapsed_ms(book, env.ts), now=env.ts
         )
         self._publish_step(env, step)
 

@@ -57,7 +57,7 @@ def _victim(tmp: Path, store: Path, workspace: Path, model: str, *, until: str) 
 
             s = artoo.System.open({str(store)!r}, model={model!r},
                 workspace={str(workspace)!r}, operator=never,
-                config=Config(durability="batch", max_parallel=1))
+                config=Config(durability="batch", max_parallel=1, max_retries=0))
             def show(env):
                 kind = type(env.body).__name__
                 print(kind, flush=True)
@@ -160,6 +160,35 @@ CASES: dict[str, tuple[list[dict[str, Any]], str]] = {
         ],
         "LLMCall:executor",
     ),
+    # between rounds: round 1 failed its check, the GGS decided a replan, and the Planner's
+    # round-2 call is under way
+    "between rounds": (
+        [
+            {
+                "role": "perceiver",
+                "content": {
+                    "intent": "say the magic word",
+                    "slug": "magic",
+                    "criteria": [
+                        {
+                            "text": "the answer says XYZZY",
+                            "verifiable": True,
+                            "check": {"kind": "output_contains", "value": "XYZZY"},
+                        }
+                    ],
+                },
+            },
+            {"role": "planner", "content": {"subtasks": [{"instruction": "Say the word"}]}},
+            {"role": "executor", "content": "no"},
+            {
+                "role": "planner",
+                "content": {"subtasks": [{"instruction": "Say XYZZY"}]},
+                "delay_ms": 60_000,
+            },
+            {"role": "executor", "content": "XYZZY"},
+        ],
+        "PlanDirective",
+    ),
     # waiting for the operator's answer to a Law 1 confirmation (rm)
     "confirmation": (
         [
@@ -189,7 +218,7 @@ def test_a_task_killed_mid_way_is_resumed_and_ends_as_an_uninterrupted_run(
     tmp_path: Path, point: str
 ) -> None:
     entries, until = CASES[point]
-    config = Config(durability="batch", max_parallel=1)
+    config = Config(durability="batch", max_parallel=1, max_retries=0)  # a failure replans
     # the uninterrupted run, answered at once
     quick = [{k: v for k, v in e.items() if k != "delay_ms"} for e in entries]
     (tmp_path / "a").mkdir()
@@ -251,3 +280,76 @@ def test_replay_shows_the_resume_in_the_timeline(tmp_path: Path) -> None:
     lines = [entry.text for entry in task.entries]
     assert any(line.startswith("RESUMED after the process stopped") for line in lines)
     assert any(f"[resumed from seq {final.resumed_from}]" in line for line in lines)
+
+
+def _victim_holding(tmp: Path, store: Path, workspace: Path, model: str) -> None:
+    """A child whose Executor is inside ``hold`` (a host tool: not known safe) when it is
+    killed."""
+    script = tmp / "holding.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import threading, artoo
+            from artoo.schemas import Config
+
+            def hold() -> str:
+                \"\"\"Hold.\"\"\"
+                print("holding", flush=True)
+                threading.Event().wait()
+                return ""
+
+            s = artoo.System.open({str(store)!r}, model={model!r},
+                workspace={str(workspace)!r}, tools=[hold],
+                config=Config(durability="batch", max_parallel=1))
+            s.submit("hold on")
+            threading.Event().wait()
+            """
+        )
+    )
+    victim = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert victim.stdout is not None
+        assert victim.stdout.readline().strip() == "holding"
+    finally:
+        victim.send_signal(signal.SIGKILL)
+        victim.wait(10)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("approve", [True, False])
+def test_a_call_under_way_that_is_not_known_safe_runs_again_only_if_the_operator_says(
+    tmp_path: Path, approve: bool
+) -> None:
+    entries = [
+        SPEC,
+        {"role": "planner", "content": {"subtasks": [{"instruction": "hold on"}]}},
+        {"role": "executor", "tool_calls": [{"name": "hold", "arguments": {}}]},
+        {"role": "executor", "content": "done"},
+    ]
+    store, workspace = tmp_path / "store", _workspace(tmp_path)
+    model = write_script(tmp_path / "s.toml", entries)
+    _victim_holding(tmp_path, store, workspace, model)
+    write_script(tmp_path / "s.toml", _rest(entries, store))
+    ran: list[str] = []
+    asked: list[ConfirmationRequest] = []
+
+    def hold() -> str:
+        """Hold."""
+        ran.append("hold")
+        return ""
+
+    def operator(request: ConfirmationRequest) -> bool:
+        asked.append(request)
+        return approve
+
+    config = Config(durability="none", max_parallel=1, max_retries=0)
+    with artoo.System.open(
+        store, model=model, workspace=workspace, tools=[hold], operator=operator, config=config
+    ) as system:
+        [handle] = system.resumed
+        handle.result(60)
+    assert [r.action for r in asked] == ["run hold again after a restart"]
+    assert ran == (["hold"] if approve else [])
+    ended = [e.body.call for e in all_events(store) if isinstance(e.body, ToolCallEnded)]
+    assert [(c.tool, c.ok) for c in ended] == [("hold", approve)]
+    assert verify(store).ok
