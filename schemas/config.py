@@ -299,6 +299,12 @@ class Config(BaseModel):
     brain_model: str | None = Field(None, description="model for the brain tier")
     tool_model: str | None = Field(None, description="model for the tool tier")
     durability: Literal["none", "batch", "always"] = "batch"
+    recovery: Literal["resume", "abandon"] = Field(
+        "resume",
+        description="a task the stopped process left open: resume it from the log at open "
+        "(model answers and tool results served from it, then live), or abandon it "
+        "(FinalResult abandon, reason interrupted)",
+    )
     structured_output: Literal["auto", "json_schema", "json_object", "prompt"] = Field(
         "auto",
         description="how a structured answer is constrained: auto (a JSON schema response "

@@ -67,8 +67,11 @@ __all__ = [
     "SubTaskOutcome",
     "TagPotential",
     "TaskCancelled",
+    "TaskPaused",
     "TaskRequest",
+    "TaskResumed",
     "TaskSpec",
+    "TaskUnpaused",
     "TicketResolved",
     "ToolCall",
     "ToolCallEnded",
@@ -510,6 +513,9 @@ class FinalResult(Message, frozen=True, tag="FinalResult"):
     established: Established | None = None
     """How the answer was established (``code`` / ``model`` / ``human`` / ``none``); None in logs
     from before this field, and for tasks read without a ``TaskSpec.kind``."""
+    resumed_from: int | None = None
+    """The task was resumed after its process stopped: the last seq of the task the log
+    held then (its roles were rebuilt from the log up to it; None: never resumed)."""
 
 
 class MemoryQuery(Message, frozen=True, tag="MemoryQuery"):
@@ -619,7 +625,8 @@ class ConfirmationRequest(Message, frozen=True, tag="ConfirmationRequest"):
     observed in the sandbox (empty when the parser decided)."""
     gate: str = ""
     """Which gate asks: ``law1`` (an irreversible action), ``caution`` (the first use of
-    an approach memory marks caution), ``verdict`` (the ladder's human rung); empty in
+    an approach memory marks caution), ``verdict`` (the ladder's human rung), ``resume``
+    (a call under way when the process stopped, not known safe to run again); empty in
     logs written before the field existed."""
 
 
@@ -722,6 +729,34 @@ class PlanRejected(Message, frozen=True, tag="PlanRejected"):
     """Blocked targets the rejected plan named."""
 
 
+class TaskResumed(Message, frozen=True, tag="TaskResumed"):
+    """A task the stopped process left open goes on (``Config.recovery = "resume"``): its
+    roles are rebuilt from its ``replayed`` envelopes, the last at seq ``from_seq``, then
+    it goes on live. Published by the System at open, before the task's first new step."""
+
+    from_seq: int
+    replayed: int = 0
+    stopped_s: float = 0.0
+    """Clock seconds between the task's last logged envelope and the resume (not counted
+    against its deadline)."""
+
+
+class TaskPaused(Message, frozen=True, tag="TaskPaused"):
+    """The operator paused a task (``TaskHandle.pause``, ``System.answer(task, "pause")``,
+    ``/pause``): it makes no model or tool call and its deadline clock stops until a
+    :class:`TaskUnpaused`. Kept in the log, so a paused task is paused after a restart."""
+
+    by: str = "host"
+    reason: str = ""
+
+
+class TaskUnpaused(Message, frozen=True, tag="TaskUnpaused"):
+    """The operator resumed a paused task: it goes on where it stopped."""
+
+    by: str = "host"
+    reason: str = ""
+
+
 class UnknownMessage(msgspec.Struct, frozen=True):
     """What a reader gets for a body whose tag it does not know: the tag and raw bytes."""
 
@@ -762,6 +797,9 @@ MESSAGE_TYPES: tuple[type[Message], ...] = (
     PlanRejected,
     TicketResolved,
     CancelRequest,
+    TaskResumed,
+    TaskPaused,
+    TaskUnpaused,
 )
 
 AnyMessage = (
@@ -797,4 +835,7 @@ AnyMessage = (
     | PlanRejected
     | TicketResolved
     | CancelRequest
+    | TaskResumed
+    | TaskPaused
+    | TaskUnpaused
 )

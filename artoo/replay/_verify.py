@@ -203,6 +203,8 @@ class _Task:
             finals = [e for e in out if isinstance(e.body, FinalResult)]
             if finals:  # as the GGS publishes it, with the logged elapsed time
                 final = book.finish(final, finals[0].body.cost.elapsed_ms)
+                # a resume's stamp (artoo._resume), not a decision
+                final = msgspec.structs.replace(final, resumed_from=finals[0].body.resumed_from)
             self._pair(out, FinalResult, final, env)
 
     def _pair(self, out: list[Envelope], kind: type, recomputed: Any, cause: Envelope) -> None:
