@@ -34,6 +34,7 @@ __all__ = [
     "EndReason",
     "EpisodeStep",
     "EscalationTicket",
+    "Established",
     "ExecutionResult",
     "FileChange",
     "FileEffect",
@@ -66,8 +67,11 @@ __all__ = [
     "SubTaskOutcome",
     "TagPotential",
     "TaskCancelled",
+    "TaskPaused",
     "TaskRequest",
+    "TaskResumed",
     "TaskSpec",
+    "TaskUnpaused",
     "TicketResolved",
     "ToolCall",
     "ToolCallEnded",
@@ -85,6 +89,14 @@ MacroState = Literal[
     "abandon", "success", "accept", "break_symmetry", "change_approach", "change_path", "refine"
 ]
 FinalStatus = Literal["accept", "success", "abandon"]
+Established = Literal["code", "model", "human", "none"]
+"""How a task's answer was established (FinalResult.established): ``code`` — every
+criterion passed was decided by code and the answer's values were measured by a check
+or backed by two independent tool results; ``model`` — some of it rests only on a
+model's verdict (or on one tool result, or on a check copied from the request);
+``human`` — some of it a person judged (a low-confidence verdict taken to the operator);
+``none`` — not every criterion was met (the task ended abandon, or ``success`` close
+enough with some criterion failed)."""
 OutcomeStatus = Literal["matched", "failed", "skipped"]
 Tier = Literal["brain", "tool"]
 Refusal = Literal[
@@ -94,6 +106,7 @@ Refusal = Literal[
     "outside_workspace",
     "unsafe_file",
     "caution_denied",
+    "repeated_failure",
 ]
 """Why a tool call was refused before or instead of running (ToolCall.refusal)."""
 StopReason = Literal["answer", "doom_loop", "turn_cap", "model_error", "task_ended"]
@@ -111,6 +124,7 @@ EndReason = Literal[
     "budget",
     "log_failed",
     "step_failed",
+    "law1_denied",
 ]
 """Why a task ended (FinalResult.reason); None in logs written before it existed."""
 BudgetName = Literal["max_model_calls", "max_tokens"]
@@ -334,6 +348,13 @@ class TaskSpec(Message, frozen=True, tag="TaskSpec"):
     slug: str
     criteria: list[Criterion] = []
     environment: str = "local"
+    kind: str = ""
+    """The request's kind as the model read it: ``question``, ``change``, ``creation``, or
+    ``unknown`` (no valid reading); empty in logs from before this field. Code checks it
+    against ``text`` (``artoo.actors.verification.request.duties``)."""
+    shape: str = ""
+    """What an answer must state, as the model read it: ``number``, ``name``, ``value``,
+    ``text``; empty when it gave none."""
 
 
 class SubTask(Message, frozen=True, tag="SubTask"):
@@ -489,6 +510,12 @@ class FinalResult(Message, frozen=True, tag="FinalResult"):
     """With reason ``budget``: which budget was spent."""
     ticket_id: str | None = None
     """With reason ``cancelled``: the EscalationTicket the cancel answered, if any."""
+    established: Established | None = None
+    """How the answer was established (``code`` / ``model`` / ``human`` / ``none``); None in logs
+    from before this field, and for tasks read without a ``TaskSpec.kind``."""
+    resumed_from: int | None = None
+    """The task was resumed after its process stopped: the last seq of the task the log
+    held then (its roles were rebuilt from the log up to it; None: never resumed)."""
 
 
 class MemoryQuery(Message, frozen=True, tag="MemoryQuery"):
@@ -598,7 +625,8 @@ class ConfirmationRequest(Message, frozen=True, tag="ConfirmationRequest"):
     observed in the sandbox (empty when the parser decided)."""
     gate: str = ""
     """Which gate asks: ``law1`` (an irreversible action), ``caution`` (the first use of
-    an approach memory marks caution), ``verdict`` (the ladder's human rung); empty in
+    an approach memory marks caution), ``verdict`` (the ladder's human rung), ``resume``
+    (a call under way when the process stopped, not known safe to run again); empty in
     logs written before the field existed."""
 
 
@@ -701,6 +729,34 @@ class PlanRejected(Message, frozen=True, tag="PlanRejected"):
     """Blocked targets the rejected plan named."""
 
 
+class TaskResumed(Message, frozen=True, tag="TaskResumed"):
+    """A task the stopped process left open goes on (``Config.recovery = "resume"``): its
+    roles are rebuilt from its ``replayed`` envelopes, the last at seq ``from_seq``, then
+    it goes on live. Published by the System at open, before the task's first new step."""
+
+    from_seq: int
+    replayed: int = 0
+    stopped_s: float = 0.0
+    """Clock seconds between the task's last logged envelope and the resume (not counted
+    against its deadline)."""
+
+
+class TaskPaused(Message, frozen=True, tag="TaskPaused"):
+    """The operator paused a task (``TaskHandle.pause``, ``System.answer(task, "pause")``,
+    ``/pause``): it makes no model or tool call and its deadline clock stops until a
+    :class:`TaskUnpaused`. Kept in the log, so a paused task is paused after a restart."""
+
+    by: str = "host"
+    reason: str = ""
+
+
+class TaskUnpaused(Message, frozen=True, tag="TaskUnpaused"):
+    """The operator resumed a paused task: it goes on where it stopped."""
+
+    by: str = "host"
+    reason: str = ""
+
+
 class UnknownMessage(msgspec.Struct, frozen=True):
     """What a reader gets for a body whose tag it does not know: the tag and raw bytes."""
 
@@ -741,6 +797,9 @@ MESSAGE_TYPES: tuple[type[Message], ...] = (
     PlanRejected,
     TicketResolved,
     CancelRequest,
+    TaskResumed,
+    TaskPaused,
+    TaskUnpaused,
 )
 
 AnyMessage = (
@@ -776,4 +835,7 @@ AnyMessage = (
     | PlanRejected
     | TicketResolved
     | CancelRequest
+    | TaskResumed
+    | TaskPaused
+    | TaskUnpaused
 )

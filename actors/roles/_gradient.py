@@ -16,6 +16,7 @@ from typing import Literal
 import msgspec
 
 from artoo.actors.runtime.clock import new_id
+from artoo.actors.verification.proof import established
 from artoo.schemas import (
     Criterion,
     EpisodeStep,
@@ -44,6 +45,7 @@ __all__ = [
     "implausibility",
     "loss",
     "macro_state",
+    "not_done",
     "quantize",
     "resource_cost",
 ]
@@ -356,11 +358,13 @@ class TaskGradient:
         params: GGSConfig = _DEFAULTS,
         new_id: Callable[[], str] = new_id,
         request: str = "",
+        kind: str = "",
         redact: Callable[[str], str] = str,
     ) -> None:
         self.task_id = task_id
+        self.request = request  # the user's text (TaskSpec.text): what the proof reads
+        self.kind = kind  # TaskSpec.kind ("" in older logs: no proof is computed)
         self.slug = slug
-        self.request = request
         self.redact = redact
         self.family: str | None = None
         """The intent tag recall by meaning put this request in (the first tag it read),
@@ -377,6 +381,8 @@ class TaskGradient:
         self.worsening = 0
         self.replans = 0
         self._targets: dict[str, str] = {}  # target -> tool that first failed on it
+        self.denied: list[str] = []
+        """The Law 1 actions the operator denied so far (fed by the GGS's TaskBook)."""
         self.final: FinalResult | None = None
 
     # ---- state
@@ -433,6 +439,23 @@ class TaskGradient:
         state, reason, rationale = _choose(
             d, p, omega, grad, self.worsening, self.replans, clean=clean, params=params
         )
+        proof = established(
+            request=self.request,
+            kind=self.kind,
+            criteria=self._criteria,
+            task_verdicts=message.task_verdicts,
+            outcomes=message.outcomes,
+            output=message.merged_output,
+        )
+        if state == "accept" and proof == "model":  # a model's word is not proof (Law 0)
+            state = "success"
+            rationale = (
+                "every criterion passed, but not all by code (a model's verdict, one tool "
+                "result, or a check of the answer's text): success, not accept"
+            )
+        if state in ("accept", "success") and self.denied:  # a denial is never a success
+            rationale = f"the operator denied {'; '.join(self.denied)}; would have been {state}"
+            state, reason = "abandon", "law1_denied"
         urgency = _urgency(grad, params)
         decision = GGSDecision(
             round=message.round,
@@ -478,10 +501,11 @@ class TaskGradient:
             task_id=self.task_id,
             status=status,
             summary=summary,
-            output=message.merged_output,
+            output=not_done(self.denied) if reason == "law1_denied" else message.merged_output,
             loss=current,
             replans=self.replans,
             reason=reason,
+            established=None if proof is None else (proof if status != "abandon" else "none"),
         )
         steps = episode_steps(self.plan, message.outcomes, self.redact)
         megram = self._intent_megram(status, summary, now, steps)
@@ -570,6 +594,16 @@ def episode_steps(
         )
         for s in plan
     ]
+
+
+def not_done(denied: Sequence[str]) -> str:
+    """The output of a task ended by a Law 1 denial (pure): what was not done, in place of
+    the model's words (which may claim the denied action happened)."""
+    return (
+        "Not done: the operator denied "
+        + "; ".join(denied)
+        + ". The task's answer is withheld: it relied on an action that did not happen."
+    )
 
 
 def _reason(state: str, d: float, p: float, omega: float, grad: float, params: GGSConfig) -> str:

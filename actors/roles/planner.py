@@ -17,13 +17,17 @@ Responsibilities
     (docs/design.md C1); every SubTask carries the blocked sets and the calibration text. A
     subtask criterion whose check is still unusable after the retry is dropped (the task
     criteria still judge); a ``count_matches`` subtask gets the command that prints its
-    count after its instruction.
+    count after its instruction. Intent-level Caution (paper §6.4): when Memory's action on
+    the task's intent tag is ``caution`` (mixed outcomes), ask the operator once per task
+    through the Queen (a ConfirmationRequest, gate ``caution``) before planning; a denial
+    is the round's StepFailed (and every later round's, without asking again).
 
 Input contract (consumes)
     ``TaskSpec`` — intent, slug, task criteria, environment (round 0).
     ``MemoryRecall`` — SOPs, live potentials and Avoid pairs of the tags recall read, and
     the accepted episodes it found.
     ``PlanDirective`` — GGS's macro-state and MUST NOT sets for the next round.
+    ``ConfirmationDecision`` — the operator's answer to an intent-level Caution.
 
 Output contract (publishes)
     ``MemoryQuery`` — the tag pair ``(intent:<slug>, env:<environment>)`` of the task and
@@ -34,6 +38,7 @@ Output contract (publishes)
     scored by the GGS.
     ``StepFailed`` — the model gave no valid plan (after the structured-answer repair).
     ``LLMCall`` — each model call (recorded by the gateway).
+    ``ConfirmationRequest`` — intent-level Caution (gate ``caution``), once per task.
 
 Constraints
     Does NOT execute tools, validate results or decide to replan (GGS does). Does NOT
@@ -60,6 +65,8 @@ from artoo.actors.verification._paths import mentions
 from artoo.actors.verification.answers import PlanAnswer, make_criteria
 from artoo.actors.verification.checks import check_problem, guess_problem
 from artoo.schemas import (
+    ConfirmationDecision,
+    ConfirmationRequest,
     Criterion,
     DispatchManifest,
     Envelope,
@@ -82,6 +89,7 @@ __all__ = [
     "Violation",
     "apply_calibration",
     "calibrate",
+    "intent_caution",
     "plan_violations",
     "validate_plan",
     "with_task_checks",
@@ -483,6 +491,24 @@ class _Plan:
     spec: TaskSpec
     round: int = 0
     directive: PlanDirective | None = None
+    caution: str | None = None  # the request id of the intent-level Caution asked
+    cleared: bool | None = None  # its decision (None: not asked, or not yet answered)
+    held: Envelope | None = None  # the MemoryRecall waiting for that decision
+
+
+def intent_caution(spec: TaskSpec, recall: MemoryRecall, request_id: str) -> ConfirmationRequest:
+    """The operator's question of an intent-level Caution (pure; paper §6.4): Memory's
+    action on the task's own intent tag is ``caution`` — its past outcomes are mixed."""
+    return ConfirmationRequest(
+        request_id=request_id,
+        action=f"run the task {spec.text!r}",
+        reason=(
+            f"memory marks intent:{spec.slug} caution (mixed outcomes: attention "
+            f"{recall.attention:.2f}, decision {recall.decision:+.2f})"
+        ),
+        target=f"intent:{spec.slug}",
+        gate="caution",
+    )
 
 
 def _criterion_line(c: Criterion) -> str:
@@ -539,8 +565,14 @@ class Planner(Role):
         PlanRejected,
         StepFailed,
         LLMCall,
+        ConfirmationRequest,
     )
-    consumes: ClassVar[tuple[type[Message], ...]] = (TaskSpec, MemoryRecall, PlanDirective)
+    consumes: ClassVar[tuple[type[Message], ...]] = (
+        TaskSpec,
+        MemoryRecall,
+        PlanDirective,
+        ConfirmationDecision,
+    )
     max_plan_attempts: ClassVar[int] = 2
 
     def __init__(self, equipment: Equipment, instance: str | None = None) -> None:
@@ -626,6 +658,40 @@ class Planner(Role):
         body: MemoryRecall = env.body
         if plan is None or body.round != plan.round:
             return
+        if body.action == "caution" and plan.cleared is not True:  # intent-level Caution
+            if plan.cleared is False:  # denied once: not asked again in this task
+                self._caution_denied(env, plan)
+            elif plan.caution is None:
+                plan.caution, plan.held = self.ctx.new_id(), env
+                ask = intent_caution(plan.spec, body, plan.caution)
+                timeout = self.ctx.config.confirmation_timeout_s
+                self.reply(env, msgspec.structs.replace(ask, timeout_s=timeout))
+            else:
+                plan.held = env  # still waiting for the answer
+            return
+        self._plan(env, plan, body)
+
+    @handles(ConfirmationDecision)
+    def on_confirmation_decision(self, env: Envelope) -> None:
+        plan = self.plans.get(env.task_id or "")
+        body: ConfirmationDecision = env.body
+        if plan is None or plan.caution is None or body.request_id != plan.caution:
+            return
+        plan.cleared = body.approved
+        held, plan.held = plan.held, None
+        if held is None:
+            return
+        if body.approved:
+            self._plan(held, plan, held.body)
+        else:
+            self._caution_denied(held, plan)
+
+    def _caution_denied(self, env: Envelope, plan: _Plan) -> None:
+        error = f"the operator denied the task: memory marks intent:{plan.spec.slug} caution"
+        self.reply(env, StepFailed(role=self.sender, step="caution", error=error, round=plan.round))
+
+    def _plan(self, env: Envelope, plan: _Plan, body: MemoryRecall) -> None:
+        task_id = env.task_id or ""
         calibration = calibrate(body, plan.directive, cap=self.ctx.config.memory.recall_cap)
         messages = plan_messages(plan.spec, calibration, plan.directive, list(self.ctx.tools.names))
         violations: list[Violation] = []
@@ -647,7 +713,13 @@ class Planner(Role):
                 {**final, "content": final["content"] + "\n\n" + problem + "."},
             ]
         for attempt in range(self.max_plan_attempts):
-            request = LLMRequest(role=self.name, tier="brain", task_id=task_id, messages=messages)
+            request = LLMRequest(
+                role=self.name,
+                tier="brain",
+                task_id=task_id,
+                messages=messages,
+                max_output_tokens=self.ctx.config.output_caps.planner,
+            )
             answer = ask_structured(self.ctx.model(), request, PlanAnswer)
             if not answer.ok or answer.value is None or not answer.value.subtasks:
                 if self.cancelled(task_id):  # the call was not made: the cancel ends it
