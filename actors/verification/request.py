@@ -21,7 +21,7 @@ verdict it gives (:func:`answer_problem`) is recomputed by ``artoo replay --veri
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Literal, get_args
 
 import msgspec
@@ -120,14 +120,14 @@ def code_kind(text: str) -> Literal["question"] | None:
 
 
 def code_shape(text: str) -> AnswerShape | None:
-    """What code can see of the value a question asks for (pure): ``number`` for a count
-    or an amount (how many, how much, number of, count, total), ``name`` for which / who /
-    the name of, ``value`` for what something returns, prints or outputs; None when code
-    cannot tell."""
-    if _COUNT.search(text):
-        return "number"
+    """What code can see of the value a question asks for (pure): ``name`` for which /
+    who / the name of (first: "which team has the higher total?" asks a name), ``number``
+    for a count or an amount (how many, how much, number of, count, total), ``value`` for
+    what something returns, prints or outputs; None when code cannot tell."""
     if _NAME.search(text):
         return "name"
+    if _COUNT.search(text):
+        return "number"
     if code_kind(text) == "question" and _VALUE.search(text):
         return "value"
     return None
@@ -206,11 +206,19 @@ def code_values(answer: str, request: str) -> list[str]:
     return _unasked(_CODEISH.finditer(answer), request)
 
 
-def _new_values(answer: str, request: str) -> list[str]:
+def _new_values(answer: str, request: str, outputs: Sequence[str] = ()) -> list[str]:
     """The values the answer states (code-like values, numbers, capitalised names inside a
-    sentence) that the request does not already hold (pure)."""
+    sentence, and any word a tool printed) that the request does not already hold (pure).
+    A word of the answer that also stands in a tool result (``outputs``) is a value read
+    from the workspace ("It prints hello artoo" after a run that printed it); the answer's
+    own words about the value ("a string that includes …") are not."""
     found = (*_CODEISH.finditer(answer), *_NUMBER.finditer(answer), *_PROPER.finditer(answer))
-    return _unasked(found, request)
+    out = _unasked(found, request)
+    if outputs:
+        shown = {t for o in outputs for t in _TOKEN.findall(o)}
+        asked = set(_TOKEN.findall(request)) | _STOPWORDS
+        out += [t for t in _TOKEN.findall(answer) if len(t) > 1 and t in shown and t not in asked]
+    return out
 
 
 def _unasked(found: Iterable[re.Match[str]], request: str) -> list[str]:
@@ -233,7 +241,9 @@ def traced(value: str, sources: list[str], request: str = "") -> bool:
     return all(t in words for t in _TOKEN.findall(value))
 
 
-def answer_problem(request: str, output: str, duty: Duties) -> str | None:
+def answer_problem(
+    request: str, output: str, duty: Duties, outputs: Sequence[str] = ()
+) -> str | None:
     """Why ``output`` does not answer ``request``, or None (pure; only a request held to
     answer — ``duty.answers`` — is judged):
 
@@ -262,7 +272,7 @@ def answer_problem(request: str, output: str, duty: Duties) -> str | None:
     sentences = [s.strip() for s in _SENTENCE.findall(text) if s.strip()]
     process = [s for s in sentences if _process_sentence(s)]
     rest = " ".join(s for s in sentences if not _process_sentence(s))
-    if process and not _new_values(text, request) and not (duty.shape is None and rest):
+    if process and not _new_values(text, request, outputs) and not (duty.shape is None and rest):
         return (
             "the answer describes the process (" + _clip(process[0]) + ") instead of stating "
             "the value the request asks for"
@@ -276,7 +286,7 @@ def answer_problem(request: str, output: str, duty: Duties) -> str | None:
         )
     if duty.shape == "number" and not _NUMBER.search(text):
         return "the request asks how many (a number) and the answer states none"
-    if duty.shape in ("name", "value") and not _new_values(text, request):
+    if duty.shape in ("name", "value") and not _new_values(text, request, outputs):
         return (
             f"the request asks for a {duty.shape} and the answer states none the request "
             "did not already hold (repeating the question is not an answer)"
