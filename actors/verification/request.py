@@ -174,7 +174,9 @@ def duties(text: str, kind: str = "", shape: str = "") -> Duties:
 
 
 # --------------------------------------------------------------------------- the answer
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_FENCE = re.compile(r"```.*?(?:```|$)", re.S)
+_HOWTO = re.compile(r"\byou\s+(?:can|could|would|should|may|might|need\s+to|will)\b", re.I)
 _PROCESS_SUBJECT = re.compile(
     r"\b(?:the|this|that|my|your)\s+(?:\w+\s+)?(?:command|output|script|tool|code|query|"
     r"execution|call|pipeline|search|result)s?\b",
@@ -192,6 +194,7 @@ _CODEISH = re.compile(
     r"\b[A-Z][a-z0-9]+[A-Z]\w*\b|\b(?:True|False|None|null|true|false)\b|\b\w+\(\)"
 )
 _TOKEN = re.compile(r"[A-Za-z0-9_]+")
+_LIST_MARKER = re.compile(r"^[ \t]*(?:[-*][ \t]+)?\d+[.)][ \t]", re.MULTILINE)
 _PROPER = re.compile(r"(?<=[^\s.!?:]\s)[A-Z][\w-]+")  # a capitalised word inside a sentence
 
 
@@ -209,16 +212,25 @@ def code_values(answer: str, request: str) -> list[str]:
 def _new_values(answer: str, request: str, outputs: Sequence[str] = ()) -> list[str]:
     """The values the answer states (code-like values, numbers, capitalised names inside a
     sentence, and any word a tool printed) that the request does not already hold (pure).
-    A word of the answer that also stands in a tool result (``outputs``) is a value read
-    from the workspace ("It prints hello artoo" after a run that printed it); the answer's
-    own words about the value ("a string that includes …") are not."""
-    found = (*_CODEISH.finditer(answer), *_NUMBER.finditer(answer), *_PROPER.finditer(answer))
-    out = _unasked(found, request)
-    if outputs:
-        shown = {t for o in outputs for t in _TOKEN.findall(o)}
-        asked = set(_TOKEN.findall(request)) | _STOPWORDS
-        out += [t for t in _TOKEN.findall(answer) if len(t) > 1 and t in shown and t not in asked]
-    return out
+    With the tool results (``outputs``), a name counts only when the tools showed it
+    (``Python`` in advice on how to search is not a value the workspace gave), and a plain
+    word of the answer that stands in a tool result is a value read from the workspace
+    ("It prints hello artoo" after a run that printed it); the answer's own words about
+    the value ("a string that includes …") are not. A list item's number is no value."""
+    answer = _LIST_MARKER.sub(" ", answer)
+    numbers = _unasked(_NUMBER.finditer(answer), request)
+    names = _unasked((*_CODEISH.finditer(answer), *_PROPER.finditer(answer)), request)
+    if not outputs:
+        return numbers + names
+    shown = {t for o in outputs for t in _TOKEN.findall(o)}
+    asked = set(_TOKEN.findall(request))
+    traced_names = [v for v in names if set(_TOKEN.findall(v)) <= shown | asked]
+    words = [
+        t
+        for t in _TOKEN.findall(answer)
+        if len(t) > 1 and t in shown and t not in asked and t.lower() not in _STOPWORDS
+    ]
+    return numbers + traced_names + words
 
 
 def _unasked(found: Iterable[re.Match[str]], request: str) -> list[str]:
@@ -254,6 +266,8 @@ def answer_problem(
       command / output / script and what it did ("The command successfully captured the
       output", "The output is empty as expected") with no value stated outside such
       sentences; or a statement that the output was empty beside a non-zero figure;
+    - an answer that says how to find the value ("To determine …, you can use …") and
+      states none outside that advice (its commands are not the value);
     - an answer that lacks the asked-for value: a number for ``number``; for ``name`` or
       ``value``, a name or value the request does not already state (a quoted string,
       a code name, a literal, a number) — repeating the question's own words is not an
@@ -269,7 +283,16 @@ def answer_problem(
             "the answer talks about its criteria instead of answering: state the value the "
             "request asks for"
         )
-    sentences = [s.strip() for s in _SENTENCE.findall(text) if s.strip()]
+    howto = [s for s in _sentences(text) if _HOWTO.search(s)]
+    if howto:  # advice on how to find it: its commands and steps are not the value
+        steps = _FENCE.sub(" ", _LIST_MARKER.sub(" ", text))
+        text = " ".join(s for s in _sentences(steps) if not _HOWTO.search(s))
+        if not _new_values(text, request, outputs):
+            return (
+                "the answer says how to find the value (" + _clip(howto[0]) + ") instead of "
+                "stating it"
+            )
+    sentences = _sentences(text)
     process = [s for s in sentences if _process_sentence(s)]
     rest = " ".join(s for s in sentences if not _process_sentence(s))
     if process and not _new_values(text, request, outputs) and not (duty.shape is None and rest):
@@ -292,6 +315,10 @@ def answer_problem(
             "did not already hold (repeating the question is not an answer)"
         )
     return None
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
 
 
 def _clip(sentence: str, limit: int = 80) -> str:

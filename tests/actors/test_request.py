@@ -161,3 +161,17 @@ def test_a_plain_value_a_tool_printed_answers_and_the_answers_own_words_do_not()
     assert answer_problem(returns, said, duties(returns, "question", "value"), source)
     # "which …" asks a name even when it says "total"
     assert code_shape("which team in data/scores.csv has the higher total score?") == "name"
+
+
+def test_advice_on_how_to_find_the_value_is_no_answer() -> None:
+    """A small model often answers with a procedure instead of the value. Written for
+    this test (not a bench answer): its steps, commands and list numbers are not values."""
+    q = "which file in logs/ is the largest?"
+    advice = (
+        "To find the largest file in the logs directory, you can run a command:\n\n"
+        "1. Open a terminal.\n2. Run:\n```sh\nls -S logs | head -1\n```\n"
+        "3. The first line is the Largest file."
+    )
+    assert "how to find" in (answer_problem(q, advice, duties(q, "question"), ["app.log"]) or "")
+    answer = "To check, I ran ls -S logs: the largest file is app.log."
+    assert answer_problem(q, answer, duties(q, "question"), ["app.log\nold.log\n"]) is None
