@@ -330,3 +330,62 @@ def test_run_replay_and_the_audit_report_say_how_the_answer_was_established(
     assert main(["audit", str(store), "--format", "json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert [t["established"] for t in report["tasks"]] == ["model"]
+
+
+# --------------------------------------------------------------------------- Caution
+def test_an_intent_level_caution_asks_the_operator_once_per_task(tmp_path: Path) -> None:
+    """Paper §6.4, end to end: one request that succeeded, then was abandoned, leaves its tag
+    with mixed outcomes (Memory's action: caution). The third run of the same request asks
+    the operator once, through the Queen, before any plan; approved, it runs."""
+    from artoo.schemas import ConfirmationRequest, MemoryRecall
+
+    said = {"kind": "output_contains", "value": "hello"}
+    entries = [
+        {
+            "role": "perceiver",
+            "times": 0,
+            "content": {
+                "intent": "say hello",
+                "kind": "change",
+                "criteria": [{"text": "says hello", "mode": "verifiable", "check": said}],
+            },
+        },
+        _plan("Say hello"),
+        {"role": "executor", "content": "hello"},
+        {"role": "executor", "times": 3, "content": "bye"},  # an attempt and two retries
+        {"role": "executor", "times": 0, "content": "hello"},
+    ]
+    workspace = tmp_path / "workspace"
+    shutil.copytree(DATA / "workspace", workspace)
+    model = write_script(tmp_path / "s.toml", entries)
+    asked: list[ConfirmationRequest] = []
+
+    def operator(request: ConfirmationRequest) -> bool:
+        asked.append(request)
+        return True
+
+    config = CONFIG.model_copy(update={"ggs": CONFIG.ggs.model_copy(update={"max_replans": 0})})
+    with artoo.System.open(
+        tmp_path / "store", model=model, workspace=workspace, config=config, operator=operator
+    ) as s:
+        # "hello" is the request's own word: success, not accept (not proof by code)
+        assert s.run("say hello", timeout=30).status == "success"
+        assert s.run("say hello", timeout=30).status == "abandon"
+        assert asked == []  # no caution yet: one outcome, then two
+        third = s.run("Say hello!", timeout=30)  # a light paraphrase: the same intent tag
+        s.flush(5)
+    assert third.status == "success"
+    assert [(a.gate, a.target) for a in asked] == [("caution", "intent:hello-say")]
+    recalls = [
+        e.body
+        for e in all_events(tmp_path / "store")
+        if isinstance(e.body, MemoryRecall) and e.task_id == third.task_id
+    ]
+    assert recalls[0].action == "caution"
+    report = verify(tmp_path / "store")
+    assert report.ok, [str(m) for m in report.mismatches]
+    from artoo.replay import rerun
+
+    # the recorded decision answers the rerun's ask
+    again = rerun(tmp_path / "store", third.task_id)
+    assert again.ok, str(again.divergence)
