@@ -389,3 +389,41 @@ def test_an_intent_level_caution_asks_the_operator_once_per_task(tmp_path: Path)
     # the recorded decision answers the rerun's ask
     again = rerun(tmp_path / "store", third.task_id)
     assert again.ok, str(again.divergence)
+
+
+# --------------------------------------------------------------------------- calls
+def test_each_role_asks_for_an_answer_no_longer_than_it_needs(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Per-role output caps (Config.output_caps): a reading, a plan and a verdict are
+    small JSON objects; only the Executor keeps the backend's whole cap."""
+    from artoo.actors.llm._scripted import ScriptedBackend
+
+    caps: dict[str, set[int | None]] = {}
+    complete = ScriptedBackend.complete
+
+    def recording(self: ScriptedBackend, request: Any) -> Any:
+        caps.setdefault(request.role, set()).add(request.max_output_tokens)
+        return complete(self, request)
+
+    monkeypatch.setattr(ScriptedBackend, "complete", recording)
+    entries = [
+        {
+            "role": "perceiver",
+            "content": {
+                "intent": "greet",
+                "kind": "change",
+                "criteria": [{"text": "the reply greets the user", "mode": "plausible"}],
+            },
+        },
+        _plan("Greet the user"),
+        {"role": "executor", "content": "Hello there!"},
+        {"role": "meta_validator", "content": _PASS},
+    ]
+    _run(tmp_path, entries, "greet me")
+    assert caps == {
+        "perceiver": {384},
+        "planner": {512},
+        "executor": {None},
+        "meta_validator": {256},
+    }
