@@ -12,14 +12,33 @@ from typing import Any
 
 from artoo.schemas import FinalResult, UserRequest
 
-__all__ = ["end_orphans", "open_tasks"]
+__all__ = ["end_orphans", "open_tasks", "open_tasks_scanned"]
 
 
 def open_tasks(log: Any) -> list[str]:
     """Task ids with a UserRequest and no FinalResult in ``log``, in start order.
 
-    Reads the whole log once (decoding each envelope).
+    A log with a per-task index it can list (LevelDB: ``task_ids``) is read task by task
+    from each task's end back to its FinalResult — the log itself is never scanned; any
+    other log is read whole once (decoding each envelope).
     """
+    if hasattr(log, "task_ids") and hasattr(log, "read_task_reversed"):
+        found: list[tuple[int, str]] = []
+        for task_id in log.task_ids():
+            first = None  # the first UserRequest after the task's last FinalResult
+            for env in log.read_task_reversed(task_id):
+                if isinstance(env.body, FinalResult):
+                    break
+                if isinstance(env.body, UserRequest):
+                    first = env.seq
+            if first is not None:
+                found.append((first, task_id))
+        return [task_id for _, task_id in sorted(found)]
+    return open_tasks_scanned(log)
+
+
+def open_tasks_scanned(log: Any) -> list[str]:
+    """:func:`open_tasks` by reading the whole log once (any log)."""
     started: dict[str, None] = {}
     for env in log.read():
         body = env.body

@@ -57,6 +57,15 @@ class MemoryConfig(BaseModel):
     recall_cap: int = Field(
         10, ge=0, description="memory entries the Planner puts into one plan (paper §6.5)"
     )
+    embedder: Literal["hash", "minilm"] = Field(
+        "hash",
+        description="sentence vectors of recall by meaning: hash (no model) or minilm "
+        "(the artoo[embed] extra; docs/memory.md)",
+    )
+    recall_k: int = Field(5, ge=0, description="past requests recall by meaning returns")
+    disagreement: float = Field(
+        0.5, ge=0, le=1, description="keyword/vector rank disagreement that flags a distractor"
+    )
 
 
 class DreamerConfig(BaseModel):
@@ -290,6 +299,12 @@ class Config(BaseModel):
     brain_model: str | None = Field(None, description="model for the brain tier")
     tool_model: str | None = Field(None, description="model for the tool tier")
     durability: Literal["none", "batch", "always"] = "batch"
+    recovery: Literal["resume", "abandon"] = Field(
+        "resume",
+        description="a task the stopped process left open: resume it from the log at open "
+        "(model answers and tool results served from it, then live), or abandon it "
+        "(FinalResult abandon, reason interrupted)",
+    )
     structured_output: Literal["auto", "json_schema", "json_object", "prompt"] = Field(
         "auto",
         description="how a structured answer is constrained: auto (a JSON schema response "

@@ -502,7 +502,7 @@ class Executor(Role):
                 target=needed.target,
                 subtask_id=run.subtask.subtask_id,
                 timeout_s=self.ctx.config.confirmation_timeout_s,
-                gate=gate,
+                gate=needed.gate or gate,
                 effects=tuple(needed.effects),
             ),
             task_id=run.task_id,
