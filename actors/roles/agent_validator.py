@@ -25,6 +25,8 @@ Constraints:
     outage (paper §4c: an infrastructure failure ends the subtask at once). Decides from
     structured fields only (``ToolCall.refusal``, ``ExecutionResult.stop``). Does NOT
     execute tools; does NOT judge the whole task (that is the Meta-Validator's scope).
+    Does NOT ask the model about an attempt a rule already failed (a failed check, an
+    ungrounded figure): its plausible criteria stay unjudged that attempt.
 """
 
 from __future__ import annotations
@@ -234,13 +236,14 @@ class AgentValidator(Role):
             if result.ok
             else None
         )
-        if judged and weak is None:
+        refuted = any(not v.passed for v in by_id.values())  # a rule failed the attempt
+        if judged and weak is None and not refuted:
             for criterion, verdict in zip(
                 judged, self._llm_verdicts(env, judged, result, sub, attempt), strict=True
             ):
                 by_id[criterion.id] = verdict
-        verdicts = [by_id.get(c.id) for c in criteria]
-        return grounding_verdicts(criteria, verdicts, weak, attempt)
+        kept = [c for c in criteria if c.id in by_id or weak is not None]
+        return grounding_verdicts(kept, [by_id.get(c.id) for c in kept], weak, attempt)
 
     def _llm_verdicts(
         self,
