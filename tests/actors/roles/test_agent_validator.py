@@ -127,3 +127,34 @@ def test_no_model_is_asked_about_an_attempt_a_rule_already_failed(tmp_path: Path
         (signal,) = h.wait_for(CorrectionSignal)
         assert h.published(LLMCall) == []
     assert [(v.criterion_id, v.passed) for v in signal.body.verdicts] == [("c1", False)]
+
+
+def test_no_model_is_asked_when_code_measured_what_the_answer_states(tmp_path: Path) -> None:
+    """Bench count-3's cost class (a 56 s verdict call beside a passed code count), on
+    another request: the count check read the workspace and the answer states its number,
+    so the subtask's plausible paraphrase is not sent to the model."""
+    from artoo.schemas import Check, Criterion, LLMCall
+
+    (tmp_path / "README.md").write_text("one two three\n")
+    st = SubTask(
+        subtask_id="s1",
+        instruction="count the words of README.md",
+        criteria=[
+            Criterion(
+                id="t1",
+                text="states the word count",
+                mode="verifiable",
+                check=Check(kind="count_matches", path="README.md", value="words"),
+            ),
+            Criterion(id="s1c1", text="the answer gives the number of words"),
+        ],
+    )
+    model = write_script(tmp_path / "s.toml", [{"role": "planner", "content": {}}])
+    with RoleHarness(AgentValidator, instance="pair-0", model=model, workspace=tmp_path) as h:
+        h.send(st, to="pair-0")
+        h.send(_result(1, "README.md has 3 words."), to="pair-0")
+        (outcome,) = h.wait_for(SubTaskOutcome)
+        assert h.published(LLMCall) == []
+    assert [(v.criterion_id, v.passed, v.signal) for v in outcome.body.verdicts] == [
+        ("t1", True, "rule")
+    ]
