@@ -633,14 +633,17 @@ class Planner(Role):
             env,
             DispatchManifest(
                 round=plan.round,
-                subtasks=apply_calibration(
-                    with_count_hints(
-                        with_task_checks(subtasks, plan.spec.criteria),
+                subtasks=[
+                    msgspec.structs.replace(s, request=plan.spec.text)
+                    for s in apply_calibration(
+                        with_count_hints(
+                            with_task_checks(subtasks, plan.spec.criteria),
+                            calibration,
+                            self.ctx.workspace,
+                        ),
                         calibration,
-                        self.ctx.workspace,
-                    ),
-                    calibration,
-                ),
+                    )
+                ],
                 task_criteria=list(plan.spec.criteria),
                 must_not=calibration.must_not,
                 should_prefer=calibration.should_prefer,
