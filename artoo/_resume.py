@@ -45,6 +45,7 @@ from artoo.schemas import (
     Envelope,
     FinalResult,
     Message,
+    QuestionAnswered,
     TaskPaused,
     TaskResumed,
     TaskUnpaused,
@@ -82,6 +83,7 @@ class _Resume:
     shift: float
     streams: dict[str, deque[Envelope]] = field(default_factory=lambda: defaultdict(deque))
     decisions: dict[str, ConfirmationDecision] = field(default_factory=dict)
+    answers: dict[str, QuestionAnswered] = field(default_factory=dict)
     parted: bool = False
     """A message of a sender differed in kind from its next recorded one: from then on
     nothing more is matched (logged as published)."""
@@ -115,6 +117,8 @@ class Resumer:
             resume.streams[env.sender].append(env)
             if isinstance(env.body, ConfirmationDecision):
                 resume.decisions[env.body.request_id] = env.body
+            elif isinstance(env.body, QuestionAnswered):
+                resume.answers[env.body.question_id] = env.body
         with self._lock:
             self._tasks[task.task_id] = resume
         return resume
@@ -229,6 +233,14 @@ class Resumer:
         if resume is None:
             return None
         return resume.decisions.get(resume.served.ids.get(request_id, request_id))
+
+    def answer(self, task_id: str | None, question_id: str) -> QuestionAnswered | None:
+        """The logged answer of a question a resumed task asks again (the Queen's
+        :attr:`~artoo.actors.runtime.role.Equipment.recorded_answer`)."""
+        resume = self.tasks.get(task_id or "")
+        if resume is None:
+            return None
+        return resume.answers.get(resume.served.ids.get(question_id, question_id))
 
 
 READ_ONLY_TOOLS = frozenset({"read_file", "glob", "load_data"})

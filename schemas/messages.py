@@ -54,6 +54,7 @@ __all__ = [
     "OutcomeSummary",
     "PlanDirective",
     "PlanRejected",
+    "QuestionAnswered",
     "Refusal",
     "ReplanRequest",
     "RoleFailed",
@@ -74,6 +75,7 @@ __all__ = [
     "ToolCallEnded",
     "ToolSpec",
     "UnknownMessage",
+    "UserQuestion",
     "UserRequest",
     "Verdict",
 ]
@@ -689,6 +691,32 @@ class TaskUnpaused(Message, frozen=True, tag="TaskUnpaused"):
     reason: str = ""
 
 
+class UserQuestion(Message, frozen=True, tag="UserQuestion"):
+    """A role asks the user one question (an ambiguous request, a choice the request does
+    not settle): free text, or one of ``options``. The task waits for the
+    :class:`QuestionAnswered` (its deadline clock stopped); it goes to the operator inbox
+    and the ``on_question`` callback."""
+
+    question_id: str
+    role: str
+    text: str
+    options: list[str] = []
+    default: str | None = None
+    """Taken when no answer comes in ``timeout_s`` (``Config.question_on_timeout``)."""
+    timeout_s: float = 300.0
+    round: int = 0
+
+
+class QuestionAnswered(Message, frozen=True, tag="QuestionAnswered"):
+    """The answer to a :class:`UserQuestion`: the user's (``by="operator"``), or at the
+    timeout (``by="timeout"``) the question's default — or None when the task is abandoned
+    for want of an answer."""
+
+    question_id: str
+    answer: str | None = None
+    by: str = "operator"
+
+
 class UnknownMessage(msgspec.Struct, frozen=True):
     """What a reader gets for a body whose tag it does not know: the tag and raw bytes."""
 
@@ -732,6 +760,8 @@ MESSAGE_TYPES: tuple[type[Message], ...] = (
     TaskResumed,
     TaskPaused,
     TaskUnpaused,
+    UserQuestion,
+    QuestionAnswered,
 )
 
 AnyMessage = (
@@ -770,4 +800,6 @@ AnyMessage = (
     | TaskResumed
     | TaskPaused
     | TaskUnpaused
+    | UserQuestion
+    | QuestionAnswered
 )
