@@ -12,12 +12,16 @@ Responsibilities
     (docs/design.md C1); every SubTask carries the blocked sets and the calibration text. A
     subtask criterion whose check is still unusable after the retry is dropped (the task
     criteria still judge); a ``count_matches`` subtask gets the command that prints its
-    count after its instruction.
+    count after its instruction. When a choice the request does not settle decides the
+    plan, the model may ask the user one bounded question (``PlanAnswer.question``, once
+    per task): it is published as a UserQuestion, the plan waits for the
+    QuestionAnswered, then is asked again with the answer.
 
 Input contract (consumes)
     ``TaskSpec`` — intent, slug, task criteria, environment (round 0).
     ``MemoryRecall`` — SOPs, live potentials and Avoid pairs of the queried tag pair.
     ``PlanDirective`` — GGS's macro-state and MUST NOT sets for the next round.
+    ``QuestionAnswered`` — the answer to the question it asked.
 
 Output contract (publishes)
     ``MemoryQuery`` — the tag pair ``(intent:<slug>, env:<environment>)`` of the task.
@@ -27,6 +31,7 @@ Output contract (publishes)
     scored by the GGS.
     ``StepFailed`` — the model gave no valid plan (after the structured-answer repair).
     ``LLMCall`` — each model call (recorded by the gateway).
+    ``UserQuestion`` — its one question to the user, if any.
 
 Constraints
     Does NOT execute tools, validate results or decide to replan (GGS does). Does NOT
@@ -42,7 +47,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import msgspec
 
@@ -50,7 +55,12 @@ from artoo.actors.llm import LLMRequest, ask_structured
 from artoo.actors.runtime.role import Equipment, Role, handles
 from artoo.actors.verification._counting import count_command
 from artoo.actors.verification._paths import mentions
-from artoo.actors.verification.answers import PlanAnswer, make_criteria
+from artoo.actors.verification.answers import (
+    PlanAnswer,
+    answered_prompt,
+    bounded_question,
+    make_criteria,
+)
 from artoo.actors.verification.checks import check_problem, guess_problem
 from artoo.schemas import (
     Criterion,
@@ -63,10 +73,12 @@ from artoo.schemas import (
     Message,
     PlanDirective,
     PlanRejected,
+    QuestionAnswered,
     StepFailed,
     SubTask,
     TagPotential,
     TaskSpec,
+    UserQuestion,
 )
 
 __all__ = [
@@ -348,7 +360,9 @@ criteria's shape ({{"text", "mode", "check"}}). Never guess the answer, in an in
 or a criterion: the Executor finds it with the tools. Obey every MUST NOT line.
 Example. Task: "how many words are in docs/intro.md?" Answer: {{"subtasks": [{{"instruction":
 "Run wc -w docs/intro.md and answer with the number of words", "sequence": 1, "tools":
-["shell"], "criteria": []}}], "rationale": "one command counts them"}}"""
+["shell"], "criteria": []}}], "rationale": "one command counts them"}}
+Only when a choice the task does not settle decides the plan, add "question": {{"text":
+"<one question to the user>", "options": ["<choice>", ...], "default": "<choice>"}}."""
 
 TOOL_HINTS = {
     "glob": "glob (list paths matching a pattern)",
@@ -407,6 +421,11 @@ class _Plan:
     spec: TaskSpec
     round: int = 0
     directive: PlanDirective | None = None
+    asked: bool = False
+    """Its one question to the user was asked (never a second)."""
+    waiting: tuple[str, Envelope, Calibration, list[dict[str, Any]], str] | None = None
+    """(question id, the MemoryRecall, its calibration, the messages so far, the question)
+    while the plan waits for the answer."""
 
 
 def _criterion_line(c: Criterion) -> str:
@@ -463,8 +482,14 @@ class Planner(Role):
         PlanRejected,
         StepFailed,
         LLMCall,
+        UserQuestion,
     )
-    consumes: ClassVar[tuple[type[Message], ...]] = (TaskSpec, MemoryRecall, PlanDirective)
+    consumes: ClassVar[tuple[type[Message], ...]] = (
+        TaskSpec,
+        MemoryRecall,
+        PlanDirective,
+        QuestionAnswered,
+    )
     max_plan_attempts: ClassVar[int] = 2
 
     def __init__(self, equipment: Equipment, instance: str | None = None) -> None:
@@ -512,10 +537,68 @@ class Planner(Role):
             return
         calibration = calibrate(body, plan.directive, cap=self.ctx.config.memory.recall_cap)
         messages = plan_messages(plan.spec, calibration, plan.directive, list(self.ctx.tools.names))
+        self._plan(env, plan, calibration, messages)
+
+    @handles(QuestionAnswered)
+    def on_question_answered(self, env: Envelope) -> None:
+        plan = self.plans.get(env.task_id or "")
+        body: QuestionAnswered = env.body
+        if plan is None or plan.waiting is None or plan.waiting[0] != body.question_id:
+            return
+        _, recall, calibration, messages, question = plan.waiting
+        plan.waiting = None
+        if body.answer is None:  # no answer: the task is abandoned
+            return
+        told = {"role": "user", "content": answered_prompt(question, body.answer)}
+        self._plan(recall, plan, calibration, [*messages, told])
+
+    def _ask(
+        self,
+        env: Envelope,
+        plan: _Plan,
+        calibration: Calibration,
+        messages: list[dict[str, Any]],
+        answer: PlanAnswer,
+    ) -> bool:
+        """Publish the plan's one question to the user, if it asks one; True when it did."""
+        question = bounded_question(answer.question)
+        if question is None or plan.asked:
+            return False
+        plan.asked = True
+        question_id = self.ctx.new_id()
+        said = {"role": "assistant", "content": msgspec.json.encode(answer).decode()}
+        plan.waiting = (question_id, env, calibration, [*messages, said], question.text)
+        self.reply(
+            env,
+            UserQuestion(
+                question_id=question_id,
+                role=self.sender,
+                text=question.text,
+                options=question.options,
+                default=question.default,
+                timeout_s=self.ctx.config.question_timeout_s,
+                round=plan.round,
+            ),
+        )
+        return True
+
+    def _plan(
+        self,
+        env: Envelope,
+        plan: _Plan,
+        calibration: Calibration,
+        messages: list[dict[str, Any]],
+    ) -> None:
+        """Ask the model for the round's plan (one retry with the reasons) and publish it,
+        or its rejection, or the one question it asks."""
+        task_id = env.task_id or ""
         violations: list[Violation] = []
         for attempt in range(self.max_plan_attempts):
             request = LLMRequest(role=self.name, tier="brain", task_id=task_id, messages=messages)
             answer = ask_structured(self.ctx.model(), request, PlanAnswer)
+            if answer.ok and answer.value is not None:
+                if self._ask(env, plan, calibration, messages, answer.value):
+                    return
             if not answer.ok or answer.value is None or not answer.value.subtasks:
                 if self.cancelled(task_id):  # the call was not made: the cancel ends it
                     return

@@ -196,3 +196,33 @@ def test_an_answer_is_one_of_the_options_or_bounded_text() -> None:
     assert question_problem(free, "anything") is None
     assert question_problem(free, "  ") == "an answer is some text"
     assert question_problem(free, "x" * 2001) == "an answer is at most 2000 characters"
+
+
+def test_the_planner_asks_once_and_plans_with_the_answer(tmp_path: Path) -> None:
+    choose = {"text": "Markdown or text?", "options": ["md", "txt"], "default": "txt"}
+    entries: list[dict[str, Any]] = [
+        {"role": "perceiver", "content": {"intent": "write notes", "slug": "notes"}},
+        {"role": "planner", "content": {"subtasks": [], "question": choose}},
+        {
+            "role": "planner",
+            # a second question is not asked: the plan is taken
+            "content": {"subtasks": [{"instruction": "write notes.md"}], "question": choose},
+        },
+        {"role": "executor", "content": "done"},
+    ]
+    (tmp_path / "ws").mkdir()
+    with artoo.System.open(
+        tmp_path / "store",
+        model=write_script(tmp_path / "s.toml", entries),
+        workspace=tmp_path / "ws",
+        config=Config(durability="none", max_parallel=1),
+        on_question=lambda q: "md",
+    ) as system:
+        result = system.run("write my notes", timeout=30)
+    assert result.status == "accept"
+    events = all_events(tmp_path / "store")
+    asked = [e.body for e in events if isinstance(e.body, UserQuestion)]
+    assert [(q.role, q.text) for q in asked] == [("planner", "Markdown or text?")]
+    calls = [e.body for e in events if isinstance(e.body, LLMCall) and e.body.role == "planner"]
+    assert "the user answered: md" in calls[1].request["messages"][-1]["content"]
+    _replays(tmp_path / "store")
