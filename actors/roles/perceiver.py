@@ -39,6 +39,7 @@ from artoo.actors.verification.answers import (
     bounded_question,
     make_criteria,
     slugify,
+    user_question,
 )
 from artoo.actors.verification.checks import (
     VOCABULARY,
@@ -184,17 +185,8 @@ class Perceiver(Role):
         if question is not None:  # ambiguous: the user settles it first
             question_id = self.ctx.new_id()
             self.asked[question_id] = (env, request, answer.value)
-            self.reply(
-                env,
-                UserQuestion(
-                    question_id=question_id,
-                    role=self.sender,
-                    text=question.text,
-                    options=question.options,
-                    default=question.default,
-                    timeout_s=self.ctx.config.question_timeout_s,
-                ),
-            )
+            timeout_s = self.ctx.config.question_timeout_s
+            self.reply(env, user_question(question, question_id, self.sender, timeout_s))
             return
         self._read(env, request, answer.value)
 

@@ -60,6 +60,7 @@ from artoo.actors.verification.answers import (
     answered_prompt,
     bounded_question,
     make_criteria,
+    user_question,
 )
 from artoo.actors.verification.checks import check_problem, guess_problem
 from artoo.schemas import (
@@ -568,18 +569,8 @@ class Planner(Role):
         question_id = self.ctx.new_id()
         said = {"role": "assistant", "content": msgspec.json.encode(answer).decode()}
         plan.waiting = (question_id, env, calibration, [*messages, said], question.text)
-        self.reply(
-            env,
-            UserQuestion(
-                question_id=question_id,
-                role=self.sender,
-                text=question.text,
-                options=question.options,
-                default=question.default,
-                timeout_s=self.ctx.config.question_timeout_s,
-                round=plan.round,
-            ),
-        )
+        timeout_s = self.ctx.config.question_timeout_s
+        self.reply(env, user_question(question, question_id, self.sender, timeout_s, plan.round))
         return True
 
     def _plan(

@@ -11,7 +11,7 @@ from typing import Literal
 
 import msgspec
 
-from artoo.schemas import Check, Criterion
+from artoo.schemas import Check, Criterion, UserQuestion
 
 __all__ = [
     "CriterionAnswer",
@@ -26,6 +26,7 @@ __all__ = [
     "bounded_question",
     "make_criteria",
     "slugify",
+    "user_question",
 ]
 
 QUESTION_TEXT_MAX = 500
@@ -157,4 +158,19 @@ def answered_prompt(question: str, answer: str) -> str:
     return (
         f"You asked the user: {question}\n{said}.\n"
         "Answer again, in the same JSON shape, with no question."
+    )
+
+
+def user_question(
+    question: QuestionAnswer, question_id: str, role: str, timeout_s: float, round: int = 0
+) -> UserQuestion:
+    """The UserQuestion a role publishes for a bounded question (pure)."""
+    return UserQuestion(
+        question_id=question_id,
+        role=role,
+        text=question.text,
+        options=question.options,
+        default=question.default,
+        timeout_s=timeout_s,
+        round=round,
     )
