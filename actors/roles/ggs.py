@@ -17,7 +17,10 @@ Responsibilities
 Input contract (consumes)
     ``TaskRequest`` — a task starts: its deadline.
     ``TaskSpec`` — its task criteria, slug and environment (the TaskGradient is made).
-    ``DispatchManifest`` — a round's subtask criteria and groups (for D and the cost).
+    ``MemoryRecall`` — round 0's: the family tag, the first tag recall by meaning read
+    (the episode megram is written under it, so paraphrases build one tag's evidence).
+    ``DispatchManifest`` — a round's subtask criteria and groups (for D and the cost); the
+    last one's subtasks are the episode's steps.
     ``ReplanRequest`` / ``OutcomeSummary`` — the Meta-Validator's fan-in: one decision.
     ``PlanRejected`` / ``StepFailed`` — no plan could run (or no task reading): the round's
     logical failure, decided by the same table (a Perceiver failure abandons at once).
@@ -53,6 +56,7 @@ import msgspec
 
 from artoo.actors.runtime.ledger import CallRecord, task_cost
 from artoo.actors.runtime.role import Equipment, Role, handles
+from artoo.actors.tools import Redactor, secret_values
 from artoo.schemas import (
     BudgetName,
     ConfirmationDecision,
@@ -64,6 +68,7 @@ from artoo.schemas import (
     GGSDecision,
     LLMCall,
     MegramRecorded,
+    MemoryRecall,
     Message,
     OutcomeSummary,
     PlanDirective,
@@ -86,6 +91,7 @@ from ._gradient import (
     implausibility,
     loss,
     macro_state,
+    not_done,
     quantize,
     resource_cost,
 )
@@ -103,6 +109,7 @@ __all__ = [
     "law1_summary",
     "loss",
     "macro_state",
+    "not_done",
     "quantize",
     "ran_out",
     "resource_cost",
@@ -112,6 +119,11 @@ __all__ = [
 
 LAW1_TAG = "[LAW1]"
 """How a FinalResult's summary shows ``law1_denied`` to a person."""
+
+
+def _redactor() -> Callable[[str], str]:
+    """Redacts the secret values of this process's environment (episode commands)."""
+    return Redactor(secret_values())
 
 
 def law1_summary(summary: str, denied: list[str], needed: list[str]) -> str:
@@ -190,13 +202,22 @@ class TaskBook:
                 criteria=body.criteria,
                 params=params,
                 new_id=new_id,
+                request=body.text,
+                kind=body.kind,
+                redact=_redactor(),
             )
+        elif isinstance(body, MemoryRecall):
+            if body.round == 0 and self.gradient is not None:
+                family = [r.space for r in body.recalled if r.recalled]
+                self.gradient.family = family[0] if family else None
         elif isinstance(body, DispatchManifest):
             self.round = body.round
             for st in body.subtasks:
                 self.groups[st.subtask_id] = (body.round, st.sequence)
                 if self.gradient is not None:
                     self.gradient.add_criteria(st.criteria)
+            if self.gradient is not None:
+                self.gradient.plan = list(body.subtasks)
         elif isinstance(body, LLMCall):
             if body.refused is None:
                 self.calls.append(CallRecord.of(body))
@@ -209,6 +230,8 @@ class TaskBook:
                 action, target = self.law1_requests.pop(body.request_id)
                 if not body.approved:
                     self.denied.append(action)
+                    if self.gradient is not None:
+                        self.gradient.denied.append(action)
                     if target:
                         self.denied_targets.append(target)
         elif isinstance(body, PlanRejected):
@@ -227,9 +250,12 @@ class TaskBook:
         """``result`` as the GGS publishes it: the cost, and what the summary must say of
         denied Law 1 actions and of a scripted model that ran out."""
         update: dict[str, object] = {"cost": task_cost(self.calls, self.groups, elapsed_ms)}
-        if self.denied:
+        if result.established is None and self.gradient is not None and self.gradient.kind:
+            update["established"] = "none"  # ended outside a round: nothing established
+        if self.denied:  # the output says what was not done, never the model's claim
             update["law1_denied"] = True
             update["summary"] = law1_summary(result.summary, self.denied, self.needed)
+            update["output"] = not_done(self.denied)
         if self.ran_out and result.status == "abandon":
             summary = str(update.get("summary", result.summary))
             update["summary"] = script_summary(summary, self.ran_out)
@@ -249,6 +275,7 @@ class GGS(Role):
     consumes: ClassVar[tuple[type[Message], ...]] = (
         TaskRequest,
         TaskSpec,
+        MemoryRecall,
         DispatchManifest,
         ReplanRequest,
         OutcomeSummary,
@@ -287,7 +314,7 @@ class GGS(Role):
             budgets={"max_model_calls": body.max_model_calls, "max_tokens": body.max_tokens},
         )
 
-    @handles(TaskSpec, DispatchManifest, ConfirmationRequest, ConfirmationDecision)
+    @handles(TaskSpec, MemoryRecall, DispatchManifest, ConfirmationRequest, ConfirmationDecision)
     def on_books(self, env: Envelope) -> None:
         book = self._book(env)
         if book is not None:

@@ -60,6 +60,10 @@ class PerceiverAnswer(msgspec.Struct, kw_only=True):
     intent: str
     slug: str = ""
     criteria: list[CriterionAnswer] = []
+    kind: str = ""
+    """question, change or creation (code checks it against the request)."""
+    answer: str = ""
+    """For a question, what the answer must state: number, name, value or text."""
     question: QuestionAnswer | None = None
     """Only when the request is ambiguous: one question to the user (the task waits)."""
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from artoo.actors.runtime.ledger import task_figures
+from artoo.actors.verification.proof import how_established
 from artoo.schemas import (
     ConfirmationDecision,
     ConfirmationRequest,
@@ -344,6 +345,7 @@ def _describe(env: Envelope) -> tuple[str, list[str]]:
             f"FINAL {b.status.upper()} ({b.reason}){resumed}: {_clip(b.summary, 240)}",
             [
                 f"output: {_clip(b.output, 200)!r}",
+                *([how_established(b.established)] if b.established is not None else []),
                 f"cost: {c.model_calls} model calls ({c.sequential_calls} sequential), "
                 f"{c.tokens_in} tokens in, {c.tokens_out} out, {c.elapsed_ms / 1000:.2f} s; "
                 f"{b.replans} replans",
