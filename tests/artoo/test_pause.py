@@ -11,10 +11,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 import artoo
 from artoo.replay import rerun, verify
+from artoo.report import audit_report
+from artoo.report._model import AuditDocument
 from artoo.schemas import (
     Config,
     Envelope,
@@ -175,3 +178,8 @@ def test_a_paused_task_stays_paused_across_a_restart_and_the_operator_resumes_it
     assert _stalls(events) == []
     assert verify(store).ok
     assert rerun(store).ok
+    # the audit report's task timeline shows the pause and the resume
+    doc = msgspec.json.decode(audit_report(store, fmt="json"), type=AuditDocument)
+    [task] = doc.tasks
+    kinds = [step.kind for step in task.timeline]
+    assert kinds.index("paused") < kinds.index("resumed") < kinds.index("unpaused")

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -21,6 +22,8 @@ from artoo.actors.verification.answers import (
     bounded_question,
 )
 from artoo.replay import rerun, timeline, verify
+from artoo.report import audit_report
+from artoo.report._model import AuditDocument
 from artoo.schemas import (
     Config,
     EscalationTicket,
@@ -103,6 +106,13 @@ def test_a_question_answered_through_the_inbox(tmp_path: Path) -> None:
     lines = [e.text for e in task.entries]
     assert any(line.startswith("QUESTION (perceiver): Which file?") for line in lines)
     assert "ANSWER by operator: b.txt" in lines
+    doc = msgspec.json.decode(audit_report(tmp_path / "store", fmt="json"), type=AuditDocument)
+    [row] = doc.tasks
+    steps = [(s.kind, s.text) for s in row.timeline if s.kind in ("question?", "answered")]
+    assert steps == [
+        ("question?", "perceiver: Which file? [a.txt / b.txt]"),
+        ("answered", "operator: b.txt"),
+    ]
 
 
 def test_a_question_answered_by_the_on_question_callback(tmp_path: Path) -> None:
