@@ -50,6 +50,7 @@ from artoo.schemas import (
     TaskResumed,
     TaskUnpaused,
     ToolCall,
+    UserQuestion,
     UserRequest,
 )
 
@@ -341,12 +342,16 @@ def resume_task(system: ResumingSystem, task_id: str) -> Any:
     if any(isinstance(e.body, FinalResult) for e in envelopes):
         raise ValueError(f"task {task_id} has ended: nothing to resume")
     resume = system.resumer.add(TaskLog(task_id, envelopes), now=system.clock.now())
-    system.pauses.restore(task_id, envelopes)  # paused when it stopped: paused still
+    paused = system.pauses.restore(task_id, envelopes)  # paused when it stopped: paused still
+    asked = {e.body.question_id for e in envelopes if isinstance(e.body, UserQuestion)}
+    asked -= {e.body.question_id for e in envelopes if isinstance(e.body, QuestionAnswered)}
     system.bus.publish(
         TaskResumed(
             from_seq=resume.from_seq,
             replayed=len(envelopes),
             stopped_s=round(resume.shift, 6),
+            paused=paused,
+            waiting=bool(asked),
         ),
         sender="system",
         task_id=task_id,

@@ -741,6 +741,10 @@ class TaskResumed(Message, frozen=True, tag="TaskResumed"):
     stopped_s: float = 0.0
     """Clock seconds between the task's last logged envelope and the resume (not counted
     against its deadline)."""
+    paused: bool = False
+    """The operator had paused it (it stays paused until resumed)."""
+    waiting: bool = False
+    """It was waiting for the user's answer to a question."""
 
 
 class TaskPaused(Message, frozen=True, tag="TaskPaused"):

@@ -16,6 +16,7 @@ Responsibilities:
       ``stall_critical_s`` (default 4 × ``stall_s``: Hive's 4 minutes), action cancel.
       Never for a task the operator paused (TaskPaused, until its TaskUnpaused) nor one
       waiting for the user's answer to a question (UserQuestion, until QuestionAnswered).
+      A task resumed after its process stopped is watched from its TaskResumed on.
     - ``retry_storm``: ``retry_storm`` (5) CorrectionSignals in one task (medium).
     - ``repeated_errors``: ``error_repeats`` (3) identical errors (failed tool calls of
       the same tool, exit code and error; or model calls failing the same way) (medium).
@@ -103,6 +104,7 @@ from artoo.schemas import (
     QuestionAnswered,
     TaskPaused,
     TaskRequest,
+    TaskResumed,
     TaskUnpaused,
     TicketResolved,
     ToolCall,
@@ -370,6 +372,10 @@ class Judge(Role):
             self.tasks[task_id] = _Task(
                 env.seq, env.ts, max_calls=body.max_model_calls, max_tokens=body.max_tokens
             )
+            return
+        if isinstance(body, TaskResumed) and task_id and task_id not in self.tasks:
+            # a task resumed after its process stopped: watched from here on
+            self.tasks[task_id] = _Task(env.seq, env.ts, paused=body.paused, asking=body.waiting)
             return
         if task_id is None or env.sender == self.sender:
             return

@@ -23,6 +23,7 @@ from artoo.schemas import (
     Envelope,
     EscalationTicket,
     FinalResult,
+    JudgeObservation,
     LLMCall,
     TaskPaused,
     TaskResumed,
@@ -156,11 +157,12 @@ def test_a_paused_task_stays_paused_across_a_restart_and_the_operator_resumes_it
         victim.wait(10)
     answered = sum(isinstance(e.body, LLMCall) for e in all_events(store))
     write_script(tmp_path / "s.toml", ENTRIES[answered:])  # what the killed run did not use
-    config = Config(durability="none", max_parallel=1)
+    # the Judge looks for stalls each 0.1 s and calls 1 s of silence one: the pause is longer
+    config = Config(durability="none", max_parallel=1, judge={"interval_s": 0.1, "stall_s": 1.0})
     with artoo.System.open(store, model=model, workspace=ws, config=config) as system:
         [handle] = system.resumed
         assert system.pauses.paused(handle.task_id)
-        time.sleep(0.5)
+        time.sleep(2.5)
         assert not handle.done() and not (ws / "made.txt").exists()
         system.answer(handle.task_id, "resume")
         result = handle.result(30)
@@ -176,6 +178,13 @@ def test_a_paused_task_stays_paused_across_a_restart_and_the_operator_resumes_it
     assert sum(isinstance(e.body, TaskResumed) for e in events) == 1
     assert sum(isinstance(e.body, FinalResult) for e in events) == 1
     assert _stalls(events) == []
+    resumed_at = next(e.seq for e in events if isinstance(e.body, TaskResumed))
+    watched = [
+        e.body.metrics.get("running", 0.0)
+        for e in events
+        if isinstance(e.body, JudgeObservation) and e.seq > resumed_at
+    ]
+    assert watched and max(watched) >= 1.0  # the Judge watched the resumed task
     assert verify(store).ok
     assert rerun(store).ok
     # the audit report's task timeline shows the pause and the resume
