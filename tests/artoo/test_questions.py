@@ -5,6 +5,10 @@ answer is an event replay serves like any other."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+import textwrap
 import time
 from pathlib import Path
 from typing import Any
@@ -48,7 +52,12 @@ ENTRIES: list[dict[str, Any]] = [
 ]
 
 
-def _open(tmp: Path, clock: ManualClock | None = None, **options: Any) -> artoo.System:
+def _open(
+    tmp: Path,
+    clock: ManualClock | None = None,
+    entries: list[dict[str, Any]] = ENTRIES,
+    **options: Any,
+) -> artoo.System:
     settings: dict[str, Any] = {
         "durability": "none",
         "max_parallel": 1,
@@ -61,7 +70,7 @@ def _open(tmp: Path, clock: ManualClock | None = None, **options: Any) -> artoo.
     (tmp / "ws").mkdir(exist_ok=True)
     return artoo.System.open(
         tmp / "store",
-        model=write_script(tmp / "s.toml", ENTRIES),
+        model=write_script(tmp / "s.toml", entries),
         workspace=tmp / "ws",
         config=config,
         clock=clock,
@@ -235,4 +244,50 @@ def test_the_planner_asks_once_and_plans_with_the_answer(tmp_path: Path) -> None
     assert [(q.role, q.text) for q in asked] == [("planner", "Markdown or text?")]
     calls = [e.body for e in events if isinstance(e.body, LLMCall) and e.body.role == "planner"]
     assert "the user answered: md" in calls[1].request["messages"][-1]["content"]
+    _replays(tmp_path / "store")
+
+
+@pytest.mark.slow
+def test_a_question_waiting_when_the_process_stopped_is_asked_again_once_after_resume(
+    tmp_path: Path,
+) -> None:
+    store, ws = tmp_path / "store", tmp_path / "ws"
+    ws.mkdir()
+    model = write_script(tmp_path / "s.toml", ENTRIES)
+    script = tmp_path / "victim.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import threading, artoo
+            from artoo.schemas import Config, UserQuestion
+            asked = threading.Event()
+            s = artoo.System.open({str(store)!r}, model={model!r}, workspace={str(ws)!r},
+                config=Config(durability="batch", max_parallel=1))
+            s.subscribe(lambda env: isinstance(env.body, UserQuestion) and asked.set())
+            s.submit("write the file")
+            asked.wait(20)
+            s.flush(5)
+            print("asked", flush=True)
+            threading.Event().wait()
+            """
+        )
+    )
+    victim = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert victim.stdout is not None
+        assert victim.stdout.readline().strip() == "asked"
+    finally:
+        victim.send_signal(signal.SIGKILL)
+        victim.wait(10)
+    with _open(tmp_path, entries=ENTRIES[1:]) as system:  # the killed run used the first
+        [handle] = system.resumed
+        [item] = _wait_for(lambda: system.inbox())
+        assert item.kind == "question" and item.answers == ("a.txt", "b.txt")
+        system.answer(item.item_id, "b.txt")
+        result = handle.result(30)
+    assert result.status == "accept" and result.resumed_from is not None
+    events = all_events(tmp_path / "store")
+    assert sum(isinstance(e.body, UserQuestion) for e in events) == 1  # not logged twice
+    assert [(a.answer, a.by) for a in _answered(tmp_path / "store")] == [("b.txt", "operator")]
+    assert sum(isinstance(e.body, LLMCall) for e in events) == len(ENTRIES)
     _replays(tmp_path / "store")
