@@ -65,7 +65,9 @@ from artoo.schemas import (
     Cost,
     Envelope,
     FinalResult,
+    QuestionAnswered,
     TaskCancelled,
+    UserQuestion,
     UserRequest,
 )
 
@@ -204,6 +206,7 @@ class System(OperatorInbox):
         tool_runner: ToolRunnerFactory | None = None,
         recorded_verdicts: RecordedVerdicts | None = None,
         url: str | None = None,
+        on_question: Callable[[UserQuestion], str | None] | None = None,
     ) -> None:
         self.store = store
         self.url = url
@@ -311,10 +314,14 @@ class System(OperatorInbox):
                 recorded_verdicts=recorded_verdicts,
                 audit=AuditSeat(self._audit, self.log, CONTRACTS),
                 recorded_decision=self.resumer.decision,
+                recorded_answer=self.resumer.answer,
+                question_operator=on_question,
                 paused_s=self.pauses.paused_s,
             )
             self._results = _Listener.start(self._on_result)
-            self.bus.subscribe([FinalResult, TaskCancelled], self._results)
+            self.bus.subscribe(
+                [FinalResult, TaskCancelled, UserQuestion, QuestionAnswered], self._results
+            )
             self.bus.on_failure(self._on_bus_failure)
             self.runner.start_all(ROSTER, self.equipment)
             self._telemetry = _telemetry(self.bus, config)
@@ -355,6 +362,7 @@ class System(OperatorInbox):
         model_options: Mapping[str, Any] | None = None,
         on_ticket: TicketOperator | None = None,
         inbox: bool = False,
+        on_question: Callable[[UserQuestion], str | None] | None = None,
     ) -> System:
         """Open (or create) the store and start every role.
 
@@ -367,6 +375,11 @@ class System(OperatorInbox):
         unless ``inbox=True``: then it waits in :meth:`inbox` for :meth:`answer` (denied
         at its timeout). ``on_ticket`` is told of every escalation ticket the Queen
         relays; it answers ``"cancel"``, ``"continue"``, or None to leave it in the inbox.
+        ``on_question`` is told of every question a role asks the user (an ambiguous
+        request, a choice the request does not settle): it answers with one of the
+        question's options (free text when it has none), or None to leave it in the inbox
+        for :meth:`answer`; the task waits, its deadline stopped, up to
+        ``Config.question_timeout_s`` (then ``Config.question_on_timeout``).
         ``tools`` are Python functions offered to the Executors as extra tools.
         ``model_options`` go to every litellm call (``api_base``, ``api_key`` …); each
         call also gets ``timeout = config.role_timeout_s`` and ``max_tokens =
@@ -411,6 +424,7 @@ class System(OperatorInbox):
             operator=operator,
             on_ticket=on_ticket,
             inbox=inbox,
+            on_question=on_question,
             clock=clock or SystemClock(),
             tools=tools,
             gateway_factory=gateway_factory,
@@ -636,6 +650,13 @@ class System(OperatorInbox):
         self.bus.publish(body, sender=HOST, task_id=task_id)
 
     def _on_result(self, env: Envelope) -> None:
+        if isinstance(env.body, UserQuestion | QuestionAnswered):  # the deadline stands
+            if env.task_id is not None:
+                if isinstance(env.body, UserQuestion):
+                    self.pauses.asked(env.task_id, env.ts)
+                else:
+                    self.pauses.answered(env.task_id, env.ts)
+            return
         if isinstance(env.body, TaskCancelled):  # a cancel the Queen decided (a ticket)
             if env.task_id is not None:
                 self.budgets.stop(env.task_id)
