@@ -32,6 +32,7 @@ from artoo.actors.llm import (
 )
 from artoo.actors.roles.auditor import AuditNow, Auditor
 from artoo.actors.roles.dreamer import Dreamer, DreamNow
+from artoo.actors.roles.judge import Judge
 from artoo.actors.roles.memory import Memory
 from artoo.actors.roles.roster import CONTRACTS, ROSTER
 from artoo.actors.runtime.bus import Bus, Delivery
@@ -54,7 +55,14 @@ from artoo.actors.tools import (
 )
 from artoo.actors.tools._sandbox import SCRATCH_BASES, Limits
 from artoo.actors.tools.catalog import ToolCatalog
-from artoo.eventstore import AuditLog, AuditLogReader, EventLog, EventLogBackend, open_memory
+from artoo.eventstore import (
+    MEMORY_EVENTS,
+    AuditLog,
+    AuditLogReader,
+    EventLog,
+    EventLogBackend,
+    open_memory,
+)
 from artoo.eventstore._serve import SOCKET_NAME, LogServer
 from artoo.schemas import (
     AuditReport,
@@ -67,6 +75,7 @@ from artoo.schemas import (
     UserRequest,
 )
 
+from ._fleet import LEASE_S, Fleet, writer_id
 from ._inbox import OperatorInbox
 from ._recovery import end_orphans
 from ._store import StoreArg, StoreSpec, parse_store
@@ -187,6 +196,9 @@ class System(OperatorInbox):
         tool_runner: ToolRunnerFactory | None = None,
         recorded_verdicts: RecordedVerdicts | None = None,
         url: str | None = None,
+        worker: bool = False,
+        concurrency: int = 1,
+        lease_s: float = LEASE_S,
     ) -> None:
         self.store = store
         self.url = url
@@ -206,14 +218,21 @@ class System(OperatorInbox):
         (store / "spill").mkdir(exist_ok=True)
         cleanup_spill(store / "spill", keep_s=config.tools.spill_keep_days * 86_400.0)
         self.log: EventLogBackend
+        self.writer: str | None = None
+        """On a PostgreSQL store: this System's writer id (its leases name it)."""
+        self.fleet: Fleet | None = None
+        """On a PostgreSQL store: its leases, heartbeats, election (:mod:`artoo._fleet`)."""
+        self._follow: EventLogBackend | None = None
         if url is None:
             self.log = EventLog.open(store / "events", durability=config.durability)
         else:
             from artoo.eventstore._postgres import PostgresEventLog
 
-            pg = PostgresEventLog.open(url)
+            self.writer = writer_id()
+            pg = PostgresEventLog.open(url, shared=True)  # many Systems append: one log
             try:
-                pg.hold()  # one System writes the store (its bus numbers the seqs)
+                pg.join(self.writer, worker=worker)
+                self._follow = PostgresEventLog.open(url, create=False)
             except BaseException:
                 pg.close()
                 raise
@@ -240,6 +259,7 @@ class System(OperatorInbox):
         """Set when opened with no model: reading works, :meth:`submit` raises it."""
         self._lock = threading.Lock()
         self._futures: dict[str, tuple[TaskHandle, Future[FinalResult]]] = {}
+        self._remote: set[str] = set()  # submitted to the workers (they end them)
         self._taps: list[Any] = []
         self._telemetry: tuple[Any, threading.Thread, Any] | None = None
         self._failure: BaseException | None = None
@@ -247,15 +267,39 @@ class System(OperatorInbox):
         self._ticker_stop = threading.Event()
         self._ticker: threading.Thread | None = None
         try:
-            self.bus = Bus(self.log, clock)
+            if self._follow is not None:  # taps and memory see every writer's envelopes
+                self.bus = Bus(self.log, clock, follow=self._follow, store_kinds=MEMORY_EVENTS)
+            else:
+                self.bus = Bus(self.log, clock)
         except BaseException:
             self._audit.close()
             self.megrams.close()
             self.log.close()
             raise
         try:
-            # before any role runs: every task the log shows started and never ended
-            self.interrupted = end_orphans(self.log, self.bus, sender=SYSTEM)
+            if url is not None:
+                assert self.writer is not None
+                self.fleet = Fleet(
+                    url,
+                    writer=self.writer,
+                    log=self.log,
+                    bus=self.bus,
+                    now=clock.now,
+                    begin=self._begin,
+                    elected=self._elected,
+                    sender=SYSTEM,
+                    worker=worker,
+                    concurrency=concurrency,
+                    lease_s=lease_s,
+                )
+            # before any role runs: every task the log shows started and never ended (on
+            # a PostgreSQL store, of those with no queue row: the rest end by their leases)
+            self.interrupted = end_orphans(
+                self.log,
+                self.bus,
+                sender=SYSTEM,
+                skip=None if self.fleet is None else self.fleet.queue.known,
+            )
             gateway = gateway_factory(self.bus, clock, self.new_id, self.budgets)
             self.equipment = Equipment(
                 bus=self.bus,
@@ -278,10 +322,16 @@ class System(OperatorInbox):
                 audit=AuditSeat(self._audit, self.log, CONTRACTS),
             )
             self._results = _Listener.start(self._on_result)
-            self.bus.subscribe([FinalResult, TaskCancelled], self._results)
+            # on a PostgreSQL store: every writer's results (the host's tasks run anywhere)
+            self.bus.subscribe([FinalResult, TaskCancelled], self._results, store=True)
             self.bus.on_failure(self._on_bus_failure)
-            self.runner.start_all(ROSTER, self.equipment)
+            # on a PostgreSQL store the Auditor and the Judge run in the elected System only
+            self.runner.start_all(
+                ROSTER, self.equipment, defer=() if self.fleet is None else (Auditor, Judge)
+            )
             self._telemetry = _telemetry(self.bus, config)
+            if self.fleet is not None:
+                self.fleet.start()
         except BaseException:
             self._shutdown(CLOSE_BOUND_S)
             raise
@@ -318,6 +368,9 @@ class System(OperatorInbox):
         model_options: Mapping[str, Any] | None = None,
         on_ticket: TicketOperator | None = None,
         inbox: bool = False,
+        worker: bool = False,
+        concurrency: int = 1,
+        lease_s: float = LEASE_S,
     ) -> System:
         """Open (or create) the store and start every role.
 
@@ -334,7 +387,15 @@ class System(OperatorInbox):
         ``model_options`` go to every litellm call (``api_base``, ``api_key`` …); each
         call also gets ``timeout = config.role_timeout_s`` and ``max_tokens =
         config.max_output_tokens`` (unless ``model_options`` says otherwise).
+
+        On a PostgreSQL store (docs/postgres.md) any number of Systems write at once.
+        ``worker=True`` makes this System a worker (``artoo worker``): it leases queued
+        tasks, at most ``concurrency`` at a time, each lease lasting ``lease_s`` seconds
+        without a heartbeat. A non-worker System's :meth:`submit` then only enqueues
+        while a worker runs. All three are for PostgreSQL stores only.
         """
+        if worker and parse_store(store).url is None:
+            raise ValueError("worker=True needs a PostgreSQL store (a postgresql:// URL)")
         cfg = config if isinstance(config, Config) else _config(config)
         if model is not None:
             cfg = cfg.model_copy(update={"model": model})
@@ -369,6 +430,9 @@ class System(OperatorInbox):
         system = cls(
             _store_dir(spec),
             url=spec.url,
+            worker=worker,
+            concurrency=concurrency,
+            lease_s=lease_s,
             config=cfg,
             workspace=Path(workspace) if workspace is not None else Path.cwd(),
             operator=operator,
@@ -439,25 +503,53 @@ class System(OperatorInbox):
         calls, tokens = self.config.task_budget(max_model_calls, max_tokens)
         # a lone surrogate (a terminal's undecodable byte) cannot be logged: U+FFFD instead
         text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+        request = UserRequest(
+            text=text, deadline_s=deadline_s, max_model_calls=calls, max_tokens=tokens
+        )
         task_id = self.new_id()
+        fleet = self.fleet
+        if fleet is not None and not fleet.worker and fleet.workers() > 0:
+            handle = self._handle(task_id)  # a worker runs it; its FinalResult comes back
+            with self._lock:
+                self._remote.add(task_id)
+            try:
+                fleet.enqueue(task_id, request)
+            except BaseException:
+                with self._lock:
+                    self._futures.pop(task_id, None)
+                    self._remote.discard(task_id)
+                raise
+            return handle
+        if fleet is not None:
+            fleet.run_here(task_id, request)
+        return self._begin(task_id, request)
+
+    def _handle(self, task_id: str) -> TaskHandle:
         future: Future[FinalResult] = Future()
         handle = TaskHandle(self, task_id, future)
         with self._lock:
             self._futures[task_id] = (handle, future)
+        return handle
+
+    def _begin(self, task_id: str, request: UserRequest) -> TaskHandle:
+        """Run a task here: its handle, its budgets, its UserRequest on the bus (the host
+        publishes it, or a worker that leased it, on the host's behalf)."""
+        handle = self._handle(task_id)
+        calls, tokens = request.max_model_calls, request.max_tokens
         self.budgets.open(task_id, calls, tokens)
         try:
-            self._publish(
-                UserRequest(
-                    text=text, deadline_s=deadline_s, max_model_calls=calls, max_tokens=tokens
-                ),
-                task_id=task_id,
-            )
+            self._publish(request, task_id=task_id)
         except BaseException:
             with self._lock:
                 self._futures.pop(task_id, None)
             self.budgets.close(task_id)
             raise
         return handle
+
+    def _elected(self) -> None:
+        """This System won the store's election: start its one Auditor and one Judge."""
+        for role in (Auditor, Judge):
+            self.runner.start(role, None)
 
     def run(
         self,
@@ -546,7 +638,14 @@ class System(OperatorInbox):
         if self._closed:
             raise RuntimeError("this System is closed")
         try:
-            report: AuditReport = self.runner.ref(Auditor).ask(AuditNow(), timeout=timeout)  # type: ignore[assignment]
+            auditor = self.runner.ref(Auditor)
+        except KeyError:
+            raise RuntimeError(
+                "the store's Auditor runs in another System (elected): read its audit log "
+                "(artoo audit STORE)"
+            ) from None
+        try:
+            report: AuditReport = auditor.ask(AuditNow(), timeout=timeout)  # type: ignore[assignment]
         except pykka.Timeout:
             raise TimeoutError(f"the Auditor did not answer within {timeout} s") from None
         return report
@@ -565,6 +664,9 @@ class System(OperatorInbox):
         :attr:`megrams` by the Memory role; False if ``timeout`` seconds passed first."""
         deadline = None if timeout is None else time.monotonic() + timeout
         if not self.bus.flush(timeout):
+            return False
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        if not self.bus.caught_up(timeout=left):  # a shared log: memory events follow it
             return False
         if self._closed:
             return True  # the roles are stopped; memory applied what it was given
@@ -587,8 +689,11 @@ class System(OperatorInbox):
             return
         result: FinalResult = env.body
         self.budgets.close(result.task_id)
+        if self.fleet is not None:
+            self.fleet.ended(result.task_id)
         with self._lock:
             entry = self._futures.pop(result.task_id, None)
+            self._remote.discard(result.task_id)
         if entry is not None:
             handle, future = entry
             handle.usage = result.cost
@@ -635,6 +740,8 @@ class System(OperatorInbox):
             return
         _open_systems.discard(self)
         deadline = time.monotonic() + max(0.5, timeout)
+        if self.fleet is not None:
+            self.fleet.stop()  # no more leases or claims
         self._end_running_tasks(deadline - min(1.5, 0.3 * timeout))
         self._closed = True
         self._ticker_stop.set()
@@ -645,8 +752,8 @@ class System(OperatorInbox):
     def _end_running_tasks(self, until: float) -> None:
         """Cancel (closing) every submitted task still open; the GGS ends each. Past
         ``until`` the System ends what is left itself."""
-        with self._lock:
-            open_tasks = list(self._futures)
+        with self._lock:  # not those the workers run: they end them
+            open_tasks = [t for t in self._futures if t not in self._remote]
         if not open_tasks or self._failure is not None:
             return
         try:
@@ -676,6 +783,7 @@ class System(OperatorInbox):
         deadline = time.monotonic() + bound_s
         try:
             self.bus.flush(max(0.1, bound_s / 3))
+            self.bus.caught_up(timeout=max(0.1, bound_s / 3))  # the last results told
         except Exception:
             logger.exception("flush on close failed")
         self.runner.stop_all(max(0.1, deadline - time.monotonic() - 0.5))
@@ -696,10 +804,14 @@ class System(OperatorInbox):
         except Exception:
             logger.exception("closing the bus failed")
         finally:
+            if self.fleet is not None:
+                self.fleet.close()
             self._audit.close()
             self.megrams.close()
             if self._log_server is not None:
                 self._log_server.close()
+            if self._follow is not None:
+                self._follow.close()
             self.log.close()
             if self.url is not None:  # this process's scratch of a PostgreSQL store
                 shutil.rmtree(self.store, ignore_errors=True)
@@ -748,7 +860,7 @@ def _audit_seat(store: Path, url: str | None) -> AuditLog:
         return AuditLog(store / "audit")
     from artoo.eventstore._pgaudit import PostgresAuditLog
 
-    return PostgresAuditLog(url)
+    return PostgresAuditLog(url, store / "audit")  # the watermark in this process's scratch
 
 
 def _check_store(store: Path) -> None:
