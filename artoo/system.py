@@ -661,12 +661,15 @@ class System(OperatorInbox):
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until everything published so far is persisted, delivered, and applied to
-        :attr:`megrams` by the Memory role; False if ``timeout`` seconds passed first."""
+        :attr:`megrams` by the Memory role (on a PostgreSQL store: everything any System
+        committed so far); False if ``timeout`` seconds passed first."""
         deadline = None if timeout is None else time.monotonic() + timeout
         if not self.bus.flush(timeout):
             return False
         left = None if deadline is None else max(0.0, deadline - time.monotonic())
-        if not self.bus.caught_up(timeout=left):  # a shared log: memory events follow it
+        # a shared log: memory events follow it, every writer's committed so far
+        store_seq = self.log.refresh() if self.url is not None else None  # type: ignore[attr-defined]
+        if not self.bus.caught_up(store_seq, timeout=left):
             return False
         if self._closed:
             return True  # the roles are stopped; memory applied what it was given
