@@ -182,8 +182,8 @@ class Fleet:
             self.queue.heartbeat(self.writer, now, self.lease_s)
             self._last_beat = now
         if not self.is_elected and self.queue.elect():
+            self._elected()  # its observers run before it says so
             self.is_elected = True
-            self._elected()
         for lost in self.queue.claim_expired(self.writer, now, self.lease_s):
             with self._lock:
                 self._mine.add(lost.task_id)
