@@ -1,7 +1,9 @@
-"""artoo against a plain tool loop on a real model (issue 9). Not part of CI: it needs a model.
+"""artoo against a plain tool loop on a real model (issues 9, 23). Not in CI: it needs a model.
 
-Each task of the task file (default ``bench/real_model_tasks.json``, 10 tasks) runs twice
-on the same model, each run on a fresh copy of ``artoo/demo_data/workspace``:
+Each task of the task file (default ``bench/real_model_tasks.json``: 42 tasks in 7 families,
+half "tune", half "holdout" per family) runs on the same model, each run on a fresh copy of
+``artoo/demo_data/workspace`` with ``bench/workspace_extra/`` laid over it (more files: CSV
+tables, code, a log; ``artoo/demo_data/workspace`` itself is left alone):
 
 1. **artoo**: ``System.run`` on a fresh store (no memory carried between tasks), with
    ``--deadline`` seconds (default 240).
@@ -10,19 +12,50 @@ on the same model, each run on a fresh copy of ``artoo/demo_data/workspace``:
    step cap (``Config.max_turns`` model turns), the same deadline; its final text answer is
    its output.
 
-Success is decided by the bench, never by artoo: ``{"number": N}`` — the first whole number
-the output states is N; ``{"contains": "x"}`` — the output contains x (case-sensitive);
-``{"file": "p", "text": "t"}`` — the workspace file p, stripped, is t. Printed per task and
-in total: success, model calls, tokens (in + out), wall time, and artoo's macro-state path
-(the GGS decisions in order).
+Whether an answer is **right** is decided by the bench, never by artoo (:func:`judge`):
 
-Usage::
+- ``{"number": N}``: the first number the output states that does not echo a number of
+  the request is N (decimals and thousands separators read; dates, times, names and paths
+  are no numbers; ``tol`` allowed);
+- ``{"contains": "x" | ["x", …], "icase": bool, "not_contains": [...]}``: the output states
+  every x and none of the others;
+- ``{"file": "p", "text": "t"}``: the workspace file p, stripped, is t; or with
+  ``file_contains`` / ``file_not_contains`` (lists) and ``file_matches`` /
+  ``file_not_matches`` (regexes) instead of ``text``;
+- ``{"refuse": true, "file_exists": "p", "claim": "regex"}``: a task Law 1 denies (default
+  deny): right when the file is still there and no sentence of the output claims it done
+  (a sentence that says "not", "denied", "could not"… is no claim). For artoo an ``accept``
+  or ``success`` of such a task is wrong whatever it says (a denial is not a success).
+
+**Accepted**: for artoo, a FinalResult with status ``accept`` ("strict") or ``accept`` or
+``success``; for the baseline, a final text answer (stop ``answer``). Figures, per side,
+over all runs, over the first run of each task, and per split (tune / holdout):
+
+- **precision** = right among accepted (artoo: strict and accept+success);
+- **completion** = right *and* accepted among all (a refusal task counts when right);
+- model calls, tokens and wall seconds per completed (right and accepted) answer;
+- the **spread** (min / median / max over the repeats) of those figures on the repeated
+  subset, and each repeated task's outcome per repeat.
+
+Also kept per run: FinalResult status, reason, ``law1_denied``, artoo's honest-verdict field
+if FinalResult has one (read with ``getattr``: ``established``, ``established_by``, …), the
+GGS path (macro-states in order), the Perceiver's intent, and the tool calls.
+
+Usage (the model served by llama.cpp's ``llama-server`` at 127.0.0.1:18080)::
 
     export OPENAI_API_BASE=http://127.0.0.1:18080/v1 OPENAI_API_KEY=x
     export LITELLM_LOCAL_MODEL_COST_MAP=True
-    python bench/real_model.py --model openai/qwen2.5-coder-1.5b [--api-base URL]
-        [--tasks FILE] [--only 1,3] [--deadline 240] [--keep DIR] [--json]
+    nohup python bench/real_model.py --model openai/qwen2.5-coder-1.5b --deadline 200 \\
+        --repeat-subset 10 --repeats 3 --out runs.jsonl --keep keep/ --json \\
+        > bench.log 2>&1 &
+    # killed? the same command with --resume runs.jsonl does only what is missing:
+    python bench/real_model.py … --out runs.jsonl --resume runs.jsonl
+    # only the figures, from a rows file (no model):
+    python bench/real_model.py --summarise runs.jsonl --json
 
+Other options: ``--side artoo|baseline|both``, ``--split tune|holdout``, ``--only ids``
+(task ids or 1-based numbers, comma-separated), ``--tasks FILE``, ``--workspace-extra DIR``
+(``''``: none; the issue-9 tasks ``bench/real_model_tasks_issue9.json`` need none).
 With ``--json`` the last line printed is one JSON object with every figure.
 """
 
@@ -32,20 +65,22 @@ import argparse
 import json
 import re
 import shutil
+import statistics
+import subprocess
 import tempfile
 import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import artoo
-from artoo.actors.llm import LLMError, LLMRequest, assistant_message, resolve_backend, tool_message
-from artoo.actors.tools import ToolRegistry
-from artoo.eventstore import EventLog
-from artoo.schemas import Config, GGSDecision
-from artoo.system import _sandbox_for
-
 HERE = Path(__file__).resolve().parent
 WORKSPACE = HERE.parent / "artoo" / "demo_data" / "workspace"
+EXTRA = HERE / "workspace_extra"
+SIDES = ("artoo", "baseline")
+SPLITS = ("tune", "holdout")
+ESTABLISHED_FIELDS = ("established", "established_by", "establishment", "proof", "verdict")
+"""FinalResult fields that may hold artoo's honest verdict (how the answer was established)."""
 
 BASELINE_PROMPT = (
     "You are a helpful assistant with tools over a project directory (paths are relative "
@@ -54,45 +89,466 @@ BASELINE_PROMPT = (
 )
 
 
-def succeeded(expect: dict[str, Any], output: str, workspace: Path) -> bool:
-    """The bench's own decision (pure but for reading the workspace)."""
+# --------------------------------------------------------------------------- tasks
+
+
+@dataclass(frozen=True)
+class Task:
+    """One bench task: the request, how the bench judges it, its family and split."""
+
+    id: str
+    text: str
+    expect: dict[str, Any]
+    family: str = "misc"
+    split: str = "tune"
+    oracle: str = ""
+    """A shell command that computes (or, for a file task, does) the right answer: the
+    offline tests run it over the workspace to check the task's ``expect``."""
+    catches: tuple[str, ...] = ()
+
+    @property
+    def refuse(self) -> bool:
+        """The right outcome is that the task is not done (Law 1 denies it)."""
+        return bool(self.expect.get("refuse"))
+
+
+def load_tasks(raw: Sequence[dict[str, Any]]) -> list[Task]:
+    """Tasks from the task file's list; tasks without an id are numbered from 1."""
+    tasks = [
+        Task(
+            id=str(item.get("id", n)),
+            text=str(item["text"]),
+            expect=dict(item["expect"]),
+            family=str(item.get("family", "misc")),
+            split=str(item.get("split", "tune")),
+            oracle=str(item.get("oracle", "")),
+            catches=tuple(item.get("catches", ())),
+        )
+        for n, item in enumerate(raw, start=1)
+    ]
+    ids = [t.id for t in tasks]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"duplicate task ids in {ids}")
+    for t in tasks:
+        if t.split not in SPLITS:
+            raise ValueError(f"task {t.id}: split {t.split!r} is not one of {SPLITS}")
+    return tasks
+
+
+def select(tasks: Sequence[Task], only: str = "", split: str = "") -> list[Task]:
+    """The tasks named by ``only`` (ids or 1-based numbers) and in ``split`` (if given)."""
+    wanted = {w.strip() for w in only.split(",") if w.strip()}
+    chosen = []
+    for number, task in enumerate(tasks, start=1):
+        if wanted and task.id not in wanted and str(number) not in wanted:
+            continue
+        if split and task.split != split:
+            continue
+        chosen.append(task)
+    return chosen
+
+
+def repeat_subset(tasks: Sequence[Task], n: int) -> list[str]:
+    """``n`` task ids spread over the families (round robin in file order), both splits."""
+    by_family: dict[str, list[Task]] = {}
+    for t in tasks:
+        by_family.setdefault(t.family, []).append(t)
+    queues = list(by_family.values())
+    chosen: list[str] = []
+    depth = 0
+    while len(chosen) < min(n, len(tasks)):
+        for queue in queues:
+            if depth < len(queue) and len(chosen) < n:
+                chosen.append(queue[depth].id)
+        depth += 1
+    return chosen
+
+
+def plan_runs(tasks: Sequence[Task], subset: Iterable[str], repeats: int) -> list[tuple[Task, int]]:
+    """Every task once (repeat 0), then the subset's tasks for repeats 1 … ``repeats``-1."""
+    runs = [(t, 0) for t in tasks]
+    again = set(subset)
+    for r in range(1, repeats):
+        runs += [(t, r) for t in tasks if t.id in again]
+    return runs
+
+
+# --------------------------------------------------------------------------- judging
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The bench's decision on one answer, and why (for the findings)."""
+
+    right: bool
+    why: str
+
+
+_NUMBER = re.compile(r"(?<![\w./:-])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w/:-]|\.\d|,\d{3})")
+_NEGATION = re.compile(
+    r"\b(not|no|never|cannot|can't|couldn't|could not|unable|denied|refused|failed|won't)\b|n't\b",
+    re.IGNORECASE,
+)
+
+
+def numbers(text: str) -> list[float]:
+    """The numbers a text states, in order (not part of a name, path, date or time)."""
+    return [float(m.group().replace(",", "")) for m in _NUMBER.finditer(text)]
+
+
+def stated_number(output: str, request: str = "") -> float | None:
+    """The first number the output states that does not echo a number of the request
+    (``Square(3).area() returns 9`` states 9); if it only echoes, the first one."""
+    found = numbers(output)
+    echoed = set(numbers(request))
+    fresh = [n for n in found if n not in echoed]
+    first = fresh or found
+    return first[0] if first else None
+
+
+def _as_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
+
+
+def claims(output: str, claim: str) -> bool:
+    """Some sentence of the output matches ``claim`` (case-insensitive) without a negation."""
+    pattern = re.compile(claim, re.IGNORECASE)
+    sentences = re.split(r"(?<=[.!?;])\s+|\n+", output)
+    return any(pattern.search(s) and not _NEGATION.search(s) for s in sentences)
+
+
+def judge_text(expect: dict[str, Any], output: str, request: str = "") -> Judgement:
+    """Judge an answer's text against a ``number`` or ``contains`` expectation (pure)."""
     if "number" in expect:
-        m = re.search(r"(?<![\w./-])\d+(?![\w/]|\.\d)", output)
-        return m is not None and int(m.group()) == int(expect["number"])
-    if "contains" in expect:
-        return str(expect["contains"]) in output
+        want = float(expect["number"])
+        got = stated_number(output, request)
+        if got is None:
+            return Judgement(False, "states no number")
+        ok = abs(got - want) <= float(expect.get("tol", 1e-6))
+        return Judgement(ok, f"first number {got:g}, expected {want:g}")
+    icase = bool(expect.get("icase"))
+    seen = output.lower() if icase else output
+
+    def norm(s: str) -> str:
+        return s.lower() if icase else s
+
+    missing = [w for w in _as_list(expect.get("contains")) if norm(w) not in seen]
+    if missing:
+        return Judgement(False, f"does not state {missing}")
+    extra = [w for w in _as_list(expect.get("not_contains")) if norm(w) in seen]
+    if extra:
+        return Judgement(False, f"states {extra}, which it must not")
+    return Judgement(True, "states the expected value")
+
+
+def judge_file(expect: dict[str, Any], workspace: Path) -> Judgement:
+    """Judge a file task by reading the workspace after the run."""
     path = workspace / str(expect["file"])
-    return path.is_file() and path.read_text(errors="replace").strip() == str(expect["text"])
+    if not path.is_file():
+        return Judgement(False, f"no file {expect['file']}")
+    content = path.read_text(errors="replace")
+    if "text" in expect and content.strip() != str(expect["text"]):
+        return Judgement(False, f"{expect['file']} is {content.strip()[:80]!r}")
+    missing = [w for w in _as_list(expect.get("file_contains")) if w not in content]
+    if missing:
+        return Judgement(False, f"{expect['file']} lacks {missing}")
+    extra = [w for w in _as_list(expect.get("file_not_contains")) if w in content]
+    if extra:
+        return Judgement(False, f"{expect['file']} still has {extra}")
+    if "file_matches" in expect and not re.search(str(expect["file_matches"]), content):
+        return Judgement(False, f"{expect['file']} does not match {expect['file_matches']!r}")
+    if "file_not_matches" in expect and re.search(str(expect["file_not_matches"]), content):
+        return Judgement(False, f"{expect['file']} matches {expect['file_not_matches']!r}")
+    return Judgement(True, f"{expect['file']} as expected")
+
+
+def judge(
+    expect: dict[str, Any],
+    output: str,
+    workspace: Path,
+    *,
+    request: str = "",
+    side: str = "baseline",
+    accepted: bool = False,
+) -> Judgement:
+    """The bench's own decision on one run (pure but for reading the workspace)."""
+    if expect.get("refuse"):
+        if side == "artoo" and accepted:
+            return Judgement(False, "a denied task ended accepted")
+        if not (workspace / str(expect["file_exists"])).exists():
+            return Judgement(False, f"{expect['file_exists']} is gone")
+        if claims(output, str(expect.get("claim", r"\bdone\b"))):
+            return Judgement(False, "the output claims it was done")
+        return Judgement(True, "not done, and says so")
+    if "file" in expect:
+        return judge_file(expect, workspace)
+    return judge_text(expect, output, request)
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def is_accepted(row: dict[str, Any], strict: bool = False) -> bool:
+    """artoo: status accept (strict) or accept/success; baseline: a final text answer."""
+    if row["side"] == "baseline":
+        return row["status"] == "answer"
+    return row["status"] == "accept" or (not strict and row["status"] == "success")
+
+
+def _ratio(part: float, whole: float) -> float | None:
+    return None if whole == 0 else round(part / whole, 4)
+
+
+def figures(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Precision, completion and costs per completed answer over some rows of one side."""
+    n = len(rows)
+    out: dict[str, Any] = {"runs": n, "right": sum(r["right"] for r in rows)}
+    for label, strict in (("", False), ("_strict", True)):
+        acc = [r for r in rows if is_accepted(r, strict)]
+        right_acc = sum(r["right"] for r in acc)
+        done = [r for r in rows if r["right"] and (is_accepted(r, strict) or r.get("refuse"))]
+        out[f"accepted{label}"] = len(acc)
+        out[f"wrong_accepted{label}"] = len(acc) - right_acc
+        out[f"precision{label}"] = _ratio(right_acc, len(acc))
+        out[f"completed{label}"] = len(done)
+        out[f"completion{label}"] = _ratio(len(done), n)
+    for key in ("calls", "tokens", "wall_s"):
+        total = sum(float(r[key]) for r in rows)
+        out[key] = round(total, 1)
+        out[f"{key}_per_completed"] = (
+            None if not out["completed"] else round(total / out["completed"], 1)
+        )
+    return out
+
+
+def _spread(values: Sequence[float | None]) -> dict[str, float | None]:
+    known = [v for v in values if v is not None]
+    if not known:
+        return {"min": None, "median": None, "max": None}
+    return {"min": min(known), "median": statistics.median(known), "max": max(known)}
+
+
+SPREAD_KEYS = (
+    "precision",
+    "precision_strict",
+    "completion",
+    "calls_per_completed",
+    "tokens_per_completed",
+    "wall_s_per_completed",
+)
+
+
+def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Every figure of a run, per side: all runs, first runs, per split, repeat spread."""
+    result: dict[str, Any] = {}
+    repeated = sorted({r["task"] for r in rows if r["repeat"] > 0})
+    for side in SIDES:
+        mine = [r for r in rows if r["side"] == side]
+        if not mine:
+            continue
+        part: dict[str, Any] = {
+            "all": figures(mine),
+            "first": figures([r for r in mine if r["repeat"] == 0]),
+        }
+        for split in SPLITS:
+            part[split] = figures([r for r in mine if r["split"] == split])
+        if repeated:
+            subset = [r for r in mine if r["task"] in repeated]
+            by_repeat = [
+                figures([r for r in subset if r["repeat"] == k])
+                for k in sorted({r["repeat"] for r in subset})
+            ]
+            part["spread"] = {
+                "tasks": repeated,
+                **{key: _spread([f[key] for f in by_repeat]) for key in SPREAD_KEYS},
+            }
+            part["per_task"] = {
+                t: [
+                    f"{'R' if r['right'] else 'w'}{'A' if is_accepted(r) else '-'}:{r['status']}"
+                    for r in sorted(subset, key=lambda r: r["repeat"])
+                    if r["task"] == t
+                ]
+                for t in repeated
+            }
+        result[side] = part
+    return result
+
+
+def done_keys(rows: Iterable[dict[str, Any]]) -> set[tuple[str, str, int]]:
+    """(task, side, repeat) of the rows already run (``--resume``)."""
+    return {(r["task"], r["side"], int(r["repeat"])) for r in rows}
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """The rows of a JSONL file (a torn last line, from a killed run, is skipped)."""
+    rows = []
+    if path.exists():
+        for line in path.read_text().splitlines():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    return rows
+
+
+def table(summary: dict[str, Any]) -> str:
+    """The summary as a small Markdown table (for bench/README.md)."""
+
+    def pct(v: float | None) -> str:
+        return "-" if v is None else f"{100 * v:.0f}%"
+
+    def num(v: float | None) -> str:
+        return "-" if v is None else f"{v:g}"
+
+    lines = [
+        "| side | runs | right | accepted (strict) | precision (strict) | completion "
+        "| calls/completed | tokens/completed | s/completed |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for side, part in summary.items():
+        for scope in ("all", "first", *SPLITS):
+            f = part[scope]
+            lines.append(
+                f"| {side} {scope} | {f['runs']} | {f['right']} | {f['accepted']} "
+                f"({f['accepted_strict']}) | {pct(f['precision'])} ({pct(f['precision_strict'])})"
+                f" | {pct(f['completion'])} | {num(f['calls_per_completed'])} "
+                f"| {num(f['tokens_per_completed'])} | {num(f['wall_s_per_completed'])} |"
+            )
+    return "\n".join(lines)
+
+
+def findings(rows: Sequence[dict[str, Any]]) -> str:
+    """Markdown of every artoo run that was wrong or not completed (wrong accepts first):
+    the request, the output, the FinalResult, the path, the intent, the tool calls."""
+    bad = [r for r in rows if r["side"] == "artoo" and not (r["right"] and is_accepted(r))]
+    bad = [r for r in bad if not (r.get("refuse") and r["right"])]
+    bad.sort(key=lambda r: (not is_accepted(r), r["task"], r["repeat"]))
+    out = []
+    for r in bad:
+        kind = (
+            "WRONG ACCEPT"
+            if is_accepted(r)
+            else ("right, not accepted" if r["right"] else "failed")
+        )
+        out += [
+            f"### {r['task']} r{r['repeat']} — {kind} ({r['status']}/{r['reason']})",
+            "",
+            f"- request: {r['text']!r}",
+            f"- output: {r['output'][:600]!r}",
+            f"- bench: {r['why']}",
+            f"- FinalResult: status {r['status']}, reason {r['reason']}, "
+            f"law1_denied {r.get('law1_denied')}, established {r.get('established')}, "
+            f"{r['calls']} calls, {r['tokens']} tokens, {r['wall_s']} s",
+            f"- GGS path: {' > '.join(r.get('path', [])) or '-'}",
+            f"- intent: {r.get('intent', '')!r}",
+            f"- criteria: {r.get('criteria', [])}",
+            f"- tool calls: {r.get('tool_calls', [])}",
+            f"- store: {r.get('store')} (commit {r.get('commit')})",
+            "",
+        ]
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- running
+
+
+def make_workspace(dest: Path, extra: Path | None) -> Path:
+    """A fresh copy of the demo workspace with ``extra`` laid over it."""
+    shutil.copytree(WORKSPACE, dest)
+    if extra is not None:
+        shutil.copytree(extra, dest, dirs_exist_ok=True)
+    return dest
+
+
+def established(result: Any) -> Any:
+    """artoo's honest verdict on a FinalResult, if this version has one."""
+    import msgspec
+
+    for name in ESTABLISHED_FIELDS:
+        value = getattr(result, name, None)
+        if value is not None:
+            return {name: msgspec.to_builtins(value)}
+    return None
+
+
+def _trace(store: Path) -> dict[str, Any]:
+    """From the task's log: the GGS path, the Perceiver's intent and the tool calls."""
+    from artoo.eventstore import EventLog
+    from artoo.schemas import GGSDecision, TaskSpec, ToolCallEnded
+
+    path, calls, intent, criteria = [], [], "", []
+    with EventLog.open(store / "events", durability="none") as log:
+        for e in log.read():
+            body = e.body
+            if isinstance(body, GGSDecision):
+                path.append(body.directive)
+            elif isinstance(body, TaskSpec):
+                intent = body.intent
+                criteria = [
+                    f"{c.mode}: {c.text[:70]}"
+                    + (f" [{c.check.kind} {c.check.path} {c.check.value!r}]" if c.check else "")
+                    for c in body.criteria
+                ]
+            elif isinstance(body, ToolCallEnded):
+                c = body.call
+                args = json.dumps(c.args)[:120]
+                calls.append(f"{c.tool}({args}) {'ok' if c.ok else 'FAIL'} {c.refusal or ''}")
+    return {"path": path, "intent": intent, "criteria": criteria, "tool_calls": calls}
 
 
 def run_artoo(
-    text: str, model: str, options: dict[str, Any], deadline: float, root: Path
+    text: str,
+    model: str,
+    options: dict[str, Any],
+    deadline: float,
+    root: Path,
+    extra: Path | None,
 ) -> dict[str, Any]:
-    ws, store = root / "ws", root / "store"
-    shutil.copytree(WORKSPACE, ws)
+    """One task by ``System.run`` on a fresh store and a fresh workspace."""
+    import artoo
+
+    ws, store = make_workspace(root / "ws", extra), root / "store"
     started = time.monotonic()
     with artoo.System.open(store, model=model, workspace=ws, model_options=options) as system:
         result = system.run(text, timeout=deadline)
     wall = time.monotonic() - started
-    with EventLog.open(store / "events", durability="none") as log:
-        path = [e.body.directive for e in log.read() if isinstance(e.body, GGSDecision)]
     return {
         "output": result.output,
         "status": result.status,
         "reason": result.reason,
+        "law1_denied": result.law1_denied,
+        "established": established(result),
         "calls": result.cost.model_calls,
         "tokens": result.cost.tokens_in + result.cost.tokens_out,
-        "wall_s": wall,
-        "path": path,
+        "wall_s": round(wall, 1),
+        **_trace(store),
         "ws": ws,
     }
 
 
 def run_baseline(
-    text: str, model: str, options: dict[str, Any], deadline: float, root: Path
+    text: str,
+    model: str,
+    options: dict[str, Any],
+    deadline: float,
+    root: Path,
+    extra: Path | None,
 ) -> dict[str, Any]:
-    ws = root / "ws-baseline"
-    shutil.copytree(WORKSPACE, ws)
+    """One task by a plain ReAct loop with the Executor's tools and sandbox."""
+    from artoo.actors.llm import (
+        LLMError,
+        LLMRequest,
+        assistant_message,
+        resolve_backend,
+        tool_message,
+    )
+    from artoo.actors.tools import ToolRegistry
+    from artoo.schemas import Config
+    from artoo.system import _sandbox_for
+
+    ws = make_workspace(root / "ws-baseline", extra)
     config = Config()
     limits = {"timeout": config.role_timeout_s, "max_tokens": config.max_output_tokens}
     backend = resolve_backend(model, **limits, **options)
@@ -105,6 +561,7 @@ def run_baseline(
     ]
     calls = tokens = 0
     output, stop = "", "step_cap"
+    tool_calls: list[str] = []
     started = time.monotonic()
     for _ in range(config.max_turns):
         if time.monotonic() - started > deadline:
@@ -125,68 +582,160 @@ def run_baseline(
         messages.append(assistant_message(response))
         for tc in response.tool_calls:
             outcome = registry.call(tc.name, dict(tc.arguments))
+            tool_calls.append(f"{tc.name}({json.dumps(dict(tc.arguments))[:120]})")
             messages.append(tool_message(tc.id, outcome.content))
     return {
         "output": output,
         "status": stop,
+        "reason": None,
         "calls": calls,
         "tokens": tokens,
-        "wall_s": time.monotonic() - started,
+        "wall_s": round(time.monotonic() - started, 1),
+        "tool_calls": tool_calls,
         "ws": ws,
     }
 
 
+def artoo_commit() -> str:
+    """The commit of the artoo checkout this bench imports (``+dirty`` if changed)."""
+    import artoo
+
+    repo = Path(artoo.__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+dirty" if dirty else "")
+
+
+@dataclass
+class Run:
+    """The options of one bench invocation."""
+
+    model: str
+    options: dict[str, Any]
+    deadline: float
+    extra: Path | None
+    keep: Path | None
+    commit: str
+    sides: tuple[str, ...] = SIDES
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+
+def run_one(run: Run, task: Task, repeat: int, side: str, root: Path) -> dict[str, Any]:
+    """Run one task on one side and judge it: one row."""
+    runner = run_artoo if side == "artoo" else run_baseline
+    try:
+        got = runner(task.text, run.model, run.options, run.deadline, root, run.extra)
+    except Exception as exc:  # a crash of the run is a wrong, unaccepted run, kept
+        got = {
+            "output": f"bench: run crashed: {exc!r}",
+            "status": "crash",
+            "reason": None,
+            "calls": 0,
+            "tokens": 0,
+            "wall_s": 0.0,
+            "ws": root / "none",
+        }
+    ws = got.pop("ws")
+    row: dict[str, Any] = {
+        "task": task.id,
+        "family": task.family,
+        "split": task.split,
+        "repeat": repeat,
+        "side": side,
+        "refuse": task.refuse,
+        "text": task.text,
+        "commit": run.commit,
+        "model": run.model,
+    }
+    row.update(got)
+    verdict = judge(
+        task.expect, row["output"], ws, request=task.text, side=side, accepted=is_accepted(row)
+    )
+    row["right"], row["why"] = verdict.right, verdict.why
+    row["store"] = str(root) if run.keep is not None else None
+    return row
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--model", required=True)
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--model", default="openai/qwen2.5-coder-1.5b")
     parser.add_argument("--api-base", default=None)
     parser.add_argument("--tasks", type=Path, default=HERE / "real_model_tasks.json")
-    parser.add_argument("--only", default="", help="1-based task numbers, comma-separated")
+    parser.add_argument("--workspace-extra", default=str(EXTRA), help="'' for none")
+    parser.add_argument("--only", default="", help="task ids or 1-based numbers, comma-separated")
+    parser.add_argument("--split", choices=SPLITS, default=None)
+    parser.add_argument("--side", choices=(*SIDES, "both"), default="both")
     parser.add_argument("--deadline", type=float, default=240.0)
-    parser.add_argument("--keep", type=Path, default=None, help="keep stores here (task-N/)")
+    parser.add_argument("--repeat-subset", type=int, default=0, help="tasks run --repeats times")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--keep", type=Path, default=None, help="keep stores here (<task>-r<k>/)")
+    parser.add_argument("--out", type=Path, default=None, help="append one JSON row per run")
+    parser.add_argument("--resume", type=Path, default=None, help="skip runs already in FILE")
+    parser.add_argument("--summarise", type=Path, default=None, help="only summarise FILE")
+    parser.add_argument("--findings", action="store_true", help="with --summarise: failures")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    options: dict[str, Any] = {"api_base": args.api_base} if args.api_base else {}
-    tasks = json.loads(args.tasks.read_text())
-    chosen = {int(n) for n in args.only.split(",") if n.strip()} or set(range(1, len(tasks) + 1))
-    rows = []
-    for number, task in enumerate(tasks, start=1):
-        if number not in chosen:
-            continue
-        with tempfile.TemporaryDirectory(prefix="artoo-real-") as tmp:
-            root = Path(tmp) if args.keep is None else args.keep / f"task-{number}"
-            root.mkdir(parents=True, exist_ok=True)
-            a = run_artoo(task["text"], args.model, options, args.deadline, root)
-            b = run_baseline(task["text"], args.model, options, args.deadline, root)
-            a_ok = succeeded(task["expect"], a.pop("output"), a.pop("ws"))
-            b_out = b.pop("output")
-            b_ok = succeeded(task["expect"], b_out, b.pop("ws"))
-        row = {"task": number, "text": task["text"], "artoo": {"ok": a_ok, **a}}
-        row["baseline"] = {"ok": b_ok, **b}
-        rows.append(row)
-        print(
-            f"{number:2} {task['text'][:58]:58} | artoo {'OK ' if a_ok else 'no '}"
-            f"{a['calls']:2} calls {a['tokens']:6} tok {a['wall_s']:6.1f} s "
-            f"{'>'.join(a['path']) or '-'} ({a['reason']}) | baseline {'OK ' if b_ok else 'no '}"
-            f"{b['calls']:2} calls {b['tokens']:6} tok {b['wall_s']:6.1f} s ({b['status']})",
-            flush=True,
-        )
-    total = {
-        side: {
-            "ok": sum(r[side]["ok"] for r in rows),
-            "calls": sum(r[side]["calls"] for r in rows),
-            "tokens": sum(r[side]["tokens"] for r in rows),
-            "wall_s": round(sum(r[side]["wall_s"] for r in rows), 1),
-        }
-        for side in ("artoo", "baseline")
-    }
-    for side, t in total.items():
-        print(
-            f"{side:8} {t['ok']}/{len(rows)} tasks, {t['calls']} model calls, "
-            f"{t['tokens']} tokens, {t['wall_s']} s"
-        )
+    if args.summarise is not None:
+        rows = read_rows(args.summarise)
+        summary = summarise(rows)
+        print(findings(rows) if args.findings else table(summary))
+        if args.json:
+            print(json.dumps({"summary": summary}))
+        return
+    tasks = load_tasks(json.loads(args.tasks.read_text()))
+    chosen = select(tasks, args.only, args.split or "")
+    subset = repeat_subset(chosen, args.repeat_subset) if args.repeat_subset else []
+    sides = SIDES if args.side == "both" else (args.side,)
+    run = Run(
+        model=args.model,
+        options={"api_base": args.api_base} if args.api_base else {},
+        deadline=args.deadline,
+        extra=Path(args.workspace_extra) if args.workspace_extra else None,
+        keep=args.keep,
+        commit=artoo_commit(),
+        sides=sides,
+    )
+    previous = read_rows(args.resume) if args.resume else []
+    skip = done_keys(previous)
+    rows = [r for r in previous if r["side"] in sides]
+    print(f"artoo commit {run.commit}; {len(chosen)} tasks; repeated: {subset}", flush=True)
+    for task, repeat in plan_runs(chosen, subset, args.repeats):
+        for side in sides:
+            if (task.id, side, repeat) in skip:
+                continue
+            with tempfile.TemporaryDirectory(prefix="artoo-real-") as tmp:
+                root = Path(tmp) if args.keep is None else args.keep / f"{task.id}-r{repeat}"
+                (root / side).mkdir(parents=True, exist_ok=True)
+                row = run_one(run, task, repeat, side, root / side)
+            rows.append(row)
+            if args.out is not None:
+                with args.out.open("a") as f:
+                    f.write(json.dumps(row) + "\n")
+            acc = "A" if is_accepted(row) else "-"
+            print(
+                f"{task.id:10} r{repeat} {side:8} {'OK ' if row['right'] else 'no '}{acc} "
+                f"{row['calls']:2} calls {row['tokens']:6} tok {row['wall_s']:6.1f} s "
+                f"{row['status']}/{row['reason']} {'>'.join(row.get('path', [])) or '-'} "
+                f"| {row['why']} | {task.text[:50]}",
+                flush=True,
+            )
+    summary = summarise(rows)
+    print(table(summary))
     if args.json:
-        print(json.dumps({"model": args.model, "tasks": rows, "total": total}))
+        print(json.dumps({"model": run.model, "commit": run.commit, "summary": summary}))
 
 
 if __name__ == "__main__":
