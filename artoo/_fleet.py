@@ -111,6 +111,7 @@ class Fleet:
         self._lock = threading.Lock()
         self._mine: set[str] = set()  # leased to this System, no FinalResult yet
         self._stop = threading.Event()
+        self._wake = threading.Event()  # a task ended: a worker leases the next at once
         self._last_beat = -float("inf")
         self._thread = threading.Thread(target=self._run, name="artoo-fleet", daemon=True)
 
@@ -147,6 +148,7 @@ class Fleet:
                 return
             self._mine.discard(task_id)
         self.queue.finish(task_id, self.writer)
+        self._wake.set()
 
     def running(self) -> int:
         """How many leased tasks this System runs now."""
@@ -157,6 +159,7 @@ class Fleet:
         """Stop the thread: no more leases, claims or heartbeats (:meth:`ended` still
         marks rows done)."""
         self._stop.set()
+        self._wake.set()
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
             self._thread.join(5.0)
 
@@ -174,7 +177,8 @@ class Fleet:
                 if self._stop.is_set():
                     return
                 logger.exception("fleet: a step failed (retrying)")
-            self._stop.wait(self._poll_s)
+            self._wake.wait(self._poll_s)
+            self._wake.clear()
 
     def _step(self) -> None:
         now = self._now()

@@ -160,3 +160,46 @@ def test_buses_in_two_processes_share_one_log_and_deliver_its_seqs(pg_url: str) 
         recorder.stop()
     for log in logs:
         log.close()
+
+
+def test_a_following_bus_feeds_taps_and_store_kinds_every_writers_envelopes_in_order(
+    pg_url: str,
+) -> None:
+    """With ``follow`` (a second reader of the shared log), a bus's taps and the
+    ``store_kinds`` of its subscribers get every writer's envelopes, each once, in seq
+    order; its subscribers get its own other kinds at commit, and a replay (``from_seq``)
+    holds only its own."""
+    from artoo.actors.runtime.bus import Bus
+    from artoo.schemas import MegramForgotten, UserRequest
+    from artoo.testing import Recorder
+
+    logs = [PostgresEventLog.open(pg_url, shared=True) for _ in range(2)]
+    reader = PostgresEventLog.open(pg_url, create=False)
+    a = Bus(logs[0], follow=reader, store_kinds=[MegramForgotten])
+    b = Bus(logs[1])
+    tap = a.tap()
+    own, replayed = Recorder(), Recorder()
+    a.subscribe(None, own.ref)
+    for j in range(40):
+        bus, name = (a, "a") if j % 2 else (b, "b")
+        bus.publish(UserRequest(text=f"{name}{j}"), sender="host", task_id=name)
+        bus.publish(MegramForgotten(id=f"{name}{j}"), sender="dreamer")
+        bus.flush()
+    b.flush()
+    assert a.flush(10) and a.caught_up(80, timeout=10)
+    seen = [tap.get(timeout=5) for _ in range(80)]
+    assert [e.seq for e in seen if e is not None] == list(range(1, 81))
+    assert own.wait_for(40, timeout=10)
+    texts = [e.body.text for e in own.envelopes if isinstance(e.body, UserRequest)]
+    assert texts == [f"a{j}" for j in range(1, 40, 2)]  # its own requests only
+    forgotten = [e.body.id for e in own.envelopes if isinstance(e.body, MegramForgotten)]
+    assert forgotten == [f"{'a' if j % 2 else 'b'}{j}" for j in range(40)]  # everyone's
+    a.subscribe([UserRequest, MegramForgotten], replayed.ref, from_seq=1)
+    assert a.flush(10) and replayed.wait_for(20, timeout=10)
+    assert {e.body.text for e in replayed.envelopes} == {f"a{j}" for j in range(1, 40, 2)}
+    for recorder in (own, replayed):
+        recorder.stop()
+    a.close()
+    b.close()
+    for log in (*logs, reader):
+        log.close()
