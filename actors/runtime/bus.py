@@ -736,7 +736,11 @@ class _StoreFeed:
                 if top > self._cursor:
                     self._pass(top)
             except Exception:
-                if self._stop.is_set() or self._bus._halted or getattr(self._reader, "closed", 0):
+                if (
+                    self._stop.is_set()
+                    or self._bus._halted
+                    or getattr(self._reader, "closed", False)
+                ):
                     return
                 _logger.exception("bus follower: reading the shared log failed; retrying")
             if stopping:
