@@ -150,6 +150,11 @@ class Fleet:
         self.queue.finish(task_id, self.writer)
         self._wake.set()
 
+    def runs(self, task_id: str) -> bool:
+        """True while ``task_id`` is leased to this System and not ended."""
+        with self._lock:
+            return task_id in self._mine
+
     def running(self) -> int:
         """How many leased tasks this System runs now."""
         with self._lock:

@@ -138,8 +138,7 @@ class TaskHandle:
         """Ask the Queen to cancel the task (a CancelRequest); it still ends in exactly
         one FinalResult (abandon, ``reason="cancelled"``)."""
         if not self._future.done():
-            self.system.budgets.stop(self.task_id)  # no model call starts after this
-            self.system._publish(CancelRequest(reason=reason), task_id=self.task_id)
+            self.system._cancel(self.task_id, reason)
 
 
 class _Listener(pykka.ThreadingActor):
@@ -324,6 +323,9 @@ class System(OperatorInbox):
             self._results = _Listener.start(self._on_result)
             # on a PostgreSQL store: every writer's results (the host's tasks run anywhere)
             self.bus.subscribe([FinalResult, TaskCancelled], self._results, store=True)
+            if self.fleet is not None:  # a host's cancel of a task this System runs
+                self._cancels = _Listener.start(self._on_foreign_cancel)
+                self.bus.subscribe([CancelRequest], self._cancels, store=True)
             self.bus.on_failure(self._on_bus_failure)
             # on a PostgreSQL store the Auditor and the Judge run in the elected System only
             self.runner.start_all(
@@ -703,6 +705,28 @@ class System(OperatorInbox):
             if not future.done():
                 future.set_result(result)
 
+    def _cancel(self, task_id: str, reason: str) -> None:
+        """Log a CancelRequest: through the bus for a task run here (the Queen cancels it);
+        straight into the shared log for a task a worker runs (its worker delivers it to
+        its roles; this System's roles do not run the task, so they must not act on it)."""
+        with self._lock:
+            remote = task_id in self._remote
+        if not remote:
+            self.budgets.stop(task_id)  # no model call starts after this
+            self._publish(CancelRequest(reason=reason), task_id=task_id)
+            return
+        request = CancelRequest(reason=reason)
+        self.log.append([Envelope(0, self.clock.now(), task_id, HOST, None, None, request)])
+
+    def _on_foreign_cancel(self, env: Envelope) -> None:
+        """Another System logged a CancelRequest: for a task this System runs, its roles
+        get it (the Queen cancels the task); its own were delivered at commit."""
+        if self.fleet is None or env.task_id is None or self.bus.appended(env.seq):
+            return
+        if self.fleet.runs(env.task_id):
+            self.budgets.stop(env.task_id)
+            self.bus.deliver((env,))
+
     def _failure_error(self) -> BaseException:
         from artoo.actors.runtime.bus import BusError
 
@@ -790,11 +814,12 @@ class System(OperatorInbox):
         except Exception:
             logger.exception("flush on close failed")
         self.runner.stop_all(max(0.1, deadline - time.monotonic() - 0.5))
-        if hasattr(self, "_results"):
-            try:
-                self._results.stop(block=True, timeout=0.5)
-            except (pykka.ActorDeadError, pykka.Timeout):
-                pass
+        for listener in ("_results", "_cancels"):
+            if hasattr(self, listener):
+                try:
+                    getattr(self, listener).stop(block=True, timeout=0.5)
+                except (pykka.ActorDeadError, pykka.Timeout):
+                    pass
         for tap in self._taps:
             tap.close()
         if self._telemetry is not None:  # the last tasks' spans, then stop (bounded)

@@ -31,7 +31,7 @@ from bus import machine
 
 import artoo
 from artoo.schemas import Config
-from artoo.testing import postgres_server, write_script
+from artoo.testing import postgres_server, start_worker, write_script
 
 WORKERS = (1, 2, 4)
 
@@ -65,33 +65,7 @@ def run_case(
     procs = []
     try:
         for _ in range(workers):
-            proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "artoo",
-                    "worker",
-                    url,
-                    "--workspace-root",
-                    str(workspace),
-                    "--concurrency",
-                    str(concurrency),
-                    "--model",
-                    model,
-                    "--set",
-                    "durability=none",
-                    "--set",
-                    "tools.sandbox=off",
-                ],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                text=True,
-            )
-            procs.append(proc)
-        for proc in procs:
-            assert proc.stdout is not None
-            if not proc.stdout.readline().startswith("worker "):
-                raise RuntimeError("a worker did not start")
+            procs.append(start_worker(url, workspace, model, concurrency=concurrency)[0])
         config = Config(durability="none")
         with artoo.System.open(url, model=model, workspace=workspace, config=config) as host:
             assert host.fleet is not None

@@ -119,6 +119,13 @@ class _Item(msgspec.Struct, gc=False, eq=False):
 
 
 @dataclass(frozen=True, slots=True)
+class _Foreign:
+    """A control in the writer's queue: deliver envelopes another writer logged."""
+
+    envelopes: tuple[Envelope, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class _Join:
     """A control in the writer's queue: replay the log to a subscriber, then add it."""
 
@@ -398,7 +405,14 @@ class Bus:
         with self._lock:
             self._subscriptions = (*self._subscriptions, subscription)
 
-    def _control(self, control: threading.Event | _Join) -> bool:
+    def deliver(self, envelopes: Iterable[Envelope]) -> bool:
+        """Deliver envelopes another writer of a shared log committed (read from it) to
+        this bus's subscribers, as if committed here, after what was published before;
+        False once the writer has exited. For what another System logs about a task this
+        one runs (the host's CancelRequest). Taps already have them (the follower)."""
+        return self._control(_Foreign(tuple(envelopes)))
+
+    def _control(self, control: threading.Event | _Join | _Foreign) -> bool:
         """Queue a control for the writer; False if the writer has exited."""
         with self._lock:
             if self._exited:
@@ -498,6 +512,11 @@ class Bus:
         if self._error is not None:
             raise BusError(f"the bus writer failed: {self._error!r}") from self._error
 
+    def appended(self, seq: int) -> bool:
+        """True when this bus appended ``seq`` (on a log no other process writes, every
+        committed seq)."""
+        return self._feed.is_mine(seq) if self._feed is not None else seq <= self._last_seq
+
     def caught_up(self, seq: int | None = None, timeout: float | None = None) -> bool:
         """On a bus that follows a shared log: wait until the follower has fed everything up
         to ``seq`` (default: this bus's ``last_seq``) to the taps and store subscribers;
@@ -589,7 +608,9 @@ class Bus:
         with self._lock:
             self._controls -= len(controls)
         for control in controls:
-            if isinstance(control, _Join):
+            if isinstance(control, _Foreign):
+                self._deliver(control.envelopes)
+            elif isinstance(control, _Join):
                 if self._replay(control.subscription, control.from_seq):
                     self._add(control.subscription)
             else:

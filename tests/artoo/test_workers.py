@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -21,7 +19,7 @@ from artoo._store import read_log
 from artoo.cli import main
 from artoo.eventstore._postgres import ELECTION_CLASS, connect
 from artoo.schemas import Config, FinalResult, MegramRecorded, UserRequest
-from artoo.testing import write_script
+from artoo.testing import start_worker, write_script
 
 from .helpers import PERCEIVE, until
 
@@ -80,7 +78,7 @@ def test_without_a_worker_submit_runs_here_and_with_one_it_only_enqueues(
             assert worker.fleet is not None and host.fleet is not None
             assert len(starts) == 5
             for env in starts[1:]:
-                assert worker.bus._feed is not None and worker.bus._feed.is_mine(env.seq)
+                assert worker.bus.appended(env.seq) and not host.bus.appended(env.seq)
             fleet = host.fleet
             until(lambda: fleet.queue.counts() == {"done": 5})  # each worker marks its own
     seqs, counts, _ = _finals(pg_url)
@@ -101,7 +99,7 @@ def test_memory_is_shared_a_worker_applies_the_others_memory_events(
             recorded = [e for e in log.read() if isinstance(e.body, MegramRecorded)]
         assert recorded, "a task records megrams"
         assert a.flush(10) and b.flush(10)
-        assert b.bus._feed is not None and not b.bus._feed.is_mine(recorded[0].seq)
+        assert a.bus.appended(recorded[0].seq) and not b.bus.appended(recorded[0].seq)
         assert b.megrams.applied_seq >= recorded[-1].seq  # b applied a's events
         theirs = sorted(m.id for m in b.megrams.megrams())
         assert theirs == sorted(m.id for m in a.megrams.megrams())
@@ -137,43 +135,14 @@ WORKERS = 3
 TASKS = 60
 
 
-def _start_worker(url: str, workspace: Path, model: str) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "artoo",
-            "worker",
-            url,
-            "--workspace-root",
-            str(workspace),
-            "--concurrency",
-            "2",
-            "--lease-s",
-            "2",
-            "--model",
-            model,
-            "--set",
-            "durability=none",
-            "--set",
-            "tools.sandbox=off",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    assert line.startswith("worker "), line
-    return proc, line.split()[1]
-
-
 @pytest.mark.slow
 def test_three_workers_sixty_tasks_one_killed_every_task_ends_once(
     pg_url: str, tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     model = _script(tmp_path, delay_ms=150)
-    workers = [_start_worker(pg_url, workspace, model) for _ in range(WORKERS)]
+    workers = [
+        start_worker(pg_url, workspace, model, concurrency=2, lease_s=2.0) for _ in range(WORKERS)
+    ]
     victim, victim_id = workers[0]
     try:
         with artoo.System.open(pg_url, model=model, workspace=workspace, config=CONFIG) as host:
@@ -242,3 +211,26 @@ def test_three_workers_sixty_tasks_one_killed_every_task_ends_once(
     assert main(["audit", pg_url, "--verify"]) == 0
     assert "the hash chain is intact" in capsys.readouterr().out
     assert main(["replay", pg_url, "--verify"]) == 0
+
+
+def test_a_host_cancels_a_task_a_worker_runs(pg_url: str, tmp_path: Path, workspace: Path) -> None:
+    model = _script(tmp_path, delay_ms=3000)
+    with (
+        artoo.System.open(pg_url, model=model, workspace=workspace, config=CONFIG) as host,
+        artoo.System.open(
+            pg_url, model=model, workspace=workspace, config=CONFIG, worker=True
+        ) as worker,
+    ):
+        handle = host.submit("say hello")
+        assert worker.fleet is not None
+        fleet = worker.fleet
+        until(lambda: fleet.runs(handle.task_id))
+        handle.cancel()
+        result = handle.result(20)
+        assert (result.status, result.reason) == ("abandon", "cancelled")
+        with read_log(pg_url) as log:
+            ends = [e for e in log.read() if isinstance(e.body, FinalResult)]
+            (end,) = ends
+        assert worker.bus.appended(end.seq)  # the worker's GGS ended it, on the host's cancel
+    _, counts, _ = _finals(pg_url)
+    assert counts == {handle.task_id: 1}
