@@ -52,7 +52,6 @@ log; 2 adds the audit log (:mod:`artoo.eventstore._pgaudit`); 3 the task queue
 (:mod:`artoo.eventstore._pgtasks`); 4 the queued task's request (its UserRequest)."""
 
 _READ_CHUNK = 2000  # rows fetched per query while reading
-_WRITER_LOCK = 0x61727430  # the advisory-lock key of the store's one writing System ("art0")
 WRITER_CLASS = 0x61727431
 """Advisory-lock class of a writing System's session: ``(WRITER_CLASS, hashtext(writer))``,
 held by the connection that appends, so "its lock is free" means it can append no more."""
@@ -223,29 +222,6 @@ class PostgresEventLog:
         """The seq of the last envelope this process appended or saw (0 when empty);
         :meth:`refresh` reads the database's (other writers may have appended)."""
         return self._last_seq
-
-    def hold(self) -> None:
-        """Take the store's writer lock (a session advisory lock, released when this log
-        closes or its process dies): one System writes a PostgreSQL store at a time, as one
-        holds a LevelDB directory. A second one gets StoreError naming the holder's pid."""
-        with self._lock:
-            self._check_open()
-            row = self._conn.execute("SELECT pg_try_advisory_lock(%s)", (_WRITER_LOCK,)).fetchone()
-            if row and row[0]:
-                return
-            holder = self._conn.execute(
-                "SELECT a.pid, a.client_addr FROM pg_locks l JOIN pg_stat_activity a"
-                " ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.objid = %s"
-                " AND l.granted AND l.database = (SELECT oid FROM pg_database"
-                " WHERE datname = current_database())",
-                (_WRITER_LOCK,),
-            ).fetchone()
-        who = f"server backend pid {holder[0]}" if holder else "another System"
-        raise StoreError(
-            f"the PostgreSQL store {self._url} is in use by {who}; stop that System or "
-            "open another store (readers — replay, audit, export — may read it meanwhile)",
-            _Where(self._url),
-        )
 
     @property
     def shared(self) -> bool:

@@ -111,17 +111,6 @@ def test_an_unreachable_server_is_a_store_error() -> None:
         PostgresEventLog.open("postgresql://nobody@/nodb?host=/nonexistent-dir&connect_timeout=2")
 
 
-def test_one_writer_holds_the_store_and_its_death_releases_it(pg_url: str) -> None:
-    first = PostgresEventLog.open(pg_url)
-    first.hold()
-    with PostgresEventLog.open(pg_url) as second:
-        with pytest.raises(StoreError, match="is in use by"):
-            second.hold()
-        assert list(second.read()) == []  # reading needs no hold
-        first.close()  # a closed (or killed) holder's session lock goes with it
-        second.hold()
-
-
 def test_buses_in_two_processes_share_one_log_and_deliver_its_seqs(pg_url: str) -> None:
     """A shared log numbers each group: two buses (two connections, as two worker
     processes would have) append to one gapless log, and each delivers its envelopes with
