@@ -70,8 +70,11 @@ from artoo.schemas import (
     Config,
     Cost,
     Envelope,
+    EscalationTicket,
     FinalResult,
+    LLMCall,
     TaskCancelled,
+    TicketResolved,
     UserRequest,
 )
 
@@ -95,6 +98,11 @@ CLOSE_BOUND_S = 5.0
 """``close()`` returns within about this many seconds, whatever the roles are doing."""
 
 _open_systems: weakref.WeakSet[System] = weakref.WeakSet()
+
+ROUTED: tuple[type, ...] = (CancelRequest, EscalationTicket, TicketResolved, LLMCall)
+"""On a PostgreSQL store: what one System may log about a task another runs (the host's
+cancel; the elected Judge's tickets, their resolution and its model calls). Each reaches
+the roles of the System that runs the task only (``Bus(route=…)``)."""
 
 
 @atexit.register
@@ -138,7 +146,8 @@ class TaskHandle:
         """Ask the Queen to cancel the task (a CancelRequest); it still ends in exactly
         one FinalResult (abandon, ``reason="cancelled"``)."""
         if not self._future.done():
-            self.system._cancel(self.task_id, reason)
+            self.system.budgets.stop(self.task_id)  # no model call starts after this
+            self.system._publish(CancelRequest(reason=reason), task_id=self.task_id)
 
 
 class _Listener(pykka.ThreadingActor):
@@ -267,7 +276,14 @@ class System(OperatorInbox):
         self._ticker: threading.Thread | None = None
         try:
             if self._follow is not None:  # taps and memory see every writer's envelopes
-                self.bus = Bus(self.log, clock, follow=self._follow, store_kinds=MEMORY_EVENTS)
+                self.bus = Bus(
+                    self.log,
+                    clock,
+                    follow=self._follow,
+                    store_kinds=MEMORY_EVENTS,
+                    routed_kinds=ROUTED,
+                    route=self._runs_here,
+                )
             else:
                 self.bus = Bus(self.log, clock)
         except BaseException:
@@ -323,9 +339,6 @@ class System(OperatorInbox):
             self._results = _Listener.start(self._on_result)
             # on a PostgreSQL store: every writer's results (the host's tasks run anywhere)
             self.bus.subscribe([FinalResult, TaskCancelled], self._results, store=True)
-            if self.fleet is not None:  # a host's cancel of a task this System runs
-                self._cancels = _Listener.start(self._on_foreign_cancel)
-                self.bus.subscribe([CancelRequest], self._cancels, store=True)
             self.bus.on_failure(self._on_bus_failure)
             # on a PostgreSQL store the Auditor and the Judge run in the elected System only
             self.runner.start_all(
@@ -705,27 +718,10 @@ class System(OperatorInbox):
             if not future.done():
                 future.set_result(result)
 
-    def _cancel(self, task_id: str, reason: str) -> None:
-        """Log a CancelRequest: through the bus for a task run here (the Queen cancels it);
-        straight into the shared log for a task a worker runs (its worker delivers it to
-        its roles; this System's roles do not run the task, so they must not act on it)."""
-        with self._lock:
-            remote = task_id in self._remote
-        if not remote:
-            self.budgets.stop(task_id)  # no model call starts after this
-            self._publish(CancelRequest(reason=reason), task_id=task_id)
-            return
-        request = CancelRequest(reason=reason)
-        self.log.append([Envelope(0, self.clock.now(), task_id, HOST, None, None, request)])
-
-    def _on_foreign_cancel(self, env: Envelope) -> None:
-        """Another System logged a CancelRequest: for a task this System runs, its roles
-        get it (the Queen cancels the task); its own were delivered at commit."""
-        if self.fleet is None or env.task_id is None or self.bus.appended(env.seq):
-            return
-        if self.fleet.runs(env.task_id):
-            self.budgets.stop(env.task_id)
-            self.bus.deliver((env,))
+    def _runs_here(self, env: Envelope) -> bool:
+        """The bus's route on a PostgreSQL store: a message about a task goes to this
+        System's roles only while this System runs the task (no task: always)."""
+        return env.task_id is None or self.fleet is None or self.fleet.runs(env.task_id)
 
     def _failure_error(self) -> BaseException:
         from artoo.actors.runtime.bus import BusError
@@ -814,12 +810,11 @@ class System(OperatorInbox):
         except Exception:
             logger.exception("flush on close failed")
         self.runner.stop_all(max(0.1, deadline - time.monotonic() - 0.5))
-        for listener in ("_results", "_cancels"):
-            if hasattr(self, listener):
-                try:
-                    getattr(self, listener).stop(block=True, timeout=0.5)
-                except (pykka.ActorDeadError, pykka.Timeout):
-                    pass
+        if hasattr(self, "_results"):
+            try:
+                self._results.stop(block=True, timeout=0.5)
+            except (pykka.ActorDeadError, pykka.Timeout):
+                pass
         for tap in self._taps:
             tap.close()
         if self._telemetry is not None:  # the last tasks' spans, then stop (bounded)

@@ -32,7 +32,9 @@ events) are fed by a follower thread that reads the shared log in seq order — 
 writer's envelopes, each once (this bus's own groups from memory, the others' from the
 log), a poll (``follow_s``) behind the commit. A replay (``from_seq``) then holds only this
 bus's own envelopes (not of ``store_kinds``): a restarted role never sees another
-process's tasks.
+process's tasks. Envelopes of ``routed_kinds`` (what one process may log about a task
+another runs: a cancel, the elected Judge's tickets) reach the subscribers of the process
+``route(envelope)`` says runs their task — its own at commit, another's from the follower.
 """
 
 from __future__ import annotations
@@ -116,13 +118,6 @@ class _Item(msgspec.Struct, gc=False, eq=False):
     cause: int | None
     body: Any
     tail: bytes  # encode_tail((task_id, sender, to, cause, body))
-
-
-@dataclass(frozen=True, slots=True)
-class _Foreign:
-    """A control in the writer's queue: deliver envelopes another writer logged."""
-
-    envelopes: tuple[Envelope, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,6 +263,8 @@ class Bus:
         max_group: int = MAX_GROUP,
         follow: EventLogBackend | None = None,
         store_kinds: Iterable[type] = (),
+        routed_kinds: Iterable[type] = (),
+        route: Callable[[Envelope], bool] | None = None,
         follow_s: float = 0.02,
     ) -> None:
         """Start the writer thread over ``log`` (and with ``follow``, the follower: see the
@@ -303,7 +300,14 @@ class Bus:
         self._thread = threading.Thread(target=self._run, name="artoo-bus-writer", daemon=True)
         self._feed: _StoreFeed | None = None
         if follow is not None:
-            self._feed = _StoreFeed(self, follow, kind_set(store_kinds) or frozenset(), follow_s)
+            self._feed = _StoreFeed(
+                self,
+                follow,
+                kind_set(store_kinds) or frozenset(),
+                kind_set(routed_kinds) or frozenset(),
+                route,
+                follow_s,
+            )
         self._thread.start()
 
     # ------------------------------------------------------------------ publishing
@@ -405,14 +409,7 @@ class Bus:
         with self._lock:
             self._subscriptions = (*self._subscriptions, subscription)
 
-    def deliver(self, envelopes: Iterable[Envelope]) -> bool:
-        """Deliver envelopes another writer of a shared log committed (read from it) to
-        this bus's subscribers, as if committed here, after what was published before;
-        False once the writer has exited. For what another System logs about a task this
-        one runs (the host's CancelRequest). Taps already have them (the follower)."""
-        return self._control(_Foreign(tuple(envelopes)))
-
-    def _control(self, control: threading.Event | _Join | _Foreign) -> bool:
+    def _control(self, control: threading.Event | _Join) -> bool:
         """Queue a control for the writer; False if the writer has exited."""
         with self._lock:
             if self._exited:
@@ -608,9 +605,7 @@ class Bus:
         with self._lock:
             self._controls -= len(controls)
         for control in controls:
-            if isinstance(control, _Foreign):
-                self._deliver(control.envelopes)
-            elif isinstance(control, _Join):
+            if isinstance(control, _Join):
                 if self._replay(control.subscription, control.from_seq):
                     self._add(control.subscription)
             else:
@@ -687,11 +682,19 @@ class _StoreFeed:
     ``store_kinds`` of every subscriber. This bus's own groups come from memory."""
 
     def __init__(
-        self, bus: Bus, reader: EventLogBackend, store_kinds: frozenset[type], poll_s: float
+        self,
+        bus: Bus,
+        reader: EventLogBackend,
+        store_kinds: frozenset[type],
+        routed_kinds: frozenset[type],
+        route: Callable[[Envelope], bool] | None,
+        poll_s: float,
     ) -> None:
         self._bus = bus
         self._reader = reader
         self.kinds = store_kinds
+        self._routed = routed_kinds if route is not None else frozenset()
+        self._route = route or (lambda env: True)
         self._poll_s = poll_s
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
@@ -712,10 +715,16 @@ class _StoreFeed:
             self._ranges.extend((first, last))
             if last > self._cursor:
                 self._cached[first] = envelopes
-        kinds = self.kinds
-        if not kinds:
+        kinds, routed, route = self.kinds, self._routed, self._route
+        if not kinds and not routed:
             return envelopes
-        return tuple([e for e in envelopes if type(e.body) not in kinds])
+        return tuple(
+            [
+                e
+                for e in envelopes
+                if type(e.body) not in kinds and (type(e.body) not in routed or route(e))
+            ]
+        )
 
     def mine(self, envelopes: Iterable[Envelope]) -> Iterator[Envelope]:
         """Of ``envelopes`` (re-read from the log), this bus's own, not of ``store_kinds``."""
@@ -794,9 +803,16 @@ class _StoreFeed:
         group = _Kinds(envelopes)
         for tap in bus._taps:
             tap._offer(envelopes, group)
-        kinds = self.kinds
-        if kinds:
-            stored = tuple([e for e in envelopes if type(e.body) in kinds])
+        kinds, routed, route = self.kinds, self._routed, self._route
+        if kinds or routed:  # the store's memory events; another's about a task run here
+            stored = tuple(
+                [
+                    e
+                    for e in envelopes
+                    if type(e.body) in kinds
+                    or (type(e.body) in routed and not self.is_mine(e.seq) and route(e))
+                ]
+            )
             if stored:
                 for subscription in bus._subscriptions:
                     selected = select(

@@ -234,3 +234,41 @@ def test_a_host_cancels_a_task_a_worker_runs(pg_url: str, tmp_path: Path, worksp
         assert worker.bus.appended(end.seq)  # the worker's GGS ended it, on the host's cancel
     _, counts, _ = _finals(pg_url)
     assert counts == {handle.task_id: 1}
+
+
+def test_the_elected_judges_ticket_ends_a_task_another_system_runs_there_once(
+    pg_url: str, tmp_path: Path, workspace: Path
+) -> None:
+    """The Judge runs in the elected host; the task runs in a worker. The Judge's
+    critical stall ticket reaches the worker's Queen only (auto-cancel: the worker's GGS
+    ends the task, once); the host's roles, which do not run it, never act on it."""
+    model = _script(tmp_path, delay_ms=8000)
+    config = Config.model_validate(
+        {
+            "durability": "none",
+            "max_parallel": 2,
+            "judge": {"interval_s": 0.2, "stall_s": 0.3, "stall_critical_s": 0.6},
+            "queen": {"auto_cancel": "critical"},
+        }
+    )
+    with artoo.System.open(pg_url, model=model, workspace=workspace, config=config) as host:
+        until(lambda: host.fleet is not None and host.fleet.is_elected)
+        with artoo.System.open(
+            pg_url, model=model, workspace=workspace, config=config, worker=True
+        ) as worker:
+            handle = host.submit("say hello")
+            result = handle.result(30)
+            assert (result.status, result.reason) == ("abandon", "cancelled")
+            assert result.ticket_id is not None
+            with read_log(pg_url) as log:
+                envelopes = list(log.read())
+            ends = [e for e in envelopes if isinstance(e.body, FinalResult)]
+            (end,) = ends
+            assert worker.bus.appended(end.seq)  # the worker's GGS ended it
+            tickets = [  # raised again when it turns critical: the same ticket
+                e
+                for e in envelopes
+                if type(e.body).__name__ == "EscalationTicket"
+                and e.body.ticket_id == result.ticket_id
+            ]
+            assert tickets and all(host.bus.appended(t.seq) for t in tickets)  # elected Judge
