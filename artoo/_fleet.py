@@ -11,8 +11,9 @@ One thread per System, every ``poll_s``:
 
 - **heartbeat** its leases;
 - **claim lost tasks** (lease expired and the writer's session gone — it can append no
-  more): each goes to exactly one claimer, which takes it over (:func:`take_over`: ends it
-  ``worker_lost``, or runs it when the log holds nothing of it);
+  more): each goes to exactly one claimer, which takes it over (:func:`take_over`: resumes
+  it from the log, or ends it ``worker_lost`` when it cannot, or runs it when the log
+  holds nothing of it);
 - **campaign**: the first System to take ``(ELECTION_CLASS, 0)`` starts the store's one
   Auditor and one Judge; when its process dies the lock goes with its session and the next
   System's campaign wins (the Auditor resumes from the audit log);
@@ -101,6 +102,9 @@ class Fleet:
         self.is_elected = False
         self.taken_over: list[str] = []
         """Task ids this System claimed from a dead writer (in claim order)."""
+        self.resume: Callable[[str], object] | None = None
+        """Resumes a claimed task from the log (:func:`artoo._resume.resume_task`; set by a
+        System that can: ``Config.recovery = "resume"`` and a model); None: ended."""
         self._log = log
         self._bus = bus
         self._now = now
@@ -136,6 +140,13 @@ class Fleet:
             worker=self.writer,
             lease_s=self.lease_s,
         )
+
+    def adopt(self, task_id: str) -> None:
+        """Enter a task this System resumes at open (left open by a System of a schema
+        without the queue), leased to it."""
+        with self._lock:
+            self._mine.add(task_id)
+        self.queue.enqueue(task_id, "", self._now(), worker=self.writer, lease_s=self.lease_s)
 
     def enqueue(self, task_id: str, request: UserRequest) -> None:
         """Queue a task for the workers."""
@@ -198,7 +209,12 @@ class Fleet:
                 self._mine.add(lost.task_id)
             self.taken_over.append(lost.task_id)
             outcome = take_over(
-                self._log, self._bus, lost.task_id, lost.worker, sender=self._sender
+                self._log,
+                self._bus,
+                lost.task_id,
+                lost.worker,
+                sender=self._sender,
+                resume=self.resume,
             )
             logger.warning("took over task %s of %s: %s", lost.task_id, lost.worker, outcome)
             if outcome == "had_ended":

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import pykka
 
@@ -13,9 +13,9 @@ if TYPE_CHECKING:
 
 __all__ = ["DECISIONS", "OperatorInbox"]
 
-DECISIONS: tuple[Decision, ...] = ("approve", "deny", "continue", "cancel")
+DECISIONS: tuple[str, ...] = ("approve", "deny", "continue", "cancel", "pause", "resume")
 """What :meth:`OperatorInbox.answer` takes: ``approve``/``deny`` a confirmation,
-``continue``/``cancel`` a ticket."""
+``continue``/``cancel`` a ticket, ``pause``/``resume`` a running task (its id)."""
 
 
 class OperatorInbox:
@@ -24,6 +24,10 @@ class OperatorInbox:
 
     runner: RoleRunner
     _closed: bool
+
+    def _pause_answer(self, task_id: str, decision: str) -> str | None:
+        """Pause or resume ``task_id``: why not, or None when done (the System's)."""
+        raise NotImplementedError
 
     def inbox(self, timeout: float = 3.0) -> list[InboxItem]:
         """What waits for the operator, oldest first: Law 1 confirmations not yet decided
@@ -49,8 +53,13 @@ class OperatorInbox:
             raise ValueError(f"a decision is one of {', '.join(DECISIONS)}, not {decision!r}")
         if self._closed:
             raise RuntimeError("this System is closed")
+        if decision in ("pause", "resume"):  # the item is a running task
+            refused = self._pause_answer(item_id, decision)
+            if refused is not None:
+                raise ValueError(refused)
+            return
         try:
-            answer = OperatorAnswer(item_id, decision)
+            answer = OperatorAnswer(item_id, cast(Decision, decision))
             why: str | None = self.runner.ref(Queen).ask(answer, timeout=timeout)  # type: ignore[assignment]
         except pykka.Timeout:
             raise TimeoutError(f"the Queen did not answer within {timeout} s") from None

@@ -12,6 +12,8 @@ import msgspec
 from rich.console import Console
 from rich.text import Text
 
+from artoo.actors.verification.proof import how_established
+
 from ._config import Settings, load_settings
 from ._live import LiveView, summary_of
 from ._terminal import EXIT_INTERRUPTED, literal, terminal_operator
@@ -106,6 +108,8 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
         console.print(Text(result.status, style="bold") + Text(": ") + literal(summary))
         if result.output and not args.quiet:
             console.print(literal(result.output))
+        if result.established is not None:  # how the answer was established (issue 23)
+            console.print(literal(how_established(result.established)))
         if not args.quiet:
             console.print(
                 f"[dim]task {handle.task_id}; cost: {c.model_calls} model calls "

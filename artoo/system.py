@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import functools
 import logging
 import math
 import re
@@ -47,8 +48,10 @@ from artoo.actors.runtime.role import (
 )
 from artoo.actors.runtime.runner import RoleRunner
 from artoo.actors.tools import (
+    Confirm,
     Sandbox,
     SandboxUnavailable,
+    ToolRunner,
     ToolRunnerFactory,
     cleanup_spill,
     probe,
@@ -80,7 +83,9 @@ from artoo.schemas import (
 
 from ._fleet import LEASE_S, Fleet, writer_id
 from ._inbox import OperatorInbox
-from ._recovery import end_orphans
+from ._pause import Pauses
+from ._recovery import end_orphans, open_tasks
+from ._resume import Resumer, resume_task
 from ._store import StoreArg, StoreSpec, parse_store
 from ._wiring import config_from as _config
 from ._wiring import recorder as _recorder
@@ -142,6 +147,18 @@ class TaskHandle:
         """True once the task has its FinalResult."""
         return self._future.done()
 
+    def pause(self, reason: str = "") -> bool:
+        """Pause the task: it makes no model or tool call (one under way ends first) and
+        its deadline clock stops until :meth:`resume`; logged (TaskPaused), so it stays
+        paused across a restart. False when it is paused already or has ended."""
+        if self._future.done():
+            return False
+        return self.system.pauses.pause(self.task_id, reason=reason)
+
+    def resume(self, reason: str = "") -> bool:
+        """Resume the paused task (TaskUnpaused); False when it is not paused."""
+        return self.system.pauses.resume(self.task_id, reason=reason)
+
     def cancel(self, reason: str = "cancelled by the host") -> None:
         """Ask the Queen to cancel the task (a CancelRequest); it still ends in exactly
         one FinalResult (abandon, ``reason="cancelled"``)."""
@@ -182,7 +199,8 @@ class System(OperatorInbox):
 
     Every submitted task ends in exactly one FinalResult: at ``close()`` a task still
     running ends abandon "system closed"; a task the log shows started and never ended
-    (the process was killed) ends abandon "interrupted…" when the store is next opened.
+    (the process was killed) is resumed from the log when the store is next opened
+    (:attr:`resumed`; ``Config.recovery = "abandon"``: it ends abandon "interrupted…").
     A host that forgets ``close()`` still exits (actor threads are daemons; the System is
     closed at interpreter exit).
     """
@@ -291,6 +309,17 @@ class System(OperatorInbox):
             self.megrams.close()
             self.log.close()
             raise
+        self.resumer = Resumer(sandboxed=self.sandbox is not None)
+        self.pauses = Pauses(
+            lambda body, task_id: self._publish(body, task_id=task_id),
+            clock.now,
+            self.budgets.stopped,
+        )
+        """The operator's pauses (:mod:`artoo._pause`)."""
+        self.bus.resume_hook = self.resumer
+        self.resumed: list[TaskHandle] = []
+        self.interrupted: list[str] = []
+        """The tasks the stopped process left open, resumed at open (``Config.recovery``)."""
         try:
             if url is not None:
                 assert self.writer is not None
@@ -300,22 +329,31 @@ class System(OperatorInbox):
                     log=self.log,
                     bus=self.bus,
                     now=clock.now,
-                    begin=self._begin,
+                    begin=self._start,
                     elected=self._elected,
                     sender=SYSTEM,
                     worker=worker,
                     concurrency=concurrency,
                     lease_s=lease_s,
                 )
-            # before any role runs: every task the log shows started and never ended (on
-            # a PostgreSQL store, of those with no queue row: the rest end by their leases)
-            self.interrupted = end_orphans(
-                self.log,
-                self.bus,
-                sender=SYSTEM,
-                skip=None if self.fleet is None else self.fleet.queue.known,
-            )
             gateway = gateway_factory(self.bus, clock, self.new_id, self.budgets)
+            # before any role runs: every task the log shows started and never ended
+            to_resume: list[str] = []
+            if gateway is not None:  # the log's answers first, then the pause gate
+                gateway.wrap_backends(lambda b: self.resumer.backend(self.pauses.backend(b)))
+            # (on a PostgreSQL store, of those with no queue row: the rest go by their leases)
+            queued = None if self.fleet is None else self.fleet.queue.known
+            if config.recovery == "resume" and gateway is not None:
+                to_resume = open_tasks(self.log)
+                if queued is not None and to_resume:
+                    known = queued(to_resume)
+                    to_resume = [t for t in to_resume if t not in known]
+                if self.fleet is not None:
+                    self.fleet.resume = functools.partial(resume_task, self)
+                    for task_id in to_resume:  # resumed here: leased here
+                        self.fleet.adopt(task_id)
+            else:
+                self.interrupted = end_orphans(self.log, self.bus, sender=SYSTEM, skip=queued)
             self.equipment = Equipment(
                 bus=self.bus,
                 config=config,
@@ -328,13 +366,15 @@ class System(OperatorInbox):
                 ticket_operator=on_ticket,
                 hold_confirmations=inbox,
                 megrams=self.megrams,
-                tools=ToolCatalog(tuple(tools), runner=tool_runner),
+                tools=ToolCatalog(tuple(tools), runner=tool_runner or self._tool_runner),
                 runner=self.runner,
                 pairs=tuple(f"pair-{i}" for i in range(config.max_parallel)),
                 secrets=secrets,
                 sandbox=self.sandbox,
                 recorded_verdicts=recorded_verdicts,
                 audit=AuditSeat(self._audit, self.log, CONTRACTS),
+                recorded_decision=self.resumer.decision,
+                paused_s=self.pauses.paused_s,
             )
             self._results = _Listener.start(self._on_result)
             # on a PostgreSQL store: every writer's results (the host's tasks run anywhere)
@@ -345,6 +385,7 @@ class System(OperatorInbox):
                 ROSTER, self.equipment, defer=() if self.fleet is None else (Auditor, Judge)
             )
             self._telemetry = _telemetry(self.bus, config)
+            self.resumed = [resume_task(self, task_id) for task_id in to_resume]
             if self.fleet is not None:
                 self.fleet.start()
         except BaseException:
@@ -537,7 +578,7 @@ class System(OperatorInbox):
             return handle
         if fleet is not None:
             fleet.run_here(task_id, request)
-        return self._begin(task_id, request)
+        return self._start(task_id, request)
 
     def _handle(self, task_id: str) -> TaskHandle:
         future: Future[FinalResult] = Future()
@@ -546,12 +587,11 @@ class System(OperatorInbox):
             self._futures[task_id] = (handle, future)
         return handle
 
-    def _begin(self, task_id: str, request: UserRequest) -> TaskHandle:
-        """Run a task here: its handle, its budgets, its UserRequest on the bus (the host
-        publishes it, or a worker that leased it, on the host's behalf)."""
+    def _start(self, task_id: str, request: UserRequest) -> TaskHandle:
+        """Publish ``request`` as task ``task_id`` and return its handle (a new task, a
+        resumed one: :func:`artoo._resume.resume_task`, or one a worker leased)."""
         handle = self._handle(task_id)
-        calls, tokens = request.max_model_calls, request.max_tokens
-        self.budgets.open(task_id, calls, tokens)
+        self.budgets.open(task_id, request.max_model_calls, request.max_tokens)
         try:
             self._publish(request, task_id=task_id)
         except BaseException:
@@ -697,6 +737,22 @@ class System(OperatorInbox):
         return True
 
     # ------------------------------------------------------------------ internals
+    def _tool_runner(self, live: ToolRunner, *, task_id: str, confirm: Confirm) -> ToolRunner:
+        """One attempt's tool runner: the log's results of a resumed task first, then the
+        pause gate, then ``live``."""
+        gated = self.pauses.tools(live, task_id)
+        return self.resumer.runner(gated, task_id=task_id, confirm=confirm)
+
+    def _pause_answer(self, task_id: str, decision: str) -> str | None:
+        """``answer(task_id, "pause" | "resume")``: why not, or None when done."""
+        with self._lock:
+            known = task_id in self._futures
+        if not known:
+            return f"no running task {task_id}"
+        if decision == "pause":
+            return None if self.pauses.pause(task_id, by="operator") else "already paused"
+        return None if self.pauses.resume(task_id, by="operator") else "not paused"
+
     def _publish(self, body: Any, *, task_id: str | None = None) -> None:
         self.bus.publish(body, sender=HOST, task_id=task_id)
 
@@ -709,6 +765,7 @@ class System(OperatorInbox):
         self.budgets.close(result.task_id)
         if self.fleet is not None:
             self.fleet.ended(result.task_id)
+        self.pauses.forget(result.task_id)
         with self._lock:
             entry = self._futures.pop(result.task_id, None)
             self._remote.discard(result.task_id)
@@ -803,6 +860,8 @@ class System(OperatorInbox):
 
     def _shutdown(self, bound_s: float) -> None:
         self._closed = True
+        if hasattr(self, "pauses"):
+            self.pauses.close()  # a call waiting at the pause gate is not made
         deadline = time.monotonic() + bound_s
         try:
             self.bus.flush(max(0.1, bound_s / 3))

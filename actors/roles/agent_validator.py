@@ -95,6 +95,7 @@ class AgentValidator(Role):
         super().__init__(equipment, instance)
         self.subs: dict[str, _Sub] = {}
         self.requests: dict[str, str] = {}
+        self.kinds: dict[str, str] = {}  # TaskSpec.kind: the Perceiver's reading
 
     def active_tasks(self) -> list[str]:
         return sorted({s.task_id for s in self.subs.values()})
@@ -103,10 +104,12 @@ class AgentValidator(Role):
         for sid in [k for k, s in self.subs.items() if s.task_id == task_id]:
             del self.subs[sid]
         self.requests.pop(task_id, None)
+        self.kinds.pop(task_id, None)
 
     @handles(TaskSpec)
     def on_task_spec(self, env: Envelope) -> None:
         self.requests[env.task_id or ""] = env.body.text
+        self.kinds[env.task_id or ""] = env.body.kind
 
     @handles(SubTask)
     def on_sub_task(self, env: Envelope) -> None:
@@ -226,6 +229,7 @@ class AgentValidator(Role):
                 request=request,
                 instruction=sub.subtask.instruction,
                 checked=[(c, by_id[c.id]) for c in criteria if c.id in by_id],
+                kind=self.kinds.get(sub.task_id, ""),
             )
             if result.ok
             else None
@@ -251,6 +255,7 @@ class AgentValidator(Role):
             tier="tool",
             task_id=sub.task_id,
             subtask_id=sub.subtask.subtask_id,
+            max_output_tokens=self.ctx.config.output_caps.verdict,
             messages=[
                 {"role": "system", "content": verdict_prompt("an Agent-Validator", criteria)},
                 {

@@ -14,6 +14,7 @@ Responsibilities:
     - ``stall``: a running task with no envelope for ``stall_s`` (60 s) of clock time;
       found within ``stall_s`` + one timer interval (high); critical from
       ``stall_critical_s`` (default 4 × ``stall_s``: Hive's 4 minutes), action cancel.
+      Never for a task the operator paused (TaskPaused, until its TaskUnpaused).
     - ``retry_storm``: ``retry_storm`` (5) CorrectionSignals in one task (medium).
     - ``repeated_errors``: ``error_repeats`` (3) identical errors (failed tool calls of
       the same tool, exit code and error; or model calls failing the same way) (medium).
@@ -98,7 +99,9 @@ from artoo.schemas import (
     JudgeObservation,
     LLMCall,
     Message,
+    TaskPaused,
     TaskRequest,
+    TaskUnpaused,
     TicketResolved,
     ToolCall,
 )
@@ -174,6 +177,8 @@ def budget_burn(used: int, limit: int | None, warn: float) -> bool:
 class _Task:
     started_seq: int
     last_seen: float
+    paused: bool = False
+    """Paused by the operator (TaskPaused): silence is expected, not a stall."""
     max_calls: int | None = None
     max_tokens: int | None = None
     keys: dict[str, list[Hashable]] = field(default_factory=dict)  # subtask → call keys
@@ -299,6 +304,8 @@ class Judge(Role):
         self._last_pass = now
         self._drain_to(self.ctx.bus.last_seq)  # judge all that was committed before now
         for task_id, task in list(self.tasks.items()):
+            if task.paused:
+                continue  # a paused task is silent by the operator's will
             silent = now - task.last_seen
             severity = stall_severity(silent, self.cfg.stall_s, self.cfg.stall_critical_s)
             if severity is not None:
@@ -365,7 +372,9 @@ class Judge(Role):
         if task is None:
             return
         task.last_seen = max(task.last_seen, env.ts)
-        if isinstance(body, FinalResult):
+        if isinstance(body, TaskPaused | TaskUnpaused):
+            task.paused = isinstance(body, TaskPaused)
+        elif isinstance(body, FinalResult):
             self._resolve_all(task_id, task, env)
         elif isinstance(body, TicketResolved) and body.resolution != "acknowledged":
             for detector, ticket_id in list(task.open.items()):  # an operator's answer

@@ -1,14 +1,20 @@
 """R1 Perceiver — turns free text into a TaskSpec.
 
 Responsibilities:
-    Read the user's request and state its intent, a stable slug (the memory tag of the
-    task) and the task-level success criteria. A criterion that code can decide is
-    marked ``verifiable`` with a deterministic ``check`` from the documented vocabulary
-    (see ``artoo.actors.verification.checks``); any other is ``plausible``. A check that cannot be
-    used, or that guesses a number the request does not state, or a count request with
-    no count check (``count_matches``: code counts, the answer must state it) is asked
-    again once with the reasons; a check still unusable is dropped (the criterion stays,
-    plausible).
+    Read the user's request and state its intent, its kind (question / change /
+    creation) and, for a question, what the answer must state (number / name / value /
+    text) — structured fields that code checks against the request
+    (``verification.request.duties``) — and the task-level success criteria. The memory
+    tag (``TaskSpec.slug``) is decided by code from the request
+    (``verification.request.request_tag``), never by the model's free slug. A
+    criterion that code can decide is marked ``verifiable`` with a deterministic
+    ``check`` from the documented vocabulary (see ``artoo.actors.verification.checks``);
+    any other is ``plausible``. A check that cannot be used, or that guesses a number
+    the request does not state, or a count request with no count check
+    (``count_matches``: code counts, the answer must state it) is asked again once with
+    the reasons; a check still unusable is dropped (the criterion stays, plausible). The
+    re-ask changes only the criteria: the intent, kind and shape stay those read from
+    the user's text alone (artoo's own words never enter the intent).
 
 Input contract:
     TaskRequest.
@@ -31,7 +37,7 @@ import msgspec
 
 from artoo.actors.llm import LLMRequest, ask_structured
 from artoo.actors.runtime.role import Role, handles
-from artoo.actors.verification.answers import PerceiverAnswer, make_criteria, slugify
+from artoo.actors.verification.answers import PerceiverAnswer, make_criteria
 from artoo.actors.verification.checks import (
     VOCABULARY,
     asks_count,
@@ -40,6 +46,7 @@ from artoo.actors.verification.checks import (
     guess_problem,
     widened,
 )
+from artoo.actors.verification.request import KINDS, SHAPES, request_tag
 from artoo.schemas import (
     Check,
     Envelope,
@@ -50,11 +57,16 @@ from artoo.schemas import (
     TaskSpec,
 )
 
-__all__ = ["SYSTEM_PROMPT", "Perceiver", "build_spec"]
+__all__ = ["SYSTEM_PROMPT", "Perceiver", "build_spec", "reasked_spec"]
 
 SYSTEM_PROMPT = (
     "You read a user's request to artoo and answer with one JSON object: "
-    '{"intent": "<one sentence>", "slug": "<short-kebab-case>", "criteria": [...]}.\n'
+    '{"intent": "<one sentence>", "kind": "question" or "change" or "creation", '
+    '"answer": "number" or "name" or "value" or "text", "criteria": [...]}.\n'
+    "kind: question when the user wants to know something, change when files must be "
+    "changed, creation when something new must be made. answer: what an answer to a "
+    "question must state (a number for how many, a name for which, the value for what "
+    "something returns).\n"
     'A criterion is {"text": "<what must be true>", "mode": "verifiable", "check": '
     '{"kind": ..., "path": ..., "value": ...}} when code can decide it with one of these '
     'checks, else {"text": ..., "mode": "plausible", "check": null}:\n'
@@ -63,25 +75,39 @@ SYSTEM_PROMPT = (
     "(code counts, the answer must state that number). For a file the request writes, "
     "check the file with file_contains (path = the file, value = the text), not the output.\n"
     'Example. Request: "how many words are in docs/intro.md?" Answer: {"intent": "count '
-    'the words in docs/intro.md", "slug": "count-words-intro", "criteria": [{"text": "the '
+    'the words in docs/intro.md", "kind": "question", "answer": "number", "criteria": '
+    '[{"text": "the '
     'answer states the number of words in docs/intro.md", "mode": "verifiable", "check": '
     '{"kind": "count_matches", "path": "docs/intro.md", "value": "words"}}]}'
 )
 
 
 def build_spec(text: str, answer: PerceiverAnswer, environment: str = "local") -> TaskSpec:
-    """The TaskSpec for ``text`` from a valid model answer (pure)."""
+    """The TaskSpec for ``text`` from a valid model answer (pure): the slug is
+    :func:`request_tag` of the request (the model's ``slug`` is ignored); a kind or shape
+    outside the vocabulary reads as ``unknown`` / none (the stricter duties)."""
+    kind = answer.kind.strip().lower()
+    shape = answer.answer.strip().lower()
     return TaskSpec(
         text=text,
         intent=answer.intent.strip() or text,
-        slug=slugify(answer.slug or answer.intent or text),
+        slug=request_tag(text),
         criteria=make_criteria(answer.criteria, "t"),
         environment=environment,
+        kind=kind if kind in KINDS else "unknown",
+        shape=shape if shape in SHAPES else "",
     )
 
 
+def reasked_spec(first: TaskSpec, again: TaskSpec) -> TaskSpec:
+    """The spec of a re-ask (pure): the re-asked criteria, with everything else read from
+    the user's text alone — the re-ask's intent would hold artoo's own words ("fix the
+    criterion")."""
+    return msgspec.structs.replace(first, criteria=again.criteria)
+
+
 def _unusable(check: Check, spec: TaskSpec, workspace: Path) -> str | None:
-    return check_problem(check, workspace) or guess_problem(check, spec.text)
+    return check_problem(check, workspace) or guess_problem(check, spec.text, spec.kind)
 
 
 def spec_problems(spec: TaskSpec, workspace: Path) -> list[str]:
@@ -135,6 +161,7 @@ class Perceiver(Role):
             role=self.name,
             tier="brain",
             task_id=env.task_id,
+            max_output_tokens=self.ctx.config.output_caps.perceiver,
             messages=[
                 {"role": "system", "content": SYSTEM_PROMPT},
                 {"role": "user", "content": body.text},
@@ -172,6 +199,6 @@ class Perceiver(Role):
             )
             again = ask_structured(self.ctx.model(), retry, PerceiverAnswer)
             if again.ok and again.value is not None:
-                spec = build_spec(body.text, again.value)
+                spec = reasked_spec(spec, build_spec(body.text, again.value))
             spec = without_unusable_checks(spec, self.ctx.workspace)
         self.reply(env, spec)

@@ -7,26 +7,37 @@ Responsibilities
     no model call: query Memory for the task's tag pair, map the potentials' action and
     the C-level SOPs to SHOULD PREFER / MUST NOT / CAUTION, merge the MUST NOT set with
     the GGS directive's blocked tools and targets and with the strongest tool-space Avoid
-    pairs (docs/design.md C7), at most 10 memory entries. Enforce the MUST NOT set in code: a
+    pairs (docs/design.md C7), at most 10 memory entries; an accepted episode recall by
+    meaning returned becomes a SHOULD PREFER naming its steps and commands. In round 0,
+    when memory holds an accepted episode of the very same request, its plan is the first
+    plan (no model call), checked like any other: if it breaks the MUST NOT set it is
+    rejected and the model is asked, told why. Enforce the MUST NOT set in code: a
     plan that uses a blocked tool or names a blocked target is rejected and asked again
     (docs/design.md C1); every SubTask carries the blocked sets and the calibration text. A
     subtask criterion whose check is still unusable after the retry is dropped (the task
     criteria still judge); a ``count_matches`` subtask gets the command that prints its
-    count after its instruction.
+    count after its instruction. Intent-level Caution (paper §6.4): when Memory's action on
+    the task's intent tag is ``caution`` (mixed outcomes), ask the operator once per task
+    through the Queen (a ConfirmationRequest, gate ``caution``) before planning; a denial
+    is the round's StepFailed (and every later round's, without asking again).
 
 Input contract (consumes)
     ``TaskSpec`` — intent, slug, task criteria, environment (round 0).
-    ``MemoryRecall`` — SOPs, live potentials and Avoid pairs of the queried tag pair.
+    ``MemoryRecall`` — SOPs, live potentials and Avoid pairs of the tags recall read, and
+    the accepted episodes it found.
     ``PlanDirective`` — GGS's macro-state and MUST NOT sets for the next round.
+    ``ConfirmationDecision`` — the operator's answer to an intent-level Caution.
 
 Output contract (publishes)
-    ``MemoryQuery`` — the tag pair ``(intent:<slug>, env:<environment>)`` of the task.
+    ``MemoryQuery`` — the tag pair ``(intent:<slug>, env:<environment>)`` of the task and
+    its request text (recall by meaning).
     ``DispatchManifest`` — the round's subtasks, task criteria and calibration sets.
     ``PlanRejected`` — every plan the model gave (one retry with the reason) broke the
     MUST NOT set or asked for a tool that does not exist: the round's logical failure,
     scored by the GGS.
     ``StepFailed`` — the model gave no valid plan (after the structured-answer repair).
     ``LLMCall`` — each model call (recorded by the gateway).
+    ``ConfirmationRequest`` — intent-level Caution (gate ``caution``), once per task.
 
 Constraints
     Does NOT execute tools, validate results or decide to replan (GGS does). Does NOT
@@ -53,6 +64,8 @@ from artoo.actors.verification._paths import mentions
 from artoo.actors.verification.answers import PlanAnswer, make_criteria
 from artoo.actors.verification.checks import check_problem, guess_problem
 from artoo.schemas import (
+    ConfirmationDecision,
+    ConfirmationRequest,
     Criterion,
     DispatchManifest,
     Envelope,
@@ -75,6 +88,7 @@ __all__ = [
     "Violation",
     "apply_calibration",
     "calibrate",
+    "intent_caution",
     "plan_violations",
     "validate_plan",
     "with_task_checks",
@@ -103,6 +117,8 @@ class Calibration:
     blocked_tools: list[str] = field(default_factory=list)
     blocked_targets: list[str] = field(default_factory=list)
     caution_targets: list[str] = field(default_factory=list)
+    failed_with: dict[str, str] = field(default_factory=dict)
+    """Blocked target → the tool memory saw fail on it (named in its MUST NOT line)."""
 
     def lines(self) -> list[str]:
         """The prompt lines: every SHOULD PREFER, then MUST NOT, then CAUTION entry."""
@@ -111,6 +127,9 @@ class Calibration:
         for item in self.must_not:
             if item in tools:
                 out.append(f"MUST NOT: use the tool {item}")
+            elif item in targets and item in self.failed_with:
+                tool = self.failed_with[item]
+                out.append(f"MUST NOT: touch {item} (the approach that failed: {tool} on it)")
             elif item in targets:
                 out.append(f"MUST NOT: touch {item}")
             else:
@@ -129,12 +148,15 @@ class _Entry:
     kind: str  # "prefer" | "must_not" | "caution"
     text: str
     target: str | None = None
+    tool: str | None = None  # the tool that failed on ``target``
 
 
 def _own_entry(recall: MemoryRecall) -> list[_Entry]:
     kind = {"exploit": "prefer", "avoid": "must_not", "caution": "caution"}.get(recall.action)
-    if kind is None:
-        return []
+    if kind is None or (kind == "prefer" and any(m.steps for m in recall.episodes)):
+        return []  # an episode's entry names the approach itself
+    if kind == "must_not" and any(m.steps for m in recall.failed):
+        return []  # so does a failed one
     text = (
         f"the approach recorded for {recall.space} on {recall.entity} "
         f"(attention {recall.attention:.2f}, decision {recall.decision:+.2f})"
@@ -148,6 +170,25 @@ def _sop_entries(sops: Iterable[Megram]) -> list[_Entry]:
         _Entry("prefer" if m.sigma > 0 else "must_not", m.content or f"{m.space} on {m.entity}")
         for m in ranked
     ]
+
+
+def approach_text(episode: Megram) -> str:
+    """What an accepted episode did, as one SHOULD PREFER entry: ``for "<request>":
+    <instruction> with `<command>`; …`` (its steps and their exact commands)."""
+    parts = []
+    for step in episode.steps:
+        commands = "; ".join(f"`{c}`" for c in step.commands)
+        parts.append(f"{step.instruction} with {commands}" if commands else step.instruction)
+    what = f'for "{episode.request}"' if episode.request else f"for {episode.space}"
+    return f"{what}: " + " then ".join(parts)
+
+
+def _episode_entries(episodes: Iterable[Megram]) -> list[_Entry]:
+    return [_Entry("prefer", approach_text(m)) for m in episodes if m.steps]
+
+
+def _failed_entries(failed: Iterable[Megram]) -> list[_Entry]:
+    return [_Entry("must_not", "repeat what failed " + approach_text(m)) for m in failed if m.steps]
 
 
 def _target_of(pair: TagPotential) -> str:
@@ -171,7 +212,10 @@ def _caution_entries(pairs: Iterable[TagPotential]) -> list[_Entry]:
 def _avoid_entries(pairs: Iterable[TagPotential]) -> list[_Entry]:
     avoid = [p for p in pairs if p.action == "avoid" and p.space.startswith(_TOOL)]
     ranked = sorted(avoid, key=lambda p: (p.decision, -p.attention, p.space, p.entity))
-    return [_Entry("must_not", _target_of(p), target=_target_of(p)) for p in ranked]
+    return [
+        _Entry("must_not", _target_of(p), target=_target_of(p), tool=p.space.removeprefix(_TOOL))
+        for p in ranked
+    ]
 
 
 def _unique(items: Iterable[str]) -> list[str]:
@@ -185,7 +229,9 @@ def calibrate(
 
     The task's own potentials map by action: exploit → SHOULD PREFER, avoid → MUST NOT,
     caution → CAUTION, ignore → nothing. C-level SOPs (strongest ``f·|σ|`` first): σ > 0 →
-    SHOULD PREFER, σ ≤ 0 → MUST NOT. Tool-space Avoid pairs (``tool:<name>``,
+    SHOULD PREFER, σ ≤ 0 → MUST NOT. Accepted episodes recall by meaning returned (never a
+    flagged distractor's) → SHOULD PREFER naming their steps and commands
+    (:func:`approach_text`). Tool-space Avoid pairs (``tool:<name>``,
     ``path:<target>``; most negative decision first) → their targets become MUST NOT and
     blocked targets; tool-space Caution pairs → CAUTION lines and caution targets, whose
     first use in the task the operator confirms (paper §6.4). At most ``cap``
@@ -196,6 +242,8 @@ def calibrate(
     entries = (
         _own_entry(recall)
         + _sop_entries(recall.sops)
+        + _episode_entries(recall.episodes)
+        + _failed_entries(recall.failed)
         + _avoid_entries(recall.avoid)
         + _caution_entries(recall.caution)
     )
@@ -218,6 +266,11 @@ def calibrate(
         caution_targets=_unique(
             [e.target for e in memory if e.kind == "caution" and e.target is not None]
         ),
+        failed_with={
+            e.target: e.tool
+            for e in memory
+            if e.kind == "must_not" and e.target is not None and e.tool is not None
+        },
     )
 
 
@@ -402,11 +455,58 @@ def with_count_hints(
     return out
 
 
+def _same_request(a: str, b: str) -> bool:
+    return " ".join(a.lower().split()) == " ".join(b.lower().split())
+
+
+def reused_plan(
+    recall: MemoryRecall, spec: TaskSpec, round: int, new_id: Callable[[], str]
+) -> tuple[Megram, list[SubTask]] | None:
+    """The first plan of round 0 taken from memory (pure apart from ``new_id``): the most
+    recent recalled accepted episode of the very same request (case and spacing aside),
+    its steps as SubTasks with fresh ids. None otherwise — a paraphrase or the same task
+    on other files is adapted by the model from its SHOULD PREFER line instead. The plan
+    still goes through every check (:func:`plan_violations`) before it is dispatched."""
+    if round != 0:
+        return None
+    for episode in recall.episodes:
+        if episode.steps and _same_request(episode.request, spec.text):
+            return episode, [
+                SubTask(
+                    subtask_id=new_id(),
+                    round=round,
+                    sequence=max(step.sequence, 1),
+                    instruction=step.instruction,
+                    tools=list(step.tools),
+                )
+                for step in episode.steps
+            ]
+    return None
+
+
 @dataclass
 class _Plan:
     spec: TaskSpec
     round: int = 0
     directive: PlanDirective | None = None
+    caution: str | None = None  # the request id of the intent-level Caution asked
+    cleared: bool | None = None  # its decision (None: not asked, or not yet answered)
+    held: Envelope | None = None  # the MemoryRecall waiting for that decision
+
+
+def intent_caution(spec: TaskSpec, recall: MemoryRecall, request_id: str) -> ConfirmationRequest:
+    """The operator's question of an intent-level Caution (pure; paper §6.4): Memory's
+    action on the task's own intent tag is ``caution`` — its past outcomes are mixed."""
+    return ConfirmationRequest(
+        request_id=request_id,
+        action=f"run the task {spec.text!r}",
+        reason=(
+            f"memory marks intent:{spec.slug} caution (mixed outcomes: attention "
+            f"{recall.attention:.2f}, decision {recall.decision:+.2f})"
+        ),
+        target=f"intent:{spec.slug}",
+        gate="caution",
+    )
 
 
 def _criterion_line(c: Criterion) -> str:
@@ -463,8 +563,14 @@ class Planner(Role):
         PlanRejected,
         StepFailed,
         LLMCall,
+        ConfirmationRequest,
     )
-    consumes: ClassVar[tuple[type[Message], ...]] = (TaskSpec, MemoryRecall, PlanDirective)
+    consumes: ClassVar[tuple[type[Message], ...]] = (
+        TaskSpec,
+        MemoryRecall,
+        PlanDirective,
+        ConfirmationDecision,
+    )
     max_plan_attempts: ClassVar[int] = 2
 
     def __init__(self, equipment: Equipment, instance: str | None = None) -> None:
@@ -484,6 +590,7 @@ class Planner(Role):
                 space=f"intent:{plan.spec.slug}",
                 entity=f"env:{plan.spec.environment}",
                 round=plan.round,
+                text=plan.spec.text,
             ),
         )
 
@@ -503,6 +610,45 @@ class Planner(Role):
         plan.round = body.round
         self._query(env, plan)
 
+    def _violations(
+        self, subtasks: Sequence[SubTask], calibration: Calibration, plan: _Plan
+    ) -> list[Violation]:
+        return plan_violations(
+            subtasks,
+            calibration,
+            known_tools=self.ctx.tools.names,
+            workspace=self.ctx.workspace,
+            request=plan.spec.text,
+        )
+
+    def _send_plan(
+        self,
+        env: Envelope,
+        plan: _Plan,
+        subtasks: list[SubTask],
+        calibration: Calibration,
+        rationale: str,
+    ) -> None:
+        self.reply(
+            env,
+            DispatchManifest(
+                round=plan.round,
+                subtasks=apply_calibration(
+                    with_count_hints(
+                        with_task_checks(subtasks, plan.spec.criteria),
+                        calibration,
+                        self.ctx.workspace,
+                    ),
+                    calibration,
+                ),
+                task_criteria=list(plan.spec.criteria),
+                must_not=calibration.must_not,
+                should_prefer=calibration.should_prefer,
+                caution=calibration.caution,
+                rationale=rationale,
+            ),
+        )
+
     @handles(MemoryRecall)
     def on_memory_recall(self, env: Envelope) -> None:
         task_id = env.task_id or ""
@@ -510,11 +656,68 @@ class Planner(Role):
         body: MemoryRecall = env.body
         if plan is None or body.round != plan.round:
             return
+        if body.action == "caution" and plan.cleared is not True:  # intent-level Caution
+            if plan.cleared is False:  # denied once: not asked again in this task
+                self._caution_denied(env, plan)
+            elif plan.caution is None:
+                plan.caution, plan.held = self.ctx.new_id(), env
+                ask = intent_caution(plan.spec, body, plan.caution)
+                timeout = self.ctx.config.confirmation_timeout_s
+                self.reply(env, msgspec.structs.replace(ask, timeout_s=timeout))
+            else:
+                plan.held = env  # still waiting for the answer
+            return
+        self._plan(env, plan, body)
+
+    @handles(ConfirmationDecision)
+    def on_confirmation_decision(self, env: Envelope) -> None:
+        plan = self.plans.get(env.task_id or "")
+        body: ConfirmationDecision = env.body
+        if plan is None or plan.caution is None or body.request_id != plan.caution:
+            return
+        plan.cleared = body.approved
+        held, plan.held = plan.held, None
+        if held is None:
+            return
+        if body.approved:
+            self._plan(held, plan, held.body)
+        else:
+            self._caution_denied(held, plan)
+
+    def _caution_denied(self, env: Envelope, plan: _Plan) -> None:
+        error = f"the operator denied the task: memory marks intent:{plan.spec.slug} caution"
+        self.reply(env, StepFailed(role=self.sender, step="caution", error=error, round=plan.round))
+
+    def _plan(self, env: Envelope, plan: _Plan, body: MemoryRecall) -> None:
+        task_id = env.task_id or ""
         calibration = calibrate(body, plan.directive, cap=self.ctx.config.memory.recall_cap)
         messages = plan_messages(plan.spec, calibration, plan.directive, list(self.ctx.tools.names))
         violations: list[Violation] = []
+        reused = reused_plan(body, plan.spec, plan.round, self.ctx.new_id)
+        if reused is not None:
+            episode, subtasks = reused
+            violations = self._violations(subtasks, calibration, plan)
+            if not violations:
+                rationale = f"the plan of the accepted episode {episode.id} (same request)"
+                self._send_plan(env, plan, subtasks, calibration, rationale)
+                return
+            problem = "the remembered plan cannot be dispatched: " + "; ".join(
+                v.text for v in violations
+            )
+            self.log.info("remembered plan rejected", task=task_id, problem=problem)
+            final = messages[-1]
+            messages = [
+                *messages[:-1],
+                {**final, "content": final["content"] + "\n\n" + problem + "."},
+            ]
         for attempt in range(self.max_plan_attempts):
-            request = LLMRequest(role=self.name, tier="brain", task_id=task_id, messages=messages)
+            request = LLMRequest(
+                role=self.name,
+                tier="brain",
+                task_id=task_id,
+                messages=messages,
+                max_output_tokens=self.ctx.config.output_caps.planner,
+            )
             answer = ask_structured(self.ctx.model(), request, PlanAnswer)
             if not answer.ok or answer.value is None or not answer.value.subtasks:
                 if self.cancelled(task_id):  # the call was not made: the cancel ends it
@@ -528,36 +731,12 @@ class Planner(Role):
                 )
                 return
             subtasks = build_subtasks(answer.value, plan.round, self.ctx.new_id)
-            violations = plan_violations(
-                subtasks,
-                calibration,
-                known_tools=self.ctx.tools.names,
-                workspace=self.ctx.workspace,
-                request=plan.spec.text,
-            )
+            violations = self._violations(subtasks, calibration, plan)
             last = attempt == self.max_plan_attempts - 1
             if last and violations and all(v.criterion_id is not None for v in violations):
                 subtasks, violations = without_criteria(subtasks, violations), []
             if not violations:
-                self.reply(
-                    env,
-                    DispatchManifest(
-                        round=plan.round,
-                        subtasks=apply_calibration(
-                            with_count_hints(
-                                with_task_checks(subtasks, plan.spec.criteria),
-                                calibration,
-                                self.ctx.workspace,
-                            ),
-                            calibration,
-                        ),
-                        task_criteria=list(plan.spec.criteria),
-                        must_not=calibration.must_not,
-                        should_prefer=calibration.should_prefer,
-                        caution=calibration.caution,
-                        rationale=answer.value.rationale,
-                    ),
-                )
+                self._send_plan(env, plan, subtasks, calibration, answer.value.rationale)
                 return
             problem = "the plan cannot be dispatched: " + "; ".join(v.text for v in violations)
             messages = [

@@ -217,6 +217,12 @@ class Queen(Role):
     def on_confirmation_request(self, env: Envelope) -> None:
         body: ConfirmationRequest = env.body
         timeout = min(body.timeout_s, self.ctx.config.confirmation_timeout_s)
+        served = self.ctx.recorded_decision
+        logged = served(env.task_id, body.request_id) if served is not None else None
+        if logged is not None:  # a resumed task asks again what the log has decided
+            with self._lock:
+                self._publish_decision(env, logged.approved, logged.reason, logged.by)
+            return
         operator = self.ctx.operator
         if operator is None and not self.ctx.hold_confirmations:
             with self._lock:

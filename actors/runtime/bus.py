@@ -44,10 +44,10 @@ import itertools
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Protocol, Self
 
 import msgspec
 
@@ -248,6 +248,37 @@ class Tap:
 
 
 # --------------------------------------------------------------------------- the bus
+class Replayed(msgspec.Struct, frozen=True):
+    """A :class:`ResumeHook`'s answer for a message the log already holds: not logged
+    again; ``envelope`` (the recorded one, with the message as published) is delivered to
+    the subscribers, or nothing when None."""
+
+    envelope: Envelope | None
+
+
+class Rewritten(msgspec.Struct, frozen=True):
+    """A :class:`ResumeHook`'s answer for a message to log as ``logged`` (the resumed
+    task's recorded ids); delivered as ``delivered``, or as published when None."""
+
+    logged: Message
+    delivered: Message | None = None
+
+
+class ResumeHook(Protocol):
+    """What the bus asks about each message of a resumed task before committing it."""
+
+    @property
+    def tasks(self) -> Mapping[str, Any]:
+        """The task ids being resumed."""
+        ...
+
+    def route(
+        self, task_id: str | None, sender: str, to: str | None, cause: int | None, body: Message
+    ) -> Replayed | Rewritten | None:
+        """:class:`Replayed` (already logged), :class:`Rewritten`, or None (log it)."""
+        ...
+
+
 class Bus:
     """The write-ahead bus over one event log (any EventLogBackend; see the module docstring).
 
@@ -297,6 +328,9 @@ class Bus:
         self._dropped_by_closed_taps = 0
         self._error: BaseException | None = None
         self._failure_callbacks: list[Callable[[BaseException], None]] = []
+        self.resume_hook: ResumeHook | None = None
+        """Set by a System resuming tasks (:mod:`artoo._resume`): sees each message of a
+        resumed task before it is committed (writer thread)."""
         self._thread = threading.Thread(target=self._run, name="artoo-bus-writer", daemon=True)
         self._feed: _StoreFeed | None = None
         if follow is not None:
@@ -582,6 +616,11 @@ class Bus:
         self._idle = False
 
     def _commit(self, group: list[_Item]) -> None:
+        hook = self.resume_hook
+        if hook is not None and hook.tasks:
+            group = self._resumed(hook, group)
+            if not group:
+                return
         first = self._last_seq + 1
         ts = self._now()
         assigned = self._append(first, ts, [i.task_id for i in group], [i.tail for i in group])
@@ -599,6 +638,41 @@ class Bus:
         self._deliver(envelopes)
         self._committed += len(group)
         self._groups += 1
+
+    def _resumed(self, hook: ResumeHook, group: list[_Item]) -> list[_Item]:
+        """The items of ``group`` to log: a message of a resumed task the log already holds
+        is not logged again, its recorded envelope is delivered to the subscribers (not to
+        taps: they saw it); one the hook rewrites is delivered as published, logged as
+        rewritten."""
+        out: list[_Item] = []
+        replayed: list[Envelope] = []
+        for item in group:
+            if item.task_id not in hook.tasks:
+                out.append(item)
+                continue
+            routed = hook.route(item.task_id, item.sender, item.to, item.cause, item.body)
+            if isinstance(routed, Replayed):
+                if routed.envelope is not None:
+                    replayed.append(routed.envelope)
+            elif isinstance(routed, Rewritten):
+                logged = (item.task_id, item.sender, item.to, item.cause, routed.logged)
+                delivered = routed.delivered if routed.delivered is not None else item.body
+                out.append(
+                    _Item(
+                        item.task_id,
+                        item.sender,
+                        item.to,
+                        item.cause,
+                        delivered,
+                        encode_tail(logged),
+                    )
+                )
+            else:
+                out.append(item)
+        if replayed:
+            envelopes = tuple(replayed)
+            self._to_subscriptions(envelopes, _Kinds(envelopes))
+        return out
 
     def _handle(self, controls: list[Any]) -> None:
         # After the group they came with is committed: everything before them is logged.
@@ -627,6 +701,13 @@ class Bus:
 
     def _deliver(self, envelopes: tuple[Envelope, ...]) -> None:
         group = _Kinds(envelopes)
+        self._to_subscriptions(envelopes, group)
+        if self._feed is not None:
+            return  # the follower feeds the taps, from the shared log
+        for tap in self._taps:
+            tap._offer(envelopes, group)
+
+    def _to_subscriptions(self, envelopes: tuple[Envelope, ...], group: _Kinds) -> None:
         for subscription in self._subscriptions:
             if subscription.addressed:
                 selected = _pick_addressed(
@@ -640,10 +721,6 @@ class Bus:
                 selected = _pick(envelopes, group, subscription.kinds, subscription.to)
             if selected:
                 self._tell(subscription, selected)
-        if self._feed is not None:
-            return  # the follower feeds the taps, from the shared log
-        for tap in self._taps:
-            tap._offer(envelopes, group)
 
     def _tell(self, subscription: Subscription, envelopes: tuple[Envelope, ...]) -> bool:
         try:

@@ -11,7 +11,16 @@ import msgspec
 
 from artoo.schemas import Check
 
-__all__ = ["asks_count", "asks_question", "count_checked", "guess_problem", "widened"]
+from .request import duties
+
+__all__ = [
+    "asks_count",
+    "asks_question",
+    "count_checked",
+    "guess_problem",
+    "widened",
+    "writes_nothing",
+]
 
 
 _COUNT_ASKED = re.compile(r"\bhow\s+many\b|\bcount\b|\bnumber\s+of\b", re.IGNORECASE)
@@ -31,7 +40,8 @@ _STATE_KINDS = ("file_exists", "file_contains", "file_matches")
 
 def asks_question(request: str) -> bool:
     """True when ``request`` asks a question (a ``?``, an opening question word, or a
-    count) rather than orders a change (pure)."""
+    count) rather than orders a change (pure). The reading of logs written before
+    ``TaskSpec.kind``; a task with a kind is read by :func:`.request.duties`."""
     return _QUESTION.search(request) is not None or asks_count(request)
 
 
@@ -45,15 +55,27 @@ def count_checked(checks: list[Check]) -> bool:
     return any(c.kind in _COUNT_KINDS for c in checks)
 
 
-def guess_problem(check: Check, request: str) -> str | None:
+def writes_nothing(request: str, kind: str = "") -> bool:
+    """True when a request only asks a question, so a check of the workspace's state
+    proves nothing about its answer (pure). With the Perceiver's ``kind`` the structured
+    reading decides (:func:`.request.duties`: when code and model disagree, the file
+    checks stay); without one (a log from before ``TaskSpec.kind``) the old keyword
+    reading does."""
+    if kind:
+        return not duties(request, kind).writes
+    return asks_question(request) and not _WRITES.search(request)
+
+
+def guess_problem(check: Check, request: str, kind: str = "") -> str | None:
     """Why ``check`` guesses the answer or does not fit the request, or None (pure): a
     ``count_equals`` — or, when the request asks for a count, an ``output_contains`` of a
     bare number — whose number the request does not state (a count the task asks for is
     unknown until the work is done: ``count_matches`` has code measure it instead); a
     ``count_matches`` for a request that asks for no count (an amount, a name); a check of
     the workspace's state (``file_exists``, ``file_contains``, ``file_matches``) for a
-    request that asks a question and writes nothing (it would pass whatever the answer)."""
-    if check.kind in _STATE_KINDS and asks_question(request) and not _WRITES.search(request):
+    request that asks a question and writes nothing (it would pass whatever the answer;
+    ``kind`` is the Perceiver's reading, see :func:`writes_nothing`)."""
+    if check.kind in _STATE_KINDS and writes_nothing(request, kind):
         return (
             f"{check.kind} checks the workspace, not the answer, and the request asks a "
             "question: check the answer (output_contains, count_matches) or check null"

@@ -41,6 +41,10 @@ class PerceiverAnswer(msgspec.Struct, kw_only=True):
     intent: str
     slug: str = ""
     criteria: list[CriterionAnswer] = []
+    kind: str = ""
+    """question, change or creation (code checks it against the request)."""
+    answer: str = ""
+    """For a question, what the answer must state: number, name, value or text."""
 
 
 class PlannedSubtask(msgspec.Struct, kw_only=True):

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from artoo.actors.runtime.ledger import task_figures
+from artoo.actors.verification.proof import how_established
 from artoo.schemas import (
     ConfirmationDecision,
     ConfirmationRequest,
@@ -36,6 +37,7 @@ from artoo.schemas import (
     SubTaskOutcome,
     TaskCancelled,
     TaskRequest,
+    TaskResumed,
     TaskSpec,
     ToolCall,
     UnknownMessage,
@@ -312,12 +314,20 @@ def _describe(env: Envelope) -> tuple[str, list[str]]:
         return f"role {b.role} crashed: {_clip(b.error, 160)}", []
     if isinstance(b, TaskCancelled):
         return f"cancelled{' (system closing)' if b.closing else ''}: {b.reason}", []
+    if isinstance(b, TaskResumed):
+        return (
+            f"RESUMED after the process stopped: rebuilt from {b.replayed} logged envelopes "
+            f"(to seq {b.from_seq}); stopped {b.stopped_s:.2f} s, not counted",
+            [],
+        )
     if isinstance(b, FinalResult):
         c = b.cost
+        resumed = f" [resumed from seq {b.resumed_from}]" if b.resumed_from is not None else ""
         return (
-            f"FINAL {b.status.upper()} ({b.reason}): {_clip(b.summary, 240)}",
+            f"FINAL {b.status.upper()} ({b.reason}){resumed}: {_clip(b.summary, 240)}",
             [
                 f"output: {_clip(b.output, 200)!r}",
+                *([how_established(b.established)] if b.established is not None else []),
                 f"cost: {c.model_calls} model calls ({c.sequential_calls} sequential), "
                 f"{c.tokens_in} tokens in, {c.tokens_out} out, {c.elapsed_ms / 1000:.2f} s; "
                 f"{b.replans} replans",

@@ -616,6 +616,7 @@ def _task_row(t: _Task) -> TaskRow:
         summary=_short(final.summary, 300) if final else "",
         answer=_short(final.output, 300) if final else "",
         law1_denied=final.law1_denied if final else False,
+        established=final.established if final else None,
         decisions=t.decisions,
         timeline=t.steps,
     )

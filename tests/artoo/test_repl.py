@@ -131,3 +131,26 @@ def _wait_inbox(system: artoo.System, n: int) -> list[InboxItem]:
             return items
         time.sleep(0.02)
     pytest.fail("the inbox did not fill")
+
+
+def test_repl_pauses_and_resumes_a_task_by_its_id_prefix(tmp_path: Path, workspace: Path) -> None:
+    said: list[str] = []
+    with _held(tmp_path, workspace, "pause") as system:
+        repl = Repl(system, said.append)
+        assert repl.handle("delete the old log")
+        (task,) = list(repl.handles)
+        _wait_inbox(system, 1)
+        repl.handle("/pause")
+        assert said[-1].startswith("error: which task?")
+        repl.handle(f"/pause {task[:12]}")
+        assert said[-1] == f"{task}: paused"
+        repl.handle("/tasks")
+        assert said[-1] == f"  {task} paused"
+        repl.handle(f"/pause {task[:12]}")
+        assert said[-1] == "error: already paused"
+        repl.handle(f"/resume {task[:12]}")
+        assert said[-1] == f"{task}: resumed"
+        repl.handle("/tasks")
+        assert said[-1] == f"  {task} running"
+        repl.handle(f"/cancel {task[:12]}")
+        repl.handles[task].result(30)

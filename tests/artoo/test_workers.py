@@ -136,16 +136,26 @@ TASKS = 60
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("recovery", ["resume", "abandon"])
 def test_three_workers_sixty_tasks_one_killed_every_task_ends_once(
-    pg_url: str, tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+    recovery: str,
+    pg_url: str,
+    tmp_path: Path,
+    workspace: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """The killed worker's tasks in flight are taken over by another System, each once:
+    resumed from the log (``recovery = "resume"``, the default) or ended ``worker_lost``."""
     model = _script(tmp_path, delay_ms=150)
+    settings = ("durability=none", "tools.sandbox=off", f"recovery={recovery}")
     workers = [
-        start_worker(pg_url, workspace, model, concurrency=2, lease_s=2.0) for _ in range(WORKERS)
+        start_worker(pg_url, workspace, model, concurrency=2, lease_s=2.0, settings=settings)
+        for _ in range(WORKERS)
     ]
     victim, victim_id = workers[0]
     try:
-        with artoo.System.open(pg_url, model=model, workspace=workspace, config=CONFIG) as host:
+        config = CONFIG.model_copy(update={"recovery": recovery})
+        with artoo.System.open(pg_url, model=model, workspace=workspace, config=config) as host:
             assert host.fleet is not None
             until(lambda: host.fleet is not None and host.fleet.workers() == WORKERS)
             handles = [host.submit(f"say hello {i}") for i in range(TASKS)]
@@ -194,8 +204,11 @@ def test_three_workers_sixty_tasks_one_killed_every_task_ends_once(
             ).fetchone()
             assert row is not None and row[0] == 1
             conn.close()
-        lost = {t for t, r in results.items() if r.reason == "worker_lost"}
-        assert lost == in_flight  # the killed worker's tasks in flight, ended by another
+        if recovery == "resume":  # the killed worker's tasks in flight go on elsewhere
+            lost = {t for t, r in results.items() if r.resumed_from is not None}
+        else:  # ended by another System
+            lost = {t for t, r in results.items() if r.reason == "worker_lost"}
+        assert lost == in_flight
         assert all(r.status == "accept" for t, r in results.items() if t not in lost)
     finally:
         for proc, _ in workers[1:]:
@@ -206,7 +219,8 @@ def test_three_workers_sixty_tasks_one_killed_every_task_ends_once(
     seqs, counts, last = _finals(pg_url)
     assert seqs == list(range(1, len(seqs) + 1))  # gapless
     assert set(counts) == set(results) and set(counts.values()) == {1}  # each ends once
-    assert all(last[t].reason == "worker_lost" for t in lost)
+    if recovery == "abandon":
+        assert all(last[t].reason == "worker_lost" for t in lost)
     capsys.readouterr()
     assert main(["audit", pg_url, "--verify"]) == 0
     assert "the hash chain is intact" in capsys.readouterr().out

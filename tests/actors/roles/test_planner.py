@@ -161,3 +161,54 @@ def test_a_subtask_check_still_unusable_after_the_retry_drops_the_criterion_not_
     (subtask,) = manifest.body.subtasks
     assert [c.id for c in subtask.criteria] == ["s1c2", "t1"]  # the broken one dropped
     assert subtask.criteria[1].check == Check(kind="count_matches", path="archive", value="files")
+
+
+def _caution(round: int = 0) -> MemoryRecall:
+    return MemoryRecall(
+        space="intent:delete-log",
+        entity="env:local",
+        round=round,
+        attention=1.85,
+        decision=-0.05,
+        action="caution",
+    )
+
+
+def test_an_intent_level_caution_asks_the_operator_once_per_task(tmp_path: Path) -> None:
+    """Paper §6.4: Memory's action on the task's intent tag is caution (mixed outcomes):
+    before any plan the operator is asked, once; an approval plans, and the next round's
+    caution does not ask again."""
+    from artoo.schemas import ConfirmationDecision, ConfirmationRequest
+
+    model = write_script(tmp_path / "s.toml", [{**_plan("List the logs", ["glob"]), "times": 0}])
+    with RoleHarness(Planner, model=model) as h:
+        h.send(SPEC)
+        h.send(_caution())
+        (ask,) = h.wait_for(ConfirmationRequest)
+        h.sync()
+        assert h.published(DispatchManifest) == [] and h.published(LLMCall) == []
+        assert ask.body.gate == "caution" and ask.body.target == "intent:delete-log"
+        h.send(ConfirmationDecision(request_id=ask.body.request_id, approved=True))
+        h.wait_for(DispatchManifest)
+        h.send(PlanDirective(round=1, directive="refine"))
+        h.send(_caution(round=1))
+        h.wait_for(DispatchManifest, count=2)
+        assert len(h.published(ConfirmationRequest)) == 1  # once per task
+
+
+def test_a_denied_intent_caution_fails_the_round_without_a_model_call(tmp_path: Path) -> None:
+    from artoo.schemas import ConfirmationDecision, ConfirmationRequest
+
+    model = write_script(tmp_path / "s.toml", [{**_plan("List the logs", ["glob"]), "times": 0}])
+    with RoleHarness(Planner, model=model) as h:
+        h.send(SPEC)
+        h.send(_caution())
+        (ask,) = h.wait_for(ConfirmationRequest)
+        h.send(ConfirmationDecision(request_id=ask.body.request_id, approved=False))
+        (failed,) = h.wait_for(StepFailed)
+        h.send(PlanDirective(round=1, directive="refine"))
+        h.send(_caution(round=1))
+        h.wait_for(StepFailed, count=2)
+        assert len(h.published(ConfirmationRequest)) == 1  # not asked again
+        assert h.published(LLMCall) == [] and h.published(DispatchManifest) == []
+    assert failed.body.step == "caution" and "denied" in failed.body.error
