@@ -208,14 +208,20 @@ class Fleet:
             with self._lock:
                 self._mine.add(lost.task_id)
             self.taken_over.append(lost.task_id)
-            outcome = take_over(
-                self._log,
-                self._bus,
-                lost.task_id,
-                lost.worker,
-                sender=self._sender,
-                resume=self.resume,
-            )
+            try:
+                outcome = take_over(
+                    self._log,
+                    self._bus,
+                    lost.task_id,
+                    lost.worker,
+                    sender=self._sender,
+                    resume=self.resume,
+                )
+            except Exception:  # it is ours now: it must still end, once
+                logger.exception("resuming task %s failed: ending it", lost.task_id)
+                outcome = take_over(
+                    self._log, self._bus, lost.task_id, lost.worker, sender=self._sender
+                )
             logger.warning("took over task %s of %s: %s", lost.task_id, lost.worker, outcome)
             if outcome == "had_ended":
                 self.ended(lost.task_id)

@@ -5,7 +5,8 @@ tasks (at most ``--concurrency`` at a time) and runs each wholly here — its ro
 sandbox, the workspace ``--workspace-root`` — appending every envelope to the store's one
 shared log. It runs until SIGTERM or Ctrl-C; then the tasks it still runs end abandon
 "system closed" (as at any System's close). Killed outright, its leases run out and
-another System takes its tasks over (ends them ``worker_lost``, exactly once).
+another System takes its tasks over, exactly once (resumes them from the log, or with
+``recovery = "abandon"`` ends them ``worker_lost``).
 """
 
 from __future__ import annotations

@@ -581,9 +581,15 @@ class System(OperatorInbox):
         return self._start(task_id, request)
 
     def _handle(self, task_id: str) -> TaskHandle:
-        future: Future[FinalResult] = Future()
-        handle = TaskHandle(self, task_id, future)
+        """The task's handle: the one it has (a task submitted to the workers that this
+        System then took over), or a new one."""
         with self._lock:
+            entry = self._futures.get(task_id)
+            if entry is not None:
+                self._remote.discard(task_id)  # it runs here now
+                return entry[0]
+            future: Future[FinalResult] = Future()
+            handle = TaskHandle(self, task_id, future)
             self._futures[task_id] = (handle, future)
         return handle
 
