@@ -29,6 +29,7 @@ import logging
 import os
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -48,6 +49,9 @@ LEASE_S = 10.0
 """How long a task's lease lasts without a heartbeat (the default)."""
 POLL_S = 0.05
 """How often a System's fleet thread looks (heartbeats are every ``lease_s / 4``)."""
+FAILING_S = 10.0
+"""A fleet whose steps have all failed this long (the database is gone) says so
+(:attr:`Fleet.failing`): ``artoo worker`` then exits."""
 
 
 def writer_id() -> str:
@@ -117,6 +121,7 @@ class Fleet:
         self._stop = threading.Event()
         self._wake = threading.Event()  # a task ended: a worker leases the next at once
         self._last_beat = -float("inf")
+        self._failing_since: float | None = None
         self._thread = threading.Thread(target=self._run, name="artoo-fleet", daemon=True)
 
     # ------------------------------------------------------------------ the System's side
@@ -185,14 +190,23 @@ class Fleet:
         self.queue.close()
 
     # ------------------------------------------------------------------ the thread
+    @property
+    def failing(self) -> bool:
+        """True once every step for :data:`FAILING_S` seconds failed (monotonic time)."""
+        since = self._failing_since
+        return since is not None and time.monotonic() - since >= FAILING_S
+
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
                 self._step()
+                self._failing_since = None
             except Exception:
                 if self._stop.is_set():
                     return
-                logger.exception("fleet: a step failed (retrying)")
+                if self._failing_since is None:
+                    self._failing_since = time.monotonic()
+                    logger.exception("fleet: a step failed (retrying)")
             self._wake.wait(self._poll_s)
             self._wake.clear()
 

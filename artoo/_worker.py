@@ -4,7 +4,8 @@ A worker is a System opened with ``worker=True`` (:mod:`artoo._fleet`): it lease
 tasks (at most ``--concurrency`` at a time) and runs each wholly here — its roles, its
 sandbox, the workspace ``--workspace-root`` — appending every envelope to the store's one
 shared log. It runs until SIGTERM or Ctrl-C; then the tasks it still runs end abandon
-"system closed" (as at any System's close). Killed outright, its leases run out and
+"system closed" (as at any System's close). A worker whose database cannot be reached
+for 10 s stops (exit 1). Killed outright, its leases run out and
 another System takes its tasks over, exactly once (resumes them from the log, or with
 ``recovery = "abandon"`` ends them ``worker_lost``).
 """
@@ -24,7 +25,8 @@ __all__ = ["worker_command"]
 
 
 def worker_command(args: argparse.Namespace, console: Console) -> int:
-    """Run a worker until SIGTERM or SIGINT; exit 0."""
+    """Run a worker until SIGTERM or SIGINT (exit 0), or until its store cannot be
+    reached for ``FAILING_S`` seconds (exit 1)."""
     from ._store import parse_store
     from .system import System
 
@@ -55,8 +57,11 @@ def worker_command(args: argparse.Namespace, console: Console) -> int:
                 f"concurrency {args.concurrency}, workspace {settings.workspace}",
                 highlight=False,
             )
+            assert system.fleet is not None
             while not stop.wait(0.5):
-                pass
+                if system.fleet.failing or system.bus.halted:
+                    console.print("artoo: worker: the store cannot be reached; stopping")
+                    return 1
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

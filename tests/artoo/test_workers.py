@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 from collections import Counter
 from pathlib import Path
@@ -211,10 +212,15 @@ def test_three_workers_sixty_tasks_one_killed_every_task_ends_once(
         assert lost == in_flight
         assert all(r.status == "accept" for t, r in results.items() if t not in lost)
     finally:
+        victim.kill()  # whatever happened (it may be stopped)
         for proc, _ in workers[1:]:
             proc.send_signal(signal.SIGTERM)
         for proc, _ in workers:
-            proc.wait(30)
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
     assert [p.returncode for p, _ in workers[1:]] == [0] * (WORKERS - 1)
     seqs, counts, last = _finals(pg_url)
     assert seqs == list(range(1, len(seqs) + 1))  # gapless
@@ -292,3 +298,20 @@ def test_the_elected_judges_ticket_ends_a_task_another_system_runs_there_once(
                 and e.body.ticket_id == result.ticket_id
             ]
             assert tickets and all(host.bus.appended(t.seq) for t in tickets)  # elected Judge
+
+
+@pytest.mark.slow
+def test_a_worker_whose_database_is_gone_stops(
+    pg_server: Any, pg_url: str, tmp_path: Path, workspace: Path
+) -> None:
+    proc, _ = start_worker(pg_url, workspace, _script(tmp_path))
+    try:
+        name = pg_url.split("?", 1)[0].rsplit("/", 1)[-1]
+        admin = connect(pg_url.replace(f"/{name}?", "/postgres?"))
+        admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')  # its sessions end
+        admin.close()
+        assert proc.wait(60) == 1
+        assert proc.stdout is not None
+        assert "cannot be reached" in proc.stdout.read()
+    finally:
+        proc.kill()
