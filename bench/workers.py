@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -58,11 +59,18 @@ def _script(directory: Path, delay_ms: float) -> str:
     )
 
 
+def _cpu(who: int) -> float:
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run_case(
     url: str, workers: int, tasks: int, concurrency: int, model: str, workspace: Path
-) -> float:
-    """Tasks per second with ``workers`` worker processes."""
+) -> tuple[float, float, float]:
+    """Tasks per second with ``workers`` worker processes, and CPU ms per task of the
+    host (this process, submit to last result) and of the workers (whole lives)."""
     procs = []
+    children = _cpu(resource.RUSAGE_CHILDREN)
     try:
         for _ in range(workers):
             procs.append(start_worker(url, workspace, model, concurrency=concurrency)[0])
@@ -72,13 +80,14 @@ def run_case(
             while host.fleet.workers() < workers:
                 time.sleep(0.05)
             start = time.perf_counter()
+            host_cpu = _cpu(resource.RUSAGE_SELF)
             handles = [host.submit(f"say hello {i}") for i in range(tasks)]
             results = [h.result(600) for h in handles]
             elapsed = time.perf_counter() - start
+            host_cpu = _cpu(resource.RUSAGE_SELF) - host_cpu
         bad = [r for r in results if r.status != "accept"]
         if bad:
             raise RuntimeError(f"{len(bad)} tasks did not end accept: {bad[0]}")
-        return tasks / elapsed
     finally:
         for proc in procs:
             proc.send_signal(signal.SIGTERM)
@@ -87,6 +96,8 @@ def run_case(
                 proc.wait(30)
             except subprocess.TimeoutExpired:
                 proc.kill()
+    worker_cpu = _cpu(resource.RUSAGE_CHILDREN) - children
+    return tasks / elapsed, 1000 * host_cpu / tasks, 1000 * worker_cpu / tasks
 
 
 def main() -> None:
@@ -98,17 +109,23 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     figures: dict[int, list[float]] = {n: [] for n in WORKERS}
+    cpu: dict[int, list[tuple[float, float]]] = {n: [] for n in WORKERS}
     with tempfile.TemporaryDirectory() as tmp, postgres_server() as server:
         workspace = Path(tmp) / "ws"
         workspace.mkdir()
         model = _script(Path(tmp), args.delay_ms)
         for _ in range(args.repeat):
             for n in WORKERS:
-                rate = run_case(
+                rate, host_ms, workers_ms = run_case(
                     server.create_database(), n, args.tasks, args.concurrency, model, workspace
                 )
                 figures[n].append(rate)
-                print(f"{n} worker(s): {rate:.2f} tasks/s", file=sys.stderr)
+                cpu[n].append((host_ms, workers_ms))
+                print(
+                    f"{n} worker(s): {rate:.2f} tasks/s; CPU per task: host {host_ms:.1f} ms,"
+                    f" workers {workers_ms:.1f} ms (with start-up)",
+                    file=sys.stderr,
+                )
     best = {n: max(v) for n, v in figures.items()}
     out = {
         "machine": machine(),
@@ -118,6 +135,7 @@ def main() -> None:
         "delay_ms": args.delay_ms,
         "tasks_per_s": figures,
         "best": best,
+        "cpu_ms_per_task_host_workers": cpu,
         "scaling": {n: best[n] / best[1] for n in WORKERS},
     }
     if args.json:
