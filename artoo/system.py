@@ -290,10 +290,12 @@ class System(OperatorInbox):
             to_resume: list[str] = []
             if gateway is not None:  # the log's answers first, then the pause gate
                 gateway.wrap_backends(lambda b: self.resumer.backend(self.pauses.backend(b)))
-            if config.recovery == "resume" and gateway is not None:
-                to_resume = open_tasks(self.log)
-            else:
+            if config.recovery == "abandon":
                 self.interrupted = end_orphans(self.log, self.bus, sender=SYSTEM)
+            elif gateway is not None:
+                to_resume = open_tasks(self.log)
+            # opened with no model (reading): open tasks stay open, for an open that can
+            # resume them
             self.equipment = Equipment(
                 bus=self.bus,
                 config=config,

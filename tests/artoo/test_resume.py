@@ -389,3 +389,21 @@ def test_a_resumed_task_killed_again_is_resumed_again(tmp_path: Path) -> None:
     assert sum(isinstance(e.body, ToolCallEnded) for e in events) == 1
     assert verify(store).ok
     assert rerun(store).ok
+
+
+@pytest.mark.slow
+def test_an_open_with_no_model_leaves_a_stopped_task_for_an_open_that_can_resume_it(
+    tmp_path: Path,
+) -> None:
+    entries, until = CASES["tool call logged"]
+    store, workspace = tmp_path / "store", _workspace(tmp_path)
+    model = write_script(tmp_path / "s.toml", entries)
+    _victim(tmp_path, store, workspace, model, until=until)
+    with artoo.System.open(store, workspace=workspace, env={}) as reader:  # no model
+        assert reader.resumed == [] and reader.interrupted == []
+    assert not any(isinstance(e.body, FinalResult) for e in all_events(store))
+    quick = [{k: v for k, v in e.items() if k != "delay_ms"} for e in entries]
+    write_script(tmp_path / "s.toml", _rest(quick, store))
+    with artoo.System.open(store, model=model, workspace=workspace) as system:
+        [handle] = system.resumed
+        assert handle.result(60).status == "accept"
