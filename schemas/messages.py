@@ -126,9 +126,11 @@ EndReason = Literal[
     "budget",
     "log_failed",
     "step_failed",
+    "worker_lost",
     "law1_denied",
 ]
-"""Why a task ended (FinalResult.reason); None in logs written before it existed."""
+"""Why a task ended (FinalResult.reason); None in logs written before it existed.
+``worker_lost``: the worker running it (a PostgreSQL store's) died; another ended it."""
 BudgetName = Literal["max_model_calls", "max_tokens"]
 """A per-task budget (FinalResult.budget, LLMCall.refused)."""
 

@@ -8,7 +8,8 @@ Responsibilities
     the C-level SOPs to SHOULD PREFER / MUST NOT / CAUTION, merge the MUST NOT set with
     the GGS directive's blocked tools and targets and with the strongest tool-space Avoid
     pairs (docs/design.md C7), at most 10 memory entries; an accepted episode recall by
-    meaning returned becomes a SHOULD PREFER naming its steps and commands. In round 0,
+    meaning returned becomes a SHOULD PREFER naming its steps and commands, an abandoned
+    one a MUST NOT naming the approach that failed. In round 0,
     when memory holds an accepted episode of the very same request, its plan is the first
     plan (no model call), checked like any other: if it breaks the MUST NOT set it is
     rejected and the model is asked, told why. Enforce the MUST NOT set in code: a
@@ -245,12 +246,13 @@ def calibrate(
     caution → CAUTION, ignore → nothing. C-level SOPs (strongest ``f·|σ|`` first): σ > 0 →
     SHOULD PREFER, σ ≤ 0 → MUST NOT. Accepted episodes recall by meaning returned (never a
     flagged distractor's) → SHOULD PREFER naming their steps and commands
-    (:func:`approach_text`). Tool-space Avoid pairs (``tool:<name>``,
-    ``path:<target>``; most negative decision first) → their targets become MUST NOT and
-    blocked targets; tool-space Caution pairs → CAUTION lines and caution targets, whose
-    first use in the task the operator confirms (paper §6.4). At most ``cap``
-    (``Config.memory.recall_cap``) distinct memory entries, in that priority order. The
-    directive's blocked tools and targets are then merged in (never capped).
+    (:func:`approach_text`); abandoned ones → MUST NOT naming what failed. Tool-space
+    Avoid pairs (``tool:<name>``, ``path:<target>``; most negative decision first) → their
+    targets become MUST NOT and blocked targets; tool-space Caution pairs → CAUTION lines
+    and caution targets, whose first use in the task the operator confirms (paper §6.4).
+    At most ``cap`` (``Config.memory.recall_cap``) distinct memory entries, in that
+    priority order. The directive's blocked tools and targets are then merged in (never
+    capped).
     """
     seen: dict[tuple[str, str], _Entry] = {}
     entries = (

@@ -227,6 +227,13 @@ def _describe(env: Envelope) -> tuple[str, list[str]]:
         detail = [f"SOP {m.space}/{m.entity} σ={m.sigma:+.0f}: {_clip(m.content)}" for m in b.sops]
         detail += [f"avoid {p.space} {p.entity} ({p.decision:+.2f})" for p in b.avoid]
         detail += [f"caution {p.space} {p.entity} ({p.decision:+.2f})" for p in b.caution]
+        for r in b.recalled:  # recall by meaning: what was found, read or flagged
+            flag = "DISTRACTOR" if r.distractor else "read" if r.recalled else "not read"
+            detail.append(
+                f"recalled {flag}: {r.space} {_clip(r.text)!r} (kw {r.keyword_rank or '-'}, "
+                f"vec {r.vector_rank or '-'}, cos {r.vector:.2f})"
+            )
+        detail += [f"episode {m.id}: {_clip(m.request)!r}" for m in b.episodes]
         return text, detail
     if isinstance(b, DispatchManifest):
         detail = [f"SHOULD PREFER: {x}" for x in b.should_prefer]
