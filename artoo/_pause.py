@@ -34,6 +34,8 @@ class _State:
     running: threading.Event = field(default_factory=threading.Event)
     paused_at: float | None = None
     paused_s: float = 0.0
+    asked_at: float | None = None
+    """Waiting for the user's answer to a question since (its deadline stands too)."""
 
 
 class Pauses:
@@ -84,11 +86,33 @@ class Pauses:
         return state is not None and state.paused_at is not None
 
     def paused_s(self, task_id: str, now: float) -> float:
-        """Seconds ``task_id`` has been paused up to ``now`` (its deadline clock stood)."""
+        """Seconds ``task_id`` has been paused, or waiting for the user's answer to a
+        question, up to ``now`` (its deadline clock stood)."""
         state = self._states.get(task_id)
         if state is None:
             return 0.0
-        return state.paused_s + (max(0.0, now - state.paused_at) if state.paused_at else 0.0)
+        stood = state.paused_s
+        for since in (state.paused_at, state.asked_at):
+            if since is not None:
+                stood += max(0.0, now - since)
+        return stood
+
+    def asked(self, task_id: str, at: float) -> None:
+        """The task asks the user a question at clock time ``at``: its deadline stands."""
+        with self._lock:
+            state = self._states.setdefault(task_id, _State())
+            if not state.running.is_set() and state.paused_at is None:
+                state.running.set()  # a new state: not paused
+            if state.asked_at is None:
+                state.asked_at = at
+
+    def answered(self, task_id: str, at: float) -> None:
+        """The question was answered at ``at``: the deadline goes on."""
+        with self._lock:
+            state = self._states.get(task_id)
+            if state is not None and state.asked_at is not None:
+                state.paused_s += max(0.0, at - state.asked_at)
+                state.asked_at = None
 
     def restore(self, task_id: str, envelopes: Iterable[Envelope]) -> bool:
         """Set ``task_id``'s gate from its logged pause events (a resume at open); the time

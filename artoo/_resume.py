@@ -45,10 +45,12 @@ from artoo.schemas import (
     Envelope,
     FinalResult,
     Message,
+    QuestionAnswered,
     TaskPaused,
     TaskResumed,
     TaskUnpaused,
     ToolCall,
+    UserQuestion,
     UserRequest,
 )
 
@@ -82,6 +84,7 @@ class _Resume:
     shift: float
     streams: dict[str, deque[Envelope]] = field(default_factory=lambda: defaultdict(deque))
     decisions: dict[str, ConfirmationDecision] = field(default_factory=dict)
+    answers: dict[str, QuestionAnswered] = field(default_factory=dict)
     parted: bool = False
     """A message of a sender differed in kind from its next recorded one: from then on
     nothing more is matched (logged as published)."""
@@ -115,6 +118,8 @@ class Resumer:
             resume.streams[env.sender].append(env)
             if isinstance(env.body, ConfirmationDecision):
                 resume.decisions[env.body.request_id] = env.body
+            elif isinstance(env.body, QuestionAnswered):
+                resume.answers[env.body.question_id] = env.body
         with self._lock:
             self._tasks[task.task_id] = resume
         return resume
@@ -230,6 +235,14 @@ class Resumer:
             return None
         return resume.decisions.get(resume.served.ids.get(request_id, request_id))
 
+    def answer(self, task_id: str | None, question_id: str) -> QuestionAnswered | None:
+        """The logged answer of a question a resumed task asks again (the Queen's
+        :attr:`~artoo.actors.runtime.role.Equipment.recorded_answer`)."""
+        resume = self.tasks.get(task_id or "")
+        if resume is None:
+            return None
+        return resume.answers.get(resume.served.ids.get(question_id, question_id))
+
 
 READ_ONLY_TOOLS = frozenset({"read_file", "glob", "load_data"})
 """Built-in tools that change nothing: safe to run again."""
@@ -329,12 +342,16 @@ def resume_task(system: ResumingSystem, task_id: str) -> Any:
     if any(isinstance(e.body, FinalResult) for e in envelopes):
         raise ValueError(f"task {task_id} has ended: nothing to resume")
     resume = system.resumer.add(TaskLog(task_id, envelopes), now=system.clock.now())
-    system.pauses.restore(task_id, envelopes)  # paused when it stopped: paused still
+    paused = system.pauses.restore(task_id, envelopes)  # paused when it stopped: paused still
+    asked = {e.body.question_id for e in envelopes if isinstance(e.body, UserQuestion)}
+    asked -= {e.body.question_id for e in envelopes if isinstance(e.body, QuestionAnswered)}
     system.bus.publish(
         TaskResumed(
             from_seq=resume.from_seq,
             replayed=len(envelopes),
             stopped_s=round(resume.shift, 6),
+            paused=paused,
+            waiting=bool(asked),
         ),
         sender="system",
         task_id=task_id,

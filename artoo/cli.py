@@ -503,7 +503,7 @@ def _memory(args: argparse.Namespace, console: Console) -> int:
         return _memory_recall(spec, args.recall, args.embedder, console)
     tags, sops = memory_rows(spec, time.time())
     table = Table(title=f"memory of {spec}")
-    for col in ("space", "entity", "megrams", "attention", "decision", "action", "requests"):
+    for col in ("space", "entity", "megrams", "attention", "decision", "action", "requests", "SOP"):
         table.add_column(col)
     for row in tags:
         table.add_row(
@@ -514,6 +514,7 @@ def _memory(args: argparse.Namespace, console: Console) -> int:
             f"{row.decision:+.2f}",
             row.action,
             literal("\n".join(row.requests)),
+            literal("\n".join(row.sops)),
         )
     console.print(table)
     sop_table = Table(title="Common Sense (SOPs)")

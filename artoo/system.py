@@ -76,8 +76,10 @@ from artoo.schemas import (
     EscalationTicket,
     FinalResult,
     LLMCall,
+    QuestionAnswered,
     TaskCancelled,
     TicketResolved,
+    UserQuestion,
     UserRequest,
 )
 
@@ -222,6 +224,7 @@ class System(OperatorInbox):
         tool_runner: ToolRunnerFactory | None = None,
         recorded_verdicts: RecordedVerdicts | None = None,
         url: str | None = None,
+        on_question: Callable[[UserQuestion], str | None] | None = None,
         worker: bool = False,
         concurrency: int = 1,
         lease_s: float = LEASE_S,
@@ -374,11 +377,17 @@ class System(OperatorInbox):
                 recorded_verdicts=recorded_verdicts,
                 audit=AuditSeat(self._audit, self.log, CONTRACTS),
                 recorded_decision=self.resumer.decision,
+                recorded_answer=self.resumer.answer,
+                question_operator=on_question,
                 paused_s=self.pauses.paused_s,
             )
             self._results = _Listener.start(self._on_result)
             # on a PostgreSQL store: every writer's results (the host's tasks run anywhere)
-            self.bus.subscribe([FinalResult, TaskCancelled], self._results, store=True)
+            self.bus.subscribe(
+                [FinalResult, TaskCancelled, UserQuestion, QuestionAnswered],
+                self._results,
+                store=True,
+            )
             self.bus.on_failure(self._on_bus_failure)
             # on a PostgreSQL store the Auditor and the Judge run in the elected System only
             self.runner.start_all(
@@ -424,6 +433,7 @@ class System(OperatorInbox):
         model_options: Mapping[str, Any] | None = None,
         on_ticket: TicketOperator | None = None,
         inbox: bool = False,
+        on_question: Callable[[UserQuestion], str | None] | None = None,
         worker: bool = False,
         concurrency: int = 1,
         lease_s: float = LEASE_S,
@@ -439,6 +449,11 @@ class System(OperatorInbox):
         unless ``inbox=True``: then it waits in :meth:`inbox` for :meth:`answer` (denied
         at its timeout). ``on_ticket`` is told of every escalation ticket the Queen
         relays; it answers ``"cancel"``, ``"continue"``, or None to leave it in the inbox.
+        ``on_question`` is told of every question a role asks the user (an ambiguous
+        request, a choice the request does not settle): it answers with one of the
+        question's options (free text when it has none), or None to leave it in the inbox
+        for :meth:`answer`; the task waits, its deadline stopped, up to
+        ``Config.question_timeout_s`` (then ``Config.question_on_timeout``).
         ``tools`` are Python functions offered to the Executors as extra tools.
         ``model_options`` go to every litellm call (``api_base``, ``api_key`` …); each
         call also gets ``timeout = config.role_timeout_s`` and ``max_tokens =
@@ -494,6 +509,7 @@ class System(OperatorInbox):
             operator=operator,
             on_ticket=on_ticket,
             inbox=inbox,
+            on_question=on_question,
             clock=clock or SystemClock(),
             tools=tools,
             gateway_factory=gateway_factory,
@@ -763,6 +779,13 @@ class System(OperatorInbox):
         self.bus.publish(body, sender=HOST, task_id=task_id)
 
     def _on_result(self, env: Envelope) -> None:
+        if isinstance(env.body, UserQuestion | QuestionAnswered):  # the deadline stands
+            if env.task_id is not None:
+                if isinstance(env.body, UserQuestion):
+                    self.pauses.asked(env.task_id, env.ts)
+                else:
+                    self.pauses.answered(env.task_id, env.ts)
+            return
         if isinstance(env.body, TaskCancelled):  # a cancel the Queen decided (a ticket)
             if env.task_id is not None:
                 self.budgets.stop(env.task_id)

@@ -718,7 +718,8 @@ def main() -> None:
                 continue
             with tempfile.TemporaryDirectory(prefix="artoo-real-") as tmp:
                 root = Path(tmp) if args.keep is None else args.keep / f"{task.id}-r{repeat}"
-                (root / side).mkdir(parents=True, exist_ok=True)
+                shutil.rmtree(root / side, ignore_errors=True)  # a killed run's leftovers
+                (root / side).mkdir(parents=True)
                 row = run_one(run, task, repeat, side, root / side)
             rows.append(row)
             if args.out is not None:

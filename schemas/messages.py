@@ -56,6 +56,7 @@ __all__ = [
     "OutcomeSummary",
     "PlanDirective",
     "PlanRejected",
+    "QuestionAnswered",
     "RecalledRequest",
     "Refusal",
     "ReplanRequest",
@@ -77,6 +78,7 @@ __all__ = [
     "ToolCallEnded",
     "ToolSpec",
     "UnknownMessage",
+    "UserQuestion",
     "UserRequest",
     "Verdict",
 ]
@@ -741,6 +743,10 @@ class TaskResumed(Message, frozen=True, tag="TaskResumed"):
     stopped_s: float = 0.0
     """Clock seconds between the task's last logged envelope and the resume (not counted
     against its deadline)."""
+    paused: bool = False
+    """The operator had paused it (it stays paused until resumed)."""
+    waiting: bool = False
+    """It was waiting for the user's answer to a question."""
 
 
 class TaskPaused(Message, frozen=True, tag="TaskPaused"):
@@ -757,6 +763,32 @@ class TaskUnpaused(Message, frozen=True, tag="TaskUnpaused"):
 
     by: str = "host"
     reason: str = ""
+
+
+class UserQuestion(Message, frozen=True, tag="UserQuestion"):
+    """A role asks the user one question (an ambiguous request, a choice the request does
+    not settle): free text, or one of ``options``. The task waits for the
+    :class:`QuestionAnswered` (its deadline clock stopped); it goes to the operator inbox
+    and the ``on_question`` callback."""
+
+    question_id: str
+    role: str
+    text: str
+    options: list[str] = []
+    default: str | None = None
+    """Taken when no answer comes in ``timeout_s`` (``Config.question_on_timeout``)."""
+    timeout_s: float = 300.0
+    round: int = 0
+
+
+class QuestionAnswered(Message, frozen=True, tag="QuestionAnswered"):
+    """The answer to a :class:`UserQuestion`: the user's (``by="operator"``), or at the
+    timeout (``by="timeout"``) the question's default — or None when the task is abandoned
+    for want of an answer."""
+
+    question_id: str
+    answer: str | None = None
+    by: str = "operator"
 
 
 class UnknownMessage(msgspec.Struct, frozen=True):
@@ -802,6 +834,8 @@ MESSAGE_TYPES: tuple[type[Message], ...] = (
     TaskResumed,
     TaskPaused,
     TaskUnpaused,
+    UserQuestion,
+    QuestionAnswered,
 )
 
 AnyMessage = (
@@ -840,4 +874,6 @@ AnyMessage = (
     | TaskResumed
     | TaskPaused
     | TaskUnpaused
+    | UserQuestion
+    | QuestionAnswered
 )

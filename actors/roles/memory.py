@@ -189,13 +189,16 @@ class Memory(Role):
             raise ValueError("the Memory role needs Equipment.megrams")
         self.megrams = equipment.megrams
         self.memory_config = equipment.config.memory
+        # load the embedder now: a configured one that cannot load fails at start, not
+        # in the middle of a task (EmbedderUnavailable names what to install)
+        self.embedder = make_embedder(self.memory_config.embedder)
         self.recollection: Recollection | None = None
 
     def _recollection(self) -> Recollection:
         """Recall by meaning over the store's intent megrams (built on first use)."""
         if self.recollection is None:
             config = self.memory_config
-            index = RecallIndex(make_embedder(config.embedder), disagreement=config.disagreement)
+            index = RecallIndex(self.embedder, disagreement=config.disagreement)
             self.recollection = Recollection.of(self.megrams, index)
         return self.recollection
 

@@ -8,7 +8,8 @@ Responsibilities
     the C-level SOPs to SHOULD PREFER / MUST NOT / CAUTION, merge the MUST NOT set with
     the GGS directive's blocked tools and targets and with the strongest tool-space Avoid
     pairs (docs/design.md C7), at most 10 memory entries; an accepted episode recall by
-    meaning returned becomes a SHOULD PREFER naming its steps and commands. In round 0,
+    meaning returned becomes a SHOULD PREFER naming its steps and commands, an abandoned
+    one a MUST NOT naming the approach that failed. In round 0,
     when memory holds an accepted episode of the very same request, its plan is the first
     plan (no model call), checked like any other: if it breaks the MUST NOT set it is
     rejected and the model is asked, told why. Enforce the MUST NOT set in code: a
@@ -19,7 +20,11 @@ Responsibilities
     count after its instruction. Intent-level Caution (paper §6.4): when Memory's action on
     the task's intent tag is ``caution`` (mixed outcomes), ask the operator once per task
     through the Queen (a ConfirmationRequest, gate ``caution``) before planning; a denial
-    is the round's StepFailed (and every later round's, without asking again).
+    is the round's StepFailed (and every later round's, without asking again). When a
+    choice the request does not settle decides the plan, the model may ask the user one
+    bounded question (``PlanAnswer.question``, once per task): it is published as a
+    UserQuestion, the plan waits for the QuestionAnswered, then is asked again with the
+    answer.
 
 Input contract (consumes)
     ``TaskSpec`` — intent, slug, task criteria, environment (round 0).
@@ -27,6 +32,7 @@ Input contract (consumes)
     the accepted episodes it found.
     ``PlanDirective`` — GGS's macro-state and MUST NOT sets for the next round.
     ``ConfirmationDecision`` — the operator's answer to an intent-level Caution.
+    ``QuestionAnswered`` — the answer to the question it asked.
 
 Output contract (publishes)
     ``MemoryQuery`` — the tag pair ``(intent:<slug>, env:<environment>)`` of the task and
@@ -38,6 +44,7 @@ Output contract (publishes)
     ``StepFailed`` — the model gave no valid plan (after the structured-answer repair).
     ``LLMCall`` — each model call (recorded by the gateway).
     ``ConfirmationRequest`` — intent-level Caution (gate ``caution``), once per task.
+    ``UserQuestion`` — its one question to the user, if any.
 
 Constraints
     Does NOT execute tools, validate results or decide to replan (GGS does). Does NOT
@@ -53,7 +60,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import msgspec
 
@@ -61,7 +68,13 @@ from artoo.actors.llm import LLMRequest, ask_structured
 from artoo.actors.runtime.role import Equipment, Role, handles
 from artoo.actors.verification._counting import count_command
 from artoo.actors.verification._paths import mentions
-from artoo.actors.verification.answers import PlanAnswer, make_criteria
+from artoo.actors.verification.answers import (
+    PlanAnswer,
+    answered_prompt,
+    bounded_question,
+    make_criteria,
+    user_question,
+)
 from artoo.actors.verification.checks import check_problem, guess_problem
 from artoo.schemas import (
     ConfirmationDecision,
@@ -76,10 +89,12 @@ from artoo.schemas import (
     Message,
     PlanDirective,
     PlanRejected,
+    QuestionAnswered,
     StepFailed,
     SubTask,
     TagPotential,
     TaskSpec,
+    UserQuestion,
 )
 
 __all__ = [
@@ -231,12 +246,13 @@ def calibrate(
     caution → CAUTION, ignore → nothing. C-level SOPs (strongest ``f·|σ|`` first): σ > 0 →
     SHOULD PREFER, σ ≤ 0 → MUST NOT. Accepted episodes recall by meaning returned (never a
     flagged distractor's) → SHOULD PREFER naming their steps and commands
-    (:func:`approach_text`). Tool-space Avoid pairs (``tool:<name>``,
-    ``path:<target>``; most negative decision first) → their targets become MUST NOT and
-    blocked targets; tool-space Caution pairs → CAUTION lines and caution targets, whose
-    first use in the task the operator confirms (paper §6.4). At most ``cap``
-    (``Config.memory.recall_cap``) distinct memory entries, in that priority order. The
-    directive's blocked tools and targets are then merged in (never capped).
+    (:func:`approach_text`); abandoned ones → MUST NOT naming what failed. Tool-space
+    Avoid pairs (``tool:<name>``, ``path:<target>``; most negative decision first) → their
+    targets become MUST NOT and blocked targets; tool-space Caution pairs → CAUTION lines
+    and caution targets, whose first use in the task the operator confirms (paper §6.4).
+    At most ``cap`` (``Config.memory.recall_cap``) distinct memory entries, in that
+    priority order. The directive's blocked tools and targets are then merged in (never
+    capped).
     """
     seen: dict[tuple[str, str], _Entry] = {}
     entries = (
@@ -401,7 +417,9 @@ criteria's shape ({{"text", "mode", "check"}}). Never guess the answer, in an in
 or a criterion: the Executor finds it with the tools. Obey every MUST NOT line.
 Example. Task: "how many words are in docs/intro.md?" Answer: {{"subtasks": [{{"instruction":
 "Run wc -w docs/intro.md and answer with the number of words", "sequence": 1, "tools":
-["shell"], "criteria": []}}], "rationale": "one command counts them"}}"""
+["shell"], "criteria": []}}], "rationale": "one command counts them"}}
+Only when a choice the task does not settle decides the plan, add "question": {{"text":
+"<one question to the user>", "options": ["<choice>", ...], "default": "<choice>"}}."""
 
 TOOL_HINTS = {
     "glob": "glob (list paths matching a pattern)",
@@ -492,6 +510,11 @@ class _Plan:
     caution: str | None = None  # the request id of the intent-level Caution asked
     cleared: bool | None = None  # its decision (None: not asked, or not yet answered)
     held: Envelope | None = None  # the MemoryRecall waiting for that decision
+    asked: bool = False
+    """Its one question to the user was asked (never a second)."""
+    waiting: tuple[str, Envelope, Calibration, list[dict[str, Any]], str] | None = None
+    """(question id, the MemoryRecall, its calibration, the messages so far, the question)
+    while the plan waits for the answer."""
 
 
 def intent_caution(spec: TaskSpec, recall: MemoryRecall, request_id: str) -> ConfirmationRequest:
@@ -564,12 +587,14 @@ class Planner(Role):
         StepFailed,
         LLMCall,
         ConfirmationRequest,
+        UserQuestion,
     )
     consumes: ClassVar[tuple[type[Message], ...]] = (
         TaskSpec,
         MemoryRecall,
         PlanDirective,
         ConfirmationDecision,
+        QuestionAnswered,
     )
     max_plan_attempts: ClassVar[int] = 2
 
@@ -710,6 +735,52 @@ class Planner(Role):
                 *messages[:-1],
                 {**final, "content": final["content"] + "\n\n" + problem + "."},
             ]
+        self._attempts(env, plan, calibration, messages)
+
+    @handles(QuestionAnswered)
+    def on_question_answered(self, env: Envelope) -> None:
+        plan = self.plans.get(env.task_id or "")
+        body: QuestionAnswered = env.body
+        if plan is None or plan.waiting is None or plan.waiting[0] != body.question_id:
+            return
+        _, recall, calibration, messages, question = plan.waiting
+        plan.waiting = None
+        if body.answer is None:  # no answer: the task is abandoned
+            return
+        told = {"role": "user", "content": answered_prompt(question, body.answer)}
+        self._attempts(recall, plan, calibration, [*messages, told])
+
+    def _ask(
+        self,
+        env: Envelope,
+        plan: _Plan,
+        calibration: Calibration,
+        messages: list[dict[str, Any]],
+        answer: PlanAnswer,
+    ) -> bool:
+        """Publish the plan's one question to the user, if it asks one; True when it did."""
+        question = bounded_question(answer.question)
+        if question is None or plan.asked:
+            return False
+        plan.asked = True
+        question_id = self.ctx.new_id()
+        said = {"role": "assistant", "content": msgspec.json.encode(answer).decode()}
+        plan.waiting = (question_id, env, calibration, [*messages, said], question.text)
+        timeout_s = self.ctx.config.question_timeout_s
+        self.reply(env, user_question(question, question_id, self.sender, timeout_s, plan.round))
+        return True
+
+    def _attempts(
+        self,
+        env: Envelope,
+        plan: _Plan,
+        calibration: Calibration,
+        messages: list[dict[str, Any]],
+    ) -> None:
+        """Ask the model for the round's plan (one retry with the reasons) and publish it,
+        or its rejection, or the one question it asks."""
+        task_id = env.task_id or ""
+        violations: list[Violation] = []
         for attempt in range(self.max_plan_attempts):
             request = LLMRequest(
                 role=self.name,
@@ -719,6 +790,9 @@ class Planner(Role):
                 max_output_tokens=self.ctx.config.output_caps.planner,
             )
             answer = ask_structured(self.ctx.model(), request, PlanAnswer)
+            if answer.ok and answer.value is not None:
+                if self._ask(env, plan, calibration, messages, answer.value):
+                    return
             if not answer.ok or answer.value is None or not answer.value.subtasks:
                 if self.cancelled(task_id):  # the call was not made: the cancel ends it
                     return

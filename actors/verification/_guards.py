@@ -91,6 +91,12 @@ def guess_problem(check: Check, request: str, kind: str = "") -> str | None:
             "the request does not ask for: count what it names (a directory, or a pattern "
             "it states)"
         )
+    if check.kind == "count_matches" and (other := _other_unit(check.value, request)):
+        return (
+            f"count_matches counts {check.value}, and the request counts {other}: count "
+            f"what it asks for ('lines containing <text>' for {other} a line shows, such as "
+            "'lines containing def ' for functions)"
+        )
     if check.kind == "count_matches" and not asks_count(request):
         return (
             "count_matches checks a count, and the request asks for none: check what it asks "
@@ -130,6 +136,37 @@ _ALIASES = {
     "sh": "shell",
     "yml": "yaml",
 }
+
+
+_COUNTED = re.compile(
+    r"\b(?:how\s+many|number\s+of|count(?:\s+the)?)\s+((?:[A-Za-z_][\w-]*\s+){0,3})", re.I
+)
+_SAME_UNIT = {
+    "lines": {"line", "lines", "row", "rows", "entry", "entries", "record", "records"},
+    "words": {"word", "words"},
+    "bytes": {"byte", "bytes"},
+    "chars": {"char", "chars", "character", "characters", "letter", "letters"},
+    "files": {"file", "files"},
+}
+
+
+def _other_unit(value: Any, request: str) -> str | None:
+    """What the request counts when a plain ``count_matches`` unit (lines, words, bytes,
+    chars, files) is not it, or None (pure): the first plural word after "how many" /
+    "number of" / "count the" ("count the functions defined in …" counts functions, not
+    the file's lines). ``lines containing <text>`` may count anything a line shows."""
+    unit = str(value).strip().lower()
+    if unit not in _SAME_UNIT:
+        return None
+    m = _COUNTED.search(request)
+    if m is None:
+        return None
+    words = m.group(1).lower().split()
+    plural = [w for w in words if w.endswith("s") and len(w) > 2]
+    if not plural:
+        return None
+    noun = plural[0]
+    return None if noun in _SAME_UNIT[unit] else noun
 
 
 def _narrowing(path: str, request: str) -> str | None:

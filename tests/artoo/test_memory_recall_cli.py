@@ -43,3 +43,47 @@ def test_recall_flags_a_keyword_trap(demo_store: Path) -> None:
     flagged = [r for r in answer.recalled if r.distractor]
     assert [r.text for r in flagged] == ["delete the old log archive/old.log"]
     assert not any(r.recalled for r in answer.recalled)
+
+
+def test_memory_shows_a_tags_sop_text_beside_its_requests(
+    tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import artoo
+    from artoo.schemas import Megram, SOPPromoted
+
+    from .helpers import CONFIG, DATA
+
+    store = tmp_path / "store"
+    model = f"scripted:{DATA / 'scenarios' / '1_success.toml'}"
+    with artoo.System.open(store, model=model, workspace=workspace, config=CONFIG) as system:
+        assert system.run("count the python files under src", timeout=60).status == "accept"
+        rows, _ = memory_rows(store, time.time())
+        (intent,) = [r for r in rows if r.requests]
+        sop = Megram(
+            id="sop1",
+            level="C",
+            created_at=time.time(),
+            space=intent.space,
+            entity=intent.entity,
+            content="count them with `find src -name '*.py' | wc -l`",
+            sigma=1.0,
+            f=0.9,
+        )
+        system.bus.publish(SOPPromoted(megram=sop), sender="dreamer")
+        system.flush(10.0)
+    (row,) = [r for r in memory_rows(store, time.time())[0] if r.space == intent.space]
+    assert row.requests == ("count the python files under src",)
+    assert row.sops == ("count them with `find src -name '*.py' | wc -l`",)
+    assert main(["memory", str(store)]) == 0
+    assert "wc -l" in capsys.readouterr().out
+
+
+def test_the_timeline_says_what_recall_read(demo_store: Path) -> None:
+    from artoo.replay import task_table, timeline
+
+    remembered = task_table(demo_store)[4]  # scenario 5: scenario 2's request again
+    (task,) = timeline(demo_store, remembered.task_id)
+    details = [d for e in task.entries for d in e.detail]
+    read = [d for d in details if d.startswith("recalled read:")]
+    assert read and "report the total of this year's sales figures" in read[0]
+    assert any(d.startswith("episode ") for d in details)

@@ -11,15 +11,19 @@ import time
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 import artoo
 from artoo.replay import rerun, verify
+from artoo.report import audit_report
+from artoo.report._model import AuditDocument
 from artoo.schemas import (
     Config,
     Envelope,
     EscalationTicket,
     FinalResult,
+    JudgeObservation,
     LLMCall,
     TaskPaused,
     TaskResumed,
@@ -153,11 +157,12 @@ def test_a_paused_task_stays_paused_across_a_restart_and_the_operator_resumes_it
         victim.wait(10)
     answered = sum(isinstance(e.body, LLMCall) for e in all_events(store))
     write_script(tmp_path / "s.toml", ENTRIES[answered:])  # what the killed run did not use
-    config = Config(durability="none", max_parallel=1)
+    # the Judge looks for stalls each 0.1 s and calls 1 s of silence one: the pause is longer
+    config = Config(durability="none", max_parallel=1, judge={"interval_s": 0.1, "stall_s": 1.0})
     with artoo.System.open(store, model=model, workspace=ws, config=config) as system:
         [handle] = system.resumed
         assert system.pauses.paused(handle.task_id)
-        time.sleep(0.5)
+        time.sleep(2.5)
         assert not handle.done() and not (ws / "made.txt").exists()
         system.answer(handle.task_id, "resume")
         result = handle.result(30)
@@ -173,5 +178,17 @@ def test_a_paused_task_stays_paused_across_a_restart_and_the_operator_resumes_it
     assert sum(isinstance(e.body, TaskResumed) for e in events) == 1
     assert sum(isinstance(e.body, FinalResult) for e in events) == 1
     assert _stalls(events) == []
+    resumed_at = next(e.seq for e in events if isinstance(e.body, TaskResumed))
+    watched = [
+        e.body.metrics.get("running", 0.0)
+        for e in events
+        if isinstance(e.body, JudgeObservation) and e.seq > resumed_at
+    ]
+    assert watched and max(watched) >= 1.0  # the Judge watched the resumed task
     assert verify(store).ok
     assert rerun(store).ok
+    # the audit report's task timeline shows the pause and the resume
+    doc = msgspec.json.decode(audit_report(store, fmt="json"), type=AuditDocument)
+    [task] = doc.tasks
+    kinds = [step.kind for step in task.timeline]
+    assert kinds.index("paused") < kinds.index("resumed") < kinds.index("unpaused")

