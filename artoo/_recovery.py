@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from artoo.schemas import FinalResult, UserRequest
+from artoo.schemas.messages import EndReason
 
 __all__ = ["TakeOver", "end_orphans", "open_tasks", "open_tasks_scanned", "take_over"]
 
@@ -66,16 +67,8 @@ def end_orphans(log: Any, bus: Any, *, sender: str, skip: Any = None) -> list[st
         return []
     last = log.last_seq
     for task_id in orphans:
-        bus.publish(
-            FinalResult(
-                task_id=task_id,
-                status="abandon",
-                summary=f"interrupted: the process stopped after seq {last}",
-                reason="interrupted",
-            ),
-            sender=sender,
-            task_id=task_id,
-        )
+        summary = f"interrupted: the process stopped after seq {last}"
+        _abandon(bus, task_id, summary, "interrupted", sender)
     bus.flush()
     return orphans
 
@@ -117,14 +110,14 @@ def take_over(
     if resume is not None and started:
         resume(task_id)
         return "resumed"
+    _abandon(bus, task_id, f"worker lost: {worker} stopped after seq {last}", "worker_lost", sender)
+    return "ended"
+
+
+def _abandon(bus: Any, task_id: str, summary: str, reason: EndReason, sender: str) -> None:
+    """Publish the task's one FinalResult: abandon, for ``reason``."""
     bus.publish(
-        FinalResult(
-            task_id=task_id,
-            status="abandon",
-            summary=f"worker lost: {worker} stopped after seq {last}",
-            reason="worker_lost",
-        ),
+        FinalResult(task_id=task_id, status="abandon", summary=summary, reason=reason),
         sender=sender,
         task_id=task_id,
     )
-    return "ended"

@@ -44,6 +44,7 @@ from artoo.schemas import (
     ConfirmationDecision,
     Envelope,
     FinalResult,
+    MemoryRecall,
     Message,
     QuestionAnswered,
     TaskPaused,
@@ -72,6 +73,9 @@ _NOT_REPLAYED = frozenset({TaskResumed, TaskPaused, TaskUnpaused})
 operator's, logged when it happens (:mod:`artoo._pause` restores the gate from the log)."""
 _QUIET = frozenset(MEMORY_EVENTS)
 """Replayed kinds not delivered again: Memory applied them when they were logged."""
+_AS_RECORDED = frozenset({MemoryRecall})
+"""Replayed kinds delivered with their recorded body: what memory held when the task first
+ran (other tasks may have changed memory since), which is what replay recomputes from."""
 
 
 @dataclass
@@ -151,6 +155,8 @@ class Resumer:
                 if type(body) in _QUIET:
                     return Replayed(None)
                 ts = recorded.ts + resume.shift + resume.later_stops.get(recorded.seq, 0.0)
+                if type(body) in _AS_RECORDED:
+                    body = recorded.body
                 return Replayed(Envelope(recorded.seq, ts, task_id, sender, to, cause, body))
             resume.parted = True
             logger.warning(

@@ -44,3 +44,26 @@ def test_a_task_the_dead_worker_ended_or_never_started_gets_no_second_end() -> N
     assert [f.status for f in _finals(log, "T")] == ["accept"]
     assert _finals(log, "N") == []
     bus.close()
+
+
+def test_a_resumed_task_sees_the_memory_it_recalled_first_not_what_memory_holds_now() -> None:
+    """Other tasks may change memory between a task's first run and its resume (on a
+    shared store, while its worker was dead): the replayed MemoryRecall is delivered as
+    the log holds it — what the task saw, and what replay --verify recomputes from."""
+    from artoo._resume import Resumer
+    from artoo.replay._read import TaskLog
+    from artoo.schemas import Envelope, Megram, MemoryQuery, MemoryRecall
+
+    recorded = MemoryRecall(space="intent", entity="hello", round=0)
+    log = [
+        Envelope(1, 10.0, "T", "host", None, None, UserRequest(text="hi")),
+        Envelope(2, 10.1, "T", "planner", None, 1, MemoryQuery(space="intent", entity="hello")),
+        Envelope(3, 10.2, "T", "memory", None, 2, recorded),
+    ]
+    resumer = Resumer()
+    resumer.add(TaskLog("T", log), now=20.0)
+    sop = Megram(id="sop-1", level="C", created_at=15.0, space="intent", entity="hello")
+    now = MemoryRecall(space="intent", entity="hello", round=0, sops=[sop])
+    routed = resumer.route("T", "memory", None, 2, now)
+    assert routed is not None and routed.envelope is not None  # replayed, not logged again
+    assert routed.envelope.seq == 3 and routed.envelope.body == recorded
