@@ -151,6 +151,8 @@ def _json_lines(shown: threading.Event) -> Any:
     from .export import _line as envelope_line
 
     def write(env: Any) -> None:
+        if shown.is_set():
+            return  # the stream ends with the result (a timer's later observation is not shown)
         sys.stdout.buffer.write(envelope_line(env) + b"\n")
         sys.stdout.buffer.flush()
         if isinstance(env.body, FinalResult):
