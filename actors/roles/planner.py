@@ -75,7 +75,7 @@ from artoo.actors.verification.answers import (
     make_criteria,
     user_question,
 )
-from artoo.actors.verification.checks import check_problem, guess_problem
+from artoo.actors.verification.checks import check_problem, guess_problem, measures_other
 from artoo.eventstore import task_text
 from artoo.schemas import (
     ConfirmationDecision,
@@ -342,6 +342,8 @@ def plan_violations(
     known_tools: Collection[str] | None = None,
     workspace: Path | None = None,
     request: str | None = None,
+    kind: str = "",
+    shape: str = "",
 ) -> list[Violation]:
     """Why a plan may not be dispatched; empty when it may.
 
@@ -351,7 +353,10 @@ def plan_violations(
     exist is a violation; with ``workspace``, so is a check that cannot be used — a path
     outside the workspace, a value of the wrong type for its kind, an unknown kind — and,
     with the task's ``request`` text, a check that guesses a number the request does not
-    state (``checks.guess_problem``).
+    state (``checks.guess_problem``) or a subtask whose instruction measures another
+    quantity than the request asks for (``checks.measures_other``: "wc -l FILE" for "what
+    is the highest price in FILE?"). ``kind`` and ``shape`` are the TaskSpec's reading of
+    the request, so the Planner reads it as the Perceiver did.
     """
     blocked = set(calibration.blocked_tools)
     violations: list[Violation] = []
@@ -365,13 +370,17 @@ def plan_violations(
         for target in calibration.blocked_targets:
             if mentions(subtask.instruction, target):
                 violations.append(Violation(subtask.subtask_id, target=target))
+        if request is not None and (
+            other := measures_other(subtask.instruction, request, kind, shape)
+        ):
+            violations.append(Violation(subtask.subtask_id, problem=other))
         if workspace is not None:
             for criterion in subtask.criteria:
                 if criterion.check is None:
                     continue
                 unusable = check_problem(criterion.check, workspace)
                 if unusable is None and request is not None:
-                    unusable = guess_problem(criterion.check, request)
+                    unusable = guess_problem(criterion.check, request, kind, shape)
                 if unusable is not None:
                     violations.append(
                         Violation(
@@ -426,14 +435,14 @@ Answer with one JSON object: {{"subtasks": [{{"instruction": "<what to do, with 
 "sequence": 1, "tools": ["<tool>"], "criteria": []}}], "rationale": "<one sentence>"}}.
 Use one subtask unless the task has independent parts (same sequence = parallel; a later
 sequence sees the earlier outputs). "tools" names only tools listed above. "criteria" may
-stay []: the task criteria are checked on the result. To count, have shell do it, never
-count by reading: lines wc -l FILE; words wc -w FILE; lines with X grep -c X FILE; files
-find DIR -type f | wc -l. A criterion you add has the task
-criteria's shape ({{"text", "mode", "check"}}). Never guess the answer, in an instruction
-or a criterion: the Executor finds it with the tools. Obey every MUST NOT line.
-Example. Task: "how many words are in docs/intro.md?" Answer: {{"subtasks": [{{"instruction":
-"Run wc -w docs/intro.md and answer with the number of words", "sequence": 1, "tools":
-["shell"], "criteria": []}}], "rationale": "one command counts them"}}
+stay []: the task criteria are checked on the result. Each subtask serves the task's own
+question: it finds the very quantity or name the task asks for, never another (a file's
+line count is not its largest value, its classes or its total). Have a tool compute it,
+never by reading, e.g.: lines with X: grep -c X FILE; a column's largest value or sum:
+python3 -c reading the CSV; a definition: grep -n "def NAME" -r DIR; files: find DIR -type
+f | wc -l. A criterion you add has the task criteria's shape ({{"text", "mode", "check"}}).
+Never guess the answer, in an instruction or a criterion: the Executor finds it with the
+tools. Obey every MUST NOT line.
 Only when a choice the task does not settle decides the plan, add "question": {{"text":
 "<one question to the user>", "options": ["<choice>", ...], "default": "<choice>"}}."""
 
@@ -660,6 +669,8 @@ class Planner(Role):
             known_tools=self.ctx.tools.names,
             workspace=self.ctx.workspace,
             request=plan.spec.text,
+            kind=plan.spec.kind,
+            shape=plan.spec.shape,
         )
 
     def _send_plan(

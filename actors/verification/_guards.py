@@ -18,6 +18,7 @@ __all__ = [
     "asks_question",
     "count_checked",
     "guess_problem",
+    "measures_other",
     "narrowed",
     "widened",
     "writes_nothing",
@@ -46,8 +47,17 @@ def asks_question(request: str) -> bool:
     return _QUESTION.search(request) is not None or asks_count(request)
 
 
-def asks_count(request: str) -> bool:
-    """True when ``request`` asks for a count ("how many", "count", "number of") (pure)."""
+def asks_count(request: str, kind: str = "", shape: str = "") -> bool:
+    """True when ``request`` asks for a count (pure). With the Perceiver's reading
+    (``TaskSpec.kind``/``shape``) the structured one decides first: a request whose
+    answer is a name, a value or free text (:func:`.request.duties`, code's shape winning
+    over the model's) asks no count. A number is a count or an amount (a sum, a maximum),
+    which no structured field tells apart: there, and for logs written before
+    ``TaskSpec.kind``, the keyword reading ("how many", "count", "number of") decides."""
+    if kind or shape:
+        said = duties(request, kind, shape).shape
+        if said is not None and said != "number":
+            return False
     return _COUNT_ASKED.search(request) is not None
 
 
@@ -67,7 +77,7 @@ def writes_nothing(request: str, kind: str = "") -> bool:
     return asks_question(request) and not _WRITES.search(request)
 
 
-def guess_problem(check: Check, request: str, kind: str = "") -> str | None:
+def guess_problem(check: Check, request: str, kind: str = "", shape: str = "") -> str | None:
     """Why ``check`` guesses the answer or does not fit the request, or None (pure): a
     ``count_equals`` — or, when the request asks for a count, an ``output_contains`` of a
     bare number — whose number the request does not state (a count the task asks for is
@@ -75,7 +85,8 @@ def guess_problem(check: Check, request: str, kind: str = "") -> str | None:
     ``count_matches`` for a request that asks for no count (an amount, a name); a check of
     the workspace's state (``file_exists``, ``file_contains``, ``file_matches``) for a
     request that asks a question and writes nothing (it would pass whatever the answer;
-    ``kind`` is the Perceiver's reading, see :func:`writes_nothing`)."""
+    ``kind`` and ``shape`` are the Perceiver's reading, see :func:`writes_nothing` and
+    :func:`asks_count`)."""
     if check.kind in _STATE_KINDS and writes_nothing(request, kind):
         return (
             f"{check.kind} checks the workspace, not the answer, and the request asks a "
@@ -103,7 +114,7 @@ def guess_problem(check: Check, request: str, kind: str = "") -> str | None:
             f"what it asks for ('lines containing <text>' for {other} a line shows, such as "
             "'lines containing def ' for functions)"
         )
-    if check.kind == "count_matches" and not asks_count(request):
+    if check.kind == "count_matches" and not asks_count(request, kind, shape):
         return (
             "count_matches checks a count, and the request asks for none: check what it asks "
             "for (or check null)"
@@ -112,7 +123,7 @@ def guess_problem(check: Check, request: str, kind: str = "") -> str | None:
         guessed = check.value
     elif (
         check.kind == "output_contains"
-        and asks_count(request)
+        and asks_count(request, kind, shape)
         and re.fullmatch(r"\s*-?\d+\s*", str(check.value))
     ):
         guessed = check.value
@@ -173,6 +184,70 @@ def _other_unit(value: Any, request: str) -> str | None:
         return None
     noun = plural[0]
     return None if noun in _SAME_UNIT[unit] else noun
+
+
+_WC = re.compile(r"\bwc\s+((?:-[A-Za-z]+\s+)*)[\w./~'\"][^\s|;&)]*")
+_WC_UNIT = {"l": "lines", "w": "words", "c": "bytes", "m": "chars"}
+
+
+def _plain_counts(text: str) -> list[tuple[str, str]]:
+    """The plain counts ``text`` runs: each ``wc -l|-w|-c|-m FILE`` not fed by a pipe
+    (``grep x f | wc -l`` counts what the pipeline selected, which may be anything), as
+    ``(unit, command)`` pairs (pure)."""
+    out = []
+    for m in _WC.finditer(text):
+        if text[: m.start()].rstrip().endswith("|"):
+            continue
+        flags = "".join(f.lstrip("-") for f in m.group(1).split())
+        unit = next((_WC_UNIT[f] for f in flags if f in _WC_UNIT), "lines" if not flags else "")
+        if unit:
+            out.append((unit, m.group().strip()))
+    return out
+
+
+def measures_other(text: str, request: str, kind: str = "", shape: str = "") -> str | None:
+    """Why a plan's ``text`` (a subtask's instruction) measures another quantity than the
+    one ``request`` asks for, or None (pure): it runs a plain count (``wc -l FILE``: the
+    file's lines, words, bytes or chars) while the request asks a question whose answer
+    is no such count — a name, a value or text (the Perceiver's ``kind``/``shape`` read
+    by :func:`.request.duties`), a number that is no count (a sum, a maximum), a count of
+    something else ("how many classes …" is not the file's lines), or the lines holding a
+    term the request names (a quoted string, an all-capitals word). A request that names
+    the command itself, or that only changes or creates (no answer asked), is not judged.
+    The class of a small model pasting one counting example onto every question (the plan
+    replaced the request: "run wc -l FILE" for "what is the highest price in FILE?")."""
+    said = duties(request, kind, shape)
+    if not said.answers:
+        return None
+    for unit, command in _plain_counts(text):
+        if command in request or re.search(r"\bwc\b", request):
+            continue
+        if said.shape in ("name", "value", "text"):
+            wanted = f"a {said.shape}"
+        elif not asks_count(request, kind, shape):
+            if said.shape != "number":
+                continue  # code cannot tell what is asked: not judged
+            wanted = "a number that is no count of the file's " + unit
+        elif (other := _other_unit(unit, request)) is not None or not _counts_unit(unit, request):
+            wanted = f"a count of {other}" if other else "a count of something else"
+        elif unit == "lines" and (term := _ignored_term(unit, request)) is not None:
+            wanted = f"the lines with {term}"
+        else:
+            continue
+        return (
+            f"{command!r} measures the file's {unit}, and the request asks for {wanted}: each "
+            "subtask must serve the request's own quantity"
+        )
+    return None
+
+
+def _counts_unit(unit: str, request: str) -> bool:
+    """True when the words after "how many" / "number of" / "count the" name ``unit``
+    (or a synonym of it: rows, entries for lines) (pure)."""
+    m = _COUNTED.search(request)
+    if m is None:
+        return False
+    return any(w.lower() in _SAME_UNIT[unit] for w in m.group(1).split())
 
 
 _QUOTED = re.compile(r"'([^'\n]{1,40})'|\"([^\"\n]{1,40})\"")

@@ -90,6 +90,7 @@ from ._guards import (
     asks_question,
     count_checked,
     guess_problem,
+    measures_other,
     narrowed,
     widened,
 )
@@ -104,6 +105,7 @@ __all__ = [
     "evaluate",
     "guess_problem",
     "judge_observed",
+    "measures_other",
     "narrowed",
     "reads_workspace",
     "widened",

@@ -1,0 +1,135 @@
+"""A plan serves the request's own quantity (issue 23, bench class A: "the plan replaces
+the request"): ``checks.measures_other`` rejects a subtask that measures a file's lines
+(``wc -l FILE``) when the request asks for something else, and ``asks_count`` reads the
+TaskSpec's shape before its keywords. None of these requests or files is the bench's."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from artoo.actors.verification.checks import asks_count, guess_problem, measures_other
+from artoo.schemas import Check
+
+# --------------------------------------------------------------------------- worked examples
+WRONG = [
+    # (instruction, request, kind, shape, what the request asks, as the reason says it)
+    (
+        "Run wc -l ledger/q3.tsv and answer with the number of lines",
+        "Which supplier appears most often in ledger/q3.tsv?",
+        "question",
+        "name",
+        "a name",
+    ),
+    (
+        "Run wc -l pkg/models.py and report it",
+        "How many dataclasses does pkg/models.py declare?",
+        "question",
+        "number",
+        "a count of dataclasses",
+    ),
+    (
+        "Run wc -l ledger/q3.tsv",
+        "What is the average of the fee column of ledger/q3.tsv?",
+        "question",
+        "number",
+        "a number that is no count",
+    ),
+    (
+        "Use wc -w pkg/models.py to answer",
+        "What does pkg/models.py's describe() return?",
+        "question",
+        "value",
+        "a value",
+    ),
+    (
+        "Run wc -l journal/june.txt",
+        "How many lines of journal/june.txt mention 'rain'?",
+        "question",
+        "number",
+        "the lines with rain",
+    ),
+]
+
+RIGHT = [
+    ("Run wc -l journal/june.txt", "How many lines does journal/june.txt have?", "question"),
+    ("Run wc -w journal/june.txt", "count the words in journal/june.txt", "question"),
+    (
+        "Run grep -c 'class ' pkg/models.py",
+        "How many dataclasses does pkg/models.py declare?",
+        "question",
+    ),
+    (
+        "Run grep -n 'class ' pkg/models.py | wc -l",  # a pipeline counts what it selected
+        "How many dataclasses does pkg/models.py declare?",
+        "question",
+    ),
+    (
+        "Run python3 -c to find the largest fee in ledger/q3.tsv",
+        "What is the largest fee in ledger/q3.tsv?",
+        "question",
+    ),
+    (  # a change is not judged: counting lines may be its work
+        "Run wc -l journal/june.txt and write the figure to journal/size.txt",
+        "Write the line count of journal/june.txt into journal/size.txt",
+        "change",
+    ),
+    (  # the request names the command itself
+        "Run wc -l journal/june.txt",
+        "What does wc -l journal/june.txt print?",
+        "question",
+    ),
+]
+
+
+@pytest.mark.parametrize(("instruction", "request_", "kind", "shape", "wanted"), WRONG)
+def test_a_plan_measuring_another_quantity_is_named(
+    instruction: str, request_: str, kind: str, shape: str, wanted: str
+) -> None:
+    problem = measures_other(instruction, request_, kind, shape)
+    assert problem is not None and wanted in problem
+    assert "serve the request's own quantity" in problem
+
+
+@pytest.mark.parametrize(("instruction", "request_", "kind"), RIGHT)
+def test_a_plan_that_serves_the_request_passes(instruction: str, request_: str, kind: str) -> None:
+    assert measures_other(instruction, request_, kind, "") is None
+
+
+# --------------------------------------------------------------------------- properties
+_NAME = st.from_regex(r"[a-z]{3,8}", fullmatch=True)
+_PATH = st.builds(lambda d, f, e: f"{d}/{f}.{e}", _NAME, _NAME, st.sampled_from(["py", "csv"]))
+
+
+@given(path=_PATH, noun=_NAME, flag=st.sampled_from(["-l", "-w", "-c", ""]))
+def test_a_plain_count_never_answers_a_which_question(path: str, noun: str, flag: str) -> None:
+    """Whatever the file and the unit, a plain ``wc`` of a file never answers "which …"
+    (a name): the plan is rejected."""
+    instruction = f"Run wc {flag} {path} and answer".replace("  ", " ")
+    assert measures_other(instruction, f"Which {noun} in {path} is the oldest?", "question", "")
+
+
+@given(path=_PATH, noun=_NAME, flag=st.sampled_from(["-l", "-w", ""]))
+def test_a_pipeline_or_a_change_is_never_judged(path: str, noun: str, flag: str) -> None:
+    """A count fed by a pipe (it counts what the pipeline chose) and a change (no answer
+    asked) are never rejected by this rule."""
+    piped = f"grep {noun} {path} | wc {flag}".replace("  ", " ")
+    assert measures_other(piped, f"Which {noun} in {path} is the oldest?", "question", "") is None
+    plain = f"Run wc {flag} {path}".replace("  ", " ")
+    assert measures_other(plain, f"Write the {noun} of {path} to out.txt", "change", "") is None
+
+
+# --------------------------------------------------------------------------- one reading
+def test_asks_count_reads_the_shape_before_the_keywords() -> None:
+    """A request whose shape is a name asks no count, even when it says "number of"
+    (the structured reading wins); with no reading (an old log) the keywords decide."""
+    request = "Which player has the highest number of goals in stats/league.csv?"
+    assert asks_count(request)  # keyword fallback: "number of"
+    assert not asks_count(request, "question", "name")
+    assert asks_count("How many players are in stats/league.csv?", "question", "number")
+    # so a count check of it is refused as the Perceiver would refuse it
+    check = Check(kind="count_matches", path="stats/league.csv", value="lines containing goal")
+    assert guess_problem(check, request) is None  # the keyword reading let it through
+    problem = guess_problem(check, request, "question", "name")
+    assert problem is not None and "asks for none" in problem
