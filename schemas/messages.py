@@ -128,9 +128,11 @@ EndReason = Literal[
     "step_failed",
     "worker_lost",
     "law1_denied",
+    "caution_denied",
 ]
 """Why a task ended (FinalResult.reason); None in logs written before it existed.
-``worker_lost``: the worker running it (a PostgreSQL store's) died; another ended it."""
+``worker_lost``: the worker running it (a PostgreSQL store's) died; another ended it.
+``caution_denied``: the operator denied the task at its intent-level Caution (paper §6.4)."""
 BudgetName = Literal["max_model_calls", "max_tokens"]
 """A per-task budget (FinalResult.budget, LLMCall.refused)."""
 

@@ -136,7 +136,7 @@ def spec_problems(spec: TaskSpec, workspace: Path) -> list[str]:
             if problem is not None:
                 out.append(f"criterion {criterion.id}: {problem}")
     checks = [c.check for c in spec.criteria if c.check is not None]
-    if asks_count(spec.text) and not count_checked(checks):
+    if asks_count(spec.text, spec.kind, spec.shape) and not count_checked(checks):
         out.append(
             "the request asks for a count but no criterion checks one: add a count_matches "
             "check (path = what to count, value = what unit)"

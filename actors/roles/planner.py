@@ -14,13 +14,18 @@ Responsibilities
     plan (no model call), checked like any other: if it breaks the MUST NOT set it is
     rejected and the model is asked, told why. Enforce the MUST NOT set in code: a
     plan that uses a blocked tool or names a blocked target is rejected and asked again
-    (docs/design.md C1); every SubTask carries the blocked sets and the calibration text. A
-    subtask criterion whose check is still unusable after the retry is dropped (the task
-    criteria still judge); a ``count_matches`` subtask gets the command that prints its
-    count after its instruction. Intent-level Caution (paper §6.4): when Memory's action on
-    the task's intent tag is ``caution`` (mixed outcomes), ask the operator once per task
-    through the Queen (a ConfirmationRequest, gate ``caution``) before planning; a denial
-    is the round's StepFailed (and every later round's, without asking again). When a
+    (docs/design.md C1); so is a plan whose subtask measures another quantity than the
+    request asks for (a plain ``wc -l FILE`` for "which …" or "what is the largest …",
+    ``checks.measures_other``, read from the TaskSpec's kind and shape like every check
+    guard here — one reading of the request with the Perceiver); every SubTask carries
+    the blocked sets and the calibration text. A subtask criterion whose check is still
+    unusable after the retry is dropped (the task criteria still judge); a
+    ``count_matches`` subtask gets the command that prints its count after its
+    instruction. Intent-level Caution (paper §6.4): when Memory's action on the task's
+    intent tag is ``caution`` (mixed outcomes), ask the operator once per task through the
+    Queen (a ConfirmationRequest, gate ``caution``) before planning; a denial is a
+    StepFailed (step ``caution``), on which the GGS ends the task at once (and any later
+    round's recall fails again, without asking). When a
     choice the request does not settle decides the plan, the model may ask the user one
     bounded question (``PlanAnswer.question``, once per task): it is published as a
     UserQuestion, the plan waits for the QuestionAnswered, then is asked again with the

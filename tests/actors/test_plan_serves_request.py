@@ -5,12 +5,14 @@ TaskSpec's shape before its keywords. None of these requests or files is the ben
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from artoo.actors.verification.checks import asks_count, guess_problem, measures_other
-from artoo.schemas import Check
+from artoo.schemas import Check, TaskSpec
 
 # --------------------------------------------------------------------------- worked examples
 WRONG = [
@@ -133,3 +135,16 @@ def test_asks_count_reads_the_shape_before_the_keywords() -> None:
     assert guess_problem(check, request) is None  # the keyword reading let it through
     problem = guess_problem(check, request, "question", "name")
     assert problem is not None and "asks for none" in problem
+
+
+def test_the_perceiver_reads_the_count_duty_from_the_shape(tmp_path: Path) -> None:
+    """One reading for both roles: the Perceiver asks for a count check only when the
+    request asks a count by the TaskSpec's shape — a "which …" request that says "number
+    of" asks a name; with no reading (an old log) the keywords still ask for one."""
+    from artoo.actors.roles.perceiver import spec_problems
+
+    text = "Which player has the highest number of goals in stats/league.csv?"
+    read = TaskSpec(text=text, intent="find the top scorer", slug="x", kind="question")
+    unread = TaskSpec(text=text, intent="find the top scorer", slug="x")
+    assert not any("asks for a count" in p for p in spec_problems(read, tmp_path))
+    assert any("asks for a count" in p for p in spec_problems(unread, tmp_path))

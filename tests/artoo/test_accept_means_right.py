@@ -394,6 +394,67 @@ def test_an_intent_level_caution_asks_the_operator_once_per_task(tmp_path: Path)
     assert again.ok, str(again.divergence)
 
 
+def test_a_denied_intent_level_caution_ends_the_task_at_once(tmp_path: Path) -> None:
+    """A denial at the intent-level Caution ends the task at once — abandon, reason
+    ``caution_denied``, its output saying nothing was done — not one model-less failed
+    round after another until the replan budget is spent (the replan budget here is 3)."""
+    from artoo.schemas import ConfirmationRequest, LLMCall, PlanDirective
+
+    said = {"kind": "output_contains", "value": "hello"}
+    entries = [
+        {
+            "role": "perceiver",
+            "times": 0,
+            "content": {
+                "intent": "say hello",
+                "kind": "change",
+                "criteria": [{"text": "says hello", "mode": "verifiable", "check": said}],
+            },
+        },
+        {**_plan("Say hello"), "times": 0},
+        {"role": "executor", "content": "hello"},
+        {"role": "executor", "times": 0, "content": "bye"},
+    ]
+    workspace = tmp_path / "workspace"
+    shutil.copytree(DATA / "workspace", workspace)
+    model = write_script(tmp_path / "s.toml", entries)
+    asked: list[ConfirmationRequest] = []
+
+    def operator(request: ConfirmationRequest) -> bool:
+        asked.append(request)
+        return False
+
+    config = CONFIG.model_copy(update={"ggs": CONFIG.ggs.model_copy(update={"max_replans": 0})})
+    with artoo.System.open(
+        tmp_path / "store", model=model, workspace=workspace, config=config, operator=operator
+    ) as s:
+        assert s.run("say hello", timeout=30).status == "success"
+        assert s.run("say hello", timeout=30).status == "abandon"
+    config = CONFIG.model_copy(update={"ggs": CONFIG.ggs.model_copy(update={"max_replans": 3})})
+    with artoo.System.open(
+        tmp_path / "store", model=model, workspace=workspace, config=config, operator=operator
+    ) as s:
+        third = s.run("Say hello!", timeout=30)
+        s.flush(5)
+    assert [a.gate for a in asked] == ["caution"]
+    assert third.status == "abandon" and third.reason == "caution_denied"
+    assert third.output.startswith("Not done") and "nothing was planned or run" in third.output
+    assert "hello" not in third.output.lower().replace("say hello!", "")
+    events = [e for e in all_events(tmp_path / "store") if e.task_id == third.task_id]
+    assert [e for e in events if isinstance(e.body, PlanDirective)] == []  # no later round
+    planner_calls = [
+        e for e in events if isinstance(e.body, LLMCall) and e.body.role != "perceiver"
+    ]
+    assert planner_calls == []
+    assert sum(isinstance(e.body, FinalResult) for e in events) == 1
+    report = verify(tmp_path / "store")
+    assert report.ok, [str(m) for m in report.mismatches]
+    from artoo.replay import rerun
+
+    again = rerun(tmp_path / "store", third.task_id)
+    assert again.ok, str(again.divergence)
+
+
 # --------------------------------------------------------------------------- calls
 def test_each_role_asks_for_an_answer_no_longer_than_it_needs(
     tmp_path: Path, monkeypatch: Any
