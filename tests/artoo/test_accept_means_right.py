@@ -336,69 +336,12 @@ def test_run_replay_and_the_audit_report_say_how_the_answer_was_established(
 
 
 # --------------------------------------------------------------------------- Caution
-def test_an_intent_level_caution_asks_the_operator_once_per_task(tmp_path: Path) -> None:
-    """Paper §6.4, end to end: one request that succeeded, then was abandoned, leaves its tag
-    with mixed outcomes (Memory's action: caution). The third run of the same request asks
-    the operator once, through the Queen, before any plan; approved, it runs."""
-    from artoo.schemas import ConfirmationRequest, MemoryRecall
-
-    said = {"kind": "output_contains", "value": "hello"}
-    entries = [
-        {
-            "role": "perceiver",
-            "times": 0,
-            "content": {
-                "intent": "say hello",
-                "kind": "change",
-                "criteria": [{"text": "says hello", "mode": "verifiable", "check": said}],
-            },
-        },
-        _plan("Say hello"),
-        {"role": "executor", "content": "hello"},
-        {"role": "executor", "times": 3, "content": "bye"},  # an attempt and two retries
-        {"role": "executor", "times": 0, "content": "hello"},
-    ]
-    workspace = tmp_path / "workspace"
-    shutil.copytree(DATA / "workspace", workspace)
-    model = write_script(tmp_path / "s.toml", entries)
-    asked: list[ConfirmationRequest] = []
-
-    def operator(request: ConfirmationRequest) -> bool:
-        asked.append(request)
-        return True
-
-    config = CONFIG.model_copy(update={"ggs": CONFIG.ggs.model_copy(update={"max_replans": 0})})
-    with artoo.System.open(
-        tmp_path / "store", model=model, workspace=workspace, config=config, operator=operator
-    ) as s:
-        # "hello" is the request's own word: success, not accept (not proof by code)
-        assert s.run("say hello", timeout=30).status == "success"
-        assert s.run("say hello", timeout=30).status == "abandon"
-        assert asked == []  # no caution yet: one outcome, then two
-        third = s.run("Say hello!", timeout=30)  # a light paraphrase: the same intent tag
-        s.flush(5)
-    assert third.status == "success"
-    assert [(a.gate, a.target) for a in asked] == [("caution", "intent:hello-say")]
-    recalls = [
-        e.body
-        for e in all_events(tmp_path / "store")
-        if isinstance(e.body, MemoryRecall) and e.task_id == third.task_id
-    ]
-    assert recalls[0].action == "caution"
-    report = verify(tmp_path / "store")
-    assert report.ok, [str(m) for m in report.mismatches]
-    from artoo.replay import rerun
-
-    # the recorded decision answers the rerun's ask
-    again = rerun(tmp_path / "store", third.task_id)
-    assert again.ok, str(again.divergence)
-
-
-def test_a_denied_intent_level_caution_ends_the_task_at_once(tmp_path: Path) -> None:
-    """A denial at the intent-level Caution ends the task at once — abandon, reason
-    ``caution_denied``, its output saying nothing was done — not one model-less failed
-    round after another until the replan budget is spent (the replan budget here is 3)."""
-    from artoo.schemas import ConfirmationRequest, LLMCall, PlanDirective
+def _mixed_outcomes(tmp_path: Path, approve: bool) -> tuple[Any, list[Any]]:
+    """A store where one request succeeded, then was abandoned (its tag's outcomes mixed:
+    Memory's action caution), and a third run of it (a light paraphrase: the same intent
+    tag) with an operator who approves or denies; the third FinalResult and what was
+    asked. The replan budget of the third run is 3."""
+    from artoo.schemas import ConfirmationRequest
 
     said = {"kind": "output_contains", "value": "hello"}
     entries = [
@@ -413,7 +356,8 @@ def test_a_denied_intent_level_caution_ends_the_task_at_once(tmp_path: Path) -> 
         },
         {**_plan("Say hello"), "times": 0},
         {"role": "executor", "content": "hello"},
-        {"role": "executor", "times": 0, "content": "bye"},
+        {"role": "executor", "times": 3, "content": "bye"},  # an attempt and two retries
+        {"role": "executor", "times": 0, "content": "hello"},
     ]
     workspace = tmp_path / "workspace"
     shutil.copytree(DATA / "workspace", workspace)
@@ -422,37 +366,67 @@ def test_a_denied_intent_level_caution_ends_the_task_at_once(tmp_path: Path) -> 
 
     def operator(request: ConfirmationRequest) -> bool:
         asked.append(request)
-        return False
+        return approve
 
-    config = CONFIG.model_copy(update={"ggs": CONFIG.ggs.model_copy(update={"max_replans": 0})})
+    def config(replans: int) -> Any:
+        return CONFIG.model_copy(
+            update={"ggs": CONFIG.ggs.model_copy(update={"max_replans": replans})}
+        )
+
+    store = tmp_path / "store"
     with artoo.System.open(
-        tmp_path / "store", model=model, workspace=workspace, config=config, operator=operator
+        store, model=model, workspace=workspace, config=config(0), operator=operator
     ) as s:
+        # "hello" is the request's own word: success, not accept (not proof by code)
         assert s.run("say hello", timeout=30).status == "success"
         assert s.run("say hello", timeout=30).status == "abandon"
-    config = CONFIG.model_copy(update={"ggs": CONFIG.ggs.model_copy(update={"max_replans": 3})})
+    assert asked == []  # no caution yet: one outcome, then two
     with artoo.System.open(
-        tmp_path / "store", model=model, workspace=workspace, config=config, operator=operator
+        store, model=model, workspace=workspace, config=config(3), operator=operator
     ) as s:
         third = s.run("Say hello!", timeout=30)
         s.flush(5)
-    assert [a.gate for a in asked] == ["caution"]
-    assert third.status == "abandon" and third.reason == "caution_denied"
-    assert third.output.startswith("Not done") and "nothing was planned or run" in third.output
-    assert "hello" not in third.output.lower().replace("say hello!", "")
-    events = [e for e in all_events(tmp_path / "store") if e.task_id == third.task_id]
-    assert [e for e in events if isinstance(e.body, PlanDirective)] == []  # no later round
-    planner_calls = [
-        e for e in events if isinstance(e.body, LLMCall) and e.body.role != "perceiver"
-    ]
-    assert planner_calls == []
-    assert sum(isinstance(e.body, FinalResult) for e in events) == 1
-    report = verify(tmp_path / "store")
+    report = verify(store)
     assert report.ok, [str(m) for m in report.mismatches]
     from artoo.replay import rerun
 
-    again = rerun(tmp_path / "store", third.task_id)
+    # the recorded decision answers the rerun's ask
+    again = rerun(store, third.task_id)
     assert again.ok, str(again.divergence)
+    return third, asked
+
+
+def test_an_intent_level_caution_asks_the_operator_once_per_task(tmp_path: Path) -> None:
+    """Paper §6.4, end to end: one request that succeeded, then was abandoned, leaves its tag
+    with mixed outcomes (Memory's action: caution). The third run of the same request asks
+    the operator once, through the Queen, before any plan; approved, it runs."""
+    from artoo.schemas import MemoryRecall
+
+    third, asked = _mixed_outcomes(tmp_path, approve=True)
+    assert third.status == "success"
+    assert [(a.gate, a.target) for a in asked] == [("caution", "intent:hello-say")]
+    recalls = [
+        e.body
+        for e in all_events(tmp_path / "store")
+        if isinstance(e.body, MemoryRecall) and e.task_id == third.task_id
+    ]
+    assert recalls[0].action == "caution"
+
+
+def test_a_denied_intent_level_caution_ends_the_task_at_once(tmp_path: Path) -> None:
+    """A denial at the intent-level Caution ends the task at once — abandon, reason
+    ``caution_denied``, its output saying nothing was done — not one model-less failed
+    round after another until the replan budget (3) is spent."""
+    from artoo.schemas import LLMCall, PlanDirective
+
+    third, asked = _mixed_outcomes(tmp_path, approve=False)
+    assert [a.gate for a in asked] == ["caution"]
+    assert third.status == "abandon" and third.reason == "caution_denied"
+    assert third.output.startswith("Not done") and "nothing was planned or run" in third.output
+    events = [e for e in all_events(tmp_path / "store") if e.task_id == third.task_id]
+    assert [e for e in events if isinstance(e.body, PlanDirective)] == []  # no later round
+    assert [e.body.role for e in events if isinstance(e.body, LLMCall)] == ["perceiver"]
+    assert sum(isinstance(e.body, FinalResult) for e in events) == 1
 
 
 # --------------------------------------------------------------------------- calls
