@@ -22,7 +22,7 @@ from typing import Any
 
 from artoo.actors.llm import LLMRequest, LLMResponse, TaskStopped
 from artoo.actors.tools import ToolOutcome, ToolRunner
-from artoo.schemas import Envelope, TaskPaused, TaskUnpaused, ToolCall
+from artoo.schemas import Envelope, TaskPaused, TaskResumed, TaskUnpaused, ToolCall
 
 __all__ = ["Pauses"]
 
@@ -119,13 +119,19 @@ class Pauses:
         paused between them is counted, the time the process was stopped is not. True when
         the task is paused."""
         state = _State()
+        last = None
+        stops = 0.0  # the times the process was stopped since the pause began
         for env in envelopes:
+            last = env.ts
             if isinstance(env.body, TaskPaused) and state.paused_at is None:
-                state.paused_at = env.ts
+                state.paused_at, stops = env.ts, 0.0
+            elif isinstance(env.body, TaskResumed):
+                stops += env.body.stopped_s
             elif isinstance(env.body, TaskUnpaused) and state.paused_at is not None:
-                state.paused_s += max(0.0, env.ts - state.paused_at)
+                state.paused_s += max(0.0, env.ts - state.paused_at - stops)
                 state.paused_at = None
-        if state.paused_at is not None:
+        if state.paused_at is not None and last is not None:
+            state.paused_s += max(0.0, last - state.paused_at - stops)  # up to the stop
             state.paused_at = self._now()  # paused from the resume on
         else:
             state.running.set()

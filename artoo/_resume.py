@@ -89,6 +89,10 @@ class _Resume:
     streams: dict[str, deque[Envelope]] = field(default_factory=lambda: defaultdict(deque))
     decisions: dict[str, ConfirmationDecision] = field(default_factory=dict)
     answers: dict[str, QuestionAnswered] = field(default_factory=dict)
+    later_stops: dict[int, float] = field(default_factory=dict)
+    """seq -> the time the task was stopped after that envelope and before this resume
+    (earlier resumes): added to its delivered time, so the task's age counts only the time
+    it ran across every stop."""
     parted: bool = False
     """A message of a sender differed in kind from its next recorded one: from then on
     nothing more is matched (logged as published)."""
@@ -116,6 +120,12 @@ class Resumer:
         served.resuming = True
         last = task.envelopes[-1]
         resume = _Resume(task, served, from_seq=last.seq, shift=max(0.0, now - last.ts))
+        stopped = 0.0
+        for env in reversed(task.envelopes):
+            if isinstance(env.body, TaskResumed):
+                stopped += env.body.stopped_s
+            elif stopped:
+                resume.later_stops[env.seq] = stopped
         for env in task.envelopes:
             if type(env.body) in _NOT_REPLAYED or env.sender == "system":
                 continue
@@ -144,7 +154,7 @@ class Resumer:
                 self._learn(resume, body, recorded.body)
                 if type(body) in _QUIET:
                     return Replayed(None)
-                ts = recorded.ts + resume.shift
+                ts = recorded.ts + resume.shift + resume.later_stops.get(recorded.seq, 0.0)
                 if type(body) in _AS_RECORDED:
                     body = recorded.body
                 return Replayed(Envelope(recorded.seq, ts, task_id, sender, to, cause, body))

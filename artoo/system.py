@@ -346,7 +346,9 @@ class System(OperatorInbox):
                 gateway.wrap_backends(lambda b: self.resumer.backend(self.pauses.backend(b)))
             # (on a PostgreSQL store, of those with no queue row: the rest go by their leases)
             queued = None if self.fleet is None else self.fleet.queue.known
-            if config.recovery == "resume" and gateway is not None:
+            if config.recovery == "abandon":
+                self.interrupted = end_orphans(self.log, self.bus, sender=SYSTEM, skip=queued)
+            elif gateway is not None:
                 to_resume = open_tasks(self.log)
                 if queued is not None and to_resume:
                     known = queued(to_resume)
@@ -355,8 +357,8 @@ class System(OperatorInbox):
                     self.fleet.resume = functools.partial(resume_task, self)
                     for task_id in to_resume:  # resumed here: leased here
                         self.fleet.adopt(task_id)
-            else:
-                self.interrupted = end_orphans(self.log, self.bus, sender=SYSTEM, skip=queued)
+            # opened with no model (reading): open tasks stay open, for an open that can
+            # resume them
             self.equipment = Equipment(
                 bus=self.bus,
                 config=config,

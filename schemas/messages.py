@@ -376,6 +376,9 @@ class SubTask(Message, frozen=True, tag="SubTask"):
     caution_targets: list[str] = []
     """Targets memory marks CAUTION (paper §6.4): their first use in the task is confirmed
     by the operator."""
+    request: str = ""
+    """The user's request the subtask serves (``TaskSpec.text``): the request travels to
+    the Executor, so a plan that strays from it does not replace it (empty in older logs)."""
 
 
 class DispatchManifest(Message, frozen=True, tag="DispatchManifest"):

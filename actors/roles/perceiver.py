@@ -53,6 +53,7 @@ from artoo.actors.verification.checks import (
     check_problem,
     count_checked,
     guess_problem,
+    narrowed,
     widened,
 )
 from artoo.actors.verification.request import KINDS, SHAPES, request_tag
@@ -147,13 +148,15 @@ def without_unusable_checks(spec: TaskSpec, workspace: Path) -> TaskSpec:
     """The spec with each unusable or guessing check removed: its criterion stays, as
     plausible (a model and, under low confidence, a human decide it — it never passes by
     default). A count glob that narrows what the request asks to count is widened to its
-    directory instead (``checks.widened``), when that is usable."""
+    directory instead (``checks.widened``), and a plain ``lines`` count of a request that
+    names what the lines hold counts the lines containing it (``checks.narrowed``), when
+    that is usable."""
     criteria = []
     for c in spec.criteria:
         if c.check is None or _unusable(c.check, spec, workspace) is None:
             criteria.append(c)
             continue
-        wider = widened(c.check, spec.text)
+        wider = widened(c.check, spec.text) or narrowed(c.check, spec.text)
         if wider is not None and _unusable(wider, spec, workspace) is None:
             criteria.append(msgspec.structs.replace(c, check=wider, mode="verifiable"))
         else:

@@ -76,6 +76,7 @@ from artoo.actors.verification.answers import (
     user_question,
 )
 from artoo.actors.verification.checks import check_problem, guess_problem
+from artoo.eventstore import task_text
 from artoo.schemas import (
     ConfirmationDecision,
     ConfirmationRequest,
@@ -170,7 +171,7 @@ def _own_entry(recall: MemoryRecall) -> list[_Entry]:
     kind = {"exploit": "prefer", "avoid": "must_not", "caution": "caution"}.get(recall.action)
     if kind is None or (kind == "prefer" and any(m.steps for m in recall.episodes)):
         return []  # an episode's entry names the approach itself
-    if kind == "must_not" and any(m.steps for m in recall.failed):
+    if kind == "must_not" and _failed_entries(recall.failed, recall.episodes):
         return []  # so does a failed one
     text = (
         f"the approach recorded for {recall.space} on {recall.entity} "
@@ -192,18 +193,32 @@ def approach_text(episode: Megram) -> str:
     <instruction> with `<command>`; …`` (its steps and their exact commands)."""
     parts = []
     for step in episode.steps:
-        commands = "; ".join(f"`{c}`" for c in step.commands)
+        said = [c for c in step.commands if f"`{c}`" not in step.instruction]
+        commands = "; ".join(f"`{c}`" for c in said)
         parts.append(f"{step.instruction} with {commands}" if commands else step.instruction)
     what = f'for "{episode.request}"' if episode.request else f"for {episode.space}"
     return f"{what}: " + " then ".join(parts)
+
+
+def _approach_key(episode: Megram) -> tuple[str, ...]:
+    """An episode's commands with paths masked: the same approach on other files."""
+    return tuple(task_text(c) for step in episode.steps for c in step.commands)
 
 
 def _episode_entries(episodes: Iterable[Megram]) -> list[_Entry]:
     return [_Entry("prefer", approach_text(m)) for m in episodes if m.steps]
 
 
-def _failed_entries(failed: Iterable[Megram]) -> list[_Entry]:
-    return [_Entry("must_not", "repeat what failed " + approach_text(m)) for m in failed if m.steps]
+def _failed_entries(failed: Iterable[Megram], worked: Iterable[Megram]) -> list[_Entry]:
+    """MUST NOT lines for abandoned episodes — but not for an approach that also worked
+    (the same commands, paths aside, in an accepted episode): that one failed for another
+    reason (an Executor that did not answer, a budget), not because it was wrong."""
+    good = {_approach_key(m) for m in worked if m.steps}
+    return [
+        _Entry("must_not", "repeat what failed " + approach_text(m))
+        for m in failed
+        if m.steps and _approach_key(m) not in good
+    ]
 
 
 def _target_of(pair: TagPotential) -> str:
@@ -246,7 +261,8 @@ def calibrate(
     caution → CAUTION, ignore → nothing. C-level SOPs (strongest ``f·|σ|`` first): σ > 0 →
     SHOULD PREFER, σ ≤ 0 → MUST NOT. Accepted episodes recall by meaning returned (never a
     flagged distractor's) → SHOULD PREFER naming their steps and commands
-    (:func:`approach_text`); abandoned ones → MUST NOT naming what failed. Tool-space
+    (:func:`approach_text`); abandoned ones → MUST NOT naming what failed, unless the
+    same commands (paths aside) also worked in an accepted one. Tool-space
     Avoid pairs (``tool:<name>``, ``path:<target>``; most negative decision first) → their
     targets become MUST NOT and blocked targets; tool-space Caution pairs → CAUTION lines
     and caution targets, whose first use in the task the operator confirms (paper §6.4).
@@ -259,7 +275,7 @@ def calibrate(
         _own_entry(recall)
         + _sop_entries(recall.sops)
         + _episode_entries(recall.episodes)
-        + _failed_entries(recall.failed)
+        + _failed_entries(recall.failed, recall.episodes)
         + _avoid_entries(recall.avoid)
         + _caution_entries(recall.caution)
     )
@@ -658,14 +674,17 @@ class Planner(Role):
             env,
             DispatchManifest(
                 round=plan.round,
-                subtasks=apply_calibration(
-                    with_count_hints(
-                        with_task_checks(subtasks, plan.spec.criteria),
+                subtasks=[
+                    msgspec.structs.replace(s, request=plan.spec.text)
+                    for s in apply_calibration(
+                        with_count_hints(
+                            with_task_checks(subtasks, plan.spec.criteria),
+                            calibration,
+                            self.ctx.workspace,
+                        ),
                         calibration,
-                        self.ctx.workspace,
-                    ),
-                    calibration,
-                ),
+                    )
+                ],
                 task_criteria=list(plan.spec.criteria),
                 must_not=calibration.must_not,
                 should_prefer=calibration.should_prefer,

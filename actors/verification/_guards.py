@@ -18,6 +18,7 @@ __all__ = [
     "asks_question",
     "count_checked",
     "guess_problem",
+    "narrowed",
     "widened",
     "writes_nothing",
 ]
@@ -90,6 +91,11 @@ def guess_problem(check: Check, request: str, kind: str = "") -> str | None:
             f"count_matches path {check.path!r} counts only names with {narrowed!r}, which "
             "the request does not ask for: count what it names (a directory, or a pattern "
             "it states)"
+        )
+    if check.kind == "count_matches" and (term := _ignored_term(check.value, request)):
+        return (
+            f"count_matches counts every line, and the request counts the lines with "
+            f"{term}: use 'lines containing {term}'"
         )
     if check.kind == "count_matches" and (other := _other_unit(check.value, request)):
         return (
@@ -167,6 +173,34 @@ def _other_unit(value: Any, request: str) -> str | None:
         return None
     noun = plural[0]
     return None if noun in _SAME_UNIT[unit] else noun
+
+
+_QUOTED = re.compile(r"'([^'\n]{1,40})'|\"([^\"\n]{1,40})\"")
+_CAPS = re.compile(r"(?<![\w./-])[A-Z][A-Z0-9_]+(?![\w./-])")
+
+
+def _ignored_term(value: Any, request: str) -> str | None:
+    """The term a plain ``lines`` count ignores, or None (pure): a quoted string or an
+    all-capitals word of the request (``TODO``, ``ERROR``; not part of a path) — "how
+    many lines of notes/todo.txt mention TODO?" counts the lines with ``TODO``, not every
+    line (a real-model reading counted 7 lines where 4 held it, and the answer 7 passed)."""
+    if str(value).strip().lower() != "lines":
+        return None
+    quoted = [a or b for a, b in _QUOTED.findall(request)]
+    terms = quoted + _CAPS.findall(request)
+    return terms[0] if terms else None
+
+
+def narrowed(check: Check, request: str) -> Check | None:
+    """A plain ``lines`` count of a request that names what the lines hold, counting the
+    lines containing it instead (``lines`` → ``lines containing TODO``); None for any
+    other check (pure). The repair the Perceiver applies when the model repeats it."""
+    if check.kind != "count_matches":
+        return None
+    term = _ignored_term(check.value, request)
+    if term is None:
+        return None
+    return msgspec.structs.replace(check, value=f"lines containing {term}")
 
 
 def _narrowing(path: str, request: str) -> str | None:

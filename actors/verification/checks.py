@@ -90,6 +90,7 @@ from ._guards import (
     asks_question,
     count_checked,
     guess_problem,
+    narrowed,
     widened,
 )
 
@@ -103,6 +104,7 @@ __all__ = [
     "evaluate",
     "guess_problem",
     "judge_observed",
+    "narrowed",
     "reads_workspace",
     "widened",
 ]

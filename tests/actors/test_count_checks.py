@@ -207,3 +207,23 @@ def test_a_count_of_a_plain_unit_the_request_does_not_count_is_unusable() -> Non
     assert (
         guess_problem(Check(kind="count_matches", path="README.md", value="words"), words) is None
     )
+
+
+def test_a_plain_lines_count_of_lines_the_request_qualifies_is_narrowed() -> None:
+    """The real-model run of "How many lines of notes/todo.txt mention TODO?": the
+    Perceiver checked ``count_matches notes/todo.txt 'lines'`` (7) and the answer 7 passed
+    where 4 lines hold TODO. Tried here on other requests than that one."""
+    from artoo.actors.verification.checks import narrowed
+
+    ask = "How many ERROR lines does logs/app.log have?"
+    plain = Check(kind="count_matches", path="logs/app.log", value="lines")
+    assert "lines containing ERROR" in (guess_problem(plain, ask) or "")
+    fixed = narrowed(plain, ask)
+    assert fixed is not None and fixed.value == "lines containing ERROR"
+    assert guess_problem(fixed, ask) is None
+    quoted = "how many lines of notes/todo.txt say 'call Bob'?"
+    assert narrowed(plain, quoted) == Check(
+        kind="count_matches", path="logs/app.log", value="lines containing call Bob"
+    )
+    assert guess_problem(plain, "how many lines are in logs/app.log?") is None
+    assert narrowed(plain, "how many lines are in README.md?") is None  # no term: a path

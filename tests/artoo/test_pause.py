@@ -192,3 +192,36 @@ def test_a_paused_task_stays_paused_across_a_restart_and_the_operator_resumes_it
     [task] = doc.tasks
     kinds = [step.kind for step in task.timeline]
     assert kinds.index("paused") < kinds.index("resumed") < kinds.index("unpaused")
+
+
+def _env(seq: int, ts: float, body: Any) -> Envelope:
+    return Envelope(seq, ts, "t", "host", None, None, body)
+
+
+def test_restore_counts_the_time_paused_and_not_the_time_stopped() -> None:
+    now = [1000.0]
+    pauses = _pauses_at(lambda: now[0])
+    log = [
+        _env(1, 10.0, TaskPaused()),
+        _env(2, 14.0, TaskUnpaused()),  # 4 s paused
+        _env(3, 20.0, TaskPaused()),  # paused again, then the process stops at 25
+        _env(4, 25.0, LLMCall(call_id="c", role="perceiver", tier="brain", model="m")),
+    ]
+    assert pauses.restore("t", log)  # still paused
+    assert pauses.paused("t")
+    assert pauses.paused_s("t", 1000.0) == pytest.approx(9.0)  # 4 + 5; not the stop
+    assert pauses.paused_s("t", 1003.0) == pytest.approx(12.0)  # and it goes on
+    # a pause that spans a stop (resumed after 100 s stopped) counts without the stop
+    log = [
+        _env(1, 10.0, TaskPaused()),
+        _env(2, 112.0, TaskResumed(from_seq=1, stopped_s=100.0)),
+        _env(3, 115.0, TaskUnpaused()),
+    ]
+    assert not pauses.restore("u", log)
+    assert pauses.paused_s("u", 2000.0) == pytest.approx(5.0)
+
+
+def _pauses_at(now: Any) -> Any:
+    from artoo._pause import Pauses
+
+    return Pauses(lambda body, task_id: None, now, lambda task_id: False)

@@ -357,3 +357,32 @@ def test_a_forgotten_episode_is_no_longer_offered(store: MegramStore) -> None:
     assert [m.id for m in recall(store, query, 0.0, memory=memory).episodes] == ["m0"]
     store.apply(MegramForgotten(id="m0"))
     assert recall(store, query, 0.0, memory=memory).episodes == []
+
+
+def test_an_approach_that_also_worked_is_not_a_must_not(store: MegramStore) -> None:
+    """Real-model bench, pass 1: `wc -l src/app.py` ran fine but the Executor never stated
+    the number, the task was abandoned, and its episode would have forbidden the very
+    command the family's accepted episodes prefer."""
+    same = [
+        EpisodeStep(
+            instruction="Run wc -l src/app.py and answer with the number",
+            tools=["shell"],
+            commands=["wc -l src/app.py"],
+        )
+    ]
+    failed = _episode(
+        "f2",
+        "what is the line count of src/app.py?",
+        "intent:count-lines",
+        now=ManualClock().now(),
+        steps=same,
+        state="abandon",
+        sigma=-1.0,
+    )
+    store.apply(MegramRecorded(megram=failed))
+    answer = _recall(store, "how many lines does README.md have")
+    assert [m.id for m in answer.failed] == ["f2"] and [m.id for m in answer.episodes] == ["m0"]
+    cal = calibrate(answer)
+    assert not any("repeat what failed" in line for line in cal.must_not)
+    (prefer,) = cal.should_prefer
+    assert prefer.count("`wc -l notes/todo.txt`") == 1
