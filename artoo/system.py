@@ -390,6 +390,8 @@ class System(OperatorInbox):
                 self._results,
                 store=True,
             )
+            if self._follow is not None:  # and its own at once (twice: handled once)
+                self.bus.subscribe([FinalResult, TaskCancelled], self._results)
             self.bus.on_failure(self._on_bus_failure)
             # on a PostgreSQL store the Auditor and the Judge run in the elected System only
             self.runner.start_all(
