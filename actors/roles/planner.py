@@ -83,6 +83,7 @@ from artoo.actors.verification.answers import (
 from artoo.actors.verification.checks import check_problem, guess_problem, measures_other
 from artoo.eventstore import task_text
 from artoo.schemas import (
+    Check,
     ConfirmationDecision,
     ConfirmationRequest,
     Criterion,
@@ -349,6 +350,7 @@ def plan_violations(
     request: str | None = None,
     kind: str = "",
     shape: str = "",
+    task_checks: Sequence[Check] = (),
 ) -> list[Violation]:
     """Why a plan may not be dispatched; empty when it may.
 
@@ -361,7 +363,8 @@ def plan_violations(
     state (``checks.guess_problem``) or a subtask whose instruction measures another
     quantity than the request asks for (``checks.measures_other``: "wc -l FILE" for "what
     is the highest price in FILE?"). ``kind`` and ``shape`` are the TaskSpec's reading of
-    the request, so the Planner reads it as the Perceiver did.
+    the request, so the Planner reads it as the Perceiver did; ``task_checks`` are the task
+    criteria's checks (a count check says what the request counts).
     """
     blocked = set(calibration.blocked_tools)
     violations: list[Violation] = []
@@ -375,8 +378,9 @@ def plan_violations(
         for target in calibration.blocked_targets:
             if mentions(subtask.instruction, target):
                 violations.append(Violation(subtask.subtask_id, target=target))
+        counts = [*task_checks, *(c.check for c in subtask.criteria if c.check is not None)]
         if request is not None and (
-            other := measures_other(subtask.instruction, request, kind, shape)
+            other := measures_other(subtask.instruction, request, kind, shape, counts)
         ):
             violations.append(Violation(subtask.subtask_id, problem=other))
         if workspace is not None:
@@ -676,6 +680,7 @@ class Planner(Role):
             request=plan.spec.text,
             kind=plan.spec.kind,
             shape=plan.spec.shape,
+            task_checks=[c.check for c in plan.spec.criteria if c.check is not None],
         )
 
     def _send_plan(

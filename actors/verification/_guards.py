@@ -5,6 +5,7 @@ functions; :mod:`.checks` re-exports the public ones."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -193,7 +194,7 @@ _WC_UNIT = {"l": "lines", "w": "words", "c": "bytes", "m": "chars"}
 def _plain_counts(text: str) -> list[tuple[str, str]]:
     """The plain counts ``text`` runs: each ``wc -l|-w|-c|-m FILE`` not fed by a pipe
     (``grep x f | wc -l`` counts what the pipeline selected, which may be anything), as
-    ``(unit, command)`` pairs (pure)."""
+    ``(unit, command)`` pairs (pure); the command's last word is the file."""
     out = []
     for m in _WC.finditer(text):
         if text[: m.start()].rstrip().endswith("|"):
@@ -205,7 +206,9 @@ def _plain_counts(text: str) -> list[tuple[str, str]]:
     return out
 
 
-def measures_other(text: str, request: str, kind: str = "", shape: str = "") -> str | None:
+def measures_other(
+    text: str, request: str, kind: str = "", shape: str = "", checks: Sequence[Check] = ()
+) -> str | None:
     """Why a plan's ``text`` (a subtask's instruction) measures another quantity than the
     one ``request`` asks for, or None (pure): it runs a plain count (``wc -l FILE``: the
     file's lines, words, bytes or chars) while the request asks a question whose answer
@@ -214,6 +217,9 @@ def measures_other(text: str, request: str, kind: str = "", shape: str = "") -> 
     something else ("how many classes …" is not the file's lines), or the lines holding a
     term the request names (a quoted string, an all-capitals word). A request that names
     the command itself, or that only changes or creates (no answer asked), is not judged.
+    With the task's ``checks``, a plain count of a file that a ``count_matches`` check
+    counts otherwise ("lines containing tool" of the same file) measures another quantity
+    too: the check is the structured reading of what the request counts.
     The class of a small model pasting one counting example onto every question (the plan
     replaced the request: "run wc -l FILE" for "what is the highest price in FILE?")."""
     said = duties(request, kind, shape)
@@ -232,12 +238,26 @@ def measures_other(text: str, request: str, kind: str = "", shape: str = "") -> 
             wanted = f"a count of {other}" if other else "a count of something else"
         elif unit == "lines" and (term := _ignored_term(unit, request)) is not None:
             wanted = f"the lines with {term}"
+        elif (counted := _checked_otherwise(command, unit, checks)) is not None:
+            wanted = f"the {counted} (its count check)"
         else:
             continue
         return (
             f"{command!r} measures the file's {unit}, and the request asks for {wanted}: each "
             "subtask must serve the request's own quantity"
         )
+    return None
+
+
+def _checked_otherwise(command: str, unit: str, checks: Sequence[Check]) -> str | None:
+    """What a ``count_matches`` check of the file ``command`` counts, when it is not the
+    file's plain ``unit`` (``lines containing tool`` against ``wc -l``), or None (pure)."""
+    path = command.split()[-1].strip("'\"")
+    for check in checks:
+        if check.kind != "count_matches" or check.path.strip().strip("/") != path.strip("/"):
+            continue
+        if str(check.value).strip().lower() != unit:
+            return str(check.value).strip()
     return None
 
 

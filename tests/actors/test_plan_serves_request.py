@@ -148,3 +148,20 @@ def test_the_perceiver_reads_the_count_duty_from_the_shape(tmp_path: Path) -> No
     unread = TaskSpec(text=text, intent="find the top scorer", slug="x")
     assert not any("asks for a count" in p for p in spec_problems(read, tmp_path))
     assert any("asks for a count" in p for p in spec_problems(unread, tmp_path))
+
+
+def test_a_plain_count_against_the_tasks_own_count_check_is_named() -> None:
+    """The task's count check is the structured reading of what the request counts: a
+    plan running ``wc -l`` of the file it counts "lines containing tool" of measures
+    another quantity, though the request's words ("rows") name the unit; a check of the
+    plain lines, or of another file, leaves the plan alone."""
+    request = "how many rows of depot/stock.csv are tools?"
+    plan = "Run wc -l depot/stock.csv and answer with the number"
+    tools = Check(kind="count_matches", path="depot/stock.csv", value="lines containing tool")
+    problem = measures_other(plan, request, "question", "number", [tools])
+    assert problem is not None and "lines containing tool (its count check)" in problem
+    assert measures_other(plan, request, "question", "number") is None  # words alone: rows
+    lines = Check(kind="count_matches", path="depot/stock.csv", value="lines")
+    assert measures_other(plan, request, "question", "number", [lines]) is None
+    other = Check(kind="count_matches", path="depot/prices.csv", value="lines containing tool")
+    assert measures_other(plan, request, "question", "number", [other]) is None
