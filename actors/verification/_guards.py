@@ -187,7 +187,7 @@ def _other_unit(value: Any, request: str) -> str | None:
     return None if noun in _SAME_UNIT[unit] else noun
 
 
-_WC = re.compile(r"\bwc\s+((?:-[A-Za-z]+\s+)*)[\w./~'\"][^\s|;&)]*")
+_WC = re.compile(r"\bwc\s+((?:-[A-Za-z]+\s+)*)[\w./~'\"][^\s|;&)`]*")
 _WC_UNIT = {"l": "lines", "w": "words", "c": "bytes", "m": "chars"}
 
 
@@ -213,7 +213,8 @@ def measures_other(
     one ``request`` asks for, or None (pure): it runs a plain count (``wc -l FILE``: the
     file's lines, words, bytes or chars) while the request asks a question whose answer
     is no such count — a name, a value or text (the Perceiver's ``kind``/``shape`` read
-    by :func:`.request.duties`), a number that is no count (a sum, a maximum), a count of
+    by :func:`.request.duties`), a number or an answer of unknown shape that is no count
+    and never speaks of the unit (a sum, a maximum), a count of
     something else ("how many classes …" is not the file's lines), or the lines holding a
     term the request names (a quoted string, an all-capitals word). A request that names
     the command itself, or that only changes or creates (no answer asked), is not judged.
@@ -231,9 +232,12 @@ def measures_other(
         if said.shape in ("name", "value", "text"):
             wanted = f"a {said.shape}"
         elif not asks_count(request, kind, shape):
-            if said.shape != "number":
-                continue  # code cannot tell what is asked: not judged
-            wanted = "a number that is no count of the file's " + unit
+            if _names_unit(unit, request):
+                continue  # "is it longer than 20 lines?": the request speaks of the unit
+            if said.shape == "number":
+                wanted = "a number that is no count of the file's " + unit
+            else:
+                wanted = f"an answer that is no count of the file's {unit}"
         elif (other := _other_unit(unit, request)) is not None or not _counts_unit(unit, request):
             wanted = f"a count of {other}" if other else "a count of something else"
         elif unit == "lines" and (term := _ignored_term(unit, request)) is not None:
@@ -259,6 +263,11 @@ def _checked_otherwise(command: str, unit: str, checks: Sequence[Check]) -> str 
         if str(check.value).strip().lower() != unit:
             return str(check.value).strip()
     return None
+
+
+def _names_unit(unit: str, request: str) -> bool:
+    """True when ``request`` names ``unit`` or a synonym of it anywhere (pure)."""
+    return any(w.lower() in _SAME_UNIT[unit] for w in re.findall(r"[A-Za-z]+", request))
 
 
 def _counts_unit(unit: str, request: str) -> bool:

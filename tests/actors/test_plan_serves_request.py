@@ -54,7 +54,18 @@ WRONG = [
     ),
 ]
 
+WRONG.append(  # no reading of the shape (an old log): a question that counts nothing
+    (
+        "Run wc -l journal/june.txt",
+        "What is the earliest date written in journal/june.txt?",
+        "",
+        "",
+        "an answer that is no count of the file's lines",
+    )
+)
+
 RIGHT = [
+    ("Run wc -l journal/june.txt", "Is journal/june.txt longer than 20 lines?", "question"),
     ("Run wc -l journal/june.txt", "How many lines does journal/june.txt have?", "question"),
     ("Run wc -w journal/june.txt", "count the words in journal/june.txt", "question"),
     (
@@ -165,3 +176,11 @@ def test_a_plain_count_against_the_tasks_own_count_check_is_named() -> None:
     assert measures_other(plan, request, "question", "number", [lines]) is None
     other = Check(kind="count_matches", path="depot/prices.csv", value="lines containing tool")
     assert measures_other(plan, request, "question", "number", [other]) is None
+
+
+def test_a_command_in_backticks_is_read_without_them() -> None:
+    """A model quotes commands in backticks: the plain count is still seen, and the reason
+    names the command as it would run."""
+    plan = "Use the shell to run `wc -l ledger/q3.tsv` and answer"
+    problem = measures_other(plan, "Which supplier is first in ledger/q3.tsv?", "question", "")
+    assert problem is not None and problem.startswith("'wc -l ledger/q3.tsv' measures")
