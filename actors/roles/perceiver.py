@@ -122,7 +122,7 @@ def reasked_spec(first: TaskSpec, again: TaskSpec) -> TaskSpec:
 
 
 def _unusable(check: Check, spec: TaskSpec, workspace: Path) -> str | None:
-    return check_problem(check, workspace) or guess_problem(check, spec.text, spec.kind)
+    return check_problem(check, workspace) or guess_problem(check, spec.text, spec.kind, spec.shape)
 
 
 def spec_problems(spec: TaskSpec, workspace: Path) -> list[str]:

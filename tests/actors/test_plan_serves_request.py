@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from artoo.actors.verification.checks import asks_count, guess_problem, measures_other
-from artoo.schemas import Check, TaskSpec
+from artoo.schemas import Check, Criterion, TaskSpec
 
 # --------------------------------------------------------------------------- worked examples
 WRONG = [
@@ -159,6 +160,15 @@ def test_the_perceiver_reads_the_count_duty_from_the_shape(tmp_path: Path) -> No
     unread = TaskSpec(text=text, intent="find the top scorer", slug="x")
     assert not any("asks for a count" in p for p in spec_problems(read, tmp_path))
     assert any("asks for a count" in p for p in spec_problems(unread, tmp_path))
+    # and a count check of it is unusable, as the Planner's guard finds it
+    goals = Check(kind="count_matches", path="stats/league.csv", value="lines containing goal")
+    checked = [Criterion(id="t1", text="the goals", mode="verifiable", check=goals)]
+    problems = spec_problems(msgspec.structs.replace(read, criteria=checked), tmp_path)
+    assert any("asks for none" in p for p in problems)
+    assert not any(
+        "asks for none" in p
+        for p in spec_problems(msgspec.structs.replace(unread, criteria=checked), tmp_path)
+    )
 
 
 def test_a_plain_count_against_the_tasks_own_count_check_is_named() -> None:
