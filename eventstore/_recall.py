@@ -18,7 +18,9 @@ same task. For a query, :meth:`RecallIndex.search`:
 4. flags a tag as a **distractor** when it ranks better by keyword than by vector and
    ``|r_kw − r_vec| / max(r_kw, r_vec) ≥ disagreement`` (0.5) — seed 003's rule, on tag
    ranks — or when it shares words with the query while its best cosine stays below the
-   embedder's ``similar`` line (ours: in a small memory ranks cannot disagree much);
+   embedder's ``similar`` line (ours: in a small memory ranks cannot disagree much) —
+   or, the other way round ("or vice versa"), when it is close enough by vector to be
+   read while none of the query's words is in any of its requests;
 5. calls a tag **recalled** when it is not flagged and its best cosine reaches
    ``similar``. The rest are irrelevant.
 
@@ -338,6 +340,7 @@ class RecallIndex:
         if not self.texts:
             return []
         q = self.embedder.embed([task_text(query)])[0]
+        terms = keyword_terms(query)
         kw = self.keyword(query)
         vec = self.vector(query, qvec=q)
         cos: dict[int, float] = dict(vec)
@@ -373,6 +376,11 @@ class RecallIndex:
             trap = rk is not None and (
                 (a < b and disagreement >= self.disagreement)
                 or best_cos.get(tag, -1.0) < self.embedder.similar
+            )
+            # the other way round (seed 003: "or vice versa"): close enough by vector to be
+            # read, yet none of the query's words is in any of the tag's requests
+            trap = trap or (
+                rk is None and bool(terms) and best_cos.get(tag, -1.0) >= self.embedder.similar
             )
             tag_flag[tag] = (disagreement, trap and method == "fused")
         hits = []

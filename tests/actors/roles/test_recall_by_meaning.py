@@ -230,10 +230,25 @@ def _minilm() -> Any:
         pytest.skip("the minilm embedder's weights are not installed (artoo[embed])")
 
 
-def test_with_minilm_a_paraphrase_by_synonym_recalls_its_tag(store: MegramStore) -> None:
-    """What the hash stand-in cannot do: no shared word but the file, same task."""
+def test_a_paraphrase_by_synonym_alone_is_not_read(store: MegramStore) -> None:
+    """The price of the vice-versa flag, on purpose: "remove" and "delete" share no word,
+    so even MiniLM's close match (cosine 0.84) is flagged rather than read — a missed
+    memory costs a model call, a wrong one steers the plan."""
     answer = _recall(store, "remove the file notes/todo.txt", embedder=_minilm())
-    assert [r.space for r in answer.recalled if r.recalled] == ["intent:delete-file"]
+    assert not any(r.recalled for r in answer.recalled)
+    delete = [r for r in answer.recalled if r.space == "intent:delete-file"]
+    assert delete and delete[0].distractor and delete[0].keyword_rank == 0
+
+
+def test_a_vector_only_match_is_a_distractor(store: MegramStore) -> None:
+    """Real-model bench, pass 1: "how many words are in README.md?" read the line-count
+    family (MiniLM cosine 0.79, no shared word) and planned to count lines. Seed 003's
+    "or vice versa": close by vector, none of the query's words in the tag's requests."""
+    answer = _recall(store, "how many words are in notes/todo.txt?", embedder=_minilm())
+    lines = [r for r in answer.recalled if r.space == "intent:count-lines"]
+    assert lines and lines[0].distractor and not lines[0].recalled
+    assert lines[0].vector >= 0.7 and lines[0].keyword_rank == 0
+    assert answer.episodes == [] and calibrate(answer).should_prefer == []
 
 
 def test_with_minilm_a_keyword_trap_is_flagged(store: MegramStore) -> None:
