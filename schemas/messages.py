@@ -788,8 +788,9 @@ class UserQuestion(Message, frozen=True, tag="UserQuestion"):
 
 class QuestionAnswered(Message, frozen=True, tag="QuestionAnswered"):
     """The answer to a :class:`UserQuestion`: the user's (``by="operator"``), or at the
-    timeout (``by="timeout"``) the question's default — or None when the task is abandoned
-    for want of an answer."""
+    timeout (``by="timeout"``) — or at once when no one can be asked (``by="no_operator"``:
+    no ``on_question``, no inbox) — the question's default, or None when the task is
+    abandoned for want of an answer."""
 
     question_id: str
     answer: str | None = None

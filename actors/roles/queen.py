@@ -30,6 +30,8 @@ Responsibilities:
     published as a QuestionAnswered. Unanswered at ``Config.question_timeout_s`` (clock
     time): with ``question_on_timeout = "default"`` the question's default (None given:
     "" — the role decides without it), with ``"abandon"`` no answer and a TaskCancelled.
+    With no ``on_question`` and no inbox (``System.open(inbox=False)``) no one can
+    answer: the same at once, ``by="no_operator"``.
 
     Cancel a task on the host's CancelRequest (``TaskHandle.cancel()``). Every cancel is a
     TaskCancelled the GGS turns into the task's one FinalResult (abandon, ``cancelled``,
@@ -283,6 +285,11 @@ class Queen(Role):
             self._answer_question(env, logged.answer, by=logged.by)
             return
         operator = self.ctx.question_operator
+        if operator is None and not self.ctx.hold_confirmations:
+            # no one to ask (no on_question, no inbox): unanswered at once, as at the
+            # timeout, rather than a wait no one can end (a Law 1 request is decided so too)
+            self._timed_out(self.questions[body.question_id], by="no_operator")
+            return
         if operator is None:
             return  # in the inbox, for System.answer
 
@@ -297,18 +304,19 @@ class Queen(Role):
 
         self.background("question", _ask)
 
-    def _timed_out(self, q: _Pending) -> None:
+    def _timed_out(self, q: _Pending, *, by: str = "timeout") -> None:
         body: UserQuestion = q.env.body
         if self.ctx.config.question_on_timeout == "abandon":
-            if self._answer_question(q.env, None, by="timeout"):
+            if self._answer_question(q.env, None, by=by):
+                why = "no one to ask" if by == "no_operator" else f"within {q.timeout:g} s"
                 self.ctx.bus.publish(
-                    TaskCancelled(reason=f"no answer to a question within {q.timeout:g} s"),
+                    TaskCancelled(reason=f"no answer to a question {why}"),
                     sender=self.sender,
                     task_id=q.env.task_id,
                     cause=q.env.seq,
                 )
             return
-        self._answer_question(q.env, body.default or "", by="timeout")
+        self._answer_question(q.env, body.default or "", by=by)
 
     def _answer_question(self, env: Envelope, answer: str | None, *, by: str = "operator") -> bool:
         """Publish the one answer of an open question (first wins); True when this did."""

@@ -286,7 +286,8 @@ def _run_task(
         runs_tools=live,
         tool_runner=served.runner,
         recorded_verdicts=served,
-        on_question=on_question,
+        # asked of no one (``by="no_operator"``): the Queen takes the default at once again
+        on_question=on_question if any(a.by != "no_operator" for a, _ in replies) else None,
     )
     try:
         system.subscribe(served.on_envelope)

@@ -68,6 +68,7 @@ def _open(
     }
     config = Config.model_validate(settings)
     (tmp / "ws").mkdir(exist_ok=True)
+    options.setdefault("inbox", True)  # the host reads its inbox (System.answer)
     return artoo.System.open(
         tmp / "store",
         model=write_script(tmp / "s.toml", entries),
@@ -150,6 +151,18 @@ def test_an_unanswered_question_takes_its_default_at_the_timeout(tmp_path: Path)
         system.flush(5)
     assert result.status == "accept"
     assert [(a.answer, a.by) for a in _answered(tmp_path / "store")] == [("a.txt", "timeout")]
+    _replays(tmp_path / "store")
+
+
+def test_with_no_one_to_ask_a_question_takes_its_default_at_once(tmp_path: Path) -> None:
+    """No inbox and no on_question (``artoo run``, a host that reads no inbox): nobody can
+    answer, so the task does not wait out the timeout — the default at once, as a Law 1
+    request with no operator is decided at once. The clock never moves."""
+    clock = ManualClock()
+    with _open(tmp_path, clock, inbox=False) as system:
+        result = system.run("write the file", timeout=100)
+    assert result.status == "accept"
+    assert [(a.answer, a.by) for a in _answered(tmp_path / "store")] == [("a.txt", "no_operator")]
     _replays(tmp_path / "store")
 
 
@@ -262,7 +275,7 @@ def test_a_question_waiting_when_the_process_stopped_is_asked_again_once_after_r
             from artoo.schemas import Config, UserQuestion
             asked = threading.Event()
             s = artoo.System.open({str(store)!r}, model={model!r}, workspace={str(ws)!r},
-                config=Config(durability="batch", max_parallel=1))
+                config=Config(durability="batch", max_parallel=1), inbox=True)
             s.subscribe(lambda env: isinstance(env.body, UserQuestion) and asked.set())
             s.submit("write the file")
             asked.wait(20)

@@ -170,6 +170,7 @@ def test_repl_shows_a_question_and_answers_it(tmp_path: Path, workspace: Path) -
         model=write_script(tmp_path / "q.toml", entries),
         workspace=workspace,
         config=CONFIG,
+        inbox=True,  # as artoo repl opens it
     ) as system:
         repl = Repl(system, said.append)
         system.subscribe(repl.on_envelope)
