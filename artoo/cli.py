@@ -101,8 +101,24 @@ def build_parser() -> argparse.ArgumentParser:
         "--clean", action="store_true", help="remove the temp dir (workspace, store) at the end"
     )
 
-    mem = sub.add_parser("memory", help="show memory: potentials per tag and the SOPs")
+    mem = sub.add_parser(
+        "memory",
+        help="show memory: potentials per tag with its requests and SOPs; --recall TEXT "
+        "shows what a request would recall",
+    )
     mem.add_argument("store", nargs="?", default="./.artoo", help="the store directory")
+    mem.add_argument(
+        "--recall",
+        metavar="TEXT",
+        help="show what this request would recall by meaning: the past requests with their "
+        "keyword and vector ranks, scores and distractor flags, then the tags read",
+    )
+    mem.add_argument(
+        "--embedder",
+        choices=["hash", "minilm"],
+        default="hash",
+        help="sentence vectors for --recall (minilm needs the artoo[embed] extra; default: hash)",
+    )
     mem.add_argument(
         "--rebuild",
         action="store_true",
@@ -258,6 +274,38 @@ def build_parser() -> argparse.ArgumentParser:
     )
     repl.add_argument("--workspace", default=".", help="the root the file tools may touch")
 
+    worker = sub.add_parser(
+        "worker",
+        help="run a worker of a PostgreSQL store: take submitted tasks and run them here",
+        description="A worker process of a PostgreSQL store (docs/postgres.md): it leases "
+        "submitted tasks (any number of workers, on any machines) and runs each wholly here "
+        "(roles, sandbox, workspace), every envelope in the store's one log. Hosts' "
+        "System.submit only enqueues while a worker runs. Stops on SIGTERM or Ctrl-C.",
+    )
+    worker.add_argument("store", help="the store: a postgresql:// URL")
+    worker.add_argument(
+        "--workspace-root",
+        default=None,
+        help="the workspace its tasks' tools work in (default .)",
+    )
+    worker.add_argument(
+        "--concurrency", type=positive_int, default=1, help="tasks run at once (default 1)"
+    )
+    worker.add_argument(
+        "--lease-s",
+        type=seconds,
+        default=10.0,
+        help="a task's lease without a heartbeat; a dead worker's tasks are taken over "
+        "once it runs out (default 10)",
+    )
+    worker.add_argument(
+        "--model", help="litellm model string or scripted:<path> (default: $ARTOO_MODEL)"
+    )
+    worker.add_argument("--api-base", default=None, help="the model server's URL")
+    worker.add_argument(
+        "--set", action="append", metavar="KEY=VALUE", help="a Config setting (repeatable)"
+    )
+
     sub.add_parser("version", help="print the installed version")
     return parser
 
@@ -340,6 +388,10 @@ def _main(argv: list[str] | None) -> int:
             return _audit(args)
         if args.command == "diff":
             return _diff(args)
+        if args.command == "worker":
+            from ._worker import worker_command
+
+            return worker_command(args, console)
         if args.command == "repl":
             from .repl import run_repl
 
@@ -445,9 +497,13 @@ def _memory(args: argparse.Namespace, console: Console) -> int:
             )
         n = rebuild_memory(spec.path)
         console.print(f"rebuilt memory from {n} memory events in the log")
+    if not console.is_terminal:  # piped output: never cut a tag
+        console = Console(width=200)
+    if args.recall is not None:
+        return _memory_recall(spec, args.recall, args.embedder, console)
     tags, sops = memory_rows(spec, time.time())
     table = Table(title=f"memory of {spec}")
-    for col in ("space", "entity", "megrams", "attention", "decision", "action"):
+    for col in ("space", "entity", "megrams", "attention", "decision", "action", "requests", "SOP"):
         table.add_column(col)
     for row in tags:
         table.add_row(
@@ -457,9 +513,9 @@ def _memory(args: argparse.Namespace, console: Console) -> int:
             f"{row.attention:.2f}",
             f"{row.decision:+.2f}",
             row.action,
+            literal("\n".join(row.requests)),
+            literal("\n".join(row.sops)),
         )
-    if not console.is_terminal:  # piped output: never cut a tag
-        console = Console(width=200)
     console.print(table)
     sop_table = Table(title="Common Sense (SOPs)")
     for col in ("space", "entity", "σ", "content"):
@@ -469,6 +525,40 @@ def _memory(args: argparse.Namespace, console: Console) -> int:
             literal(m.space), literal(m.entity), f"{m.sigma:+.0f}", literal(m.content)
         )
     console.print(sop_table)
+    return EXIT_OK
+
+
+def _memory_recall(spec: StoreSpec, text: str, embedder: str, console: Console) -> int:
+    from rich.table import Table
+
+    from .memoryview import memory_recall
+
+    answer = memory_recall(spec, text, time.time(), embedder=embedder)
+    table = Table(title=f"what {text!r} recalls ({embedder} vectors)")
+    for col in ("request", "tag", "kw rank", "vec rank", "cosine", "fused", "disagree", "flag"):
+        table.add_column(col)
+    for r in answer.recalled:
+        flag = "DISTRACTOR" if r.distractor else "recalled" if r.recalled else "-"
+        table.add_row(
+            literal(r.text),
+            literal(r.space),
+            str(r.keyword_rank or "-"),
+            str(r.vector_rank or "-"),
+            f"{r.vector:.2f}",
+            f"{r.fused:.4f}",
+            f"{r.disagreement:.2f}",
+            flag,
+        )
+    console.print(table)
+    read = [r.space for r in answer.recalled if r.recalled]
+    console.print(
+        f"tags read: {literal(', '.join(dict.fromkeys(read))) or '(none)'}; attention "
+        f"{answer.attention:.2f}, decision {answer.decision:+.2f} → {answer.action}; "
+        f"{len(answer.sops)} SOPs, {len(answer.episodes)} accepted episodes"
+    )
+    for m in answer.episodes:
+        steps = "; ".join(", ".join(s.commands) or s.instruction for s in m.steps)
+        console.print(f"  episode {m.id}: {literal(m.request)} → {literal(steps)}")
     return EXIT_OK
 
 

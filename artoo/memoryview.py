@@ -8,9 +8,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from artoo.actors.roles.memory import INTENT, Recollection, recall, request_text
 from artoo.eventstore import (
     MEMORY_EVENTS,
     MegramStore,
+    RecallIndex,
     StoreLocked,
     catch_up_memory,
     open_memory,
@@ -19,11 +21,20 @@ from artoo.eventstore import (
 from artoo.eventstore._potentials import ATTENTION_FLOOR, DECISION_BAND
 from artoo.schemas import (
     Megram,
+    MemoryQuery,
+    MemoryRecall,
 )
 
 from ._store import StoreSpec, parse_store, read_log
 
-__all__ = ["MEMORY_EVENTS", "TagRow", "catch_up_memory", "memory_rows", "rebuild_memory"]
+__all__ = [
+    "MEMORY_EVENTS",
+    "TagRow",
+    "catch_up_memory",
+    "memory_recall",
+    "memory_rows",
+    "rebuild_memory",
+]
 
 
 @dataclass(frozen=True)
@@ -36,6 +47,10 @@ class TagRow:
     attention: float
     decision: float
     action: str
+    requests: tuple[str, ...] = ()
+    """The requests recorded under an intent tag: what recall by meaning matches."""
+    sops: tuple[str, ...] = ()
+    """The tag's SOP texts (C level)."""
 
 
 @contextlib.contextmanager
@@ -65,21 +80,56 @@ def read_memory(store: str | Path | StoreSpec) -> Iterator[MegramStore]:
 
 
 def memory_rows(store: str | Path | StoreSpec, now: float) -> tuple[list[TagRow], list[Megram]]:
-    """Every tag's potentials (strongest attention first) and every C-level SOP."""
+    """Every tag's potentials (strongest attention first), with an intent tag's requests
+    and SOP texts, and every C-level SOP."""
     with read_memory(store) as megrams:
         counts: dict[tuple[str, str], int] = {}
+        requests: dict[tuple[str, str], dict[str, None]] = {}
+        texts: dict[tuple[str, str], list[str]] = {}
         sops = []
         for m in megrams.megrams():
-            counts[(m.space, m.entity)] = counts.get((m.space, m.entity), 0) + 1
+            tag = (m.space, m.entity)
+            counts[tag] = counts.get(tag, 0) + 1
             if m.level == "C":
                 sops.append(m)
+                texts.setdefault(tag, []).append(m.content)
+            elif m.space.startswith(INTENT):
+                requests.setdefault(tag, {})[request_text(m)] = None
         rows = []
         for space, entity in megrams.tags():
             p = megrams.potential(space, entity, now)
+            tag = (space, entity)
             rows.append(
                 TagRow(
-                    space, entity, counts.get((space, entity), 0), p.attention, p.decision, p.action
+                    space,
+                    entity,
+                    counts.get(tag, 0),
+                    p.attention,
+                    p.decision,
+                    p.action,
+                    tuple(requests.get(tag, {})),
+                    tuple(texts.get(tag, [])),
                 )
             )
     rows.sort(key=lambda r: (-r.attention, r.space, r.entity))
     return rows, sops
+
+
+def memory_recall(
+    store: str | Path | StoreSpec,
+    text: str,
+    now: float,
+    *,
+    embedder: str = "hash",
+    environment: str = "local",
+    k: int = 5,
+) -> MemoryRecall:
+    """What a request ``text`` would recall from a store's memory (``artoo memory
+    --recall``): the same :func:`~artoo.actors.roles.memory.recall` the Memory role runs,
+    for a task of no tag of its own yet (``intent:?``) in ``environment``."""
+    from artoo.eventstore import make_embedder
+
+    with read_memory(store) as megrams:
+        memory = Recollection.of(megrams, RecallIndex(make_embedder(embedder)))
+        query = MemoryQuery(space="intent:?", entity=f"env:{environment}", text=text)
+        return recall(megrams, query, now, memory=memory, recall_k=k)

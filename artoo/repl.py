@@ -26,6 +26,9 @@ HELP = """\
   /inbox          what waits for you: confirmations and escalation tickets
   /approve ID     approve a confirmation        /deny ID      deny it
   /continue ID    let a ticket's task go on     /cancel TASK  cancel a task (or a ticket's task)
+  /answer ID TEXT answer a question (one of its options, or free text)
+  /pause TASK     pause a task (no model or tool call; its deadline stops)
+  /resume TASK    resume a paused task
   /audit          the Auditor's report of the window so far
   /memory         how much memory the store holds
   /help           this help                     /quit         leave (running tasks end)"""
@@ -42,7 +45,8 @@ class Repl:
     def __init__(self, system: System, say: Callable[[str], None]) -> None:
         self.system = system
         self.say = say
-        self.handles: dict[str, TaskHandle] = {}
+        # the tasks resumed at open (the stopped process left them open) are this session's
+        self.handles: dict[str, TaskHandle] = {h.task_id: h for h in system.resumed}
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ live progress
@@ -64,6 +68,12 @@ class Repl:
             self.say(
                 f"[{short}] ticket {body.ticket_id} {body.severity} {body.kind}: "
                 f"{body.summary} (/continue {body.ticket_id} or /cancel {body.ticket_id})"
+            )
+        elif kind == "UserQuestion":
+            choices = " / ".join(body.options) if body.options else "free text"
+            self.say(
+                f"[{short}] {body.role} asks: {body.text} [{choices}] "
+                f"(/answer {body.question_id} ANSWER)"
             )
         elif kind == "GGSDecision":
             self.say(f"[{short}] {body.directive}")
@@ -97,6 +107,9 @@ class Repl:
             "/deny": lambda a: self._answer(a, "deny"),
             "/continue": lambda a: self._answer(a, "continue"),
             "/cancel": self._cancel,
+            "/answer": self._reply,
+            "/pause": lambda a: self._pause(a, "pause"),
+            "/resume": lambda a: self._pause(a, "resume"),
             "/audit": self._audit,
             "/memory": self._memory,
         }.get(command)
@@ -118,7 +131,7 @@ class Repl:
         waiting = len(self.system.inbox())
         self.say(f"{len(running)} running, {waiting} waiting in the inbox")
         for h in running:
-            self.say(f"  {h.task_id} running")
+            self.say(f"  {h.task_id} {self._state(h)}")
 
     def _tasks(self, _: str) -> None:
         with self._lock:
@@ -130,7 +143,7 @@ class Repl:
                 r = h.result(0)
                 self.say(f"  {h.task_id} {r.status}: {r.summary}")
             else:
-                self.say(f"  {h.task_id} running")
+                self.say(f"  {h.task_id} {self._state(h)}")
 
     def _inbox(self, _: str) -> None:
         items = self.system.inbox()
@@ -149,18 +162,42 @@ class Repl:
         self.system.answer(item_id, decision)
         self.say(f"{item_id}: {decision}")
 
+    def _reply(self, arg: str) -> None:
+        question_id, _, text = arg.partition(" ")
+        if not question_id or not text.strip():
+            raise ValueError("which question, and what answer? /answer ID TEXT")
+        if not any(i.item_id == question_id and i.kind == "question" for i in self.system.inbox()):
+            raise ValueError(f"no open question {question_id} (/inbox lists them)")
+        self.system.answer(question_id, text.strip())
+        self.say(f"{question_id}: answered")
+
+    def _state(self, handle: TaskHandle) -> str:
+        return "paused" if self.system.pauses.paused(handle.task_id) else "running"
+
+    def _pause(self, arg: str, decision: str) -> None:
+        if not arg:
+            raise ValueError(f"which task? /{decision} TASK")
+        handle = self._one(arg)
+        self.system.answer(handle.task_id, decision)
+        self.say(f"{handle.task_id}: {'paused' if decision == 'pause' else 'resumed'}")
+
+    def _one(self, prefix: str) -> TaskHandle:
+        """The one task of this session whose id starts with ``prefix``."""
+        with self._lock:
+            found = [h for t, h in self.handles.items() if t.startswith(prefix)]
+        if len(found) != 1:
+            raise ValueError(f"no single task of this session starts with {prefix!r}")
+        return found[0]
+
     def _cancel(self, arg: str) -> None:
         if not arg:
             raise ValueError("which task? /cancel TASK (or a ticket's ID)")
         if any(i.item_id == arg and i.kind == "ticket" for i in self.system.inbox()):
             self._answer(arg, "cancel")
             return
-        with self._lock:
-            found = [h for t, h in self.handles.items() if t.startswith(arg)]
-        if len(found) != 1:
-            raise ValueError(f"no single task of this session starts with {arg!r}")
-        found[0].cancel("cancelled from the repl")
-        self.say(f"cancelling {found[0].task_id}")
+        handle = self._one(arg)
+        handle.cancel("cancelled from the repl")
+        self.say(f"cancelling {handle.task_id}")
 
     def _audit(self, _: str) -> None:
         r = self.system.audit()

@@ -2,8 +2,18 @@
 projection of the log), behind one flat namespace over private modules."""
 
 from ._contract import EventLogBackend, InMemoryEventLog, MegramReader
+from ._embed import (
+    EMBEDDERS,
+    Embedder,
+    EmbedderUnavailable,
+    HashEmbedder,
+    MiniLMEmbedder,
+    make_embedder,
+)
 from ._megramstore import MegramStore, StoreClosed
+from ._potentials import action
 from ._projection import MEMORY_EVENTS, catch_up_memory, open_memory, rebuild_memory, salvage
+from ._recall import Hit, RecallIndex, keyword_terms, task_text
 from .audit import AuditLog, AuditLogReader, AuditVerification
 from .eventlog import (
     DURABILITY_MODES,
@@ -20,26 +30,37 @@ from .eventlog import (
 
 __all__ = [
     "DURABILITY_MODES",
+    "EMBEDDERS",
     "MEMORY_EVENTS",
     "AuditLog",
     "AuditLogReader",
     "AuditVerification",
     "CorruptLog",
     "Durability",
+    "Embedder",
+    "EmbedderUnavailable",
     "EventLog",
     "EventLogBackend",
+    "HashEmbedder",
+    "Hit",
     "InMemoryEventLog",
     "MegramReader",
     "MegramStore",
+    "MiniLMEmbedder",
     "NotAStore",
+    "RecallIndex",
     "StoreClosed",
     "StoreError",
     "StoreLocked",
+    "action",
     "catch_up_memory",
     "close_leveldb",
     "envelope_tail",
+    "keyword_terms",
+    "make_embedder",
     "open_leveldb",
     "open_memory",
     "rebuild_memory",
     "salvage",
+    "task_text",
 ]

@@ -578,6 +578,30 @@ class EventLog:
                         raise CorruptRecord(f"task index names seq {seq}, missing from the log")
                     yield seq, data
 
+    def task_ids(self) -> Iterator[str]:
+        """Every task id the per-task index holds, in id order: one seek per task, never
+        a read of the log (at open, to find the tasks a stopped process left open)."""
+        with self._db.snapshot() as snapshot:
+            keys = snapshot.iterator(prefix=_TASK, include_value=False)
+            for key in keys:
+                task = key[len(_TASK) : -8 - len(_SEP)]
+                yield task.decode()
+                keys.seek(_TASK + task + _SEP + b"\xff" * 9)
+
+    def read_task_reversed(self, task_id: str) -> Iterator[Envelope]:
+        """The envelopes of one task (by the per-task index), newest first."""
+        prefix = task_prefix(task_id)
+        size = len(prefix) + 8
+        with self._db.snapshot() as snapshot:
+            for key, value in snapshot.iterator(prefix=prefix, reverse=True):
+                if len(key) != size:
+                    continue
+                for seq in reversed(index_seqs(key, value)):
+                    data = snapshot.get(event_key(seq))
+                    if data is None:
+                        raise CorruptRecord(f"task index names seq {seq}, missing from the log")
+                    yield _decode(seq, data)
+
     def _writable(self) -> None:
         if self._read_only:
             raise RuntimeError(f"the event log {self._path} was opened read_only")

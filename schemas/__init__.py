@@ -12,6 +12,7 @@ from .config import (
     GGSConfig,
     JudgeConfig,
     MemoryConfig,
+    OutputCapsConfig,
     QueenConfig,
     SupervisorConfig,
     TelemetryConfig,
@@ -23,6 +24,7 @@ from .messages import __all__ as _messages_all
 
 __all__ = [
     "AuditConfig",
+    "OutputCapsConfig",
     "Config",
     "CorruptRecord",
     "Envelope",

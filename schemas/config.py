@@ -13,6 +13,7 @@ __all__ = [
     "GGSConfig",
     "JudgeConfig",
     "MemoryConfig",
+    "OutputCapsConfig",
     "QueenConfig",
     "SupervisorConfig",
     "TelemetryConfig",
@@ -55,6 +56,15 @@ class MemoryConfig(BaseModel):
     )
     recall_cap: int = Field(
         10, ge=0, description="memory entries the Planner puts into one plan (paper §6.5)"
+    )
+    embedder: Literal["hash", "minilm"] = Field(
+        "hash",
+        description="sentence vectors of recall by meaning: hash (no model) or minilm "
+        "(the artoo[embed] extra; docs/memory.md)",
+    )
+    recall_k: int = Field(5, ge=0, description="past requests recall by meaning returns")
+    disagreement: float = Field(
+        0.5, ge=0, le=1, description="keyword/vector rank disagreement that flags a distractor"
     )
 
 
@@ -161,6 +171,21 @@ class SupervisorConfig(BaseModel):
     )
     restart_window_s: float = Field(
         60.0, gt=0, description="the window over which restarts are counted"
+    )
+
+
+class OutputCapsConfig(BaseModel):
+    """Per-role caps on the tokens one model answer may write (litellm's ``max_tokens``
+    of that call): a reading, a plan and a verdict are small JSON objects, far under the
+    Executor's ``max_output_tokens``; a small model that runs on is cut where its answer
+    should have ended. None: ``max_output_tokens`` alone."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
+
+    perceiver: int | None = Field(384, ge=16, description="the Perceiver's reading")
+    planner: int | None = Field(512, ge=16, description="the Planner's plan")
+    verdict: int | None = Field(
+        256, ge=16, description="a validator's verdict (Agent- and Meta-Validator)"
     )
 
 
@@ -274,6 +299,12 @@ class Config(BaseModel):
     brain_model: str | None = Field(None, description="model for the brain tier")
     tool_model: str | None = Field(None, description="model for the tool tier")
     durability: Literal["none", "batch", "always"] = "batch"
+    recovery: Literal["resume", "abandon"] = Field(
+        "resume",
+        description="a task the stopped process left open: resume it from the log at open "
+        "(model answers and tool results served from it, then live), or abandon it "
+        "(FinalResult abandon, reason interrupted)",
+    )
     structured_output: Literal["auto", "json_schema", "json_object", "prompt"] = Field(
         "auto",
         description="how a structured answer is constrained: auto (a JSON schema response "
@@ -294,6 +325,14 @@ class Config(BaseModel):
         "provider's limit); bounds a small model that runs on",
     )
     confirmation_timeout_s: float = Field(60.0, gt=0, description="Law 1 wait before denial")
+    question_timeout_s: float = Field(
+        300.0, gt=0, description="how long a task waits for the user's answer to a question"
+    )
+    question_on_timeout: Literal["default", "abandon"] = Field(
+        "default",
+        description="no answer in time: go on with the question's default (none given: the "
+        "role decides without it), or abandon the task",
+    )
     llm_confidence_threshold: float = Field(0.7, ge=0, le=1)
     dream_interval_s: float = Field(300.0, gt=0)
     max_model_calls: int | None = Field(
@@ -303,6 +342,7 @@ class Config(BaseModel):
         None, ge=1, description="tokens (prompt + completion) one task may use (None: no limit)"
     )
     ggs: GGSConfig = GGSConfig()
+    output_caps: OutputCapsConfig = OutputCapsConfig()
     memory: MemoryConfig = MemoryConfig()
     dreamer: DreamerConfig = DreamerConfig()
     tools: ToolsConfig = ToolsConfig()

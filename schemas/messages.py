@@ -32,7 +32,9 @@ __all__ = [
     "Criterion",
     "DispatchManifest",
     "EndReason",
+    "EpisodeStep",
     "EscalationTicket",
+    "Established",
     "ExecutionResult",
     "FileChange",
     "FileEffect",
@@ -54,6 +56,8 @@ __all__ = [
     "OutcomeSummary",
     "PlanDirective",
     "PlanRejected",
+    "QuestionAnswered",
+    "RecalledRequest",
     "Refusal",
     "ReplanRequest",
     "RoleFailed",
@@ -64,13 +68,17 @@ __all__ = [
     "SubTaskOutcome",
     "TagPotential",
     "TaskCancelled",
+    "TaskPaused",
     "TaskRequest",
+    "TaskResumed",
     "TaskSpec",
+    "TaskUnpaused",
     "TicketResolved",
     "ToolCall",
     "ToolCallEnded",
     "ToolSpec",
     "UnknownMessage",
+    "UserQuestion",
     "UserRequest",
     "Verdict",
 ]
@@ -83,6 +91,14 @@ MacroState = Literal[
     "abandon", "success", "accept", "break_symmetry", "change_approach", "change_path", "refine"
 ]
 FinalStatus = Literal["accept", "success", "abandon"]
+Established = Literal["code", "model", "human", "none"]
+"""How a task's answer was established (FinalResult.established): ``code`` — every
+criterion passed was decided by code and the answer's values were measured by a check
+or backed by two independent tool results; ``model`` — some of it rests only on a
+model's verdict (or on one tool result, or on a check copied from the request);
+``human`` — some of it a person judged (a low-confidence verdict taken to the operator);
+``none`` — not every criterion was met (the task ended abandon, or ``success`` close
+enough with some criterion failed)."""
 OutcomeStatus = Literal["matched", "failed", "skipped"]
 Tier = Literal["brain", "tool"]
 Refusal = Literal[
@@ -92,6 +108,7 @@ Refusal = Literal[
     "outside_workspace",
     "unsafe_file",
     "caution_denied",
+    "repeated_failure",
 ]
 """Why a tool call was refused before or instead of running (ToolCall.refusal)."""
 StopReason = Literal["answer", "doom_loop", "turn_cap", "model_error", "task_ended"]
@@ -109,8 +126,13 @@ EndReason = Literal[
     "budget",
     "log_failed",
     "step_failed",
+    "worker_lost",
+    "law1_denied",
+    "caution_denied",
 ]
-"""Why a task ended (FinalResult.reason); None in logs written before it existed."""
+"""Why a task ended (FinalResult.reason); None in logs written before it existed.
+``worker_lost``: the worker running it (a PostgreSQL store's) died; another ended it.
+``caution_denied``: the operator denied the task at its intent-level Caution (paper §6.4)."""
 BudgetName = Literal["max_model_calls", "max_tokens"]
 """A per-task budget (FinalResult.budget, LLMCall.refused)."""
 
@@ -239,6 +261,16 @@ class Cost(msgspec.Struct, frozen=True, kw_only=True):
     elapsed_ms: float = 0.0
 
 
+class EpisodeStep(msgspec.Struct, frozen=True, kw_only=True):
+    """One subtask of an episode's plan: what it was told, its tools and the exact tool
+    calls it made (workspace-relative, secrets redacted), e.g. ``shell: wc -l notes/a.txt``."""
+
+    instruction: str
+    tools: list[str] = []
+    sequence: int = 1
+    commands: list[str] = []
+
+
 class Megram(msgspec.Struct, frozen=True, kw_only=True):
     """The paper's 11-tuple memory unit (§6.2). Times are UTC epoch seconds."""
 
@@ -253,6 +285,29 @@ class Megram(msgspec.Struct, frozen=True, kw_only=True):
     f: float = 0.0
     sigma: float = 0.0
     k: float = 0.0
+    request: str = ""
+    """The request text of the task an intent megram records (recall by meaning reads it;
+    empty in megrams from before this field and in tool-space megrams)."""
+    steps: list[EpisodeStep] = []
+    """What the task did: its last plan's subtasks with the commands that produced the
+    answer (an accepted episode's SOP source; empty when unknown)."""
+
+
+class RecalledRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """One past request recall by meaning found (docs/memory.md): its text, its tag, both
+    ranks (0: not in that list), the scores, and the distractor flag."""
+
+    text: str
+    space: str
+    keyword_rank: int = 0
+    vector_rank: int = 0
+    keyword: float = 0.0
+    vector: float = 0.0
+    fused: float = 0.0
+    disagreement: float = 0.0
+    distractor: bool = False
+    recalled: bool = False
+    """Not a distractor and similar enough: its tag's memory is read."""
 
 
 class TagPotential(msgspec.Struct, frozen=True, kw_only=True):
@@ -299,6 +354,13 @@ class TaskSpec(Message, frozen=True, tag="TaskSpec"):
     slug: str
     criteria: list[Criterion] = []
     environment: str = "local"
+    kind: str = ""
+    """The request's kind as the model read it: ``question``, ``change``, ``creation``, or
+    ``unknown`` (no valid reading); empty in logs from before this field. Code checks it
+    against ``text`` (``artoo.actors.verification.request.duties``)."""
+    shape: str = ""
+    """What an answer must state, as the model read it: ``number``, ``name``, ``value``,
+    ``text``; empty when it gave none."""
 
 
 class SubTask(Message, frozen=True, tag="SubTask"):
@@ -316,6 +378,9 @@ class SubTask(Message, frozen=True, tag="SubTask"):
     caution_targets: list[str] = []
     """Targets memory marks CAUTION (paper §6.4): their first use in the task is confirmed
     by the operator."""
+    request: str = ""
+    """The user's request the subtask serves (``TaskSpec.text``): the request travels to
+    the Executor, so a plan that strays from it does not replace it (empty in older logs)."""
 
 
 class DispatchManifest(Message, frozen=True, tag="DispatchManifest"):
@@ -454,6 +519,12 @@ class FinalResult(Message, frozen=True, tag="FinalResult"):
     """With reason ``budget``: which budget was spent."""
     ticket_id: str | None = None
     """With reason ``cancelled``: the EscalationTicket the cancel answered, if any."""
+    established: Established | None = None
+    """How the answer was established (``code`` / ``model`` / ``human`` / ``none``); None in logs
+    from before this field, and for tasks read without a ``TaskSpec.kind``."""
+    resumed_from: int | None = None
+    """The task was resumed after its process stopped: the last seq of the task the log
+    held then (its roles were rebuilt from the log up to it; None: never resumed)."""
 
 
 class MemoryQuery(Message, frozen=True, tag="MemoryQuery"):
@@ -463,6 +534,9 @@ class MemoryQuery(Message, frozen=True, tag="MemoryQuery"):
     entity: str
     round: int = 0
     tool_prefix: str = "tool:"
+    text: str = ""
+    """The request text: Memory recalls past requests that mean the same (empty: the tag
+    alone, as in logs from before this field)."""
 
 
 class MemoryRecall(Message, frozen=True, tag="MemoryRecall"):
@@ -478,6 +552,15 @@ class MemoryRecall(Message, frozen=True, tag="MemoryRecall"):
     avoid: list[TagPotential] = []
     caution: list[TagPotential] = []
     """The strongest tool-space tags whose action is caution (mixed outcomes)."""
+    recalled: list[RecalledRequest] = []
+    """What recall by meaning found for the query's text, best first, with its scores and
+    flags (the potentials and SOPs above cover the query's tag and every recalled tag)."""
+    episodes: list[Megram] = []
+    """Accepted episodes of the recalled tags that name their steps, best first (at most
+    3): a plan the Planner may adapt as its first plan."""
+    failed: list[Megram] = []
+    """Abandoned episodes of the recalled tags that name their steps, newest first (at
+    most 3): the approaches that failed, for the MUST NOT lines."""
 
 
 class MegramRecorded(Message, frozen=True, tag="MegramRecorded"):
@@ -551,7 +634,8 @@ class ConfirmationRequest(Message, frozen=True, tag="ConfirmationRequest"):
     observed in the sandbox (empty when the parser decided)."""
     gate: str = ""
     """Which gate asks: ``law1`` (an irreversible action), ``caution`` (the first use of
-    an approach memory marks caution), ``verdict`` (the ladder's human rung); empty in
+    an approach memory marks caution), ``verdict`` (the ladder's human rung), ``resume``
+    (a call under way when the process stopped, not known safe to run again); empty in
     logs written before the field existed."""
 
 
@@ -654,6 +738,64 @@ class PlanRejected(Message, frozen=True, tag="PlanRejected"):
     """Blocked targets the rejected plan named."""
 
 
+class TaskResumed(Message, frozen=True, tag="TaskResumed"):
+    """A task the stopped process left open goes on (``Config.recovery = "resume"``): its
+    roles are rebuilt from its ``replayed`` envelopes, the last at seq ``from_seq``, then
+    it goes on live. Published by the System at open, before the task's first new step."""
+
+    from_seq: int
+    replayed: int = 0
+    stopped_s: float = 0.0
+    """Clock seconds between the task's last logged envelope and the resume (not counted
+    against its deadline)."""
+    paused: bool = False
+    """The operator had paused it (it stays paused until resumed)."""
+    waiting: bool = False
+    """It was waiting for the user's answer to a question."""
+
+
+class TaskPaused(Message, frozen=True, tag="TaskPaused"):
+    """The operator paused a task (``TaskHandle.pause``, ``System.answer(task, "pause")``,
+    ``/pause``): it makes no model or tool call and its deadline clock stops until a
+    :class:`TaskUnpaused`. Kept in the log, so a paused task is paused after a restart."""
+
+    by: str = "host"
+    reason: str = ""
+
+
+class TaskUnpaused(Message, frozen=True, tag="TaskUnpaused"):
+    """The operator resumed a paused task: it goes on where it stopped."""
+
+    by: str = "host"
+    reason: str = ""
+
+
+class UserQuestion(Message, frozen=True, tag="UserQuestion"):
+    """A role asks the user one question (an ambiguous request, a choice the request does
+    not settle): free text, or one of ``options``. The task waits for the
+    :class:`QuestionAnswered` (its deadline clock stopped); it goes to the operator inbox
+    and the ``on_question`` callback."""
+
+    question_id: str
+    role: str
+    text: str
+    options: list[str] = []
+    default: str | None = None
+    """Taken when no answer comes in ``timeout_s`` (``Config.question_on_timeout``)."""
+    timeout_s: float = 300.0
+    round: int = 0
+
+
+class QuestionAnswered(Message, frozen=True, tag="QuestionAnswered"):
+    """The answer to a :class:`UserQuestion`: the user's (``by="operator"``), or at the
+    timeout (``by="timeout"``) the question's default — or None when the task is abandoned
+    for want of an answer."""
+
+    question_id: str
+    answer: str | None = None
+    by: str = "operator"
+
+
 class UnknownMessage(msgspec.Struct, frozen=True):
     """What a reader gets for a body whose tag it does not know: the tag and raw bytes."""
 
@@ -694,6 +836,11 @@ MESSAGE_TYPES: tuple[type[Message], ...] = (
     PlanRejected,
     TicketResolved,
     CancelRequest,
+    TaskResumed,
+    TaskPaused,
+    TaskUnpaused,
+    UserQuestion,
+    QuestionAnswered,
 )
 
 AnyMessage = (
@@ -729,4 +876,9 @@ AnyMessage = (
     | PlanRejected
     | TicketResolved
     | CancelRequest
+    | TaskResumed
+    | TaskPaused
+    | TaskUnpaused
+    | UserQuestion
+    | QuestionAnswered
 )

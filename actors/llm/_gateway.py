@@ -68,6 +68,11 @@ class LLMGateway:
         backends = {tier: built[model] for tier, model in models.items()}
         return cls(backends, models, record=record, clock=clock, new_id=new_id)
 
+    def wrap_backends(self, wrap: Callable[[LLMBackend], LLMBackend]) -> None:
+        """Put ``wrap(backend)`` in place of each tier's backend (a System resuming a task
+        serves its recorded answers first: :mod:`artoo._resume`)."""
+        self._backends = {tier: wrap(backend) for tier, backend in self._backends.items()}
+
     @property
     def models(self) -> dict[str, str]:
         """The model string of each tier."""

@@ -170,6 +170,9 @@ class LitellmBackend:
                 args["tool_choice"] = request.tool_choice
         if request.temperature is not None:
             args["temperature"] = request.temperature
+        if request.max_output_tokens is not None:  # the role's cap, under the backend's
+            cap = args.get("max_tokens")
+            args["max_tokens"] = min(request.max_output_tokens, cap or request.max_output_tokens)
         schema = request.response_schema
         if schema is not None:
             if mode == "json_schema":

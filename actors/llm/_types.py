@@ -69,6 +69,9 @@ class LLMRequest(msgspec.Struct, frozen=True, kw_only=True):
     task_id: str | None = None
     subtask_id: str = ""
     temperature: float | None = None
+    max_output_tokens: int | None = None
+    """This call's cap on the answer's tokens (the role's ``Config.output_caps``); the
+    backend's own cap (``Config.max_output_tokens``) still holds when smaller."""
 
 
 class LLMResponse(msgspec.Struct, frozen=True, kw_only=True):

@@ -13,9 +13,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+import msgspec
+
 from artoo.actors.runtime.clock import new_id
+from artoo.actors.verification.proof import established
 from artoo.schemas import (
     Criterion,
+    EpisodeStep,
     FinalResult,
     GGSConfig,
     GGSDecision,
@@ -25,6 +29,7 @@ from artoo.schemas import (
     OutcomeSummary,
     PlanDirective,
     ReplanRequest,
+    SubTask,
     SubTaskOutcome,
     ToolCall,
     Verdict,
@@ -40,6 +45,7 @@ __all__ = [
     "implausibility",
     "loss",
     "macro_state",
+    "not_done",
     "quantize",
     "resource_cost",
 ]
@@ -351,9 +357,20 @@ class TaskGradient:
         criteria: Iterable[Criterion] = (),
         params: GGSConfig = _DEFAULTS,
         new_id: Callable[[], str] = new_id,
+        request: str = "",
+        kind: str = "",
+        redact: Callable[[str], str] = str,
     ) -> None:
         self.task_id = task_id
+        self.request = request  # the user's text (TaskSpec.text): what the proof reads
+        self.kind = kind  # TaskSpec.kind ("" in older logs: no proof is computed)
         self.slug = slug
+        self.redact = redact
+        self.family: str | None = None
+        """The intent tag recall by meaning put this request in (the first tag it read),
+        or None: the episode megram is written under it instead of ``intent:<slug>``."""
+        self.plan: list[SubTask] = []
+        """The subtasks of the last dispatched plan (the episode's steps at the end)."""
         self.environment = environment
         self.params = params
         self._new_id = new_id
@@ -364,6 +381,8 @@ class TaskGradient:
         self.worsening = 0
         self.replans = 0
         self._targets: dict[str, str] = {}  # target -> tool that first failed on it
+        self.denied: list[str] = []
+        """The Law 1 actions the operator denied so far (fed by the GGS's TaskBook)."""
         self.final: FinalResult | None = None
 
     # ---- state
@@ -420,6 +439,23 @@ class TaskGradient:
         state, reason, rationale = _choose(
             d, p, omega, grad, self.worsening, self.replans, clean=clean, params=params
         )
+        proof = established(
+            request=self.request,
+            kind=self.kind,
+            criteria=self._criteria,
+            task_verdicts=message.task_verdicts,
+            outcomes=message.outcomes,
+            output=message.merged_output,
+        )
+        if state == "accept" and proof == "model":  # a model's word is not proof (Law 0)
+            state = "success"
+            rationale = (
+                "every criterion passed, but not all by code (a model's verdict, one tool "
+                "result, or a check of the answer's text): success, not accept"
+            )
+        if state in ("accept", "success") and self.denied:  # a denial is never a success
+            rationale = f"the operator denied {'; '.join(self.denied)}; would have been {state}"
+            state, reason = "abandon", "law1_denied"
         urgency = _urgency(grad, params)
         decision = GGSDecision(
             round=message.round,
@@ -465,12 +501,14 @@ class TaskGradient:
             task_id=self.task_id,
             status=status,
             summary=summary,
-            output=message.merged_output,
+            output=not_done(self.denied) if reason == "law1_denied" else message.merged_output,
             loss=current,
             replans=self.replans,
             reason=reason,
+            established=None if proof is None else (proof if status != "abandon" else "none"),
         )
-        megram = self._intent_megram(status, summary, now)
+        steps = episode_steps(self.plan, message.outcomes, self.redact)
+        megram = self._intent_megram(status, summary, now, steps)
         return GGSStep(decision=decision, directive=None, final=self.final, megrams=[megram])
 
     def step_unplanned(
@@ -513,10 +551,59 @@ class TaskGradient:
         content = f"{state}: {tool} on {target} failed in round {round_}: {why}"
         return self._megram(state, f"tool:{tool}", f"path:{target}", content, now)
 
-    def _intent_megram(self, status: str, summary: str, now: float) -> Megram:
-        return self._megram(
-            status, f"intent:{self.slug}", f"env:{self.environment}", _one_line(summary, 500), now
+    def _intent_megram(
+        self, status: str, summary: str, now: float, steps: list[EpisodeStep]
+    ) -> Megram:
+        space = self.family or f"intent:{self.slug}"
+        m = self._megram(status, space, f"env:{self.environment}", _one_line(summary, 500), now)
+        return msgspec.structs.replace(m, request=self.redact(self.request), steps=steps)
+
+
+def command_text(call: ToolCall) -> str:
+    """One tool call as the command that reproduces it: a shell call's command line,
+    another tool's name and arguments (``read_file notes/a.txt``)."""
+    command = call.args.get("command")
+    if call.tool == "shell" and isinstance(command, str):
+        return _one_line(command, 300)
+    args = " ".join(str(v) for v in call.args.values() if isinstance(v, str | int | float))
+    return _one_line(f"{call.tool} {args or call.target or ''}".strip(), 300)
+
+
+def episode_steps(
+    plan: Sequence[SubTask],
+    outcomes: Iterable[SubTaskOutcome],
+    redact: Callable[[str], str] = str,
+) -> list[EpisodeStep]:
+    """What an accepted task did (pure): each subtask of its last plan, its tools and the
+    successful tool calls of its outcome as commands (``command_text``), secrets redacted
+    by ``redact``. Calls that failed or were refused are not the approach."""
+    calls: dict[str, list[str]] = {}
+    for outcome in outcomes:
+        done = calls.setdefault(outcome.subtask_id, [])
+        for call in outcome.tool_calls:
+            if call.ok and call.refusal is None:
+                text = redact(command_text(call))
+                if text not in done:
+                    done.append(text)
+    return [
+        EpisodeStep(
+            instruction=redact(_one_line(s.instruction, 500)),
+            tools=list(s.tools),
+            sequence=s.sequence,
+            commands=calls.get(s.subtask_id, []),
         )
+        for s in plan
+    ]
+
+
+def not_done(denied: Sequence[str]) -> str:
+    """The output of a task ended by a Law 1 denial (pure): what was not done, in place of
+    the model's words (which may claim the denied action happened)."""
+    return (
+        "Not done: the operator denied "
+        + "; ".join(denied)
+        + ". The task's answer is withheld: it relied on an action that did not happen."
+    )
 
 
 def _reason(state: str, d: float, p: float, omega: float, grad: float, params: GGSConfig) -> str:

@@ -12,7 +12,11 @@ Responsibilities:
       when it is positive; it is demoted to K with k = 0.05;
     - consolidation: a tag whose not yet consolidated M/K megrams reach attention ≥ 5.0
       and decision ≥ +3.0 (best practice) or ≤ −3.0 (constraint) is distilled by the
-      brain-tier model into one timeless C-level rule (k = 0). A tag that already has a
+      brain-tier model into one timeless C-level rule (k = 0); the evidence it is shown
+      names each episode's request and steps with their commands, and with no model the
+      rule names the approach most of the tag's accepted episodes share. Recall by
+      meaning writes a family of paraphrases under one tag (the GGS's family tag), so a
+      family reaches these thresholds together. A tag that already has a
       live C-level rule of the same kind is not distilled again.
 
 Input contract:
@@ -34,6 +38,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -42,7 +47,7 @@ import numpy as np
 
 from artoo.actors.llm import LLMError, LLMRequest
 from artoo.actors.runtime.role import Equipment, Role, handles
-from artoo.eventstore import MegramReader
+from artoo.eventstore import MegramReader, task_text
 from artoo.eventstore.megrams import (
     C_CODE,
     K_CODE,
@@ -74,6 +79,7 @@ __all__ = [
     "PROMPT_EVIDENCE",
     "ConsolidationCandidate",
     "PassPlan",
+    "approach",
     "distillation_prompt",
     "fallback_sop",
     "parse_distillation",
@@ -302,6 +308,7 @@ def distillation_prompt(candidate: ConsolidationCandidate) -> list[dict[str, str
     evidence = sorted(candidate.sources, key=lambda m: (-abs(m.f), m.id))[:PROMPT_EVIDENCE]
     lines = [
         f"- [{m.state or m.level}] f={m.f:.2f} σ={m.sigma:+.2f}: {_one_line(m.content)}"
+        + (f" — for {m.request!r} it did: {approach(m)}" if m.steps else "")
         for m in evidence
     ]
     more = len(candidate.sources) - len(evidence)
@@ -349,11 +356,53 @@ def parse_distillation(
     return _sop(candidate, rule, new_id=new_id, now=now, max_chars=max_chars)
 
 
+def approach(m: Megram) -> str:
+    """An episode's steps as one line: each instruction with its exact commands."""
+    parts = []
+    for step in m.steps:
+        commands = "; ".join(f"`{c}`" for c in step.commands)
+        parts.append(
+            f"{_one_line(step.instruction, 160)} with {commands}"
+            if commands
+            else _one_line(step.instruction, 160)
+        )
+    return " then ".join(parts)
+
+
+def _common_approach(sources: Sequence[Megram]) -> tuple[Megram, int] | None:
+    """The approach (same commands, paths aside) most sources with steps share, one of them, and how
+    many share it; None when no source recorded its steps."""
+    counts: dict[tuple[str, ...], list[Megram]] = {}
+    for m in sources:
+        if m.steps:
+            # the same commands on other files are the same approach
+            key = tuple(task_text(c) for step in m.steps for c in step.commands) or (
+                task_text(approach(m)),
+            )
+            counts.setdefault(key, []).append(m)
+    if not counts:
+        return None
+    best = max(counts.values(), key=lambda ms: (len(ms), max(x.created_at for x in ms)))
+    return max(best, key=lambda m: (m.created_at, m.id)), len(best)
+
+
 def fallback_sop(
     candidate: ConsolidationCandidate, *, new_id: str, now: float, max_chars: int = MAX_RULE_CHARS
 ) -> Megram:
-    """A deterministic C-level Megram for ``candidate`` when no model is available."""
+    """A deterministic C-level Megram for ``candidate`` when no model is available.
+
+    A best practice whose sources recorded their steps names the approach most of them
+    share: ``For requests like "…": <instruction> with `<command>` (k of n episodes).``
+    """
     n = len(candidate.sources)
+    common = _common_approach(candidate.sources) if candidate.kind == "best_practice" else None
+    if common is not None:
+        m, k = common
+        rule = (
+            f'For requests like "{_one_line(m.request, 160)}": {approach(m)} '
+            f"({k} of {n} recorded episodes did this; decision {candidate.decision:+.2f})."
+        )
+        return _sop(candidate, rule, new_id=new_id, now=now, max_chars=max_chars)
     examples = []
     for m in sorted(candidate.sources, key=lambda m: (-abs(m.f), m.id)):
         line = _one_line(m.content, 120)

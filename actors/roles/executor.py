@@ -23,10 +23,12 @@ Constraints:
     Does NOT judge its own output; does NOT query memory (its context comes from the
     Planner through SubTask.context); does NOT call a blocked tool or touch a blocked
     target; at most ``max_turns`` model turns per attempt; the same call three times in
-    a row ends the attempt as a doom loop. Until an attempt's first tool call the model is
-    asked for one (``tool_choice="required"``): an answer no tool result supports cannot be
-    true but by luck, and a retry redoes the work; a retry after attempts that called no
-    tool says so (``NO_TOOL_YET``).
+    a row ends the attempt as a doom loop; a tool that failed the same way twice in the
+    subtask is not called a third time with the same kind of argument (refusal
+    ``repeated_failure``: the tool is not run). Until an attempt's first tool call the
+    model is asked for one (``tool_choice="required"``): an answer no tool result
+    supports cannot be true but by luck, and a retry redoes the work; a retry after
+    attempts that called no tool says so (``NO_TOOL_YET``).
     After each turn's tool results the model is told to answer if they do
     (``AFTER_RESULT``, a user message: small models otherwise repeat the call until the
     doom loop).
@@ -65,9 +67,12 @@ from artoo.schemas import (
 __all__ = [
     "AFTER_RESULT",
     "DOOM_REPEATS",
+    "FAILURE_REPEATS",
     "NO_TOOL_YET",
     "Executor",
+    "failure_kind",
     "is_doom_loop",
+    "repeated_failure",
     "subtask_prompt",
 ]
 
@@ -101,6 +106,8 @@ _REPLIES: tuple[type[Message], ...] = (ConfirmationDecision, FinalResult, TaskCa
 def subtask_prompt(st: SubTask) -> str:
     """The user message that states a subtask (pure)."""
     parts = [f"Subtask: {st.instruction}"]
+    if st.request and st.request.strip() != st.instruction.strip():
+        parts.append(f"It serves the user's request: {st.request}")
     if st.criteria:
         parts.append("Success criteria:\n" + "\n".join(f"- {c.text}" for c in st.criteria))
     if st.context:
@@ -141,6 +148,41 @@ def caution_ask(
     )
 
 
+FAILURE_REPEATS = 2
+"""A tool that failed the same way this many times is not called again with the same
+kind of argument in the subtask."""
+
+
+def failure_kind(tool: str, args: Mapping[str, Any]) -> tuple[str, ...]:
+    """What "the same kind of argument" is for ``tool`` (pure): the tool and the names of
+    its arguments — ``load_data(filename=…)`` on one missing name after another is one
+    kind; for ``shell``, the program its command runs (two refused ``rm`` are one kind, an
+    ``ls`` after them another)."""
+    command = args.get("command") if tool == "shell" else None
+    if isinstance(command, str):
+        return (tool, command.split()[0] if command.split() else "")
+    return (tool, *sorted(args))
+
+
+def repeated_failure(failed: Sequence[ToolCall], repeats: int = FAILURE_REPEATS) -> str | None:
+    """Why a call of a kind whose earlier calls ``failed`` is not made again, or None
+    (pure): the last ``repeats`` of them failed the same way — the tool itself failed (not
+    a command's exit code: a shell command that exits non-zero is a result) with the same
+    refusal, if any. Decided from structured fields, never from the error text."""
+    last = list(failed)[-repeats:]
+    if len(last) < repeats:
+        return None
+    if any(c.ok or c.exit_code is not None for c in last):
+        return None
+    if len({c.refusal for c in last}) != 1:
+        return None
+    shown = ", ".join(json.dumps(c.args, sort_keys=True)[:60] for c in last)
+    return (
+        f"{last[0].tool} failed the same way {repeats} times with this kind of argument "
+        f"({shown}): not called again; use another tool or answer from what you have"
+    )
+
+
 def is_doom_loop(calls: list[tuple[str, str]], repeats: int = DOOM_REPEATS) -> bool:
     """True when the last ``repeats`` calls are the same (name, arguments)."""
     return len(calls) >= repeats and len(set(calls[-repeats:])) == 1
@@ -154,6 +196,8 @@ class _Run:
     messages: list[dict[str, Any]] = field(default_factory=list)
     attempt: int = 0
     called_tools: bool = False  # some attempt has made a tool call
+    failed: dict[tuple[str, ...], list[ToolCall]] = field(default_factory=dict)
+    """The failed calls of this subtask by :func:`failure_kind` (every attempt)."""
 
 
 @dataclass
@@ -380,10 +424,25 @@ class Executor(Role):
                 refusal="blocked_tool",
             )
             return call, f"error: {call.error}"
+        kind = failure_kind(name, args)
+        repeated = repeated_failure(run.failed.get(kind, []))
+        if repeated is not None:  # half the calls: the third of a kind that fails is not made
+            call = ToolCall(
+                tool=name,
+                args=args,
+                ok=False,
+                error=repeated,
+                subtask_id=st.subtask_id,
+                attempt=run.attempt,
+                refusal="repeated_failure",
+            )
+            return call, f"error: {call.error}"
         refused = self._caution(run, attempt, name, args)
         if refused is not None:
             return refused, f"error: {refused.error}"
         outcome = runner.call(name, args, subtask_id=st.subtask_id, attempt=run.attempt)
+        if not outcome.call.ok:
+            run.failed.setdefault(kind, []).append(outcome.call)
         return outcome.call, outcome.content
 
     def _persist(self) -> None:
@@ -445,7 +504,7 @@ class Executor(Role):
                 target=needed.target,
                 subtask_id=run.subtask.subtask_id,
                 timeout_s=self.ctx.config.confirmation_timeout_s,
-                gate=gate,
+                gate=needed.gate or gate,
                 effects=tuple(needed.effects),
             ),
             task_id=run.task_id,

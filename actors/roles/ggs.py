@@ -8,7 +8,8 @@ Responsibilities
     :mod:`artoo.actors.roles._gradient` (pure, re-exported here); this module is the actor.
     Beyond the paper, the GGS is the one place a task ends — it publishes every
     FinalResult — so three more duties live here, each in its own handler:
-    **deadlines** (``on_tick``: a task past its TaskRequest deadline, clock time),
+    **deadlines** (``on_tick``: a task past its TaskRequest deadline, clock time less
+    the time the operator paused it: the Equipment's ``paused_s``),
     **cost** (``on_llm_call`` keeps the ledger's records; ``FinalResult.cost`` is
     :func:`artoo.actors.runtime.ledger.task_cost`), and **crash and cancel to abandon**
     (``on_role_failed``, ``on_task_cancelled``).
@@ -16,10 +17,15 @@ Responsibilities
 Input contract (consumes)
     ``TaskRequest`` — a task starts: its deadline.
     ``TaskSpec`` — its task criteria, slug and environment (the TaskGradient is made).
-    ``DispatchManifest`` — a round's subtask criteria and groups (for D and the cost).
+    ``MemoryRecall`` — round 0's: the family tag, the first tag recall by meaning read
+    (the episode megram is written under it, so paraphrases build one tag's evidence).
+    ``DispatchManifest`` — a round's subtask criteria and groups (for D and the cost); the
+    last one's subtasks are the episode's steps.
     ``ReplanRequest`` / ``OutcomeSummary`` — the Meta-Validator's fan-in: one decision.
     ``PlanRejected`` / ``StepFailed`` — no plan could run (or no task reading): the round's
-    logical failure, decided by the same table (a Perceiver failure abandons at once).
+    logical failure, decided by the same table (a Perceiver failure abandons at once, and
+    so does the Planner's ``caution`` step: the operator denied the task at its
+    intent-level Caution — reason ``caution_denied``, its output saying what was not done).
     ``LLMCall`` — the cost ledger; a call refused by the task's budget (``refused``) ends
     the task abandon, reason ``budget``, ``FinalResult.budget`` naming it.
     ``ConfirmationRequest`` / ``ConfirmationDecision`` — which Law 1 actions were denied
@@ -52,6 +58,7 @@ import msgspec
 
 from artoo.actors.runtime.ledger import CallRecord, task_cost
 from artoo.actors.runtime.role import Equipment, Role, handles
+from artoo.actors.tools import Redactor, secret_values
 from artoo.schemas import (
     BudgetName,
     ConfirmationDecision,
@@ -63,6 +70,7 @@ from artoo.schemas import (
     GGSDecision,
     LLMCall,
     MegramRecorded,
+    MemoryRecall,
     Message,
     OutcomeSummary,
     PlanDirective,
@@ -85,6 +93,7 @@ from ._gradient import (
     implausibility,
     loss,
     macro_state,
+    not_done,
     quantize,
     resource_cost,
 )
@@ -102,6 +111,7 @@ __all__ = [
     "law1_summary",
     "loss",
     "macro_state",
+    "not_done",
     "quantize",
     "ran_out",
     "resource_cost",
@@ -111,6 +121,11 @@ __all__ = [
 
 LAW1_TAG = "[LAW1]"
 """How a FinalResult's summary shows ``law1_denied`` to a person."""
+
+
+def _redactor() -> Callable[[str], str]:
+    """Redacts the secret values of this process's environment (episode commands)."""
+    return Redactor(secret_values())
 
 
 def law1_summary(summary: str, denied: list[str], needed: list[str]) -> str:
@@ -143,6 +158,16 @@ def ran_out(roles: list[str], call: LLMCall) -> None:
     if call.error and call.refused is None and call.model.startswith("scripted:"):
         if call.role not in roles:
             roles.append(call.role)
+
+
+def caution_not_done(request: str) -> str:
+    """The output of a task the operator denied at its intent-level Caution (pure): what
+    was not done — nothing of the request was run."""
+    what = f": {request!r}" if request else ""
+    return (
+        f"Not done{what}. The operator denied the task (memory marks its intent caution: "
+        "mixed outcomes before); nothing was planned or run."
+    )
 
 
 def unplanned_evidence(body: PlanRejected | StepFailed) -> str:
@@ -189,13 +214,22 @@ class TaskBook:
                 criteria=body.criteria,
                 params=params,
                 new_id=new_id,
+                request=body.text,
+                kind=body.kind,
+                redact=_redactor(),
             )
+        elif isinstance(body, MemoryRecall):
+            if body.round == 0 and self.gradient is not None:
+                family = [r.space for r in body.recalled if r.recalled]
+                self.gradient.family = family[0] if family else None
         elif isinstance(body, DispatchManifest):
             self.round = body.round
             for st in body.subtasks:
                 self.groups[st.subtask_id] = (body.round, st.sequence)
                 if self.gradient is not None:
                     self.gradient.add_criteria(st.criteria)
+            if self.gradient is not None:
+                self.gradient.plan = list(body.subtasks)
         elif isinstance(body, LLMCall):
             if body.refused is None:
                 self.calls.append(CallRecord.of(body))
@@ -208,6 +242,8 @@ class TaskBook:
                 action, target = self.law1_requests.pop(body.request_id)
                 if not body.approved:
                     self.denied.append(action)
+                    if self.gradient is not None:
+                        self.gradient.denied.append(action)
                     if target:
                         self.denied_targets.append(target)
         elif isinstance(body, PlanRejected):
@@ -226,9 +262,12 @@ class TaskBook:
         """``result`` as the GGS publishes it: the cost, and what the summary must say of
         denied Law 1 actions and of a scripted model that ran out."""
         update: dict[str, object] = {"cost": task_cost(self.calls, self.groups, elapsed_ms)}
-        if self.denied:
+        if result.established is None and self.gradient is not None and self.gradient.kind:
+            update["established"] = "none"  # ended outside a round: nothing established
+        if self.denied:  # the output says what was not done, never the model's claim
             update["law1_denied"] = True
             update["summary"] = law1_summary(result.summary, self.denied, self.needed)
+            update["output"] = not_done(self.denied)
         if self.ran_out and result.status == "abandon":
             summary = str(update.get("summary", result.summary))
             update["summary"] = script_summary(summary, self.ran_out)
@@ -248,6 +287,7 @@ class GGS(Role):
     consumes: ClassVar[tuple[type[Message], ...]] = (
         TaskRequest,
         TaskSpec,
+        MemoryRecall,
         DispatchManifest,
         ReplanRequest,
         OutcomeSummary,
@@ -286,7 +326,7 @@ class GGS(Role):
             budgets={"max_model_calls": body.max_model_calls, "max_tokens": body.max_tokens},
         )
 
-    @handles(TaskSpec, DispatchManifest, ConfirmationRequest, ConfirmationDecision)
+    @handles(TaskSpec, MemoryRecall, DispatchManifest, ConfirmationRequest, ConfirmationDecision)
     def on_books(self, env: Envelope) -> None:
         book = self._book(env)
         if book is not None:
@@ -304,8 +344,10 @@ class GGS(Role):
             self._abandon(env.task_id or "", summary, "budget", cause=env.seq, budget=call.refused)
 
     # ------------------------------------------------------------------ decisions
-    def _elapsed_ms(self, book: TaskBook) -> float:
-        return max(0.0, (self.ctx.clock.now() - book.started) * 1000.0)
+    def _elapsed_ms(self, book: TaskBook, at: float | None = None) -> float:
+        """The task's age in ms at clock time ``at`` (default: now)."""
+        now = self.ctx.clock.now() if at is None else at
+        return max(0.0, (now - book.started) * 1000.0)
 
     def _publish_step(self, env: Envelope, step: GGSStep) -> None:
         for message in step.messages():
@@ -319,8 +361,10 @@ class GGS(Role):
         book = self._book(env)
         if book is None or book.gradient is None:
             return
-        now = self.ctx.clock.now()
-        step = book.gradient.step(env.body, elapsed_ms=self._elapsed_ms(book), now=now)
+        # a round is scored at the time its outcome was logged: the same when a resumed
+        # task's roles are rebuilt from the log (artoo._resume) as when it was first run
+        now = env.ts
+        step = book.gradient.step(env.body, elapsed_ms=self._elapsed_ms(book, now), now=now)
         self._publish_step(env, step)
 
     @handles(PlanRejected)
@@ -346,12 +390,21 @@ class GGS(Role):
                 cause=env.seq,
             )
             return
+        if body.step == "caution":  # the operator said no: no later round can change it
+            self._abandon(
+                env.task_id or "",
+                f"the operator denied the task at its intent-level Caution: {body.error}",
+                "caution_denied",
+                cause=env.seq,
+                output=caution_not_done(book.gradient.request),
+            )
+            return
         self._unplanned(env, book, body.round, unplanned_evidence(body))
 
     def _unplanned(self, env: Envelope, book: TaskBook, round: int, evidence: str) -> None:
         assert book.gradient is not None
         step = book.gradient.step_unplanned(
-            round, evidence, elapsed_ms=self._elapsed_ms(book), now=self.ctx.clock.now()
+            round, evidence, elapsed_ms=self._elapsed_ms(book, env.ts), now=env.ts
         )
         self._publish_step(env, step)
 
@@ -373,6 +426,7 @@ class GGS(Role):
         cause: int | None,
         budget: BudgetName | None = None,
         ticket_id: str | None = None,
+        output: str = "",
     ) -> None:
         if self.is_finished(task_id):
             return
@@ -384,6 +438,7 @@ class GGS(Role):
                 task_id=task_id,
                 status="abandon",
                 summary=summary,
+                output=output,
                 replans=gradient.replans if gradient is not None else 0,
                 loss=gradient.loss_prev if gradient is not None else None,
                 reason=reason,
@@ -415,7 +470,9 @@ class GGS(Role):
 
     def on_tick(self, now: float) -> None:
         """Deadlines, on the timer (actor thread); ``now`` is clock time."""
+        paused = self.ctx.paused_s
         for task_id, book in list(self.books.items()):
-            if now - book.started > book.deadline_s:
+            stood = paused(task_id, now) if paused is not None else 0.0  # paused: not counted
+            if now - book.started - stood > book.deadline_s:
                 summary = f"deadline exceeded ({book.deadline_s:g} s)"
                 self._abandon(task_id, summary, "deadline", cause=None)

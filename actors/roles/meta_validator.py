@@ -17,7 +17,10 @@ Constraints:
     Does NOT decide what happens next (the GGS does); does NOT write memory; the merged
     output is only what the subtasks really produced (Law 0); does NOT judge plausible
     task criteria while a subtask has failed (no model call spent on a known failure); an
-    answer to a question stating a number no tool result backs fails (``grounding``).
+    answer to a question stating a number no tool result backs fails (``grounding``); the
+    merged answer is judged against the request itself (``ladder.request_verdict``, the
+    task verdict ``request``): an answer that does not answer fails whatever the criteria
+    said, and no model is asked then.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from artoo.actors.verification.ladder import (
     criteria_text,
     grounding_verdicts,
     model_verdicts,
+    request_verdict,
     rule_verdict,
     tool_results_text,
     ungrounded,
@@ -86,6 +90,7 @@ class MetaValidator(Role):
         super().__init__(equipment, instance)
         self.rounds: dict[str, _Round] = {}
         self.requests: dict[str, str] = {}
+        self.specs: dict[str, TaskSpec] = {}
 
     def active_tasks(self) -> list[str]:
         return list(self.rounds)
@@ -93,10 +98,12 @@ class MetaValidator(Role):
     def forget_task(self, task_id: str) -> None:
         self.rounds.pop(task_id, None)
         self.requests.pop(task_id, None)
+        self.specs.pop(task_id, None)
 
     @handles(TaskSpec)
     def on_task_spec(self, env: Envelope) -> None:
         self.requests[env.task_id or ""] = env.body.text
+        self.specs[env.task_id or ""] = env.body
 
     def _recorded(self, round_: int, criterion_id: str) -> Callable[[], Verdict | None] | None:
         """A rerun's logged verdict for a task check that reads the workspace (else None)."""
@@ -167,20 +174,27 @@ class MetaValidator(Role):
             elif all_matched:
                 judged.append(criterion)
         weak = None
+        answered = None
+        spec = self.specs.get(task_id)
         if all_matched:
             weak = ungrounded(
                 merged,
                 calls,
                 request=self.requests.get(task_id),
                 checked=[(c, by_id[c.id]) for c in rnd.criteria if c.id in by_id],
+                kind=spec.kind if spec is not None else "",
             )
-        if judged and weak is None:  # ONE model call for every criterion rules cannot decide
+            if spec is not None:  # the request is the truth: does the answer answer it?
+                answered = request_verdict(spec.text, spec.kind, spec.shape, merged, calls)
+        refuted = answered is not None and not answered.passed
+        if judged and weak is None and not refuted:  # ONE model call for what rules leave
             for criterion, verdict in zip(
                 judged, self._llm_verdicts(task_id, judged, merged, calls), strict=True
             ):
                 by_id[criterion.id] = verdict
-        kept = [c for c in rnd.criteria if c.id in by_id or c in judged]
-        return grounding_verdicts(kept, [by_id.get(c.id) for c in kept], weak)
+        kept = [c for c in rnd.criteria if c.id in by_id or (c in judged and not refuted)]
+        verdicts = grounding_verdicts(kept, [by_id.get(c.id) for c in kept], weak)
+        return verdicts if answered is None else [*verdicts, answered]
 
     def _llm_verdicts(
         self, task_id: str, criteria: list[Criterion], merged: str, calls: list[ToolCall]
@@ -190,6 +204,7 @@ class MetaValidator(Role):
             role=self.name,
             tier="brain",
             task_id=task_id,
+            max_output_tokens=self.ctx.config.output_caps.verdict,
             messages=[
                 {"role": "system", "content": verdict_prompt("the Meta-Validator", criteria)},
                 {

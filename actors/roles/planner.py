@@ -7,26 +7,49 @@ Responsibilities
     no model call: query Memory for the task's tag pair, map the potentials' action and
     the C-level SOPs to SHOULD PREFER / MUST NOT / CAUTION, merge the MUST NOT set with
     the GGS directive's blocked tools and targets and with the strongest tool-space Avoid
-    pairs (docs/design.md C7), at most 10 memory entries. Enforce the MUST NOT set in code: a
+    pairs (docs/design.md C7), at most 10 memory entries; an accepted episode recall by
+    meaning returned becomes a SHOULD PREFER naming its steps and commands, an abandoned
+    one a MUST NOT naming the approach that failed. In round 0,
+    when memory holds an accepted episode of the very same request, its plan is the first
+    plan (no model call), checked like any other: if it breaks the MUST NOT set it is
+    rejected and the model is asked, told why. Enforce the MUST NOT set in code: a
     plan that uses a blocked tool or names a blocked target is rejected and asked again
-    (docs/design.md C1); every SubTask carries the blocked sets and the calibration text. A
-    subtask criterion whose check is still unusable after the retry is dropped (the task
-    criteria still judge); a ``count_matches`` subtask gets the command that prints its
-    count after its instruction.
+    (docs/design.md C1); so is a plan whose subtask measures another quantity than the
+    request asks for (a plain ``wc -l FILE`` for "which …" or "what is the largest …",
+    ``checks.measures_other``, read from the TaskSpec's kind and shape like every check
+    guard here — one reading of the request with the Perceiver); every SubTask carries
+    the blocked sets and the calibration text. A subtask criterion whose check is still
+    unusable after the retry is dropped (the task criteria still judge); a
+    ``count_matches`` subtask gets the command that prints its count after its
+    instruction. Intent-level Caution (paper §6.4): when Memory's action on the task's
+    intent tag is ``caution`` (mixed outcomes), ask the operator once per task through the
+    Queen (a ConfirmationRequest, gate ``caution``) before planning; a denial is a
+    StepFailed (step ``caution``), on which the GGS ends the task at once (and any later
+    round's recall fails again, without asking). When a
+    choice the request does not settle decides the plan, the model may ask the user one
+    bounded question (``PlanAnswer.question``, once per task): it is published as a
+    UserQuestion, the plan waits for the QuestionAnswered, then is asked again with the
+    answer.
 
 Input contract (consumes)
     ``TaskSpec`` — intent, slug, task criteria, environment (round 0).
-    ``MemoryRecall`` — SOPs, live potentials and Avoid pairs of the queried tag pair.
+    ``MemoryRecall`` — SOPs, live potentials and Avoid pairs of the tags recall read, and
+    the accepted episodes it found.
     ``PlanDirective`` — GGS's macro-state and MUST NOT sets for the next round.
+    ``ConfirmationDecision`` — the operator's answer to an intent-level Caution.
+    ``QuestionAnswered`` — the answer to the question it asked.
 
 Output contract (publishes)
-    ``MemoryQuery`` — the tag pair ``(intent:<slug>, env:<environment>)`` of the task.
+    ``MemoryQuery`` — the tag pair ``(intent:<slug>, env:<environment>)`` of the task and
+    its request text (recall by meaning).
     ``DispatchManifest`` — the round's subtasks, task criteria and calibration sets.
     ``PlanRejected`` — every plan the model gave (one retry with the reason) broke the
     MUST NOT set or asked for a tool that does not exist: the round's logical failure,
     scored by the GGS.
     ``StepFailed`` — the model gave no valid plan (after the structured-answer repair).
     ``LLMCall`` — each model call (recorded by the gateway).
+    ``ConfirmationRequest`` — intent-level Caution (gate ``caution``), once per task.
+    ``UserQuestion`` — its one question to the user, if any.
 
 Constraints
     Does NOT execute tools, validate results or decide to replan (GGS does). Does NOT
@@ -42,7 +65,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import msgspec
 
@@ -50,9 +73,19 @@ from artoo.actors.llm import LLMRequest, ask_structured
 from artoo.actors.runtime.role import Equipment, Role, handles
 from artoo.actors.verification._counting import count_command
 from artoo.actors.verification._paths import mentions
-from artoo.actors.verification.answers import PlanAnswer, make_criteria
-from artoo.actors.verification.checks import check_problem, guess_problem
+from artoo.actors.verification.answers import (
+    PlanAnswer,
+    answered_prompt,
+    bounded_question,
+    make_criteria,
+    user_question,
+)
+from artoo.actors.verification.checks import check_problem, guess_problem, measures_other
+from artoo.eventstore import task_text
 from artoo.schemas import (
+    Check,
+    ConfirmationDecision,
+    ConfirmationRequest,
     Criterion,
     DispatchManifest,
     Envelope,
@@ -63,10 +96,12 @@ from artoo.schemas import (
     Message,
     PlanDirective,
     PlanRejected,
+    QuestionAnswered,
     StepFailed,
     SubTask,
     TagPotential,
     TaskSpec,
+    UserQuestion,
 )
 
 __all__ = [
@@ -75,6 +110,7 @@ __all__ = [
     "Violation",
     "apply_calibration",
     "calibrate",
+    "intent_caution",
     "plan_violations",
     "validate_plan",
     "with_task_checks",
@@ -103,6 +139,8 @@ class Calibration:
     blocked_tools: list[str] = field(default_factory=list)
     blocked_targets: list[str] = field(default_factory=list)
     caution_targets: list[str] = field(default_factory=list)
+    failed_with: dict[str, str] = field(default_factory=dict)
+    """Blocked target → the tool memory saw fail on it (named in its MUST NOT line)."""
 
     def lines(self) -> list[str]:
         """The prompt lines: every SHOULD PREFER, then MUST NOT, then CAUTION entry."""
@@ -111,6 +149,9 @@ class Calibration:
         for item in self.must_not:
             if item in tools:
                 out.append(f"MUST NOT: use the tool {item}")
+            elif item in targets and item in self.failed_with:
+                tool = self.failed_with[item]
+                out.append(f"MUST NOT: touch {item} (the approach that failed: {tool} on it)")
             elif item in targets:
                 out.append(f"MUST NOT: touch {item}")
             else:
@@ -129,12 +170,15 @@ class _Entry:
     kind: str  # "prefer" | "must_not" | "caution"
     text: str
     target: str | None = None
+    tool: str | None = None  # the tool that failed on ``target``
 
 
 def _own_entry(recall: MemoryRecall) -> list[_Entry]:
     kind = {"exploit": "prefer", "avoid": "must_not", "caution": "caution"}.get(recall.action)
-    if kind is None:
-        return []
+    if kind is None or (kind == "prefer" and any(m.steps for m in recall.episodes)):
+        return []  # an episode's entry names the approach itself
+    if kind == "must_not" and _failed_entries(recall.failed, recall.episodes):
+        return []  # so does a failed one
     text = (
         f"the approach recorded for {recall.space} on {recall.entity} "
         f"(attention {recall.attention:.2f}, decision {recall.decision:+.2f})"
@@ -147,6 +191,39 @@ def _sop_entries(sops: Iterable[Megram]) -> list[_Entry]:
     return [
         _Entry("prefer" if m.sigma > 0 else "must_not", m.content or f"{m.space} on {m.entity}")
         for m in ranked
+    ]
+
+
+def approach_text(episode: Megram) -> str:
+    """What an accepted episode did, as one SHOULD PREFER entry: ``for "<request>":
+    <instruction> with `<command>`; …`` (its steps and their exact commands)."""
+    parts = []
+    for step in episode.steps:
+        said = [c for c in step.commands if f"`{c}`" not in step.instruction]
+        commands = "; ".join(f"`{c}`" for c in said)
+        parts.append(f"{step.instruction} with {commands}" if commands else step.instruction)
+    what = f'for "{episode.request}"' if episode.request else f"for {episode.space}"
+    return f"{what}: " + " then ".join(parts)
+
+
+def _approach_key(episode: Megram) -> tuple[str, ...]:
+    """An episode's commands with paths masked: the same approach on other files."""
+    return tuple(task_text(c) for step in episode.steps for c in step.commands)
+
+
+def _episode_entries(episodes: Iterable[Megram]) -> list[_Entry]:
+    return [_Entry("prefer", approach_text(m)) for m in episodes if m.steps]
+
+
+def _failed_entries(failed: Iterable[Megram], worked: Iterable[Megram]) -> list[_Entry]:
+    """MUST NOT lines for abandoned episodes — but not for an approach that also worked
+    (the same commands, paths aside, in an accepted episode): that one failed for another
+    reason (an Executor that did not answer, a budget), not because it was wrong."""
+    good = {_approach_key(m) for m in worked if m.steps}
+    return [
+        _Entry("must_not", "repeat what failed " + approach_text(m))
+        for m in failed
+        if m.steps and _approach_key(m) not in good
     ]
 
 
@@ -171,7 +248,10 @@ def _caution_entries(pairs: Iterable[TagPotential]) -> list[_Entry]:
 def _avoid_entries(pairs: Iterable[TagPotential]) -> list[_Entry]:
     avoid = [p for p in pairs if p.action == "avoid" and p.space.startswith(_TOOL)]
     ranked = sorted(avoid, key=lambda p: (p.decision, -p.attention, p.space, p.entity))
-    return [_Entry("must_not", _target_of(p), target=_target_of(p)) for p in ranked]
+    return [
+        _Entry("must_not", _target_of(p), target=_target_of(p), tool=p.space.removeprefix(_TOOL))
+        for p in ranked
+    ]
 
 
 def _unique(items: Iterable[str]) -> list[str]:
@@ -185,17 +265,23 @@ def calibrate(
 
     The task's own potentials map by action: exploit → SHOULD PREFER, avoid → MUST NOT,
     caution → CAUTION, ignore → nothing. C-level SOPs (strongest ``f·|σ|`` first): σ > 0 →
-    SHOULD PREFER, σ ≤ 0 → MUST NOT. Tool-space Avoid pairs (``tool:<name>``,
-    ``path:<target>``; most negative decision first) → their targets become MUST NOT and
-    blocked targets; tool-space Caution pairs → CAUTION lines and caution targets, whose
-    first use in the task the operator confirms (paper §6.4). At most ``cap``
-    (``Config.memory.recall_cap``) distinct memory entries, in that priority order. The
-    directive's blocked tools and targets are then merged in (never capped).
+    SHOULD PREFER, σ ≤ 0 → MUST NOT. Accepted episodes recall by meaning returned (never a
+    flagged distractor's) → SHOULD PREFER naming their steps and commands
+    (:func:`approach_text`); abandoned ones → MUST NOT naming what failed, unless the
+    same commands (paths aside) also worked in an accepted one. Tool-space
+    Avoid pairs (``tool:<name>``, ``path:<target>``; most negative decision first) → their
+    targets become MUST NOT and blocked targets; tool-space Caution pairs → CAUTION lines
+    and caution targets, whose first use in the task the operator confirms (paper §6.4).
+    At most ``cap`` (``Config.memory.recall_cap``) distinct memory entries, in that
+    priority order. The directive's blocked tools and targets are then merged in (never
+    capped).
     """
     seen: dict[tuple[str, str], _Entry] = {}
     entries = (
         _own_entry(recall)
         + _sop_entries(recall.sops)
+        + _episode_entries(recall.episodes)
+        + _failed_entries(recall.failed, recall.episodes)
         + _avoid_entries(recall.avoid)
         + _caution_entries(recall.caution)
     )
@@ -218,6 +304,11 @@ def calibrate(
         caution_targets=_unique(
             [e.target for e in memory if e.kind == "caution" and e.target is not None]
         ),
+        failed_with={
+            e.target: e.tool
+            for e in memory
+            if e.kind == "must_not" and e.target is not None and e.tool is not None
+        },
     )
 
 
@@ -257,6 +348,9 @@ def plan_violations(
     known_tools: Collection[str] | None = None,
     workspace: Path | None = None,
     request: str | None = None,
+    kind: str = "",
+    shape: str = "",
+    task_checks: Sequence[Check] = (),
 ) -> list[Violation]:
     """Why a plan may not be dispatched; empty when it may.
 
@@ -266,7 +360,11 @@ def plan_violations(
     exist is a violation; with ``workspace``, so is a check that cannot be used — a path
     outside the workspace, a value of the wrong type for its kind, an unknown kind — and,
     with the task's ``request`` text, a check that guesses a number the request does not
-    state (``checks.guess_problem``).
+    state (``checks.guess_problem``) or a subtask whose instruction measures another
+    quantity than the request asks for (``checks.measures_other``: "wc -l FILE" for "what
+    is the highest price in FILE?"). ``kind`` and ``shape`` are the TaskSpec's reading of
+    the request, so the Planner reads it as the Perceiver did; ``task_checks`` are the task
+    criteria's checks (a count check says what the request counts).
     """
     blocked = set(calibration.blocked_tools)
     violations: list[Violation] = []
@@ -280,13 +378,18 @@ def plan_violations(
         for target in calibration.blocked_targets:
             if mentions(subtask.instruction, target):
                 violations.append(Violation(subtask.subtask_id, target=target))
+        counts = [*task_checks, *(c.check for c in subtask.criteria if c.check is not None)]
+        if request is not None and (
+            other := measures_other(subtask.instruction, request, kind, shape, counts)
+        ):
+            violations.append(Violation(subtask.subtask_id, problem=other))
         if workspace is not None:
             for criterion in subtask.criteria:
                 if criterion.check is None:
                     continue
                 unusable = check_problem(criterion.check, workspace)
                 if unusable is None and request is not None:
-                    unusable = guess_problem(criterion.check, request)
+                    unusable = guess_problem(criterion.check, request, kind, shape)
                 if unusable is not None:
                     violations.append(
                         Violation(
@@ -341,14 +444,16 @@ Answer with one JSON object: {{"subtasks": [{{"instruction": "<what to do, with 
 "sequence": 1, "tools": ["<tool>"], "criteria": []}}], "rationale": "<one sentence>"}}.
 Use one subtask unless the task has independent parts (same sequence = parallel; a later
 sequence sees the earlier outputs). "tools" names only tools listed above. "criteria" may
-stay []: the task criteria are checked on the result. To count, have shell do it, never
-count by reading: lines wc -l FILE; words wc -w FILE; lines with X grep -c X FILE; files
-find DIR -type f | wc -l. A criterion you add has the task
-criteria's shape ({{"text", "mode", "check"}}). Never guess the answer, in an instruction
-or a criterion: the Executor finds it with the tools. Obey every MUST NOT line.
-Example. Task: "how many words are in docs/intro.md?" Answer: {{"subtasks": [{{"instruction":
-"Run wc -w docs/intro.md and answer with the number of words", "sequence": 1, "tools":
-["shell"], "criteria": []}}], "rationale": "one command counts them"}}"""
+stay []: the task criteria are checked on the result. Each subtask serves the task's own
+question: it finds the very quantity or name the task asks for, never another (a file's
+line count is not its largest value, its classes or its total). Have a tool compute it,
+never by reading, e.g.: lines with X: grep -c X FILE; a column's largest value or sum:
+python3 -c reading the CSV; a definition: grep -n "def NAME" -r DIR; files: find DIR -type
+f | wc -l. A criterion you add has the task criteria's shape ({{"text", "mode", "check"}}).
+Never guess the answer, in an instruction or a criterion: the Executor finds it with the
+tools. Obey every MUST NOT line.
+Only when a choice the task does not settle decides the plan, add "question": {{"text":
+"<one question to the user>", "options": ["<choice>", ...], "default": "<choice>"}}."""
 
 TOOL_HINTS = {
     "glob": "glob (list paths matching a pattern)",
@@ -402,11 +507,63 @@ def with_count_hints(
     return out
 
 
+def _same_request(a: str, b: str) -> bool:
+    return " ".join(a.lower().split()) == " ".join(b.lower().split())
+
+
+def reused_plan(
+    recall: MemoryRecall, spec: TaskSpec, round: int, new_id: Callable[[], str]
+) -> tuple[Megram, list[SubTask]] | None:
+    """The first plan of round 0 taken from memory (pure apart from ``new_id``): the most
+    recent recalled accepted episode of the very same request (case and spacing aside),
+    its steps as SubTasks with fresh ids. None otherwise — a paraphrase or the same task
+    on other files is adapted by the model from its SHOULD PREFER line instead. The plan
+    still goes through every check (:func:`plan_violations`) before it is dispatched."""
+    if round != 0:
+        return None
+    for episode in recall.episodes:
+        if episode.steps and _same_request(episode.request, spec.text):
+            return episode, [
+                SubTask(
+                    subtask_id=new_id(),
+                    round=round,
+                    sequence=max(step.sequence, 1),
+                    instruction=step.instruction,
+                    tools=list(step.tools),
+                )
+                for step in episode.steps
+            ]
+    return None
+
+
 @dataclass
 class _Plan:
     spec: TaskSpec
     round: int = 0
     directive: PlanDirective | None = None
+    caution: str | None = None  # the request id of the intent-level Caution asked
+    cleared: bool | None = None  # its decision (None: not asked, or not yet answered)
+    held: Envelope | None = None  # the MemoryRecall waiting for that decision
+    asked: bool = False
+    """Its one question to the user was asked (never a second)."""
+    waiting: tuple[str, Envelope, Calibration, list[dict[str, Any]], str] | None = None
+    """(question id, the MemoryRecall, its calibration, the messages so far, the question)
+    while the plan waits for the answer."""
+
+
+def intent_caution(spec: TaskSpec, recall: MemoryRecall, request_id: str) -> ConfirmationRequest:
+    """The operator's question of an intent-level Caution (pure; paper §6.4): Memory's
+    action on the task's own intent tag is ``caution`` — its past outcomes are mixed."""
+    return ConfirmationRequest(
+        request_id=request_id,
+        action=f"run the task {spec.text!r}",
+        reason=(
+            f"memory marks intent:{spec.slug} caution (mixed outcomes: attention "
+            f"{recall.attention:.2f}, decision {recall.decision:+.2f})"
+        ),
+        target=f"intent:{spec.slug}",
+        gate="caution",
+    )
 
 
 def _criterion_line(c: Criterion) -> str:
@@ -463,8 +620,16 @@ class Planner(Role):
         PlanRejected,
         StepFailed,
         LLMCall,
+        ConfirmationRequest,
+        UserQuestion,
     )
-    consumes: ClassVar[tuple[type[Message], ...]] = (TaskSpec, MemoryRecall, PlanDirective)
+    consumes: ClassVar[tuple[type[Message], ...]] = (
+        TaskSpec,
+        MemoryRecall,
+        PlanDirective,
+        ConfirmationDecision,
+        QuestionAnswered,
+    )
     max_plan_attempts: ClassVar[int] = 2
 
     def __init__(self, equipment: Equipment, instance: str | None = None) -> None:
@@ -484,6 +649,7 @@ class Planner(Role):
                 space=f"intent:{plan.spec.slug}",
                 entity=f"env:{plan.spec.environment}",
                 round=plan.round,
+                text=plan.spec.text,
             ),
         )
 
@@ -503,6 +669,51 @@ class Planner(Role):
         plan.round = body.round
         self._query(env, plan)
 
+    def _violations(
+        self, subtasks: Sequence[SubTask], calibration: Calibration, plan: _Plan
+    ) -> list[Violation]:
+        return plan_violations(
+            subtasks,
+            calibration,
+            known_tools=self.ctx.tools.names,
+            workspace=self.ctx.workspace,
+            request=plan.spec.text,
+            kind=plan.spec.kind,
+            shape=plan.spec.shape,
+            task_checks=[c.check for c in plan.spec.criteria if c.check is not None],
+        )
+
+    def _send_plan(
+        self,
+        env: Envelope,
+        plan: _Plan,
+        subtasks: list[SubTask],
+        calibration: Calibration,
+        rationale: str,
+    ) -> None:
+        self.reply(
+            env,
+            DispatchManifest(
+                round=plan.round,
+                subtasks=[
+                    msgspec.structs.replace(s, request=plan.spec.text)
+                    for s in apply_calibration(
+                        with_count_hints(
+                            with_task_checks(subtasks, plan.spec.criteria),
+                            calibration,
+                            self.ctx.workspace,
+                        ),
+                        calibration,
+                    )
+                ],
+                task_criteria=list(plan.spec.criteria),
+                must_not=calibration.must_not,
+                should_prefer=calibration.should_prefer,
+                caution=calibration.caution,
+                rationale=rationale,
+            ),
+        )
+
     @handles(MemoryRecall)
     def on_memory_recall(self, env: Envelope) -> None:
         task_id = env.task_id or ""
@@ -510,12 +721,118 @@ class Planner(Role):
         body: MemoryRecall = env.body
         if plan is None or body.round != plan.round:
             return
+        if body.action == "caution" and plan.cleared is not True:  # intent-level Caution
+            if plan.cleared is False:  # denied once: not asked again in this task
+                self._caution_denied(env, plan)
+            elif plan.caution is None:
+                plan.caution, plan.held = self.ctx.new_id(), env
+                ask = intent_caution(plan.spec, body, plan.caution)
+                timeout = self.ctx.config.confirmation_timeout_s
+                self.reply(env, msgspec.structs.replace(ask, timeout_s=timeout))
+            else:
+                plan.held = env  # still waiting for the answer
+            return
+        self._plan(env, plan, body)
+
+    @handles(ConfirmationDecision)
+    def on_confirmation_decision(self, env: Envelope) -> None:
+        plan = self.plans.get(env.task_id or "")
+        body: ConfirmationDecision = env.body
+        if plan is None or plan.caution is None or body.request_id != plan.caution:
+            return
+        plan.cleared = body.approved
+        held, plan.held = plan.held, None
+        if held is None:
+            return
+        if body.approved:
+            self._plan(held, plan, held.body)
+        else:
+            self._caution_denied(held, plan)
+
+    def _caution_denied(self, env: Envelope, plan: _Plan) -> None:
+        error = f"the operator denied the task: memory marks intent:{plan.spec.slug} caution"
+        self.reply(env, StepFailed(role=self.sender, step="caution", error=error, round=plan.round))
+
+    def _plan(self, env: Envelope, plan: _Plan, body: MemoryRecall) -> None:
+        task_id = env.task_id or ""
         calibration = calibrate(body, plan.directive, cap=self.ctx.config.memory.recall_cap)
         messages = plan_messages(plan.spec, calibration, plan.directive, list(self.ctx.tools.names))
         violations: list[Violation] = []
+        reused = reused_plan(body, plan.spec, plan.round, self.ctx.new_id)
+        if reused is not None:
+            episode, subtasks = reused
+            violations = self._violations(subtasks, calibration, plan)
+            if not violations:
+                rationale = f"the plan of the accepted episode {episode.id} (same request)"
+                self._send_plan(env, plan, subtasks, calibration, rationale)
+                return
+            problem = "the remembered plan cannot be dispatched: " + "; ".join(
+                v.text for v in violations
+            )
+            self.log.info("remembered plan rejected", task=task_id, problem=problem)
+            final = messages[-1]
+            messages = [
+                *messages[:-1],
+                {**final, "content": final["content"] + "\n\n" + problem + "."},
+            ]
+        self._attempts(env, plan, calibration, messages)
+
+    @handles(QuestionAnswered)
+    def on_question_answered(self, env: Envelope) -> None:
+        plan = self.plans.get(env.task_id or "")
+        body: QuestionAnswered = env.body
+        if plan is None or plan.waiting is None or plan.waiting[0] != body.question_id:
+            return
+        _, recall, calibration, messages, question = plan.waiting
+        plan.waiting = None
+        if body.answer is None:  # no answer: the task is abandoned
+            return
+        told = {"role": "user", "content": answered_prompt(question, body.answer)}
+        self._attempts(recall, plan, calibration, [*messages, told])
+
+    def _ask(
+        self,
+        env: Envelope,
+        plan: _Plan,
+        calibration: Calibration,
+        messages: list[dict[str, Any]],
+        answer: PlanAnswer,
+    ) -> bool:
+        """Publish the plan's one question to the user, if it asks one; True when it did."""
+        question = bounded_question(answer.question)
+        if question is None or plan.asked:
+            return False
+        plan.asked = True
+        question_id = self.ctx.new_id()
+        said = {"role": "assistant", "content": msgspec.json.encode(answer).decode()}
+        plan.waiting = (question_id, env, calibration, [*messages, said], question.text)
+        timeout_s = self.ctx.config.question_timeout_s
+        self.reply(env, user_question(question, question_id, self.sender, timeout_s, plan.round))
+        return True
+
+    def _attempts(
+        self,
+        env: Envelope,
+        plan: _Plan,
+        calibration: Calibration,
+        messages: list[dict[str, Any]],
+    ) -> None:
+        """Ask the model for the round's plan (one retry with the reasons) and publish it,
+        or its rejection, or the one question it asks."""
+        task_id = env.task_id or ""
+        violations: list[Violation] = []
         for attempt in range(self.max_plan_attempts):
-            request = LLMRequest(role=self.name, tier="brain", task_id=task_id, messages=messages)
+            request = LLMRequest(
+                role=self.name,
+                tier="brain",
+                task_id=task_id,
+                messages=messages,
+                max_output_tokens=self.ctx.config.output_caps.planner,
+            )
             answer = ask_structured(self.ctx.model(), request, PlanAnswer)
+            if answer.ok and answer.value is not None:
+                if self._ask(env, plan, calibration, messages, answer.value):
+                    return
             if not answer.ok or answer.value is None or not answer.value.subtasks:
                 if self.cancelled(task_id):  # the call was not made: the cancel ends it
                     return
@@ -528,36 +845,12 @@ class Planner(Role):
                 )
                 return
             subtasks = build_subtasks(answer.value, plan.round, self.ctx.new_id)
-            violations = plan_violations(
-                subtasks,
-                calibration,
-                known_tools=self.ctx.tools.names,
-                workspace=self.ctx.workspace,
-                request=plan.spec.text,
-            )
+            violations = self._violations(subtasks, calibration, plan)
             last = attempt == self.max_plan_attempts - 1
             if last and violations and all(v.criterion_id is not None for v in violations):
                 subtasks, violations = without_criteria(subtasks, violations), []
             if not violations:
-                self.reply(
-                    env,
-                    DispatchManifest(
-                        round=plan.round,
-                        subtasks=apply_calibration(
-                            with_count_hints(
-                                with_task_checks(subtasks, plan.spec.criteria),
-                                calibration,
-                                self.ctx.workspace,
-                            ),
-                            calibration,
-                        ),
-                        task_criteria=list(plan.spec.criteria),
-                        must_not=calibration.must_not,
-                        should_prefer=calibration.should_prefer,
-                        caution=calibration.caution,
-                        rationale=answer.value.rationale,
-                    ),
-                )
+                self._send_plan(env, plan, subtasks, calibration, answer.value.rationale)
                 return
             problem = "the plan cannot be dispatched: " + "; ".join(v.text for v in violations)
             messages = [

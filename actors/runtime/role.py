@@ -37,12 +37,15 @@ import pykka
 from artoo.actors.tools.catalog import ToolCatalog
 from artoo.schemas import (
     Config,
+    ConfirmationDecision,
     ConfirmationRequest,
     Envelope,
     EscalationTicket,
     FinalResult,
     Message,
+    QuestionAnswered,
     RoleFailed,
+    UserQuestion,
     Verdict,
 )
 
@@ -175,6 +178,19 @@ class Equipment:
     """Set only by ``artoo replay --rerun``: the validators take the verdict of a check that
     reads the workspace from it, as recorded (how tool calls are served instead is the tool
     catalog's ``runner``)."""
+    recorded_decision: Callable[[str | None, str], ConfirmationDecision | None] | None = None
+    """Set by a System resuming a task: the logged ConfirmationDecision of a request
+    (task id, request id) its replay asks again — the Queen publishes it instead of asking
+    the operator twice; None: not in the log."""
+    question_operator: Callable[[UserQuestion], str | None] | None = None
+    """Told of every question a role asks the user (``System.open(on_question=…)``): its
+    answer, or None to leave the question in the inbox."""
+    recorded_answer: Callable[[str | None, str], QuestionAnswered | None] | None = None
+    """Set by a System resuming a task: the logged answer of a question its replay asks
+    again (task id, question id) — the Queen publishes it instead of asking twice."""
+    paused_s: Callable[[str, float], float] | None = None
+    """Seconds a task has been paused up to a clock time (its deadline clock stood);
+    None: tasks are never paused (``artoo._pause``)."""
     audit: AuditSeat | None = None
     """The Auditor's seat (its audit log, the event log, the boundary table): the runner
     gives it to the roles the roster marks ``audit=True`` only; None for every other."""

@@ -55,6 +55,7 @@ from __future__ import annotations
 from ._builtins import open_beneath
 from ._registry import ToolRegistry
 from ._sandbox import Sandbox, SandboxUnavailable, probe
+from ._secrets import Redactor, secret_values
 from ._spill import cleanup_spill
 from ._types import (
     CONTEXT_LIMIT,
@@ -75,6 +76,7 @@ __all__ = [
     "SPILL_LIMIT",
     "Confirm",
     "ConfirmationNeeded",
+    "Redactor",
     "Sandbox",
     "SandboxUnavailable",
     "ToolOutcome",
@@ -86,4 +88,5 @@ __all__ = [
     "head_tail",
     "open_beneath",
     "probe",
+    "secret_values",
 ]

@@ -39,6 +39,9 @@ class ConfirmationNeeded(msgspec.Struct, frozen=True, kw_only=True):
     attempt: int = 1
     effects: tuple[FileEffect, ...] = ()
     """What approving changes, as observed in the sandbox (or computed for write_file)."""
+    gate: str = ""
+    """The gate that asks when it is not Law 1's (``resume``: a call under way when the
+    process stopped, run again only with a yes; see ``artoo._resume``)."""
 
 
 class ToolOutcome(msgspec.Struct, frozen=True, kw_only=True):

@@ -49,6 +49,7 @@ __all__ = [
     "asks_question",
     "derivable",
     "grounding",
+    "read_sources",
     "stated_numbers",
     "tool_outputs",
 ]
@@ -197,12 +198,28 @@ def grounding(
     return Grounding(stated=tuple(stated), ungrounded=tuple(ungrounded))
 
 
-def tool_outputs(calls: Iterable[ToolCall]) -> list[str]:
+def tool_outputs(calls: Iterable[ToolCall], *, strict: bool = False) -> list[str]:
     """What the tools returned: each call's logged result (``output_preview``: what the
     model was shown) and a command's streams on their own (``stdout``, ``stderr``),
-    whether the call succeeded or not; never an error text."""
+    whether the call succeeded or not; never an error text.
+
+    ``strict`` (a task with ``TaskSpec.kind``; older logs keep the lenient reading):
+    only what a call that worked printed — a failed or refused call, a command that
+    exited non-zero or wrote to stderr (``cat missing | wc -l`` prints 0 and exits 0),
+    grounds nothing, nor does a command's display header (``exit code: 0`` would back
+    every "0"): a figure printed by a failed command is not proof."""
     texts: list[str] = []
     for call in calls:
+        if strict:
+            if not call.ok or call.exit_code not in (None, 0) or (call.stderr or "").strip():
+                continue
+            if call.stdout is not None or call.stderr is not None:
+                texts.extend(t for t in (call.stdout,) if t)
+            elif call.output_preview and call.tool != "shell":
+                texts.append(call.output_preview)
+            elif call.output_preview:  # an older shell record: its stdout section only
+                texts.extend(_stdout_sections(call.output_preview))
+            continue
         if not call.output_preview:
             continue
         texts.append(call.output_preview)
@@ -211,3 +228,24 @@ def tool_outputs(calls: Iterable[ToolCall]) -> list[str]:
         else:
             texts.extend(t for t in (call.stdout, call.stderr) if t)
     return texts
+
+
+def _stdout_sections(text: str) -> list[str]:
+    """The ``--- stdout ---`` part of a shell result logged before ``ToolCall.stdout``."""
+    parts = _SECTION.split(text)
+    heads = _SECTION.findall(text)
+    return [p.strip("\n") for h, p in zip(heads, parts[1:], strict=False) if "stdout" in h]
+
+
+def read_sources(calls: Iterable[ToolCall]) -> list[str]:
+    """What a tool call that worked read or was told to read: its target and its
+    arguments (a command's text, a path) — where a name an answer states may come from
+    besides the results (generalised grounding; pure)."""
+    out: list[str] = []
+    for call in calls:
+        if not call.ok or call.exit_code not in (None, 0):
+            continue
+        if call.target:
+            out.append(call.target)
+        out.extend(str(v) for v in call.args.values() if isinstance(v, str))
+    return out

@@ -17,9 +17,11 @@ from artoo.schemas.messages import FailureClass
 from ._counting import stated_number
 from .answers import CriterionVerdictAnswer, VerdictAnswer, VerdictsAnswer
 from .checks import evaluate, judge_observed, reads_workspace
-from .grounding import Grounding, asks_question, grounding, tool_outputs
+from .grounding import Grounding, asks_question, grounding, read_sources, tool_outputs
+from .request import answer_problem, code_values, duties, traced
 
 __all__ = [
+    "REQUEST_CRITERION",
     "VERDICTS_FORMAT",
     "VERDICT_FORMAT",
     "criteria_text",
@@ -29,6 +31,7 @@ __all__ = [
     "majority_class",
     "model_verdict",
     "model_verdicts",
+    "request_verdict",
     "rule_verdict",
     "tool_results_text",
     "ungrounded",
@@ -90,13 +93,16 @@ def ungrounded(
     request: str | None,
     instruction: str = "",
     checked: Sequence[tuple[Criterion, Verdict]] = (),
+    kind: str = "",
 ) -> Grounding | None:
     """The failed :func:`grounding` of an answer to a question, or None (it is grounded,
     or answers no question). ``request`` is the user's (None when unknown: the
-    ``instruction`` stands for it); a passed ``count_matches`` check makes the number it
-    measured given (pure)."""
+    ``instruction`` stands for it); ``kind`` the Perceiver's reading of it (``TaskSpec.kind``:
+    with it, :func:`.request.duties` says whether the answer must answer — when unsure, it
+    must; without it, a log from before the field, the old keyword reading); a passed
+    ``count_matches`` check makes the number it measured given (pure)."""
     question = request if request is not None else instruction
-    if not asks_question(question):
+    if not (duties(question, kind).answers if kind else asks_question(question)):
         return None
     measured = [
         n
@@ -104,10 +110,42 @@ def ungrounded(
         if v.passed and c.check is not None and c.check.kind == "count_matches"
         if (n := stated_number(output)) is not None
     ]
-    result = grounding(
-        output, tool_outputs(calls), request=question, context=instruction, measured=measured
-    )
+    strict = bool(kind)
+    outputs = tool_outputs(calls, strict=strict)
+    result = grounding(output, outputs, request=question, context=instruction, measured=measured)
+    if strict:  # generalised: the names and strings it states, traced to what tools read
+        sources = [*outputs, *read_sources(calls)]
+        names = tuple(v for v in code_values(output, question) if not traced(v, sources, question))
+        if names:
+            result = Grounding(stated=result.stated, ungrounded=(*result.ungrounded, *names))
     return None if result.grounded else result
+
+
+REQUEST_CRITERION = "request"
+"""The id of the task-level verdict that judges the answer against the request itself."""
+
+
+def request_verdict(
+    request: str, kind: str, shape: str, output: str, calls: Sequence[ToolCall] = ()
+) -> Verdict | None:
+    """The task-level verdict on whether ``output`` answers ``request`` (pure; the rule is
+    :func:`.request.answer_problem`, the duties :func:`.request.duties`): a failed,
+    logical verdict for an answer that does not answer a question — it describes the
+    process, talks about its criteria, lacks the asked-for value — whatever the criteria
+    said; a passed one for an answer that answers; None for a log from before
+    ``TaskSpec.kind`` (empty ``kind``), which was never judged so. ``calls``: the round's
+    tool calls — a word the answer shares with what they printed is a value it states."""
+    if not kind:
+        return None
+    outputs = tool_outputs(calls, strict=True)
+    problem = answer_problem(request, output, duties(request, kind, shape), outputs)
+    return Verdict(
+        criterion_id=REQUEST_CRITERION,
+        passed=problem is None,
+        failure_class=None if problem is None else "logical",
+        evidence=problem or "the answer answers the request",
+        signal="rule",
+    )
 
 
 def _code_measured(criterion: Criterion, verdict: Verdict) -> bool:

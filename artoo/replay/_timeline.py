@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from artoo.actors.runtime.ledger import task_figures
+from artoo.actors.verification.proof import how_established
 from artoo.schemas import (
     ConfirmationDecision,
     ConfirmationRequest,
@@ -28,6 +29,7 @@ from artoo.schemas import (
     OutcomeSummary,
     PlanDirective,
     PlanRejected,
+    QuestionAnswered,
     ReplanRequest,
     RoleFailed,
     SOPPromoted,
@@ -35,10 +37,14 @@ from artoo.schemas import (
     SubTask,
     SubTaskOutcome,
     TaskCancelled,
+    TaskPaused,
     TaskRequest,
+    TaskResumed,
     TaskSpec,
+    TaskUnpaused,
     ToolCall,
     UnknownMessage,
+    UserQuestion,
     UserRequest,
     Verdict,
 )
@@ -221,6 +227,13 @@ def _describe(env: Envelope) -> tuple[str, list[str]]:
         detail = [f"SOP {m.space}/{m.entity} σ={m.sigma:+.0f}: {_clip(m.content)}" for m in b.sops]
         detail += [f"avoid {p.space} {p.entity} ({p.decision:+.2f})" for p in b.avoid]
         detail += [f"caution {p.space} {p.entity} ({p.decision:+.2f})" for p in b.caution]
+        for r in b.recalled:  # recall by meaning: what was found, read or flagged
+            flag = "DISTRACTOR" if r.distractor else "read" if r.recalled else "not read"
+            detail.append(
+                f"recalled {flag}: {r.space} {_clip(r.text)!r} (kw {r.keyword_rank or '-'}, "
+                f"vec {r.vector_rank or '-'}, cos {r.vector:.2f})"
+            )
+        detail += [f"episode {m.id}: {_clip(m.request)!r}" for m in b.episodes]
         return text, detail
     if isinstance(b, DispatchManifest):
         detail = [f"SHOULD PREFER: {x}" for x in b.should_prefer]
@@ -312,12 +325,34 @@ def _describe(env: Envelope) -> tuple[str, list[str]]:
         return f"role {b.role} crashed: {_clip(b.error, 160)}", []
     if isinstance(b, TaskCancelled):
         return f"cancelled{' (system closing)' if b.closing else ''}: {b.reason}", []
+    if isinstance(b, UserQuestion):
+        choices = f" [{' / '.join(b.options)}]" if b.options else " [free text]"
+        default = f" (default {b.default})" if b.default else ""
+        return f"QUESTION ({b.role}): {_clip(b.text, 200)}{choices}{default}", []
+    if isinstance(b, QuestionAnswered):
+        return (
+            f"ANSWER by {b.by}: {_clip(b.answer, 200)}"
+            if b.answer is not None
+            else f"NO ANSWER ({b.by})",
+            [],
+        )
+    if isinstance(b, TaskPaused | TaskUnpaused):
+        verb = "PAUSED" if isinstance(b, TaskPaused) else "UNPAUSED"
+        return f"{verb} by {b.by}" + (f": {b.reason}" if b.reason else ""), []
+    if isinstance(b, TaskResumed):
+        return (
+            f"RESUMED after the process stopped: rebuilt from {b.replayed} logged envelopes "
+            f"(to seq {b.from_seq}); stopped {b.stopped_s:.2f} s, not counted",
+            [],
+        )
     if isinstance(b, FinalResult):
         c = b.cost
+        resumed = f" [resumed from seq {b.resumed_from}]" if b.resumed_from is not None else ""
         return (
-            f"FINAL {b.status.upper()} ({b.reason}): {_clip(b.summary, 240)}",
+            f"FINAL {b.status.upper()} ({b.reason}){resumed}: {_clip(b.summary, 240)}",
             [
                 f"output: {_clip(b.output, 200)!r}",
+                *([how_established(b.established)] if b.established is not None else []),
                 f"cost: {c.model_calls} model calls ({c.sequential_calls} sequential), "
                 f"{c.tokens_in} tokens in, {c.tokens_out} out, {c.elapsed_ms / 1000:.2f} s; "
                 f"{b.replans} replans",

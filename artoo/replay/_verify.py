@@ -112,6 +112,7 @@ class _Task:
         self.report = report
         self.caused: dict[int, list[Envelope]] = {}
         self.request: str | None = None  # the TaskSpec's text: what grounding reads
+        self.spec: TaskSpec | None = None  # its kind and shape: what the request verdict reads
         self.sub_calls: dict[str, list[ToolCall]] = {}  # a subtask's calls, every attempt
         for env in task.envelopes:
             if env.cause is not None:
@@ -130,6 +131,7 @@ class _Task:
             book.see(body, self.task.task_id, self.config.ggs, ids.popleft)
             if isinstance(body, TaskSpec):
                 self.request = body.text
+                self.spec = body
             elif isinstance(body, DispatchManifest):
                 manifests[body.round] = body
                 for st in body.subtasks:
@@ -179,7 +181,11 @@ class _Task:
         self.report.checked["ggs"] += 1
         compare(self.report, decisions[0], logged, step.decision)
         for logged_env, megram in zip(megrams, step.megrams, strict=False):
-            compare(self.report, logged_env, logged_env.body.megram, megram)
+            logged_megram = logged_env.body.megram
+            if not logged_megram.request and not logged_megram.steps:
+                # a log from before episodes kept their request and steps
+                megram = msgspec.structs.replace(megram, request="", steps=[])
+            compare(self.report, logged_env, logged_megram, megram)
         if len(megrams) != len(step.megrams):
             self.report.mismatches.append(
                 Mismatch(
@@ -197,6 +203,8 @@ class _Task:
             finals = [e for e in out if isinstance(e.body, FinalResult)]
             if finals:  # as the GGS publishes it, with the logged elapsed time
                 final = book.finish(final, finals[0].body.cost.elapsed_ms)
+                # a resume's stamp (artoo._resume), not a decision
+                final = msgspec.structs.replace(final, resumed_from=finals[0].body.resumed_from)
             self._pair(out, FinalResult, final, env)
 
     def _pair(self, out: list[Envelope], kind: type, recomputed: Any, cause: Envelope) -> None:
@@ -280,6 +288,7 @@ class _Task:
                 request=self.request,
                 instruction=sub.instruction,
                 checked=[(c, logged[c.id]) for c in criteria if c.id in logged],
+                kind=self.spec.kind if self.spec is not None else "",
             )
         for criterion in criteria:
             verdict = logged.get(criterion.id)
@@ -330,20 +339,41 @@ class _Task:
         body: ReplanRequest | OutcomeSummary,
         manifest: DispatchManifest | None,
     ) -> None:
-        from artoo.actors.verification.ladder import grounding_verdicts, rule_verdict, ungrounded
+        from artoo.actors.verification.ladder import (
+            REQUEST_CRITERION,
+            grounding_verdicts,
+            request_verdict,
+            rule_verdict,
+            ungrounded,
+        )
 
         if manifest is None:
             return
         calls = [c for o in body.outcomes for c in o.tool_calls]
         logged = {v.criterion_id: v for v in body.task_verdicts}
         weak = None
+        spec = self.spec
         if all(o.status == "matched" for o in body.outcomes):
             weak = ungrounded(
                 body.merged_output,
                 calls,
                 request=self.request,
                 checked=[(c, logged[c.id]) for c in manifest.task_criteria if c.id in logged],
+                kind=spec.kind if spec is not None else "",
             )
+            answered = (
+                request_verdict(spec.text, spec.kind, spec.shape, body.merged_output, calls)
+                if spec is not None
+                else None
+            )
+            if answered is not None or REQUEST_CRITERION in logged:
+                self.report.checked["rule_verdict"] += 1
+                compare(
+                    self.report,
+                    env,
+                    {REQUEST_CRITERION: logged.get(REQUEST_CRITERION)},
+                    {REQUEST_CRITERION: answered},
+                )
         for criterion in manifest.task_criteria:
             verdict = logged.get(criterion.id)
             if verdict is None or verdict.signal != "rule":

@@ -9,6 +9,8 @@ from collections import Counter
 from html import escape
 from typing import Any
 
+from artoo.actors.verification.proof import how_established
+
 from . import _tables as tables
 from ._format import GLOSSARY, escalation_line, num, pct, when
 from ._model import AuditDocument, TaskRow
@@ -328,6 +330,8 @@ def render_html(doc: AuditDocument) -> str:
             for d in t.decisions
         ]
         answer = f"<p><b>answer:</b> {e(t.answer)}</p>" if t.answer else ""
+        if t.established:
+            answer += f"<p><b>established:</b> {e(how_established(t.established))}</p>"
         parts.append(
             f"<details>{head}<p><b>request:</b> {e(t.text)}</p>{answer}"
             f"<p><b>summary:</b> {e(t.summary)}</p>"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from artoo.actors.verification.proof import how_established
+
 from . import _tables as tables
 from ._format import GLOSSARY, escalation_line, num, pct, when
 from ._model import AuditDocument
@@ -71,7 +73,9 @@ def render_markdown(doc: AuditDocument) -> str:
             [
                 t.short_id or t.task_id,
                 t.text,
-                t.status + (f" ({t.reason})" if t.reason else ""),
+                t.status
+                + (f" ({t.reason})" if t.reason else "")
+                + (f", {t.established}" if t.established else ""),
                 " → ".join(t.path) or "-",
                 str(t.rounds),
                 str(t.model_calls),
@@ -85,7 +89,11 @@ def render_markdown(doc: AuditDocument) -> str:
     answered = [t for t in doc.tasks if t.answer]
     if answered:
         out += ["", "Answers:", ""]
-        out += [f"- `{t.short_id or t.task_id}`: {' '.join(t.answer.split())}" for t in answered]
+        out += [
+            f"- `{t.short_id or t.task_id}`: {' '.join(t.answer.split())}"
+            + (f" ({how_established(t.established)})" if t.established else "")
+            for t in answered
+        ]
     out += ["", "## Roles", ""]
     out += _table(*tables.roles(doc)[:2])
     if doc.role_windows:

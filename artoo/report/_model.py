@@ -100,6 +100,9 @@ class TaskRow(msgspec.Struct, frozen=True, kw_only=True):
     started: float | None = None
     summary: str = ""
     law1_denied: bool = False
+    established: str | None = None
+    """How the answer was established (``FinalResult.established``: code / model / none;
+    None for a task still running or from an older log)."""
     decisions: list[Decision] = []
     timeline: list[Step] = []
     answer: str = ""

@@ -154,7 +154,7 @@ def test_lines_and_text() -> None:
     )
     assert cal.lines() == [
         "SHOULD PREFER: use glob",
-        "MUST NOT: touch /a",
+        "MUST NOT: touch /a (the approach that failed: shell on it)",
         "MUST NOT: use the tool shell",
         "MUST NOT: touch /b",
         f"CAUTION: {cal.caution[0]}",

@@ -463,6 +463,15 @@ def test_litellm_call_arguments(supports: bool, monkeypatch: pytest.MonkeyPatch)
     assert again["messages"] == args["messages"]
     plain = backend._call_args(req("go"), mode)
     assert "tools" not in plain and "temperature" not in plain and "response_format" not in plain
+    # a role's cap (Config.output_caps) holds under the backend's, never above it
+    capped = LitellmBackend(MOCK_MODEL, max_tokens=1024)
+    assert capped._call_args(req("go", max_output_tokens=256), mode)["max_tokens"] == 256
+    assert capped._call_args(req("go", max_output_tokens=4096), mode)["max_tokens"] == 1024
+    assert capped._call_args(req("go"), mode)["max_tokens"] == 1024
+    assert (
+        LitellmBackend(MOCK_MODEL)._call_args(req("go", max_output_tokens=99), mode)["max_tokens"]
+        == 99
+    )
 
 
 # These call litellm itself (on mock_response): the first one in a process pays litellm's

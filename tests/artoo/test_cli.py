@@ -86,7 +86,7 @@ def test_memory_shows_potentials_and_rebuild_recomputes_them(
     before = memory_rows(store, now)
     assert main(["memory", str(store)]) == 0
     shown = capsys.readouterr().out
-    assert "intent:sales-total" in shown and "tool:read_file" in shown
+    assert "intent:figures-report-sales-total-year" in shown and "tool:read_file" in shown
     n = rebuild_memory(store)
     assert n == 4  # three terminal megrams and one for the blocked target of scenario 2
     assert memory_rows(store, now) == before
@@ -103,7 +103,7 @@ def test_dream_runs_a_pass_that_consolidates_six_accepts(
     assert main(["dream", str(store)]) == 0
     assert "dream pass:" in capsys.readouterr().out
     with MegramStore.open(store / "memory") as megrams:
-        sops = megrams.query_c("intent:count-python-files", "env:local")
+        sops = megrams.query_c("intent:count-files-python-src", "env:local")
     assert len(sops) == 1
     assert sops[0].level == "C" and sops[0].sigma > 0
 

@@ -50,7 +50,7 @@ def test_a_single_subtask_with_two_plus_two_criteria_is_a_chain_of_five(
         store, model=write_script(tmp_path / "s.toml", entries), workspace=workspace, config=CONFIG
     ) as system:
         result = system.run("greet me", timeout=30)
-    assert result.status == "accept", result.summary
+    assert result.status == "success", result.summary  # model-judged: never accept
     assert (result.cost.model_calls, result.cost.sequential_calls) == (5, 5)
     roles = [e.body.role for e in task_events(store, result.task_id) if isinstance(e.body, LLMCall)]
     assert sorted(roles) == [

@@ -195,7 +195,8 @@ def test_after_sigkill_mid_task_the_next_open_ends_each_orphan_exactly_once(
         victim.wait(10)
     assert len(ids) == 2
     for _ in range(2):  # reopen twice: the orphans end once
-        with artoo.System.open(store, model=model, workspace=workspace, config=CONFIG):
+        abandon = CONFIG.model_copy(update={"recovery": "abandon"})  # not resume
+        with artoo.System.open(store, model=model, workspace=workspace, config=abandon):
             pass
     for task_id in ids:
         finals = [e.body for e in task_events(store, task_id) if isinstance(e.body, FinalResult)]

@@ -128,9 +128,17 @@ LIVE = [
             ],
         },
     },
-    {
+    {  # two derivations of the total that agree: established by code (issue 23)
         "role": "executor",
-        "tool_calls": [{"name": "read_file", "arguments": {"path": "data/sales.csv"}}],
+        "tool_calls": [
+            {"name": "read_file", "arguments": {"path": "data/sales.csv"}},
+            {
+                "name": "shell",
+                "arguments": {
+                    "command": "awk -F, 'NR > 1 { s += $2 } END { print s }' data/sales.csv"
+                },
+            },
+        ],
     },
     {
         "role": "executor",
@@ -169,7 +177,8 @@ def test_a_what_if_goes_on_live_into_a_fork_that_names_its_parent(
     live = [e.body for e in forked if isinstance(e.body, LLMCall) and e.body.model == model]
     assert [c.role for c in live] == ["planner", "executor", "executor"]
     reads = [c for e in forked if isinstance(e.body, ExecutionResult) for c in e.body.tool_calls]
-    assert "1200" in (reads[-1].output_preview or "")  # read for real in the workspace
+    assert "1200" in (reads[-2].output_preview or "")  # read for real in the workspace
+    assert (reads[-1].stdout or "").strip() == "4250"  # and added up by a second tool
     assert fork_origin(store) is None
     assert main(["replay", str(into)]) == 0
     assert f"forked from {store.resolve()} at seq {first - 1}" in capsys.readouterr().out

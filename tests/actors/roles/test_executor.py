@@ -138,3 +138,52 @@ def test_a_tool_is_required_until_the_attempts_first_call_and_results_invite_the
     tool_reply, hint = asked[1]["messages"][-2:]
     assert tool_reply["role"] == "tool" and AFTER_RESULT not in tool_reply["content"]
     assert hint == {"role": "user", "content": AFTER_RESULT}  # after the results, as a turn
+
+
+def test_a_tool_that_failed_the_same_way_twice_is_not_called_a_third_time(
+    tmp_path: Path,
+) -> None:
+    """The issue's run spent 25 ``load_data`` calls on names that never existed: after two
+    failures of one kind (tool and argument names), the third is refused without running;
+    another kind still runs, and a shell command's non-zero exit is a result, not a tool
+    failure."""
+    entries = [
+        _call("load_data", filename="nope1.txt"),
+        _call("load_data", filename="nope2.txt"),
+        _call("load_data", filename="nope3.txt"),
+        _call("glob", pattern="*"),
+    ]
+    result = _run(tmp_path, entries, SubTask(subtask_id="s1", instruction="read"))
+    calls = result.tool_calls
+    assert [c.tool for c in calls] == ["load_data", "load_data", "load_data", "glob"]
+    assert [c.refusal for c in calls[:3]] == [None, None, "repeated_failure"]
+    assert not calls[0].ok and not calls[1].ok
+    assert calls[3].refusal != "repeated_failure"  # another kind: run (whatever it met)
+    assert "failed the same way 2 times" in (calls[2].error or "")
+    shells = [_call("shell", command=f"ls nope{i}") for i in range(4)]
+    model = write_script(tmp_path / "shells.toml", shells)
+    with RoleHarness(
+        Executor, instance="pair-0", model=model, config=Config(max_turns=4), workspace=tmp_path
+    ) as h:
+        h.send(SubTask(subtask_id="s2", instruction="list"), to="pair-0")
+        (ran,) = h.wait_for(ExecutionResult)
+    assert [c.refusal for c in ran.body.tool_calls] == [None] * 4
+    assert all(c.exit_code not in (None, 0) for c in ran.body.tool_calls)
+
+
+def test_repeated_failure_reads_structured_fields_only() -> None:
+    from artoo.actors.roles.executor import failure_kind, repeated_failure
+    from artoo.schemas import ToolCall
+
+    def failed(refusal: Any = None, **kw: Any) -> ToolCall:
+        return ToolCall(tool="read_file", args={"path": "x"}, ok=False, refusal=refusal, **kw)
+
+    assert failure_kind("read_file", {"path": "a", "limit": 3}) == ("read_file", "limit", "path")
+    assert repeated_failure([failed()]) is None
+    assert repeated_failure([failed(), failed()]) is not None
+    assert repeated_failure([failed(), failed(refusal="blocked_target")]) is None
+    assert repeated_failure([failed(exit_code=1), failed(exit_code=1)]) is None
+    ok = ToolCall(tool="read_file", args={"path": "x"})
+    assert repeated_failure([failed(), ok]) is None
+    assert failure_kind("shell", {"command": "rm a"}) == failure_kind("shell", {"command": "rm b"})
+    assert failure_kind("shell", {"command": "rm a"}) != failure_kind("shell", {"command": "ls"})

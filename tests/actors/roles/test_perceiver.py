@@ -19,7 +19,9 @@ def test_a_valid_reading_becomes_a_task_spec(tmp_path: Path) -> None:
     with RoleHarness(Perceiver, model=model) as h:
         h.send(TaskRequest(text="count the python files"))
         (spec,) = h.wait_for(TaskSpec)
-    assert spec.body.slug == "count-py-files" and spec.body.intent == "Count the Python files"
+    # the tag is code's, from the request: the model's free slug is ignored
+    assert spec.body.slug == "count-files-python" and spec.body.intent == "Count the Python files"
+    assert spec.body.kind == "unknown"  # the model gave no kind: the stricter duties
     assert [c.id for c in spec.body.criteria] == ["t1"] and spec.body.criteria[0].check
 
 
@@ -50,3 +52,57 @@ def test_checks_that_cannot_be_used_are_asked_again_then_dropped(tmp_path: Path)
     (criterion,) = spec.body.criteria
     assert criterion.check is None and criterion.mode == "plausible"  # never a free pass
     assert "outside the workspace" in calls[-1].request["messages"][-1]["content"]
+
+
+def test_a_reask_never_puts_artoos_words_into_the_intent(tmp_path: Path) -> None:
+    """The issue's run: after "These checks cannot be used … fix that", the model's second
+    intent was "fix the criterion". Only the re-asked criteria are taken."""
+    guess = {
+        "intent": "count the TODO lines in notes/todo.txt",
+        "kind": "question",
+        "answer": "number",
+        "criteria": [
+            {"text": "7", "mode": "verifiable", "check": {"kind": "count_equals", "value": 7}}
+        ],
+    }
+    count = {"kind": "count_matches", "path": "notes/todo.txt", "value": "lines containing TODO"}
+    fixed = {
+        "intent": "fix the criterion",
+        "kind": "change",
+        "criteria": [{"text": "states the count", "mode": "verifiable", "check": count}],
+    }
+    model = write_script(
+        tmp_path / "s.toml",
+        [{"role": "perceiver", "content": guess}, {"role": "perceiver", "content": fixed}],
+    )
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "todo.txt").write_text("TODO: a\n")
+    with RoleHarness(Perceiver, model=model, workspace=tmp_path) as h:
+        h.send(TaskRequest(text="How many TODO lines are in notes/todo.txt?"))
+        (spec,) = h.wait_for(TaskSpec)
+    body = spec.body
+    assert body.intent == "count the TODO lines in notes/todo.txt"
+    assert (body.kind, body.shape) == ("question", "number")
+    assert [c.check for c in body.criteria if c.check] and body.criteria[0].check.kind == (
+        "count_matches"
+    )
+
+
+def test_the_same_request_three_times_gets_one_memory_tag(tmp_path: Path) -> None:
+    """Three readings of one request with three different model slugs and intents (the
+    issue's run: "find the name of the class…", "return the correct checks…") → one tag."""
+    readings = [
+        {"intent": "find the name of the class", "slug": "find-class-name"},
+        {"intent": "return the correct checks to be used", "slug": "return-checks"},
+        {"intent": "fix the criterion", "slug": "fix-criterion"},
+    ]
+    model = write_script(
+        tmp_path / "s.toml", [{"role": "perceiver", "content": r} for r in readings]
+    )
+    text = "Which class in src/models/user.py stores the user's email?"
+    with RoleHarness(Perceiver, model=model) as h:
+        for n in range(3):
+            h.send(TaskRequest(text=text), task_id=f"t{n}")
+        specs = h.wait_for(TaskSpec, count=3)
+    assert len({s.body.slug for s in specs}) == 1
+    assert specs[0].body.slug.startswith("src-models-user-py")

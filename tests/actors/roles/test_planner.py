@@ -161,3 +161,94 @@ def test_a_subtask_check_still_unusable_after_the_retry_drops_the_criterion_not_
     (subtask,) = manifest.body.subtasks
     assert [c.id for c in subtask.criteria] == ["s1c2", "t1"]  # the broken one dropped
     assert subtask.criteria[1].check == Check(kind="count_matches", path="archive", value="files")
+
+
+def _caution(round: int = 0) -> MemoryRecall:
+    return MemoryRecall(
+        space="intent:delete-log",
+        entity="env:local",
+        round=round,
+        attention=1.85,
+        decision=-0.05,
+        action="caution",
+    )
+
+
+def test_an_intent_level_caution_asks_the_operator_once_per_task(tmp_path: Path) -> None:
+    """Paper §6.4: Memory's action on the task's intent tag is caution (mixed outcomes):
+    before any plan the operator is asked, once; an approval plans, and the next round's
+    caution does not ask again."""
+    from artoo.schemas import ConfirmationDecision, ConfirmationRequest
+
+    model = write_script(tmp_path / "s.toml", [{**_plan("List the logs", ["glob"]), "times": 0}])
+    with RoleHarness(Planner, model=model) as h:
+        h.send(SPEC)
+        h.send(_caution())
+        (ask,) = h.wait_for(ConfirmationRequest)
+        h.sync()
+        assert h.published(DispatchManifest) == [] and h.published(LLMCall) == []
+        assert ask.body.gate == "caution" and ask.body.target == "intent:delete-log"
+        h.send(ConfirmationDecision(request_id=ask.body.request_id, approved=True))
+        h.wait_for(DispatchManifest)
+        h.send(PlanDirective(round=1, directive="refine"))
+        h.send(_caution(round=1))
+        h.wait_for(DispatchManifest, count=2)
+        assert len(h.published(ConfirmationRequest)) == 1  # once per task
+
+
+def test_a_denied_intent_caution_fails_the_round_without_a_model_call(tmp_path: Path) -> None:
+    from artoo.schemas import ConfirmationDecision, ConfirmationRequest
+
+    model = write_script(tmp_path / "s.toml", [{**_plan("List the logs", ["glob"]), "times": 0}])
+    with RoleHarness(Planner, model=model) as h:
+        h.send(SPEC)
+        h.send(_caution())
+        (ask,) = h.wait_for(ConfirmationRequest)
+        h.send(ConfirmationDecision(request_id=ask.body.request_id, approved=False))
+        (failed,) = h.wait_for(StepFailed)
+        h.send(PlanDirective(round=1, directive="refine"))
+        h.send(_caution(round=1))
+        h.wait_for(StepFailed, count=2)
+        assert len(h.published(ConfirmationRequest)) == 1  # not asked again
+        assert h.published(LLMCall) == [] and h.published(DispatchManifest) == []
+    assert failed.body.step == "caution" and "denied" in failed.body.error
+
+
+def test_a_plan_that_measures_another_quantity_is_asked_again_then_rejected(
+    tmp_path: Path,
+) -> None:
+    """Bench class A ("the plan replaces the request"), on a request not the bench's: a plan
+    that counts the file's lines for a question asking a name is asked again with the
+    reason (read from the TaskSpec's kind and shape); a model that repeats it gets a
+    PlanRejected, never a dispatched plan."""
+    spec = TaskSpec(
+        text="Which supplier in ledger/q3.tsv has the largest fee?",
+        intent="find the supplier with the largest fee",
+        slug="ledger-q3-tsv-fee-largest-supplier",
+        kind="question",
+        shape="name",
+    )
+    recall = MemoryRecall(space=f"intent:{spec.slug}", entity="env:local")
+    counting = _plan("Run wc -l ledger/q3.tsv and answer with the number of lines", ["shell"])
+    serving = _plan(
+        "Run python3 to print the supplier of the largest fee in ledger/q3.tsv", ["shell"]
+    )
+    model = write_script(tmp_path / "s.toml", [counting, serving])
+    with RoleHarness(Planner, model=model) as h:
+        h.send(spec)
+        h.send(recall)
+        (manifest,) = h.wait_for(DispatchManifest)
+        calls = [e.body for e in h.recorder.envelopes if isinstance(e.body, LLMCall)]
+    assert [s.instruction for s in manifest.body.subtasks] == [
+        serving["content"]["subtasks"][0]["instruction"]
+    ]
+    retry = calls[1].request["messages"][-1]["content"]
+    assert "measures the file's lines" in retry and "asks for a name" in retry
+
+    model = write_script(tmp_path / "again.toml", [counting, counting])
+    with RoleHarness(Planner, model=model) as h:
+        h.send(spec)
+        h.send(recall)
+        (rejected,) = h.wait_for(PlanRejected)
+        assert h.published(DispatchManifest) == []
+    assert any("serve the request's own quantity" in v for v in rejected.body.violations)

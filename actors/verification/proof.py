@@ -1,0 +1,151 @@
+"""How a task's answer was established — by code, or only on a model's word (equipment).
+
+An honest verdict (issue 23): ``FinalResult.established`` says whether every criterion
+that passed was proven by code. The GGS (through :class:`TaskGradient`, which ``artoo
+replay --verify`` also runs) ends a task ``accept`` only when it was; a round whose
+criteria all passed but some only on a model's verdict ends ``success`` at best — the
+validating model is usually the executor's own small model, and its say-so is not
+proof (Law 0).
+
+What counts as proof, by the request's duties (:func:`.request.duties`):
+
+- any criterion passed on a model's verdict → ``model``; on a person's (the operator
+  confirming a low-confidence verdict) → ``human``, which may end ``accept``;
+- a check of the answer's text (``output_contains`` / ``output_matches``) whose value
+  is copied from the request is not proof by itself — an answer that repeats the
+  question passes it (:func:`copied_from_request`): without a check that read the
+  workspace, such a task is ``model``;
+- an answer to a question that asks for a value (a number, a name, what something
+  returns: :attr:`.request.Duties.shape`) needs either a **code-computed** check that
+  read the workspace and passed (``count_matches``, ``file_*``, a file's
+  ``json_path_equals``) or **two independent derivations**: every value it states
+  (numbers and code-like values) backed by a tool call that worked, and one of them by
+  two different calls — a second, different command or tool agreeing with the first;
+  one command's word (an ``awk`` summing a column that does not exist prints ``0``) is
+  not enough;
+- anything else that passed only by rules is established by code (a change's "Done" is
+  held by its file checks, which its kind keeps: :func:`.request.duties`).
+
+Pure: reads only the messages.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from decimal import Decimal
+
+from artoo.schemas import Check, Criterion, SubTaskOutcome, ToolCall, Verdict
+from artoo.schemas.messages import Established
+
+from .checks import reads_workspace
+from .grounding import derivable, read_sources, stated_numbers, tool_outputs
+from .request import code_values, duties, traced
+
+__all__ = [
+    "ESTABLISHED_TEXT",
+    "copied_from_request",
+    "derivations",
+    "established",
+    "how_established",
+]
+
+ESTABLISHED_TEXT: dict[str, str] = {
+    "code": "established by code (every criterion proven by code)",
+    "model": "judged by a model (some of it not proven by code)",
+    "human": "judged by a person (some of it confirmed by the operator)",
+    "none": "not established (not every criterion met)",
+}
+"""How ``FinalResult.established`` reads to a person (``artoo run``, replay, the report)."""
+
+
+def how_established(value: str | None) -> str:
+    """The words for a FinalResult's ``established`` (pure; empty for None, an older
+    log)."""
+    return ESTABLISHED_TEXT.get(value, value) if value else ""
+
+
+_WORD = re.compile(r"[A-Za-z0-9_]+")
+_TERM = re.compile(r"[A-Za-z_][\w-]{1,}")
+
+
+def copied_from_request(check: Check, request: str) -> bool:
+    """True when ``check`` tests the answer's text for words the request already holds
+    (pure): an ``output_contains`` / ``output_matches`` whose value's words all occur in
+    the request — an answer that merely repeats the question passes it."""
+    if check.kind not in ("output_contains", "output_matches") or check.value is None:
+        return False
+    words = set(_WORD.findall(str(check.value).lower()))
+    return bool(words) and words <= set(_WORD.findall(request.lower()))
+
+
+def derivations(value: str, calls: Sequence[ToolCall], request: str = "") -> int:
+    """How many different tool calls that worked back ``value`` (pure): a number as
+    grounding derives it from that call's output alone (the lines holding a word of the
+    ``request`` counted too), a code-like value by its words. Calls with the same tool and
+    arguments count once."""
+    terms = list(dict.fromkeys(_TERM.findall(request)))[:40]
+    number = stated_numbers(value)
+    seen: set[tuple[str, str]] = set()
+    count = 0
+    for call in calls:
+        key = (call.tool, repr(sorted(call.args.items())))
+        if key in seen:
+            continue
+        outputs = tool_outputs([call], strict=True)
+        if not outputs:
+            continue
+        if number:
+            exact, _ = derivable(outputs, terms)
+            backed = Decimal(number[0].replace(",", "")) in exact
+        else:  # a name: what the call returned, or the path it read
+            backed = traced(value, [*outputs, *read_sources([call])])
+        if backed:
+            seen.add(key)
+            count += 1
+    return count
+
+
+def established(
+    *,
+    request: str,
+    kind: str,
+    criteria: Mapping[str, Criterion],
+    task_verdicts: Sequence[Verdict],
+    outcomes: Iterable[SubTaskOutcome],
+    output: str,
+) -> Established | None:
+    """How a round's answer was established (pure; the rule is the module's): ``none``
+    when some verdict failed or none passed, ``model`` when some of it rests on a model,
+    on one tool call or on a check copied from the request, ``code`` otherwise. None for
+    a task read without a kind (a log from before ``TaskSpec.kind``)."""
+    if not kind:
+        return None
+    outcomes = list(outcomes)
+    verdicts = [*task_verdicts, *(v for o in outcomes for v in o.verdicts)]
+    if not verdicts or not all(v.passed for v in verdicts):
+        return "none"
+    if any(o.status != "matched" for o in outcomes):
+        return "none"
+    if any(v.signal == "llm" for v in verdicts):
+        return "model"
+    measured = copied = False
+    for v in verdicts:
+        criterion = criteria.get(v.criterion_id)
+        check = criterion.check if criterion is not None else None
+        if check is not None and reads_workspace(check):
+            measured = True
+        if check is not None and copied_from_request(check, request):
+            copied = True
+    if copied and not measured:
+        return "model"
+    duty = duties(request, kind)
+    if duty.shape in ("number", "name", "value") and not measured:
+        calls = [c for o in outcomes for c in o.tool_calls]
+        values = [*stated_numbers(output), *code_values(output, request)]
+        asked = set(_WORD.findall(request))
+        values = [v for v in values if not set(_WORD.findall(v)) <= asked]
+        backing = [derivations(v, calls, request) for v in values]
+        if not values or min(backing) < 1 or max(backing) < 2:
+            return "model"
+    return "human" if any(v.signal == "human" for v in verdicts) else "code"
