@@ -518,8 +518,20 @@ def run_artoo(
 
     ws, store = make_workspace(root / "ws", extra), root / "store"
     started = time.monotonic()
-    with artoo.System.open(store, model=model, workspace=ws, model_options=options) as system:
-        result = system.run(text, timeout=deadline)
+    try:
+        with artoo.System.open(store, model=model, workspace=ws, model_options=options) as system:
+            result = system.run(text, timeout=deadline)
+    except Exception as exc:  # no FinalResult (e.g. none 30 s past the deadline): kept
+        return {
+            "output": f"bench: run crashed: {exc!r}",
+            "status": "crash",
+            "reason": None,
+            "calls": 0,
+            "tokens": 0,
+            "wall_s": round(time.monotonic() - started, 1),
+            **_trace(store),
+            "ws": ws,
+        }
     wall = time.monotonic() - started
     return {
         "output": result.output,
