@@ -284,7 +284,7 @@ def test_load_tasks_refuses_duplicate_ids_and_unknown_splits() -> None:
 
 
 def test_findings_list_wrong_accepts_first_and_skip_right_runs() -> None:
-    base = {"text": "q", "output": "o", "why": "w", "reason": None}
+    base: dict[str, Any] = {"text": "q", "output": "o", "why": "w", "reason": None}
     rows = [
         row("ok", "artoo", "accept", True, **base),
         row("refused", "artoo", "abandon", True, refuse=True, **base),
