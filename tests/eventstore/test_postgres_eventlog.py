@@ -178,7 +178,7 @@ def test_a_following_bus_feeds_taps_and_store_kinds_every_writers_envelopes_in_o
     assert a.flush(10) and a.caught_up(80, timeout=10)
     seen = [tap.get(timeout=5) for _ in range(80)]
     assert [e.seq for e in seen if e is not None] == list(range(1, 81))
-    assert own.wait_for(40, timeout=10)
+    assert own.wait_for(60, timeout=10)  # its 20 requests and everyone's 40 forgets
     texts = [e.body.text for e in own.envelopes if isinstance(e.body, UserRequest)]
     assert texts == [f"a{j}" for j in range(1, 40, 2)]  # its own requests only
     forgotten = [e.body.id for e in own.envelopes if isinstance(e.body, MegramForgotten)]
