@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import pykka
 
-from artoo.actors.roles.queen import Decision, InboxItem, InboxQuery, OperatorAnswer, Queen
+from artoo.actors.roles.queen import InboxItem, InboxQuery, OperatorAnswer, Queen
 
 if TYPE_CHECKING:
     from artoo.actors.runtime.runner import RoleRunner
@@ -43,23 +43,27 @@ class OperatorInbox:
 
     def answer(self, item_id: str, decision: str, timeout: float = 3.0) -> None:
         """Answer one inbox item as the operator: ``approve`` or ``deny`` a confirmation,
-        ``continue`` or ``cancel`` a ticket (a cancel ends the task: one FinalResult,
-        abandon, ``reason="cancelled"``, ``ticket_id`` naming the ticket).
+        a question with one of its options (or free text when it has none), ``pause`` or
+        ``resume`` a running task (``item_id`` its id), ``continue`` or ``cancel`` a ticket
+        (a cancel ends the task: one FinalResult, abandon, ``reason="cancelled"``,
+        ``ticket_id`` naming the ticket).
 
         Raises ValueError for an unknown decision, one the item does not take, or an item
         not (or no longer) open — decided already, timed out, or its task ended.
         """
-        if decision not in DECISIONS:
-            raise ValueError(f"a decision is one of {', '.join(DECISIONS)}, not {decision!r}")
         if self._closed:
             raise RuntimeError("this System is closed")
+        if decision not in DECISIONS and not any(
+            i.item_id == item_id and i.kind == "question" for i in self.inbox(timeout)
+        ):
+            raise ValueError(f"a decision is one of {', '.join(DECISIONS)}, not {decision!r}")
         if decision in ("pause", "resume"):  # the item is a running task
             refused = self._pause_answer(item_id, decision)
             if refused is not None:
                 raise ValueError(refused)
             return
         try:
-            answer = OperatorAnswer(item_id, cast(Decision, decision))
+            answer = OperatorAnswer(item_id, decision)
             why: str | None = self.runner.ref(Queen).ask(answer, timeout=timeout)  # type: ignore[assignment]
         except pykka.Timeout:
             raise TimeoutError(f"the Queen did not answer within {timeout} s") from None

@@ -22,7 +22,7 @@ from typing import Any
 
 from artoo.actors.llm import LLMRequest, LLMResponse, TaskStopped
 from artoo.actors.tools import ToolOutcome, ToolRunner
-from artoo.schemas import Envelope, TaskPaused, TaskUnpaused, ToolCall
+from artoo.schemas import Envelope, TaskPaused, TaskResumed, TaskUnpaused, ToolCall
 
 __all__ = ["Pauses"]
 
@@ -34,6 +34,8 @@ class _State:
     running: threading.Event = field(default_factory=threading.Event)
     paused_at: float | None = None
     paused_s: float = 0.0
+    asked_at: float | None = None
+    """Waiting for the user's answer to a question since (its deadline stands too)."""
 
 
 class Pauses:
@@ -84,24 +86,52 @@ class Pauses:
         return state is not None and state.paused_at is not None
 
     def paused_s(self, task_id: str, now: float) -> float:
-        """Seconds ``task_id`` has been paused up to ``now`` (its deadline clock stood)."""
+        """Seconds ``task_id`` has been paused, or waiting for the user's answer to a
+        question, up to ``now`` (its deadline clock stood)."""
         state = self._states.get(task_id)
         if state is None:
             return 0.0
-        return state.paused_s + (max(0.0, now - state.paused_at) if state.paused_at else 0.0)
+        stood = state.paused_s
+        for since in (state.paused_at, state.asked_at):
+            if since is not None:
+                stood += max(0.0, now - since)
+        return stood
+
+    def asked(self, task_id: str, at: float) -> None:
+        """The task asks the user a question at clock time ``at``: its deadline stands."""
+        with self._lock:
+            state = self._states.setdefault(task_id, _State())
+            if not state.running.is_set() and state.paused_at is None:
+                state.running.set()  # a new state: not paused
+            if state.asked_at is None:
+                state.asked_at = at
+
+    def answered(self, task_id: str, at: float) -> None:
+        """The question was answered at ``at``: the deadline goes on."""
+        with self._lock:
+            state = self._states.get(task_id)
+            if state is not None and state.asked_at is not None:
+                state.paused_s += max(0.0, at - state.asked_at)
+                state.asked_at = None
 
     def restore(self, task_id: str, envelopes: Iterable[Envelope]) -> bool:
         """Set ``task_id``'s gate from its logged pause events (a resume at open); the time
         paused between them is counted, the time the process was stopped is not. True when
         the task is paused."""
         state = _State()
+        last = None
+        stops = 0.0  # the times the process was stopped since the pause began
         for env in envelopes:
+            last = env.ts
             if isinstance(env.body, TaskPaused) and state.paused_at is None:
-                state.paused_at = env.ts
+                state.paused_at, stops = env.ts, 0.0
+            elif isinstance(env.body, TaskResumed):
+                stops += env.body.stopped_s
             elif isinstance(env.body, TaskUnpaused) and state.paused_at is not None:
-                state.paused_s += max(0.0, env.ts - state.paused_at)
+                state.paused_s += max(0.0, env.ts - state.paused_at - stops)
                 state.paused_at = None
-        if state.paused_at is not None:
+        if state.paused_at is not None and last is not None:
+            state.paused_s += max(0.0, last - state.paused_at - stops)  # up to the stop
             state.paused_at = self._now()  # paused from the resume on
         else:
             state.running.set()

@@ -44,11 +44,14 @@ from artoo.schemas import (
     ConfirmationDecision,
     Envelope,
     FinalResult,
+    MemoryRecall,
     Message,
+    QuestionAnswered,
     TaskPaused,
     TaskResumed,
     TaskUnpaused,
     ToolCall,
+    UserQuestion,
     UserRequest,
 )
 
@@ -70,6 +73,9 @@ _NOT_REPLAYED = frozenset({TaskResumed, TaskPaused, TaskUnpaused})
 operator's, logged when it happens (:mod:`artoo._pause` restores the gate from the log)."""
 _QUIET = frozenset(MEMORY_EVENTS)
 """Replayed kinds not delivered again: Memory applied them when they were logged."""
+_AS_RECORDED = frozenset({MemoryRecall})
+"""Replayed kinds delivered with their recorded body: what memory held when the task first
+ran (other tasks may have changed memory since), which is what replay recomputes from."""
 
 
 @dataclass
@@ -82,6 +88,11 @@ class _Resume:
     shift: float
     streams: dict[str, deque[Envelope]] = field(default_factory=lambda: defaultdict(deque))
     decisions: dict[str, ConfirmationDecision] = field(default_factory=dict)
+    answers: dict[str, QuestionAnswered] = field(default_factory=dict)
+    later_stops: dict[int, float] = field(default_factory=dict)
+    """seq -> the time the task was stopped after that envelope and before this resume
+    (earlier resumes): added to its delivered time, so the task's age counts only the time
+    it ran across every stop."""
     parted: bool = False
     """A message of a sender differed in kind from its next recorded one: from then on
     nothing more is matched (logged as published)."""
@@ -109,12 +120,20 @@ class Resumer:
         served.resuming = True
         last = task.envelopes[-1]
         resume = _Resume(task, served, from_seq=last.seq, shift=max(0.0, now - last.ts))
+        stopped = 0.0
+        for env in reversed(task.envelopes):
+            if isinstance(env.body, TaskResumed):
+                stopped += env.body.stopped_s
+            elif stopped:
+                resume.later_stops[env.seq] = stopped
         for env in task.envelopes:
             if type(env.body) in _NOT_REPLAYED or env.sender == "system":
                 continue
             resume.streams[env.sender].append(env)
             if isinstance(env.body, ConfirmationDecision):
                 resume.decisions[env.body.request_id] = env.body
+            elif isinstance(env.body, QuestionAnswered):
+                resume.answers[env.body.question_id] = env.body
         with self._lock:
             self._tasks[task.task_id] = resume
         return resume
@@ -135,7 +154,9 @@ class Resumer:
                 self._learn(resume, body, recorded.body)
                 if type(body) in _QUIET:
                     return Replayed(None)
-                ts = recorded.ts + resume.shift
+                ts = recorded.ts + resume.shift + resume.later_stops.get(recorded.seq, 0.0)
+                if type(body) in _AS_RECORDED:
+                    body = recorded.body
                 return Replayed(Envelope(recorded.seq, ts, task_id, sender, to, cause, body))
             resume.parted = True
             logger.warning(
@@ -229,6 +250,14 @@ class Resumer:
         if resume is None:
             return None
         return resume.decisions.get(resume.served.ids.get(request_id, request_id))
+
+    def answer(self, task_id: str | None, question_id: str) -> QuestionAnswered | None:
+        """The logged answer of a question a resumed task asks again (the Queen's
+        :attr:`~artoo.actors.runtime.role.Equipment.recorded_answer`)."""
+        resume = self.tasks.get(task_id or "")
+        if resume is None:
+            return None
+        return resume.answers.get(resume.served.ids.get(question_id, question_id))
 
 
 READ_ONLY_TOOLS = frozenset({"read_file", "glob", "load_data"})
@@ -329,12 +358,16 @@ def resume_task(system: ResumingSystem, task_id: str) -> Any:
     if any(isinstance(e.body, FinalResult) for e in envelopes):
         raise ValueError(f"task {task_id} has ended: nothing to resume")
     resume = system.resumer.add(TaskLog(task_id, envelopes), now=system.clock.now())
-    system.pauses.restore(task_id, envelopes)  # paused when it stopped: paused still
+    paused = system.pauses.restore(task_id, envelopes)  # paused when it stopped: paused still
+    asked = {e.body.question_id for e in envelopes if isinstance(e.body, UserQuestion)}
+    asked -= {e.body.question_id for e in envelopes if isinstance(e.body, QuestionAnswered)}
     system.bus.publish(
         TaskResumed(
             from_seq=resume.from_seq,
             replayed=len(envelopes),
             stopped_s=round(resume.shift, 6),
+            paused=paused,
+            waiting=bool(asked),
         ),
         sender="system",
         task_id=task_id,

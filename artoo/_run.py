@@ -64,12 +64,13 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
     )
     view: LiveView | None = None
     shown_final = threading.Event()
+    ours: list[str] = []  # the task's id, once submitted
     try:
         if args.jsonl:
-            system.subscribe(_json_lines(shown_final))
+            system.subscribe(_only(ours, _json_lines(shown_final)))
         elif not (args.json or args.quiet):
             view = LiveView(console)
-            system.subscribe(_until_final(view, shown_final))
+            system.subscribe(_only(ours, _until_final(view, shown_final)))
             view.start()
         handle = system.submit(
             args.text,
@@ -77,6 +78,7 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
             max_model_calls=args.max_calls,
             max_tokens=args.max_tokens,
         )
+        ours.append(handle.task_id)
         interrupted = False
         try:
             result = handle.result(system.config.task_deadline_s(args.timeout) + 30.0)
@@ -119,6 +121,18 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
     return 0 if result.status in ("accept", "success") else 1
 
 
+def _only(ours: list[str], callback: Any) -> Any:
+    """``callback`` for this task's envelopes (and those of no task): on a PostgreSQL
+    store a System's subscribers see every System's envelopes."""
+
+    def see(env: Any) -> None:
+        if ours and env.task_id is not None and env.task_id != ours[0]:
+            return
+        callback(env)
+
+    return see
+
+
 def _until_final(view: LiveView, shown: threading.Event) -> Any:
     from artoo.schemas import FinalResult
 
@@ -137,6 +151,8 @@ def _json_lines(shown: threading.Event) -> Any:
     from .export import _line as envelope_line
 
     def write(env: Any) -> None:
+        if shown.is_set():
+            return  # the stream ends with the result (a timer's later observation is not shown)
         sys.stdout.buffer.write(envelope_line(env) + b"\n")
         sys.stdout.buffer.flush()
         if isinstance(env.body, FinalResult):

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from artoo.actors.runtime.bus import BusError
 from artoo.schemas import Config
 
 if TYPE_CHECKING:
@@ -27,10 +28,20 @@ def config_from(values: Mapping[str, Any] | None) -> Config:
         raise ValueError(f"invalid configuration: {problems}") from None
 
 
+RECORD_WAIT_S = 5.0
+"""How long a model answer waits to be logged before the role acts on it."""
+
+
 def recorder(bus: Bus) -> Callable[..., None]:
-    """The gateway's record callback: every LLMCall goes on the bus."""
+    """The gateway's record callback: every LLMCall goes on the bus, and is logged before
+    the role acts on the answer — a process killed after it has the answer in the log, so
+    a resume serves it instead of asking the model again (``artoo._resume``)."""
 
     def record(call: Any, task_id: str | None = None) -> None:
         bus.publish(call, sender=call.role, task_id=task_id)
+        try:
+            bus.flush(RECORD_WAIT_S)
+        except BusError:
+            pass  # a failed log is the System's to report
 
     return record

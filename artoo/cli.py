@@ -274,6 +274,38 @@ def build_parser() -> argparse.ArgumentParser:
     )
     repl.add_argument("--workspace", default=".", help="the root the file tools may touch")
 
+    worker = sub.add_parser(
+        "worker",
+        help="run a worker of a PostgreSQL store: take submitted tasks and run them here",
+        description="A worker process of a PostgreSQL store (docs/postgres.md): it leases "
+        "submitted tasks (any number of workers, on any machines) and runs each wholly here "
+        "(roles, sandbox, workspace), every envelope in the store's one log. Hosts' "
+        "System.submit only enqueues while a worker runs. Stops on SIGTERM or Ctrl-C.",
+    )
+    worker.add_argument("store", help="the store: a postgresql:// URL")
+    worker.add_argument(
+        "--workspace-root",
+        default=None,
+        help="the workspace its tasks' tools work in (default .)",
+    )
+    worker.add_argument(
+        "--concurrency", type=positive_int, default=1, help="tasks run at once (default 1)"
+    )
+    worker.add_argument(
+        "--lease-s",
+        type=seconds,
+        default=10.0,
+        help="a task's lease without a heartbeat; a dead worker's tasks are taken over "
+        "once it runs out (default 10)",
+    )
+    worker.add_argument(
+        "--model", help="litellm model string or scripted:<path> (default: $ARTOO_MODEL)"
+    )
+    worker.add_argument("--api-base", default=None, help="the model server's URL")
+    worker.add_argument(
+        "--set", action="append", metavar="KEY=VALUE", help="a Config setting (repeatable)"
+    )
+
     sub.add_parser("version", help="print the installed version")
     return parser
 
@@ -356,6 +388,10 @@ def _main(argv: list[str] | None) -> int:
             return _audit(args)
         if args.command == "diff":
             return _diff(args)
+        if args.command == "worker":
+            from ._worker import worker_command
+
+            return worker_command(args, console)
         if args.command == "repl":
             from .repl import run_repl
 

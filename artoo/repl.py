@@ -26,6 +26,7 @@ HELP = """\
   /inbox          what waits for you: confirmations and escalation tickets
   /approve ID     approve a confirmation        /deny ID      deny it
   /continue ID    let a ticket's task go on     /cancel TASK  cancel a task (or a ticket's task)
+  /answer ID TEXT answer a question (one of its options, or free text)
   /pause TASK     pause a task (no model or tool call; its deadline stops)
   /resume TASK    resume a paused task
   /audit          the Auditor's report of the window so far
@@ -68,6 +69,12 @@ class Repl:
                 f"[{short}] ticket {body.ticket_id} {body.severity} {body.kind}: "
                 f"{body.summary} (/continue {body.ticket_id} or /cancel {body.ticket_id})"
             )
+        elif kind == "UserQuestion":
+            choices = " / ".join(body.options) if body.options else "free text"
+            self.say(
+                f"[{short}] {body.role} asks: {body.text} [{choices}] "
+                f"(/answer {body.question_id} ANSWER)"
+            )
         elif kind == "GGSDecision":
             self.say(f"[{short}] {body.directive}")
         elif kind == "SubTaskOutcome":
@@ -100,6 +107,7 @@ class Repl:
             "/deny": lambda a: self._answer(a, "deny"),
             "/continue": lambda a: self._answer(a, "continue"),
             "/cancel": self._cancel,
+            "/answer": self._reply,
             "/pause": lambda a: self._pause(a, "pause"),
             "/resume": lambda a: self._pause(a, "resume"),
             "/audit": self._audit,
@@ -153,6 +161,15 @@ class Repl:
             raise ValueError("which one? give the ID /inbox shows")
         self.system.answer(item_id, decision)
         self.say(f"{item_id}: {decision}")
+
+    def _reply(self, arg: str) -> None:
+        question_id, _, text = arg.partition(" ")
+        if not question_id or not text.strip():
+            raise ValueError("which question, and what answer? /answer ID TEXT")
+        if not any(i.item_id == question_id and i.kind == "question" for i in self.system.inbox()):
+            raise ValueError(f"no open question {question_id} (/inbox lists them)")
+        self.system.answer(question_id, text.strip())
+        self.say(f"{question_id}: answered")
 
     def _state(self, handle: TaskHandle) -> str:
         return "paused" if self.system.pauses.paused(handle.task_id) else "running"

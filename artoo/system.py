@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import functools
 import logging
 import math
 import re
@@ -32,6 +33,7 @@ from artoo.actors.llm import (
 )
 from artoo.actors.roles.auditor import AuditNow, Auditor
 from artoo.actors.roles.dreamer import Dreamer, DreamNow
+from artoo.actors.roles.judge import Judge
 from artoo.actors.roles.memory import Memory
 from artoo.actors.roles.roster import CONTRACTS, ROSTER
 from artoo.actors.runtime.bus import Bus, Delivery
@@ -56,7 +58,14 @@ from artoo.actors.tools import (
 )
 from artoo.actors.tools._sandbox import SCRATCH_BASES, Limits
 from artoo.actors.tools.catalog import ToolCatalog
-from artoo.eventstore import AuditLog, AuditLogReader, EventLog, EventLogBackend, open_memory
+from artoo.eventstore import (
+    MEMORY_EVENTS,
+    AuditLog,
+    AuditLogReader,
+    EventLog,
+    EventLogBackend,
+    open_memory,
+)
 from artoo.eventstore._serve import SOCKET_NAME, LogServer
 from artoo.schemas import (
     AuditReport,
@@ -64,11 +73,17 @@ from artoo.schemas import (
     Config,
     Cost,
     Envelope,
+    EscalationTicket,
     FinalResult,
+    LLMCall,
+    QuestionAnswered,
     TaskCancelled,
+    TicketResolved,
+    UserQuestion,
     UserRequest,
 )
 
+from ._fleet import LEASE_S, Fleet, writer_id
 from ._inbox import OperatorInbox
 from ._pause import Pauses
 from ._recovery import end_orphans, open_tasks
@@ -90,6 +105,11 @@ CLOSE_BOUND_S = 5.0
 """``close()`` returns within about this many seconds, whatever the roles are doing."""
 
 _open_systems: weakref.WeakSet[System] = weakref.WeakSet()
+
+ROUTED: tuple[type, ...] = (CancelRequest, EscalationTicket, TicketResolved, LLMCall)
+"""On a PostgreSQL store: what one System may log about a task another runs (the host's
+cancel; the elected Judge's tickets, their resolution and its model calls). Each reaches
+the roles of the System that runs the task only (``Bus(route=…)``)."""
 
 
 @atexit.register
@@ -204,6 +224,10 @@ class System(OperatorInbox):
         tool_runner: ToolRunnerFactory | None = None,
         recorded_verdicts: RecordedVerdicts | None = None,
         url: str | None = None,
+        on_question: Callable[[UserQuestion], str | None] | None = None,
+        worker: bool = False,
+        concurrency: int = 1,
+        lease_s: float = LEASE_S,
     ) -> None:
         self.store = store
         self.url = url
@@ -223,14 +247,21 @@ class System(OperatorInbox):
         (store / "spill").mkdir(exist_ok=True)
         cleanup_spill(store / "spill", keep_s=config.tools.spill_keep_days * 86_400.0)
         self.log: EventLogBackend
+        self.writer: str | None = None
+        """On a PostgreSQL store: this System's writer id (its leases name it)."""
+        self.fleet: Fleet | None = None
+        """On a PostgreSQL store: its leases, heartbeats, election (:mod:`artoo._fleet`)."""
+        self._follow: EventLogBackend | None = None
         if url is None:
             self.log = EventLog.open(store / "events", durability=config.durability)
         else:
             from artoo.eventstore._postgres import PostgresEventLog
 
-            pg = PostgresEventLog.open(url)
+            self.writer = writer_id()
+            pg = PostgresEventLog.open(url, shared=True)  # many Systems append: one log
             try:
-                pg.hold()  # one System writes the store (its bus numbers the seqs)
+                pg.join(self.writer, worker=worker)
+                self._follow = PostgresEventLog.open(url, create=False)
             except BaseException:
                 pg.close()
                 raise
@@ -257,6 +288,7 @@ class System(OperatorInbox):
         """Set when opened with no model: reading works, :meth:`submit` raises it."""
         self._lock = threading.Lock()
         self._futures: dict[str, tuple[TaskHandle, Future[FinalResult]]] = {}
+        self._remote: set[str] = set()  # submitted to the workers (they end them)
         self._taps: list[Any] = []
         self._telemetry: tuple[Any, threading.Thread, Any] | None = None
         self._failure: BaseException | None = None
@@ -264,7 +296,17 @@ class System(OperatorInbox):
         self._ticker_stop = threading.Event()
         self._ticker: threading.Thread | None = None
         try:
-            self.bus = Bus(self.log, clock)
+            if self._follow is not None:  # taps and memory see every writer's envelopes
+                self.bus = Bus(
+                    self.log,
+                    clock,
+                    follow=self._follow,
+                    store_kinds=MEMORY_EVENTS,
+                    routed_kinds=ROUTED,
+                    route=self._runs_here,
+                )
+            else:
+                self.bus = Bus(self.log, clock)
         except BaseException:
             self._audit.close()
             self.megrams.close()
@@ -282,15 +324,41 @@ class System(OperatorInbox):
         self.interrupted: list[str] = []
         """The tasks the stopped process left open, resumed at open (``Config.recovery``)."""
         try:
+            if url is not None:
+                assert self.writer is not None
+                self.fleet = Fleet(
+                    url,
+                    writer=self.writer,
+                    log=self.log,
+                    bus=self.bus,
+                    now=clock.now,
+                    begin=self._start,
+                    elected=self._elected,
+                    sender=SYSTEM,
+                    worker=worker,
+                    concurrency=concurrency,
+                    lease_s=lease_s,
+                )
             gateway = gateway_factory(self.bus, clock, self.new_id, self.budgets)
             # before any role runs: every task the log shows started and never ended
             to_resume: list[str] = []
             if gateway is not None:  # the log's answers first, then the pause gate
                 gateway.wrap_backends(lambda b: self.resumer.backend(self.pauses.backend(b)))
-            if config.recovery == "resume" and gateway is not None:
+            # (on a PostgreSQL store, of those with no queue row: the rest go by their leases)
+            queued = None if self.fleet is None else self.fleet.queue.known
+            if config.recovery == "abandon":
+                self.interrupted = end_orphans(self.log, self.bus, sender=SYSTEM, skip=queued)
+            elif gateway is not None:
                 to_resume = open_tasks(self.log)
-            else:
-                self.interrupted = end_orphans(self.log, self.bus, sender=SYSTEM)
+                if queued is not None and to_resume:
+                    known = queued(to_resume)
+                    to_resume = [t for t in to_resume if t not in known]
+                if self.fleet is not None:
+                    self.fleet.resume = functools.partial(resume_task, self)
+                    for task_id in to_resume:  # resumed here: leased here
+                        self.fleet.adopt(task_id)
+            # opened with no model (reading): open tasks stay open, for an open that can
+            # resume them
             self.equipment = Equipment(
                 bus=self.bus,
                 config=config,
@@ -311,14 +379,28 @@ class System(OperatorInbox):
                 recorded_verdicts=recorded_verdicts,
                 audit=AuditSeat(self._audit, self.log, CONTRACTS),
                 recorded_decision=self.resumer.decision,
+                recorded_answer=self.resumer.answer,
+                question_operator=on_question,
                 paused_s=self.pauses.paused_s,
             )
             self._results = _Listener.start(self._on_result)
-            self.bus.subscribe([FinalResult, TaskCancelled], self._results)
+            # on a PostgreSQL store: every writer's results (the host's tasks run anywhere)
+            self.bus.subscribe(
+                [FinalResult, TaskCancelled, UserQuestion, QuestionAnswered],
+                self._results,
+                store=True,
+            )
+            if self._follow is not None:  # and its own at once (twice: handled once)
+                self.bus.subscribe([FinalResult, TaskCancelled], self._results)
             self.bus.on_failure(self._on_bus_failure)
-            self.runner.start_all(ROSTER, self.equipment)
+            # on a PostgreSQL store the Auditor and the Judge run in the elected System only
+            self.runner.start_all(
+                ROSTER, self.equipment, defer=() if self.fleet is None else (Auditor, Judge)
+            )
             self._telemetry = _telemetry(self.bus, config)
             self.resumed = [resume_task(self, task_id) for task_id in to_resume]
+            if self.fleet is not None:
+                self.fleet.start()
         except BaseException:
             self._shutdown(CLOSE_BOUND_S)
             raise
@@ -355,6 +437,10 @@ class System(OperatorInbox):
         model_options: Mapping[str, Any] | None = None,
         on_ticket: TicketOperator | None = None,
         inbox: bool = False,
+        on_question: Callable[[UserQuestion], str | None] | None = None,
+        worker: bool = False,
+        concurrency: int = 1,
+        lease_s: float = LEASE_S,
     ) -> System:
         """Open (or create) the store and start every role.
 
@@ -367,11 +453,24 @@ class System(OperatorInbox):
         unless ``inbox=True``: then it waits in :meth:`inbox` for :meth:`answer` (denied
         at its timeout). ``on_ticket`` is told of every escalation ticket the Queen
         relays; it answers ``"cancel"``, ``"continue"``, or None to leave it in the inbox.
+        ``on_question`` is told of every question a role asks the user (an ambiguous
+        request, a choice the request does not settle): it answers with one of the
+        question's options (free text when it has none), or None to leave it in the inbox
+        for :meth:`answer`; the task waits, its deadline stopped, up to
+        ``Config.question_timeout_s`` (then ``Config.question_on_timeout``).
         ``tools`` are Python functions offered to the Executors as extra tools.
         ``model_options`` go to every litellm call (``api_base``, ``api_key`` …); each
         call also gets ``timeout = config.role_timeout_s`` and ``max_tokens =
         config.max_output_tokens`` (unless ``model_options`` says otherwise).
+
+        On a PostgreSQL store (docs/postgres.md) any number of Systems write at once.
+        ``worker=True`` makes this System a worker (``artoo worker``): it leases queued
+        tasks, at most ``concurrency`` at a time, each lease lasting ``lease_s`` seconds
+        without a heartbeat. A non-worker System's :meth:`submit` then only enqueues
+        while a worker runs. All three are for PostgreSQL stores only.
         """
+        if worker and parse_store(store).url is None:
+            raise ValueError("worker=True needs a PostgreSQL store (a postgresql:// URL)")
         cfg = config if isinstance(config, Config) else _config(config)
         if model is not None:
             cfg = cfg.model_copy(update={"model": model})
@@ -406,11 +505,15 @@ class System(OperatorInbox):
         system = cls(
             _store_dir(spec),
             url=spec.url,
+            worker=worker,
+            concurrency=concurrency,
+            lease_s=lease_s,
             config=cfg,
             workspace=Path(workspace) if workspace is not None else Path.cwd(),
             operator=operator,
             on_ticket=on_ticket,
             inbox=inbox,
+            on_question=on_question,
             clock=clock or SystemClock(),
             tools=tools,
             gateway_factory=gateway_factory,
@@ -479,15 +582,41 @@ class System(OperatorInbox):
         request = UserRequest(
             text=text, deadline_s=deadline_s, max_model_calls=calls, max_tokens=tokens
         )
-        return self._start(self.new_id(), request)
+        task_id = self.new_id()
+        fleet = self.fleet
+        if fleet is not None and not fleet.worker and fleet.workers() > 0:
+            handle = self._handle(task_id)  # a worker runs it; its FinalResult comes back
+            with self._lock:
+                self._remote.add(task_id)
+            try:
+                fleet.enqueue(task_id, request)
+            except BaseException:
+                with self._lock:
+                    self._futures.pop(task_id, None)
+                    self._remote.discard(task_id)
+                raise
+            return handle
+        if fleet is not None:
+            fleet.run_here(task_id, request)
+        return self._start(task_id, request)
+
+    def _handle(self, task_id: str) -> TaskHandle:
+        """The task's handle: the one it has (a task submitted to the workers that this
+        System then took over), or a new one."""
+        with self._lock:
+            entry = self._futures.get(task_id)
+            if entry is not None:
+                self._remote.discard(task_id)  # it runs here now
+                return entry[0]
+            future: Future[FinalResult] = Future()
+            handle = TaskHandle(self, task_id, future)
+            self._futures[task_id] = (handle, future)
+        return handle
 
     def _start(self, task_id: str, request: UserRequest) -> TaskHandle:
-        """Publish ``request`` as task ``task_id`` and return its handle (a new task, or a
-        resumed one: :func:`artoo._resume.resume_task`)."""
-        future: Future[FinalResult] = Future()
-        handle = TaskHandle(self, task_id, future)
-        with self._lock:
-            self._futures[task_id] = (handle, future)
+        """Publish ``request`` as task ``task_id`` and return its handle (a new task, a
+        resumed one: :func:`artoo._resume.resume_task`, or one a worker leased)."""
+        handle = self._handle(task_id)
         self.budgets.open(task_id, request.max_model_calls, request.max_tokens)
         try:
             self._publish(request, task_id=task_id)
@@ -497,6 +626,11 @@ class System(OperatorInbox):
             self.budgets.close(task_id)
             raise
         return handle
+
+    def _elected(self) -> None:
+        """This System won the store's election: start its one Auditor and one Judge."""
+        for role in (Auditor, Judge):
+            self.runner.start(role, None)
 
     def run(
         self,
@@ -585,7 +719,14 @@ class System(OperatorInbox):
         if self._closed:
             raise RuntimeError("this System is closed")
         try:
-            report: AuditReport = self.runner.ref(Auditor).ask(AuditNow(), timeout=timeout)  # type: ignore[assignment]
+            auditor = self.runner.ref(Auditor)
+        except KeyError:
+            raise RuntimeError(
+                "the store's Auditor runs in another System (elected): read its audit log "
+                "(artoo audit STORE)"
+            ) from None
+        try:
+            report: AuditReport = auditor.ask(AuditNow(), timeout=timeout)  # type: ignore[assignment]
         except pykka.Timeout:
             raise TimeoutError(f"the Auditor did not answer within {timeout} s") from None
         return report
@@ -601,9 +742,15 @@ class System(OperatorInbox):
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until everything published so far is persisted, delivered, and applied to
-        :attr:`megrams` by the Memory role; False if ``timeout`` seconds passed first."""
+        :attr:`megrams` by the Memory role (on a PostgreSQL store: everything any System
+        committed so far); False if ``timeout`` seconds passed first."""
         deadline = None if timeout is None else time.monotonic() + timeout
         if not self.bus.flush(timeout):
+            return False
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        # a shared log: memory events follow it, every writer's committed so far
+        store_seq = self.log.refresh() if self.url is not None else None  # type: ignore[attr-defined]
+        if not self.bus.caught_up(store_seq, timeout=left):
             return False
         if self._closed:
             return True  # the roles are stopped; memory applied what it was given
@@ -636,20 +783,35 @@ class System(OperatorInbox):
         self.bus.publish(body, sender=HOST, task_id=task_id)
 
     def _on_result(self, env: Envelope) -> None:
+        if isinstance(env.body, UserQuestion | QuestionAnswered):  # the deadline stands
+            if env.task_id is not None:
+                if isinstance(env.body, UserQuestion):
+                    self.pauses.asked(env.task_id, env.ts)
+                else:
+                    self.pauses.answered(env.task_id, env.ts)
+            return
         if isinstance(env.body, TaskCancelled):  # a cancel the Queen decided (a ticket)
             if env.task_id is not None:
                 self.budgets.stop(env.task_id)
             return
         result: FinalResult = env.body
         self.budgets.close(result.task_id)
+        if self.fleet is not None:
+            self.fleet.ended(result.task_id)
         self.pauses.forget(result.task_id)
         with self._lock:
             entry = self._futures.pop(result.task_id, None)
+            self._remote.discard(result.task_id)
         if entry is not None:
             handle, future = entry
             handle.usage = result.cost
             if not future.done():
                 future.set_result(result)
+
+    def _runs_here(self, env: Envelope) -> bool:
+        """The bus's route on a PostgreSQL store: a message about a task goes to this
+        System's roles only while this System runs the task (no task: always)."""
+        return env.task_id is None or self.fleet is None or self.fleet.runs(env.task_id)
 
     def _failure_error(self) -> BaseException:
         from artoo.actors.runtime.bus import BusError
@@ -691,6 +853,8 @@ class System(OperatorInbox):
             return
         _open_systems.discard(self)
         deadline = time.monotonic() + max(0.5, timeout)
+        if self.fleet is not None:
+            self.fleet.stop()  # no more leases or claims
         self._end_running_tasks(deadline - min(1.5, 0.3 * timeout))
         self._closed = True
         self._ticker_stop.set()
@@ -701,8 +865,8 @@ class System(OperatorInbox):
     def _end_running_tasks(self, until: float) -> None:
         """Cancel (closing) every submitted task still open; the GGS ends each. Past
         ``until`` the System ends what is left itself."""
-        with self._lock:
-            open_tasks = list(self._futures)
+        with self._lock:  # not those the workers run: they end them
+            open_tasks = [t for t in self._futures if t not in self._remote]
         if not open_tasks or self._failure is not None:
             return
         try:
@@ -734,6 +898,7 @@ class System(OperatorInbox):
         deadline = time.monotonic() + bound_s
         try:
             self.bus.flush(max(0.1, bound_s / 3))
+            self.bus.caught_up(timeout=max(0.1, bound_s / 3))  # the last results told
         except Exception:
             logger.exception("flush on close failed")
         self.runner.stop_all(max(0.1, deadline - time.monotonic() - 0.5))
@@ -754,10 +919,14 @@ class System(OperatorInbox):
         except Exception:
             logger.exception("closing the bus failed")
         finally:
+            if self.fleet is not None:
+                self.fleet.close()
             self._audit.close()
             self.megrams.close()
             if self._log_server is not None:
                 self._log_server.close()
+            if self._follow is not None:
+                self._follow.close()
             self.log.close()
             if self.url is not None:  # this process's scratch of a PostgreSQL store
                 shutil.rmtree(self.store, ignore_errors=True)
@@ -806,7 +975,7 @@ def _audit_seat(store: Path, url: str | None) -> AuditLog:
         return AuditLog(store / "audit")
     from artoo.eventstore._pgaudit import PostgresAuditLog
 
-    return PostgresAuditLog(url)
+    return PostgresAuditLog(url, store / "audit")  # the watermark in this process's scratch
 
 
 def _check_store(store: Path) -> None:

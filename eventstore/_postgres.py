@@ -46,13 +46,19 @@ if TYPE_CHECKING:
 
 __all__ = ["SCHEMA_VERSION", "PostgresEventLog", "connect", "migrate", "schema_version"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """The schema this code writes. Version 0 is a database with no artoo tables; 1 holds the
 log; 2 adds the audit log (:mod:`artoo.eventstore._pgaudit`); 3 the task queue
-(:mod:`artoo.eventstore._pgtasks`)."""
+(:mod:`artoo.eventstore._pgtasks`); 4 the queued task's request (its UserRequest)."""
 
 _READ_CHUNK = 2000  # rows fetched per query while reading
-_WRITER_LOCK = 0x61727430  # the advisory-lock key of the store's one writing System ("art0")
+WRITER_CLASS = 0x61727431
+"""Advisory-lock class of a writing System's session: ``(WRITER_CLASS, hashtext(writer))``,
+held by the connection that appends, so "its lock is free" means it can append no more."""
+WORKERS_CLASS = 0x61727432
+"""Advisory-lock class ``(WORKERS_CLASS, 0)``, held shared by every running worker."""
+ELECTION_CLASS = 0x61727433
+"""Advisory-lock class of the store's elected observers ``(ELECTION_CLASS, 0)``."""
 
 _MIGRATIONS: dict[int, tuple[str, ...]] = {
     # 0 -> 1: the log
@@ -88,6 +94,8 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         " submitted double precision NOT NULL)",
         "CREATE INDEX IF NOT EXISTS artoo_tasks_state ON artoo_tasks (state, submitted)",
     ),
+    # 3 -> 4: the queued task's UserRequest (msgpack), which the worker that leases it logs
+    4: ("ALTER TABLE artoo_tasks ADD COLUMN IF NOT EXISTS request bytea",),
 }
 
 
@@ -215,28 +223,22 @@ class PostgresEventLog:
         :meth:`refresh` reads the database's (other writers may have appended)."""
         return self._last_seq
 
-    def hold(self) -> None:
-        """Take the store's writer lock (a session advisory lock, released when this log
-        closes or its process dies): one System writes a PostgreSQL store at a time, as one
-        holds a LevelDB directory. A second one gets StoreError naming the holder's pid."""
+    @property
+    def shared(self) -> bool:
+        """True when other processes append too (opened with ``shared=True``)."""
+        return self._shared
+
+    def join(self, writer: str, *, worker: bool = False) -> None:
+        """Register this process as writer ``writer`` of a shared log: take the session
+        advisory lock ``(WRITER_CLASS, hashtext(writer))`` on the connection that appends
+        (and with ``worker``, the shared ``(WORKERS_CLASS, 0)``). Both are released when
+        the log closes or the process dies; then its leased tasks may be claimed, and
+        nothing more can be appended by it (the connection is gone)."""
         with self._lock:
             self._check_open()
-            row = self._conn.execute("SELECT pg_try_advisory_lock(%s)", (_WRITER_LOCK,)).fetchone()
-            if row and row[0]:
-                return
-            holder = self._conn.execute(
-                "SELECT a.pid, a.client_addr FROM pg_locks l JOIN pg_stat_activity a"
-                " ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.objid = %s"
-                " AND l.granted AND l.database = (SELECT oid FROM pg_database"
-                " WHERE datname = current_database())",
-                (_WRITER_LOCK,),
-            ).fetchone()
-        who = f"server backend pid {holder[0]}" if holder else "another System"
-        raise StoreError(
-            f"the PostgreSQL store {self._url} is in use by {who}; stop that System or "
-            "open another store (readers — replay, audit, export — may read it meanwhile)",
-            _Where(self._url),
-        )
+            self._conn.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (WRITER_CLASS, writer))
+            if worker:
+                self._conn.execute("SELECT pg_advisory_lock_shared(%s, 0)", (WORKERS_CLASS,))
 
     def refresh(self) -> int:
         """Read the committed last seq from the database (other processes append too)."""

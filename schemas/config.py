@@ -325,6 +325,14 @@ class Config(BaseModel):
         "provider's limit); bounds a small model that runs on",
     )
     confirmation_timeout_s: float = Field(60.0, gt=0, description="Law 1 wait before denial")
+    question_timeout_s: float = Field(
+        300.0, gt=0, description="how long a task waits for the user's answer to a question"
+    )
+    question_on_timeout: Literal["default", "abandon"] = Field(
+        "default",
+        description="no answer in time: go on with the question's default (none given: the "
+        "role decides without it), or abandon the task",
+    )
     llm_confidence_threshold: float = Field(0.7, ge=0, le=1)
     dream_interval_s: float = Field(300.0, gt=0)
     max_model_calls: int | None = Field(

@@ -56,6 +56,7 @@ __all__ = [
     "OutcomeSummary",
     "PlanDirective",
     "PlanRejected",
+    "QuestionAnswered",
     "RecalledRequest",
     "Refusal",
     "ReplanRequest",
@@ -77,6 +78,7 @@ __all__ = [
     "ToolCallEnded",
     "ToolSpec",
     "UnknownMessage",
+    "UserQuestion",
     "UserRequest",
     "Verdict",
 ]
@@ -124,9 +126,13 @@ EndReason = Literal[
     "budget",
     "log_failed",
     "step_failed",
+    "worker_lost",
     "law1_denied",
+    "caution_denied",
 ]
-"""Why a task ended (FinalResult.reason); None in logs written before it existed."""
+"""Why a task ended (FinalResult.reason); None in logs written before it existed.
+``worker_lost``: the worker running it (a PostgreSQL store's) died; another ended it.
+``caution_denied``: the operator denied the task at its intent-level Caution (paper §6.4)."""
 BudgetName = Literal["max_model_calls", "max_tokens"]
 """A per-task budget (FinalResult.budget, LLMCall.refused)."""
 
@@ -372,6 +378,9 @@ class SubTask(Message, frozen=True, tag="SubTask"):
     caution_targets: list[str] = []
     """Targets memory marks CAUTION (paper §6.4): their first use in the task is confirmed
     by the operator."""
+    request: str = ""
+    """The user's request the subtask serves (``TaskSpec.text``): the request travels to
+    the Executor, so a plan that strays from it does not replace it (empty in older logs)."""
 
 
 class DispatchManifest(Message, frozen=True, tag="DispatchManifest"):
@@ -739,6 +748,10 @@ class TaskResumed(Message, frozen=True, tag="TaskResumed"):
     stopped_s: float = 0.0
     """Clock seconds between the task's last logged envelope and the resume (not counted
     against its deadline)."""
+    paused: bool = False
+    """The operator had paused it (it stays paused until resumed)."""
+    waiting: bool = False
+    """It was waiting for the user's answer to a question."""
 
 
 class TaskPaused(Message, frozen=True, tag="TaskPaused"):
@@ -755,6 +768,33 @@ class TaskUnpaused(Message, frozen=True, tag="TaskUnpaused"):
 
     by: str = "host"
     reason: str = ""
+
+
+class UserQuestion(Message, frozen=True, tag="UserQuestion"):
+    """A role asks the user one question (an ambiguous request, a choice the request does
+    not settle): free text, or one of ``options``. The task waits for the
+    :class:`QuestionAnswered` (its deadline clock stopped); it goes to the operator inbox
+    and the ``on_question`` callback."""
+
+    question_id: str
+    role: str
+    text: str
+    options: list[str] = []
+    default: str | None = None
+    """Taken when no answer comes in ``timeout_s`` (``Config.question_on_timeout``)."""
+    timeout_s: float = 300.0
+    round: int = 0
+
+
+class QuestionAnswered(Message, frozen=True, tag="QuestionAnswered"):
+    """The answer to a :class:`UserQuestion`: the user's (``by="operator"``), or at the
+    timeout (``by="timeout"``) — or at once when no one can be asked (``by="no_operator"``:
+    no ``on_question``, no inbox) — the question's default, or None when the task is
+    abandoned for want of an answer."""
+
+    question_id: str
+    answer: str | None = None
+    by: str = "operator"
 
 
 class UnknownMessage(msgspec.Struct, frozen=True):
@@ -800,6 +840,8 @@ MESSAGE_TYPES: tuple[type[Message], ...] = (
     TaskResumed,
     TaskPaused,
     TaskUnpaused,
+    UserQuestion,
+    QuestionAnswered,
 )
 
 AnyMessage = (
@@ -838,4 +880,6 @@ AnyMessage = (
     | TaskResumed
     | TaskPaused
     | TaskUnpaused
+    | UserQuestion
+    | QuestionAnswered
 )

@@ -25,6 +25,9 @@ Constraints:
     outage (paper §4c: an infrastructure failure ends the subtask at once). Decides from
     structured fields only (``ToolCall.refusal``, ``ExecutionResult.stop``). Does NOT
     execute tools; does NOT judge the whole task (that is the Meta-Validator's scope).
+    Does NOT ask the model about an attempt a rule already decided — a check failed it, a
+    figure is ungrounded, or a check that read the workspace passed (code measured what
+    the answer states): its plausible criteria stay unjudged that attempt.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from typing import ClassVar
 from artoo.actors.llm import LLMRequest
 from artoo.actors.runtime.role import Equipment, Role, VerdictKey, handles
 from artoo.actors.verification.answers import VerdictAnswer
+from artoo.actors.verification.checks import reads_workspace
 from artoo.actors.verification.ladder import (
     criteria_text,
     execution_failure_class,
@@ -234,13 +238,19 @@ class AgentValidator(Role):
             if result.ok
             else None
         )
-        if judged and weak is None:
+        refuted = any(not v.passed for v in by_id.values())  # a rule failed the attempt
+        measured = any(  # code measured the workspace and the answer agrees: rules decide
+            c.check is not None and reads_workspace(c.check) and by_id[c.id].passed
+            for c in criteria
+            if c.id in by_id
+        )
+        if judged and weak is None and not refuted and not measured:
             for criterion, verdict in zip(
                 judged, self._llm_verdicts(env, judged, result, sub, attempt), strict=True
             ):
                 by_id[criterion.id] = verdict
-        verdicts = [by_id.get(c.id) for c in criteria]
-        return grounding_verdicts(criteria, verdicts, weak, attempt)
+        kept = [c for c in criteria if c.id in by_id or weak is not None]
+        return grounding_verdicts(kept, [by_id.get(c.id) for c in kept], weak, attempt)
 
     def _llm_verdicts(
         self,

@@ -106,6 +106,8 @@ _REPLIES: tuple[type[Message], ...] = (ConfirmationDecision, FinalResult, TaskCa
 def subtask_prompt(st: SubTask) -> str:
     """The user message that states a subtask (pure)."""
     parts = [f"Subtask: {st.instruction}"]
+    if st.request and st.request.strip() != st.instruction.strip():
+        parts.append(f"It serves the user's request: {st.request}")
     if st.criteria:
         parts.append("Success criteria:\n" + "\n".join(f"- {c.text}" for c in st.criteria))
     if st.context:

@@ -23,7 +23,9 @@ Input contract (consumes)
     last one's subtasks are the episode's steps.
     ``ReplanRequest`` / ``OutcomeSummary`` — the Meta-Validator's fan-in: one decision.
     ``PlanRejected`` / ``StepFailed`` — no plan could run (or no task reading): the round's
-    logical failure, decided by the same table (a Perceiver failure abandons at once).
+    logical failure, decided by the same table (a Perceiver failure abandons at once, and
+    so does the Planner's ``caution`` step: the operator denied the task at its
+    intent-level Caution — reason ``caution_denied``, its output saying what was not done).
     ``LLMCall`` — the cost ledger; a call refused by the task's budget (``refused``) ends
     the task abandon, reason ``budget``, ``FinalResult.budget`` naming it.
     ``ConfirmationRequest`` / ``ConfirmationDecision`` — which Law 1 actions were denied
@@ -156,6 +158,16 @@ def ran_out(roles: list[str], call: LLMCall) -> None:
     if call.error and call.refused is None and call.model.startswith("scripted:"):
         if call.role not in roles:
             roles.append(call.role)
+
+
+def caution_not_done(request: str) -> str:
+    """The output of a task the operator denied at its intent-level Caution (pure): what
+    was not done — nothing of the request was run."""
+    what = f": {request!r}" if request else ""
+    return (
+        f"Not done{what}. The operator denied the task (memory marks its intent caution: "
+        "mixed outcomes before); nothing was planned or run."
+    )
 
 
 def unplanned_evidence(body: PlanRejected | StepFailed) -> str:
@@ -378,6 +390,15 @@ class GGS(Role):
                 cause=env.seq,
             )
             return
+        if body.step == "caution":  # the operator said no: no later round can change it
+            self._abandon(
+                env.task_id or "",
+                f"the operator denied the task at its intent-level Caution: {body.error}",
+                "caution_denied",
+                cause=env.seq,
+                output=caution_not_done(book.gradient.request),
+            )
+            return
         self._unplanned(env, book, body.round, unplanned_evidence(body))
 
     def _unplanned(self, env: Envelope, book: TaskBook, round: int, evidence: str) -> None:
@@ -405,6 +426,7 @@ class GGS(Role):
         cause: int | None,
         budget: BudgetName | None = None,
         ticket_id: str | None = None,
+        output: str = "",
     ) -> None:
         if self.is_finished(task_id):
             return
@@ -416,6 +438,7 @@ class GGS(Role):
                 task_id=task_id,
                 status="abandon",
                 summary=summary,
+                output=output,
                 replans=gradient.replans if gradient is not None else 0,
                 loss=gradient.loss_prev if gradient is not None else None,
                 reason=reason,

@@ -14,7 +14,9 @@ Responsibilities:
     - ``stall``: a running task with no envelope for ``stall_s`` (60 s) of clock time;
       found within ``stall_s`` + one timer interval (high); critical from
       ``stall_critical_s`` (default 4 × ``stall_s``: Hive's 4 minutes), action cancel.
-      Never for a task the operator paused (TaskPaused, until its TaskUnpaused).
+      Never for a task the operator paused (TaskPaused, until its TaskUnpaused) nor one
+      waiting for the user's answer to a question (UserQuestion, until QuestionAnswered).
+      A task resumed after its process stopped is watched from its TaskResumed on.
     - ``retry_storm``: ``retry_storm`` (5) CorrectionSignals in one task (medium).
     - ``repeated_errors``: ``error_repeats`` (3) identical errors (failed tool calls of
       the same tool, exit code and error; or model calls failing the same way) (medium).
@@ -99,11 +101,14 @@ from artoo.schemas import (
     JudgeObservation,
     LLMCall,
     Message,
+    QuestionAnswered,
     TaskPaused,
     TaskRequest,
+    TaskResumed,
     TaskUnpaused,
     TicketResolved,
     ToolCall,
+    UserQuestion,
 )
 
 from ._judge_rung import (
@@ -179,6 +184,8 @@ class _Task:
     last_seen: float
     paused: bool = False
     """Paused by the operator (TaskPaused): silence is expected, not a stall."""
+    asking: bool = False
+    """Waiting for the user's answer to a question (UserQuestion): likewise."""
     max_calls: int | None = None
     max_tokens: int | None = None
     keys: dict[str, list[Hashable]] = field(default_factory=dict)  # subtask → call keys
@@ -304,8 +311,8 @@ class Judge(Role):
         self._last_pass = now
         self._drain_to(self.ctx.bus.last_seq)  # judge all that was committed before now
         for task_id, task in list(self.tasks.items()):
-            if task.paused:
-                continue  # a paused task is silent by the operator's will
+            if task.paused or task.asking:
+                continue  # silent by the operator's will, or waiting for the user
             silent = now - task.last_seen
             severity = stall_severity(silent, self.cfg.stall_s, self.cfg.stall_critical_s)
             if severity is not None:
@@ -366,6 +373,10 @@ class Judge(Role):
                 env.seq, env.ts, max_calls=body.max_model_calls, max_tokens=body.max_tokens
             )
             return
+        if isinstance(body, TaskResumed) and task_id and task_id not in self.tasks:
+            # a task resumed after its process stopped: watched from here on
+            self.tasks[task_id] = _Task(env.seq, env.ts, paused=body.paused, asking=body.waiting)
+            return
         if task_id is None or env.sender == self.sender:
             return
         task = self.tasks.get(task_id)
@@ -374,6 +385,8 @@ class Judge(Role):
         task.last_seen = max(task.last_seen, env.ts)
         if isinstance(body, TaskPaused | TaskUnpaused):
             task.paused = isinstance(body, TaskPaused)
+        elif isinstance(body, UserQuestion | QuestionAnswered):
+            task.asking = isinstance(body, UserQuestion)
         elif isinstance(body, FinalResult):
             self._resolve_all(task_id, task, env)
         elif isinstance(body, TicketResolved) and body.resolution != "acknowledged":

@@ -12,7 +12,9 @@ Responsibilities:
     on the MemoryRecall, so the log says what was recalled and why. Apply every memory event it
     sees on the bus to the store, which is therefore a projection of the log
     (``artoo memory --rebuild`` recomputes it). A recall restarts the decay clock of the
-    SOPs it returned — as a MegramRecalled event, applied like any other.
+    SOPs it returned — as a MegramRecalled event, applied like any other. Memory events
+    are applied even after their task's end; on a PostgreSQL store every System's come,
+    in log order, from the shared log (the bus's follower).
 
 Input contract:
     MemoryQuery, MegramRecorded, MegramRecalled, MegramForgotten, MegramDemoted,
@@ -177,6 +179,9 @@ class Memory(Role):
     name: ClassVar[str] = "memory"
     publishes: ClassVar[tuple[type[Message], ...]] = (MemoryRecall, MegramRecalled)
     consumes: ClassVar[tuple[type[Message], ...]] = (MemoryQuery, *MEMORY_EVENTS)
+    after_end: ClassVar[tuple[type[Message], ...]] = MEMORY_EVENTS
+    """Memory is the log's projection: a memory event is applied even when it reaches
+    Memory after its task's FinalResult (on a shared log they come a poll behind)."""
 
     def __init__(self, equipment: Equipment, instance: str | None = None) -> None:
         super().__init__(equipment, instance)

@@ -185,7 +185,7 @@ class MetaValidator(Role):
                 kind=spec.kind if spec is not None else "",
             )
             if spec is not None:  # the request is the truth: does the answer answer it?
-                answered = request_verdict(spec.text, spec.kind, spec.shape, merged)
+                answered = request_verdict(spec.text, spec.kind, spec.shape, merged, calls)
         refuted = answered is not None and not answered.passed
         if judged and weak is None and not refuted:  # ONE model call for what rules leave
             for criterion, verdict in zip(

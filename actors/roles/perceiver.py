@@ -14,14 +14,17 @@ Responsibilities:
     (``count_matches``: code counts, the answer must state it) is asked again once with
     the reasons; a check still unusable is dropped (the criterion stays, plausible). The
     re-ask changes only the criteria: the intent, kind and shape stay those read from
-    the user's text alone (artoo's own words never enter the intent).
+    the user's text alone (artoo's own words never enter the intent). When the request
+    is ambiguous the model may ask the user one bounded question
+    (``PerceiverAnswer.question``): it is published as a UserQuestion and the reading
+    waits for its QuestionAnswered, then is asked again with the answer.
 
 Input contract:
-    TaskRequest.
+    TaskRequest; QuestionAnswered (of a question it asked).
 
 Output contract:
-    TaskSpec; StepFailed (a clean failure) when the model gives no valid answer after
-    one repair attempt; LLMCall for each model call.
+    TaskSpec; UserQuestion (at most one per task); StepFailed (a clean failure) when the
+    model gives no valid answer after one repair attempt; LLMCall for each model call.
 
 Constraints:
     Does NOT plan or execute; does NOT invent criteria when the model fails (Law 0);
@@ -36,14 +39,21 @@ from typing import ClassVar
 import msgspec
 
 from artoo.actors.llm import LLMRequest, ask_structured
-from artoo.actors.runtime.role import Role, handles
-from artoo.actors.verification.answers import PerceiverAnswer, make_criteria
+from artoo.actors.runtime.role import Equipment, Role, handles
+from artoo.actors.verification.answers import (
+    PerceiverAnswer,
+    answered_prompt,
+    bounded_question,
+    make_criteria,
+    user_question,
+)
 from artoo.actors.verification.checks import (
     VOCABULARY,
     asks_count,
     check_problem,
     count_checked,
     guess_problem,
+    narrowed,
     widened,
 )
 from artoo.actors.verification.request import KINDS, SHAPES, request_tag
@@ -52,9 +62,11 @@ from artoo.schemas import (
     Envelope,
     LLMCall,
     Message,
+    QuestionAnswered,
     StepFailed,
     TaskRequest,
     TaskSpec,
+    UserQuestion,
 )
 
 __all__ = ["SYSTEM_PROMPT", "Perceiver", "build_spec", "reasked_spec"]
@@ -79,6 +91,9 @@ SYSTEM_PROMPT = (
     '[{"text": "the '
     'answer states the number of words in docs/intro.md", "mode": "verifiable", "check": '
     '{"kind": "count_matches", "path": "docs/intro.md", "value": "words"}}]}'
+    "\nOnly when the request is ambiguous in a way only the user can settle, add "
+    '"question": {"text": "<one question>", "options": ["<choice>", ...] (or [] for free '
+    'text), "default": "<the choice to take without an answer>"}.'
 )
 
 
@@ -107,7 +122,7 @@ def reasked_spec(first: TaskSpec, again: TaskSpec) -> TaskSpec:
 
 
 def _unusable(check: Check, spec: TaskSpec, workspace: Path) -> str | None:
-    return check_problem(check, workspace) or guess_problem(check, spec.text, spec.kind)
+    return check_problem(check, workspace) or guess_problem(check, spec.text, spec.kind, spec.shape)
 
 
 def spec_problems(spec: TaskSpec, workspace: Path) -> list[str]:
@@ -121,7 +136,7 @@ def spec_problems(spec: TaskSpec, workspace: Path) -> list[str]:
             if problem is not None:
                 out.append(f"criterion {criterion.id}: {problem}")
     checks = [c.check for c in spec.criteria if c.check is not None]
-    if asks_count(spec.text) and not count_checked(checks):
+    if asks_count(spec.text, spec.kind, spec.shape) and not count_checked(checks):
         out.append(
             "the request asks for a count but no criterion checks one: add a count_matches "
             "check (path = what to count, value = what unit)"
@@ -133,13 +148,15 @@ def without_unusable_checks(spec: TaskSpec, workspace: Path) -> TaskSpec:
     """The spec with each unusable or guessing check removed: its criterion stays, as
     plausible (a model and, under low confidence, a human decide it — it never passes by
     default). A count glob that narrows what the request asks to count is widened to its
-    directory instead (``checks.widened``), when that is usable."""
+    directory instead (``checks.widened``), and a plain ``lines`` count of a request that
+    names what the lines hold counts the lines containing it (``checks.narrowed``), when
+    that is usable."""
     criteria = []
     for c in spec.criteria:
         if c.check is None or _unusable(c.check, spec, workspace) is None:
             criteria.append(c)
             continue
-        wider = widened(c.check, spec.text)
+        wider = widened(c.check, spec.text) or narrowed(c.check, spec.text)
         if wider is not None and _unusable(wider, spec, workspace) is None:
             criteria.append(msgspec.structs.replace(c, check=wider, mode="verifiable"))
         else:
@@ -151,8 +168,21 @@ class Perceiver(Role):
     """The Perceiver actor."""
 
     name: ClassVar[str] = "perceiver"
-    publishes: ClassVar[tuple[type[Message], ...]] = (TaskSpec, StepFailed, LLMCall)
-    consumes: ClassVar[tuple[type[Message], ...]] = (TaskRequest,)
+    publishes: ClassVar[tuple[type[Message], ...]] = (TaskSpec, StepFailed, LLMCall, UserQuestion)
+    consumes: ClassVar[tuple[type[Message], ...]] = (TaskRequest, QuestionAnswered)
+
+    def __init__(self, equipment: Equipment, instance: str | None = None) -> None:
+        super().__init__(equipment, instance)
+        # question id -> (the TaskRequest, the request asked, the answer with the question)
+        self.asked: dict[str, tuple[Envelope, LLMRequest, PerceiverAnswer]] = {}
+
+    def active_tasks(self) -> list[str]:
+        return [env.task_id for env, _, _ in self.asked.values() if env.task_id]
+
+    def forget_task(self, task_id: str) -> None:
+        for question_id, (env, _, _) in list(self.asked.items()):
+            if env.task_id == task_id:
+                del self.asked[question_id]
 
     @handles(TaskRequest)
     def on_task_request(self, env: Envelope) -> None:
@@ -181,14 +211,57 @@ class Perceiver(Role):
                 ),
             )
             return
-        spec = build_spec(body.text, answer.value)
+        question = bounded_question(answer.value.question)
+        if question is not None:  # ambiguous: the user settles it first
+            question_id = self.ctx.new_id()
+            self.asked[question_id] = (env, request, answer.value)
+            timeout_s = self.ctx.config.question_timeout_s
+            self.reply(env, user_question(question, question_id, self.sender, timeout_s))
+            return
+        self._read(env, request, answer.value)
+
+    @handles(QuestionAnswered)
+    def on_question_answered(self, env: Envelope) -> None:
+        body: QuestionAnswered = env.body
+        asked = self.asked.pop(body.question_id, None)
+        if asked is None or body.answer is None:  # not ours; or no answer: the task ends
+            return
+        request_env, request, first = asked
+        question = bounded_question(first.question)
+        assert question is not None
+        again = msgspec.structs.replace(
+            request,
+            messages=[
+                *request.messages,
+                {"role": "assistant", "content": msgspec.json.encode(first).decode()},
+                {"role": "user", "content": answered_prompt(question.text, body.answer)},
+            ],
+        )
+        answer = ask_structured(self.ctx.model(), again, PerceiverAnswer)
+        if not answer.ok or answer.value is None:
+            if not self.cancelled(request_env.task_id):
+                self.reply(
+                    request_env,
+                    StepFailed(
+                        role=self.sender,
+                        step="perceive",
+                        error=f"no valid task reading: {answer.error}",
+                    ),
+                )
+            return
+        self._read(request_env, again, msgspec.structs.replace(answer.value, question=None))
+
+    def _read(self, env: Envelope, request: LLMRequest, value: PerceiverAnswer) -> None:
+        """The TaskSpec of a valid reading (its checks asked again once when unusable)."""
+        body: TaskRequest = env.body
+        spec = build_spec(body.text, value)
         problems = spec_problems(spec, self.ctx.workspace)
         if problems:  # once more, with the reasons
             retry = msgspec.structs.replace(
                 request,
                 messages=[
                     *request.messages,
-                    {"role": "assistant", "content": msgspec.json.encode(answer.value).decode()},
+                    {"role": "assistant", "content": msgspec.json.encode(value).decode()},
                     {
                         "role": "user",
                         "content": "These checks cannot be used: "

@@ -14,13 +14,22 @@ Responsibilities
     plan (no model call), checked like any other: if it breaks the MUST NOT set it is
     rejected and the model is asked, told why. Enforce the MUST NOT set in code: a
     plan that uses a blocked tool or names a blocked target is rejected and asked again
-    (docs/design.md C1); every SubTask carries the blocked sets and the calibration text. A
-    subtask criterion whose check is still unusable after the retry is dropped (the task
-    criteria still judge); a ``count_matches`` subtask gets the command that prints its
-    count after its instruction. Intent-level Caution (paper §6.4): when Memory's action on
-    the task's intent tag is ``caution`` (mixed outcomes), ask the operator once per task
-    through the Queen (a ConfirmationRequest, gate ``caution``) before planning; a denial
-    is the round's StepFailed (and every later round's, without asking again).
+    (docs/design.md C1); so is a plan whose subtask measures another quantity than the
+    request asks for (a plain ``wc -l FILE`` for "which …" or "what is the largest …",
+    ``checks.measures_other``, read from the TaskSpec's kind and shape like every check
+    guard here — one reading of the request with the Perceiver); every SubTask carries
+    the blocked sets and the calibration text. A subtask criterion whose check is still
+    unusable after the retry is dropped (the task criteria still judge); a
+    ``count_matches`` subtask gets the command that prints its count after its
+    instruction. Intent-level Caution (paper §6.4): when Memory's action on the task's
+    intent tag is ``caution`` (mixed outcomes), ask the operator once per task through the
+    Queen (a ConfirmationRequest, gate ``caution``) before planning; a denial is a
+    StepFailed (step ``caution``), on which the GGS ends the task at once (and any later
+    round's recall fails again, without asking). When a
+    choice the request does not settle decides the plan, the model may ask the user one
+    bounded question (``PlanAnswer.question``, once per task): it is published as a
+    UserQuestion, the plan waits for the QuestionAnswered, then is asked again with the
+    answer.
 
 Input contract (consumes)
     ``TaskSpec`` — intent, slug, task criteria, environment (round 0).
@@ -28,6 +37,7 @@ Input contract (consumes)
     the accepted episodes it found.
     ``PlanDirective`` — GGS's macro-state and MUST NOT sets for the next round.
     ``ConfirmationDecision`` — the operator's answer to an intent-level Caution.
+    ``QuestionAnswered`` — the answer to the question it asked.
 
 Output contract (publishes)
     ``MemoryQuery`` — the tag pair ``(intent:<slug>, env:<environment>)`` of the task and
@@ -39,6 +49,7 @@ Output contract (publishes)
     ``StepFailed`` — the model gave no valid plan (after the structured-answer repair).
     ``LLMCall`` — each model call (recorded by the gateway).
     ``ConfirmationRequest`` — intent-level Caution (gate ``caution``), once per task.
+    ``UserQuestion`` — its one question to the user, if any.
 
 Constraints
     Does NOT execute tools, validate results or decide to replan (GGS does). Does NOT
@@ -54,7 +65,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import msgspec
 
@@ -62,10 +73,17 @@ from artoo.actors.llm import LLMRequest, ask_structured
 from artoo.actors.runtime.role import Equipment, Role, handles
 from artoo.actors.verification._counting import count_command
 from artoo.actors.verification._paths import mentions
-from artoo.actors.verification.answers import PlanAnswer, make_criteria
-from artoo.actors.verification.checks import check_problem, guess_problem
+from artoo.actors.verification.answers import (
+    PlanAnswer,
+    answered_prompt,
+    bounded_question,
+    make_criteria,
+    user_question,
+)
+from artoo.actors.verification.checks import check_problem, guess_problem, measures_other
 from artoo.eventstore import task_text
 from artoo.schemas import (
+    Check,
     ConfirmationDecision,
     ConfirmationRequest,
     Criterion,
@@ -78,10 +96,12 @@ from artoo.schemas import (
     Message,
     PlanDirective,
     PlanRejected,
+    QuestionAnswered,
     StepFailed,
     SubTask,
     TagPotential,
     TaskSpec,
+    UserQuestion,
 )
 
 __all__ = [
@@ -328,6 +348,9 @@ def plan_violations(
     known_tools: Collection[str] | None = None,
     workspace: Path | None = None,
     request: str | None = None,
+    kind: str = "",
+    shape: str = "",
+    task_checks: Sequence[Check] = (),
 ) -> list[Violation]:
     """Why a plan may not be dispatched; empty when it may.
 
@@ -337,7 +360,11 @@ def plan_violations(
     exist is a violation; with ``workspace``, so is a check that cannot be used — a path
     outside the workspace, a value of the wrong type for its kind, an unknown kind — and,
     with the task's ``request`` text, a check that guesses a number the request does not
-    state (``checks.guess_problem``).
+    state (``checks.guess_problem``) or a subtask whose instruction measures another
+    quantity than the request asks for (``checks.measures_other``: "wc -l FILE" for "what
+    is the highest price in FILE?"). ``kind`` and ``shape`` are the TaskSpec's reading of
+    the request, so the Planner reads it as the Perceiver did; ``task_checks`` are the task
+    criteria's checks (a count check says what the request counts).
     """
     blocked = set(calibration.blocked_tools)
     violations: list[Violation] = []
@@ -351,13 +378,18 @@ def plan_violations(
         for target in calibration.blocked_targets:
             if mentions(subtask.instruction, target):
                 violations.append(Violation(subtask.subtask_id, target=target))
+        counts = [*task_checks, *(c.check for c in subtask.criteria if c.check is not None)]
+        if request is not None and (
+            other := measures_other(subtask.instruction, request, kind, shape, counts)
+        ):
+            violations.append(Violation(subtask.subtask_id, problem=other))
         if workspace is not None:
             for criterion in subtask.criteria:
                 if criterion.check is None:
                     continue
                 unusable = check_problem(criterion.check, workspace)
                 if unusable is None and request is not None:
-                    unusable = guess_problem(criterion.check, request)
+                    unusable = guess_problem(criterion.check, request, kind, shape)
                 if unusable is not None:
                     violations.append(
                         Violation(
@@ -412,14 +444,16 @@ Answer with one JSON object: {{"subtasks": [{{"instruction": "<what to do, with 
 "sequence": 1, "tools": ["<tool>"], "criteria": []}}], "rationale": "<one sentence>"}}.
 Use one subtask unless the task has independent parts (same sequence = parallel; a later
 sequence sees the earlier outputs). "tools" names only tools listed above. "criteria" may
-stay []: the task criteria are checked on the result. To count, have shell do it, never
-count by reading: lines wc -l FILE; words wc -w FILE; lines with X grep -c X FILE; files
-find DIR -type f | wc -l. A criterion you add has the task
-criteria's shape ({{"text", "mode", "check"}}). Never guess the answer, in an instruction
-or a criterion: the Executor finds it with the tools. Obey every MUST NOT line.
-Example. Task: "how many words are in docs/intro.md?" Answer: {{"subtasks": [{{"instruction":
-"Run wc -w docs/intro.md and answer with the number of words", "sequence": 1, "tools":
-["shell"], "criteria": []}}], "rationale": "one command counts them"}}"""
+stay []: the task criteria are checked on the result. Each subtask serves the task's own
+question: it finds the very quantity or name the task asks for, never another (a file's
+line count is not its largest value, its classes or its total). Have a tool compute it,
+never by reading, e.g.: lines with X: grep -c X FILE; a column's largest value or sum:
+python3 -c reading the CSV; a definition: grep -n "def NAME" -r DIR; files: find DIR -type
+f | wc -l. A criterion you add has the task criteria's shape ({{"text", "mode", "check"}}).
+Never guess the answer, in an instruction or a criterion: the Executor finds it with the
+tools. Obey every MUST NOT line.
+Only when a choice the task does not settle decides the plan, add "question": {{"text":
+"<one question to the user>", "options": ["<choice>", ...], "default": "<choice>"}}."""
 
 TOOL_HINTS = {
     "glob": "glob (list paths matching a pattern)",
@@ -510,6 +544,11 @@ class _Plan:
     caution: str | None = None  # the request id of the intent-level Caution asked
     cleared: bool | None = None  # its decision (None: not asked, or not yet answered)
     held: Envelope | None = None  # the MemoryRecall waiting for that decision
+    asked: bool = False
+    """Its one question to the user was asked (never a second)."""
+    waiting: tuple[str, Envelope, Calibration, list[dict[str, Any]], str] | None = None
+    """(question id, the MemoryRecall, its calibration, the messages so far, the question)
+    while the plan waits for the answer."""
 
 
 def intent_caution(spec: TaskSpec, recall: MemoryRecall, request_id: str) -> ConfirmationRequest:
@@ -582,12 +621,14 @@ class Planner(Role):
         StepFailed,
         LLMCall,
         ConfirmationRequest,
+        UserQuestion,
     )
     consumes: ClassVar[tuple[type[Message], ...]] = (
         TaskSpec,
         MemoryRecall,
         PlanDirective,
         ConfirmationDecision,
+        QuestionAnswered,
     )
     max_plan_attempts: ClassVar[int] = 2
 
@@ -637,6 +678,9 @@ class Planner(Role):
             known_tools=self.ctx.tools.names,
             workspace=self.ctx.workspace,
             request=plan.spec.text,
+            kind=plan.spec.kind,
+            shape=plan.spec.shape,
+            task_checks=[c.check for c in plan.spec.criteria if c.check is not None],
         )
 
     def _send_plan(
@@ -651,14 +695,17 @@ class Planner(Role):
             env,
             DispatchManifest(
                 round=plan.round,
-                subtasks=apply_calibration(
-                    with_count_hints(
-                        with_task_checks(subtasks, plan.spec.criteria),
+                subtasks=[
+                    msgspec.structs.replace(s, request=plan.spec.text)
+                    for s in apply_calibration(
+                        with_count_hints(
+                            with_task_checks(subtasks, plan.spec.criteria),
+                            calibration,
+                            self.ctx.workspace,
+                        ),
                         calibration,
-                        self.ctx.workspace,
-                    ),
-                    calibration,
-                ),
+                    )
+                ],
                 task_criteria=list(plan.spec.criteria),
                 must_not=calibration.must_not,
                 should_prefer=calibration.should_prefer,
@@ -728,6 +775,52 @@ class Planner(Role):
                 *messages[:-1],
                 {**final, "content": final["content"] + "\n\n" + problem + "."},
             ]
+        self._attempts(env, plan, calibration, messages)
+
+    @handles(QuestionAnswered)
+    def on_question_answered(self, env: Envelope) -> None:
+        plan = self.plans.get(env.task_id or "")
+        body: QuestionAnswered = env.body
+        if plan is None or plan.waiting is None or plan.waiting[0] != body.question_id:
+            return
+        _, recall, calibration, messages, question = plan.waiting
+        plan.waiting = None
+        if body.answer is None:  # no answer: the task is abandoned
+            return
+        told = {"role": "user", "content": answered_prompt(question, body.answer)}
+        self._attempts(recall, plan, calibration, [*messages, told])
+
+    def _ask(
+        self,
+        env: Envelope,
+        plan: _Plan,
+        calibration: Calibration,
+        messages: list[dict[str, Any]],
+        answer: PlanAnswer,
+    ) -> bool:
+        """Publish the plan's one question to the user, if it asks one; True when it did."""
+        question = bounded_question(answer.question)
+        if question is None or plan.asked:
+            return False
+        plan.asked = True
+        question_id = self.ctx.new_id()
+        said = {"role": "assistant", "content": msgspec.json.encode(answer).decode()}
+        plan.waiting = (question_id, env, calibration, [*messages, said], question.text)
+        timeout_s = self.ctx.config.question_timeout_s
+        self.reply(env, user_question(question, question_id, self.sender, timeout_s, plan.round))
+        return True
+
+    def _attempts(
+        self,
+        env: Envelope,
+        plan: _Plan,
+        calibration: Calibration,
+        messages: list[dict[str, Any]],
+    ) -> None:
+        """Ask the model for the round's plan (one retry with the reasons) and publish it,
+        or its rejection, or the one question it asks."""
+        task_id = env.task_id or ""
+        violations: list[Violation] = []
         for attempt in range(self.max_plan_attempts):
             request = LLMRequest(
                 role=self.name,
@@ -737,6 +830,9 @@ class Planner(Role):
                 max_output_tokens=self.ctx.config.output_caps.planner,
             )
             answer = ask_structured(self.ctx.model(), request, PlanAnswer)
+            if answer.ok and answer.value is not None:
+                if self._ask(env, plan, calibration, messages, answer.value):
+                    return
             if not answer.ok or answer.value is None or not answer.value.subtasks:
                 if self.cancelled(task_id):  # the call was not made: the cancel ends it
                     return

@@ -24,17 +24,27 @@ Responsibilities:
       cancels the task. An unanswered ticket stays open until its task ends (the Judge
       resolves it ``task_ended``).
 
+    Relay a role's UserQuestion to the user: the ``on_question`` callback (its answer, or
+    None to leave it) and the inbox (``System.answer(question_id, text)``: one of the
+    question's options, or free text when it has none). The first valid answer is
+    published as a QuestionAnswered. Unanswered at ``Config.question_timeout_s`` (clock
+    time): with ``question_on_timeout = "default"`` the question's default (None given:
+    "" — the role decides without it), with ``"abandon"`` no answer and a TaskCancelled.
+    With no ``on_question`` and no inbox (``System.open(inbox=False)``) no one can
+    answer: the same at once, ``by="no_operator"``.
+
     Cancel a task on the host's CancelRequest (``TaskHandle.cancel()``). Every cancel is a
     TaskCancelled the GGS turns into the task's one FinalResult (abandon, ``cancelled``,
     ``ticket_id`` naming the ticket a cancel answered).
 
 Input contract:
-    UserRequest, ConfirmationRequest, EscalationTicket, CancelRequest, FinalResult (the
+    UserRequest, ConfirmationRequest, EscalationTicket, UserQuestion, CancelRequest,
+    FinalResult (the
     task's pending requests are denied, its tickets leave the inbox), timer ticks; from
     the System: :class:`InboxQuery` and :class:`OperatorAnswer`.
 
 Output contract:
-    TaskRequest, ConfirmationDecision, TicketResolved, TaskCancelled.
+    TaskRequest, ConfirmationDecision, TicketResolved, QuestionAnswered, TaskCancelled.
 
 Constraints:
     Does NOT plan, execute or judge work; does NOT end tasks (the GGS publishes every
@@ -58,9 +68,11 @@ from artoo.schemas import (
     EscalationTicket,
     FinalResult,
     Message,
+    QuestionAnswered,
     TaskCancelled,
     TaskRequest,
     TicketResolved,
+    UserQuestion,
     UserRequest,
 )
 
@@ -72,6 +84,7 @@ __all__ = [
     "Queen",
     "call_operator",
     "call_ticket_operator",
+    "question_problem",
 ]
 
 SEVERITY_RANK: dict[str, int] = {"low": 0, "medium": 1, "high": 2, "critical": 3}
@@ -108,18 +121,19 @@ class InboxItem:
 
     item_id: str
     """The request id or ticket id: what ``System.answer`` takes."""
-    kind: Literal["confirmation", "ticket"]
+    kind: Literal["confirmation", "ticket", "question"]
     task_id: str | None
     summary: str
     answers: tuple[str, ...]
-    """The decisions it takes: ``approve``/``deny`` or ``continue``/``cancel``."""
+    """The decisions it takes: ``approve``/``deny``, ``continue``/``cancel``, a
+    question's options (empty: a question answered in free text)."""
     since: float
     """Clock time it arrived."""
     severity: str | None = None
     """A ticket's severity (None for a confirmation)."""
     deadline: float | None = None
     """A confirmation's clock-time deadline (denied then)."""
-    message: ConfirmationRequest | EscalationTicket | None = None
+    message: ConfirmationRequest | EscalationTicket | UserQuestion | None = None
 
 
 @dataclass(frozen=True)
@@ -133,7 +147,8 @@ class OperatorAnswer:
     when answered, else why not (no such open item; a decision it does not take)."""
 
     item_id: str
-    decision: Decision
+    decision: str
+    """A Decision, or a question's answer."""
 
 
 @dataclass
@@ -159,12 +174,14 @@ class Queen(Role):
         ConfirmationDecision,
         TicketResolved,
         TaskCancelled,
+        QuestionAnswered,
     )
     consumes: ClassVar[tuple[type[Message], ...]] = (
         UserRequest,
         ConfirmationRequest,
         EscalationTicket,
         CancelRequest,
+        UserQuestion,
     )
     # the Judge judges a hop behind the bus: a ticket may land after its task's end, and
     # whether it is acknowledged must not depend on that race (a rerun repeats it)
@@ -176,6 +193,7 @@ class Queen(Role):
         self._lock = threading.Lock()  # operator threads decide too
         self.pending: dict[str, _Pending] = {}
         self.tickets: dict[str, _Ticket] = {}
+        self.questions: dict[str, _Pending] = {}
 
     # ------------------------------------------------------------------ tasks
     @handles(UserRequest)
@@ -209,6 +227,10 @@ class Queen(Role):
                 t for t, v in self.tickets.items() if v.env.task_id == result.task_id
             ]:
                 del self.tickets[ticket_id]  # the Judge resolves it: task_ended
+            for question_id in [
+                q for q, p in self.questions.items() if p.env.task_id == result.task_id
+            ]:
+                del self.questions[question_id]  # no one waits for it any more
         for pending in ended:
             self._decide(pending, False, "the task ended first", by="queen")
 
@@ -243,8 +265,72 @@ class Queen(Role):
     def on_tick(self, now: float) -> None:
         with self._lock:
             due = [p for p in self.pending.values() if now >= p.deadline]
+            unanswered = [q for q in self.questions.values() if now >= q.deadline]
         for p in due:
             self._decide(p.env, False, f"no answer within {p.timeout:g} s", by="queen")
+        for q in unanswered:
+            self._timed_out(q)
+
+    # ------------------------------------------------------------------ questions
+    @handles(UserQuestion)
+    def on_user_question(self, env: Envelope) -> None:
+        body: UserQuestion = env.body
+        served = self.ctx.recorded_answer
+        logged = served(env.task_id, body.question_id) if served is not None else None
+        now = self.ctx.clock.now()
+        timeout = min(body.timeout_s, self.ctx.config.question_timeout_s)
+        with self._lock:
+            self.questions[body.question_id] = _Pending(env, now + timeout, timeout, now)
+        if logged is not None:  # a resumed task asks again what the log has answered
+            self._answer_question(env, logged.answer, by=logged.by)
+            return
+        operator = self.ctx.question_operator
+        if operator is None and not self.ctx.hold_confirmations:
+            # no one to ask (no on_question, no inbox): unanswered at once, as at the
+            # timeout, rather than a wait no one can end (a Law 1 request is decided so too)
+            self._timed_out(self.questions[body.question_id], by="no_operator")
+            return
+        if operator is None:
+            return  # in the inbox, for System.answer
+
+        def _ask() -> None:
+            try:
+                answer = operator(body)
+            except Exception as exc:  # a broken callback leaves the question to the inbox
+                self.log.warning("on_question failed", error=repr(exc))
+                return
+            if answer is not None and question_problem(body, answer) is None:
+                self._answer_question(env, answer)
+
+        self.background("question", _ask)
+
+    def _timed_out(self, q: _Pending, *, by: str = "timeout") -> None:
+        body: UserQuestion = q.env.body
+        if self.ctx.config.question_on_timeout == "abandon":
+            if self._answer_question(q.env, None, by=by):
+                why = "no one to ask" if by == "no_operator" else f"within {q.timeout:g} s"
+                self.ctx.bus.publish(
+                    TaskCancelled(reason=f"no answer to a question {why}"),
+                    sender=self.sender,
+                    task_id=q.env.task_id,
+                    cause=q.env.seq,
+                )
+            return
+        self._answer_question(q.env, body.default or "", by=by)
+
+    def _answer_question(self, env: Envelope, answer: str | None, *, by: str = "operator") -> bool:
+        """Publish the one answer of an open question (first wins); True when this did."""
+        body: UserQuestion = env.body
+        with self._lock:
+            if self.questions.pop(body.question_id, None) is None:
+                return False
+            self.ctx.bus.publish(
+                QuestionAnswered(question_id=body.question_id, answer=answer, by=by),
+                sender=self.sender,
+                task_id=env.task_id,
+                cause=env.seq,
+            )
+        return True
 
     def _decide(self, env: Envelope, approved: bool, why: str, *, by: str = "operator") -> bool:
         """Publish the one decision of a pending request: the first caller wins (a late
@@ -374,13 +460,20 @@ class Queen(Role):
         with self._lock:
             items = [_confirmation_item(p) for p in self.pending.values()]
             items += [_ticket_item(t) for t in self.tickets.values()]
+            items += [_question_item(q) for q in self.questions.values()]
         return sorted(items, key=lambda i: i.since)
 
-    def answer(self, item_id: str, decision: Decision) -> str | None:
+    def answer(self, item_id: str, decision: str) -> str | None:
         """Answer one open item as the operator; None when answered, else why not."""
         with self._lock:
             pending = self.pending.get(item_id)
             is_ticket = item_id in self.tickets
+            question = self.questions.get(item_id)
+        if question is not None:
+            problem = question_problem(question.env.body, decision)
+            if problem is not None:
+                return problem
+            return None if self._answer_question(question.env, decision) else _gone(item_id)
         if pending is not None:
             if decision not in ("approve", "deny"):
                 return f"{item_id} is a confirmation: approve or deny, not {decision}"
@@ -390,9 +483,44 @@ class Queen(Role):
         if is_ticket:
             if decision not in ("continue", "cancel"):
                 return f"{item_id} is a ticket: continue or cancel, not {decision}"
-            done = self._close_ticket(item_id, decision, by="operator")
+            resolution: Literal["continue", "cancel"] = (
+                "continue" if decision == "continue" else "cancel"
+            )
+            done = self._close_ticket(item_id, resolution, by="operator")
             return None if done else _gone(item_id)
         return _gone(item_id)
+
+
+ANSWER_MAX = 2000
+"""Characters a free-text answer may have."""
+
+
+def question_problem(question: UserQuestion, answer: str) -> str | None:
+    """Why ``answer`` does not answer ``question`` (not one of its options; empty or too
+    long free text), or None (pure)."""
+    if question.options:
+        if answer not in question.options:
+            return f"answer one of: {', '.join(question.options)}"
+        return None
+    if not answer.strip():
+        return "an answer is some text"
+    if len(answer) > ANSWER_MAX:
+        return f"an answer is at most {ANSWER_MAX} characters"
+    return None
+
+
+def _question_item(q: _Pending) -> InboxItem:
+    body: UserQuestion = q.env.body
+    return InboxItem(
+        item_id=body.question_id,
+        kind="question",
+        task_id=q.env.task_id,
+        summary=f"{body.role} asks: {body.text}",
+        answers=tuple(body.options),
+        since=q.since,
+        deadline=q.deadline,
+        message=body,
+    )
 
 
 def _gone(item_id: str) -> str:

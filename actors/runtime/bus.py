@@ -24,10 +24,22 @@ Example::
     bus.publish(TaskRequest(text="count files"), sender="queen", task_id=task_id)
     bus.flush()        # persisted and told
     bus.close()        # flushes, stops the writer; the log stays open
+
+**A log other processes append to** (a PostgreSQL store with workers): give ``follow``, a
+second reader of the same log. Subscribers still get this bus's own envelopes at commit,
+but taps, ``store=True`` subscriptions and every subscriber's ``store_kinds`` (memory
+events) are fed by a follower thread that reads the shared log in seq order — every
+writer's envelopes, each once (this bus's own groups from memory, the others' from the
+log), a poll (``follow_s``) behind the commit. A replay (``from_seq``) then holds only this
+bus's own envelopes (not of ``store_kinds``): a restarted role never sees another
+process's tasks. Envelopes of ``routed_kinds`` (what one process may log about a task
+another runs: a cancel, the elected Judge's tickets) reach the subscribers of the process
+``route(envelope)`` says runs their task — its own at commit, another's from the follower.
 """
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import logging
 import threading
@@ -275,9 +287,19 @@ class Bus:
     """
 
     def __init__(
-        self, log: EventLogBackend, clock: Clock | None = None, *, max_group: int = MAX_GROUP
+        self,
+        log: EventLogBackend,
+        clock: Clock | None = None,
+        *,
+        max_group: int = MAX_GROUP,
+        follow: EventLogBackend | None = None,
+        store_kinds: Iterable[type] = (),
+        routed_kinds: Iterable[type] = (),
+        route: Callable[[Envelope], bool] | None = None,
+        follow_s: float = 0.02,
     ) -> None:
-        """Start the writer thread over ``log``."""
+        """Start the writer thread over ``log`` (and with ``follow``, the follower: see the
+        module docstring)."""
         if max_group < 1:
             raise ValueError(f"max_group must be at least 1, not {max_group}")
         self._log = log
@@ -310,6 +332,16 @@ class Bus:
         """Set by a System resuming tasks (:mod:`artoo._resume`): sees each message of a
         resumed task before it is committed (writer thread)."""
         self._thread = threading.Thread(target=self._run, name="artoo-bus-writer", daemon=True)
+        self._feed: _StoreFeed | None = None
+        if follow is not None:
+            self._feed = _StoreFeed(
+                self,
+                follow,
+                kind_set(store_kinds) or frozenset(),
+                kind_set(routed_kinds) or frozenset(),
+                route,
+                follow_s,
+            )
         self._thread.start()
 
     # ------------------------------------------------------------------ publishing
@@ -379,6 +411,7 @@ class Bus:
         *,
         addressed: Iterable[type] | None = None,
         from_seq: int | None = None,
+        store: bool = False,
     ) -> Subscription:
         """Tell ``actor_ref`` one :class:`Delivery` per committed group holding its envelopes.
 
@@ -388,13 +421,18 @@ class Bus:
         (re-read from the log, in deliveries of at most ``max_group``), then the live
         ones — no gap, no duplicate (a restarted role resumes so). With ``addressed``,
         ``kinds`` are taken whatever their address and ``addressed`` kinds only when sent
-        ``to`` — one subscription, so each group is one Delivery in seq order.
+        ``to`` — one subscription, so each group is one Delivery in seq order. With
+        ``store`` on a bus that follows a shared log, the subscriber gets every writer's
+        envelopes of ``kinds`` (from the follower, a poll behind); elsewhere it is ignored.
         """
         wanted = kind_set(addressed) if addressed else None
         if wanted:
             subscription = Subscription(kind_set(kinds) or frozenset(), to, actor_ref, wanted)
         else:
             subscription = Subscription(kind_set(kinds), to, actor_ref)
+        if store and self._feed is not None:  # fed by the follower, from the shared log
+            self._feed.add(subscription)
+            return subscription
         if from_seq is None:
             self._add(subscription)
         elif not self._control(_Join(subscription, from_seq)):  # the writer has exited
@@ -419,6 +457,8 @@ class Bus:
         """Stop a subscription (idempotent)."""
         with self._lock:
             self._subscriptions = tuple(s for s in self._subscriptions if s is not subscription)
+        if self._feed is not None:
+            self._feed.remove(subscription)
 
     def tap(self, maxsize: int = 10_000, kinds: Iterable[type] | None = None) -> Tap:
         """A bounded observer queue receiving every committed envelope of ``kinds``."""
@@ -496,10 +536,25 @@ class Bus:
         self._wake.set()
         if threading.current_thread() is not self._thread:
             self._thread.join(timeout)
+        if self._feed is not None:
+            self._feed.stop(timeout)
         for tap in self._taps:
             tap._end()
         if self._error is not None:
             raise BusError(f"the bus writer failed: {self._error!r}") from self._error
+
+    def appended(self, seq: int) -> bool:
+        """True when this bus appended ``seq`` (on a log no other process writes, every
+        committed seq)."""
+        return self._feed.is_mine(seq) if self._feed is not None else seq <= self._last_seq
+
+    def caught_up(self, seq: int | None = None, timeout: float | None = None) -> bool:
+        """On a bus that follows a shared log: wait until the follower has fed everything up
+        to ``seq`` (default: this bus's ``last_seq``) to the taps and store subscribers;
+        False if ``timeout`` passed first. Elsewhere True at once (taps are fed at commit)."""
+        if self._feed is None:
+            return True
+        return self._feed.wait(self._last_seq if seq is None else seq, timeout)
 
     def __enter__(self) -> Self:
         return self
@@ -578,6 +633,8 @@ class Bus:
             ]
         )
         self._last_seq = first + len(group) - 1
+        if self._feed is not None:
+            envelopes = self._feed.own(envelopes)
         self._deliver(envelopes)
         self._committed += len(group)
         self._groups += 1
@@ -634,6 +691,8 @@ class Bus:
         False if the subscriber turned out dead.
         """
         envelopes = self._log.read(from_seq, self._last_seq)
+        if self._feed is not None:  # only this bus's own (the shared log holds others')
+            envelopes = self._feed.mine(envelopes)
         while chunk := tuple(itertools.islice(envelopes, self._max_group)):
             selected = select(chunk, subscription.kinds, subscription.to, subscription.addressed)
             if selected and not self._tell(subscription, selected):
@@ -643,6 +702,8 @@ class Bus:
     def _deliver(self, envelopes: tuple[Envelope, ...]) -> None:
         group = _Kinds(envelopes)
         self._to_subscriptions(envelopes, group)
+        if self._feed is not None:
+            return  # the follower feeds the taps, from the shared log
         for tap in self._taps:
             tap._offer(envelopes, group)
 
@@ -689,3 +750,154 @@ class Bus:
                 callback(exc)
             except Exception:
                 _logger.exception("bus failure callback raised")
+
+
+# --------------------------------------------------------------------------- the follower
+class _StoreFeed:
+    """The follower of a shared log (see the module docstring): reads every writer's
+    committed envelopes in seq order and feeds the taps, the store subscriptions and the
+    ``store_kinds`` of every subscriber. This bus's own groups come from memory."""
+
+    def __init__(
+        self,
+        bus: Bus,
+        reader: EventLogBackend,
+        store_kinds: frozenset[type],
+        routed_kinds: frozenset[type],
+        route: Callable[[Envelope], bool] | None,
+        poll_s: float,
+    ) -> None:
+        self._bus = bus
+        self._reader = reader
+        self.kinds = store_kinds
+        self._routed = routed_kinds if route is not None else frozenset()
+        self._route = route or (lambda env: True)
+        self._poll_s = poll_s
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
+        self._cached: dict[int, tuple[Envelope, ...]] = {}  # own groups not yet fed, by first
+        self._ranges: list[int] = []  # own groups' [first, last] seqs, flattened, ascending
+        self._subscriptions: tuple[Subscription, ...] = ()
+        self._cursor = bus._last_seq  # fed up to here
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="artoo-bus-follower", daemon=True)
+        self._thread.start()
+
+    # writer side
+    def own(self, envelopes: tuple[Envelope, ...]) -> tuple[Envelope, ...]:
+        """Remember a committed group of this bus; what subscribers get at commit (not the
+        ``store_kinds``: the follower delivers those, in the store's order)."""
+        first, last = envelopes[0].seq, envelopes[-1].seq
+        with self._lock:
+            self._ranges.extend((first, last))
+            if last > self._cursor:
+                self._cached[first] = envelopes
+        kinds, routed, route = self.kinds, self._routed, self._route
+        if not kinds and not routed:
+            return envelopes
+        return tuple(
+            [
+                e
+                for e in envelopes
+                if type(e.body) not in kinds and (type(e.body) not in routed or route(e))
+            ]
+        )
+
+    def mine(self, envelopes: Iterable[Envelope]) -> Iterator[Envelope]:
+        """Of ``envelopes`` (re-read from the log), this bus's own, not of ``store_kinds``."""
+        for env in envelopes:
+            if type(env.body) not in self.kinds and self.is_mine(env.seq):
+                yield env
+
+    def is_mine(self, seq: int) -> bool:
+        """True when ``seq`` was appended by this bus."""
+        with self._lock:
+            at = bisect.bisect_right(self._ranges, seq)
+            return at % 2 == 1 or (at > 0 and self._ranges[at - 1] == seq)
+
+    # subscriptions
+    def add(self, subscription: Subscription) -> None:
+        with self._lock:
+            self._subscriptions = (*self._subscriptions, subscription)
+
+    def remove(self, subscription: Subscription) -> None:
+        with self._lock:
+            self._subscriptions = tuple(s for s in self._subscriptions if s is not subscription)
+
+    def wait(self, seq: int, timeout: float | None) -> bool:
+        with self._cond:
+            return self._cond.wait_for(lambda: self._cursor >= seq, timeout)
+
+    def stop(self, timeout: float | None) -> None:
+        self._stop.set()
+        if threading.current_thread() is not self._thread:
+            self._thread.join(timeout)
+
+    # the follower thread
+    def _run(self) -> None:
+        refresh = getattr(self._reader, "refresh", None)
+        while True:
+            stopping = self._stop.is_set()
+            try:
+                top = refresh() if callable(refresh) else self._reader.last_seq
+                if top > self._cursor:
+                    self._pass(top)
+            except Exception:
+                if (
+                    self._stop.is_set()
+                    or self._bus._halted
+                    or getattr(self._reader, "closed", False)
+                ):
+                    return
+                _logger.exception("bus follower: reading the shared log failed; retrying")
+            if stopping:
+                return
+            self._stop.wait(self._poll_s)
+
+    def _pass(self, top: int) -> None:
+        seq = self._cursor + 1
+        while seq <= top:
+            with self._lock:
+                cached = self._cached.pop(seq, None)
+                later = [s for s in self._cached if s > seq]
+            if cached is not None:
+                chunk = cached
+            else:
+                end = min(min(later, default=top + 1) - 1, top, seq + MAX_GROUP - 1)
+                chunk = tuple(self._reader.read(seq, end))
+                if not chunk:
+                    return  # not visible yet to this reader: next poll
+            self._feed(chunk)
+            seq = chunk[-1].seq + 1
+            with self._cond:
+                self._cursor = chunk[-1].seq
+                for first in [s for s in self._cached if s <= self._cursor]:
+                    del self._cached[first]
+                self._cond.notify_all()
+
+    def _feed(self, envelopes: tuple[Envelope, ...]) -> None:
+        bus = self._bus
+        group = _Kinds(envelopes)
+        for tap in bus._taps:
+            tap._offer(envelopes, group)
+        kinds, routed, route = self.kinds, self._routed, self._route
+        if kinds or routed:  # the store's memory events; another's about a task run here
+            stored = tuple(
+                [
+                    e
+                    for e in envelopes
+                    if type(e.body) in kinds
+                    or (type(e.body) in routed and not self.is_mine(e.seq) and route(e))
+                ]
+            )
+            if stored:
+                for subscription in bus._subscriptions:
+                    selected = select(
+                        stored, subscription.kinds, subscription.to, subscription.addressed
+                    )
+                    if selected:
+                        bus._tell(subscription, selected)
+        for subscription in self._subscriptions:
+            selected = select(envelopes, subscription.kinds, subscription.to)
+            if selected:
+                bus._tell(subscription, selected)

@@ -43,7 +43,9 @@ from artoo.schemas import (
     EscalationTicket,
     FinalResult,
     Message,
+    QuestionAnswered,
     RoleFailed,
+    UserQuestion,
     Verdict,
 )
 
@@ -180,6 +182,12 @@ class Equipment:
     """Set by a System resuming a task: the logged ConfirmationDecision of a request
     (task id, request id) its replay asks again — the Queen publishes it instead of asking
     the operator twice; None: not in the log."""
+    question_operator: Callable[[UserQuestion], str | None] | None = None
+    """Told of every question a role asks the user (``System.open(on_question=…)``): its
+    answer, or None to leave the question in the inbox."""
+    recorded_answer: Callable[[str | None, str], QuestionAnswered | None] | None = None
+    """Set by a System resuming a task: the logged answer of a question its replay asks
+    again (task id, question id) — the Queen publishes it instead of asking twice."""
     paused_s: Callable[[str, float], float] | None = None
     """Seconds a task has been paused up to a clock time (its deadline clock stood);
     None: tasks are never paused (``artoo._pause``)."""

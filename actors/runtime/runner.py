@@ -78,13 +78,19 @@ class RoleRunner:
         self._closed = False
 
     # ------------------------------------------------------------------ starting
-    def start_all(self, roster: Iterable[RoleSpec], equipment: Equipment) -> None:
-        """Start every role of ``roster`` with ``equipment`` (pair roles once per pair)."""
+    def start_all(
+        self, roster: Iterable[RoleSpec], equipment: Equipment, *, defer: Iterable[type[Role]] = ()
+    ) -> None:
+        """Start every role of ``roster`` with ``equipment`` (pair roles once per pair);
+        ``defer``: singleton roles known but not started (:meth:`start` them later)."""
         roster = tuple(roster)
+        deferred = frozenset(defer)
         self._equipment = equipment
         self._shared = dataclasses.replace(equipment, audit=None)
         self._audit_roles = {spec.role for spec in roster if spec.audit}
         for spec in roster:
+            if spec.role in deferred:
+                continue
             if spec.per_pair:
                 for pair in equipment.pairs:
                     self.start(spec.role, pair)

@@ -5,6 +5,7 @@ functions; :mod:`.checks` re-exports the public ones."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -18,6 +19,8 @@ __all__ = [
     "asks_question",
     "count_checked",
     "guess_problem",
+    "measures_other",
+    "narrowed",
     "widened",
     "writes_nothing",
 ]
@@ -45,8 +48,17 @@ def asks_question(request: str) -> bool:
     return _QUESTION.search(request) is not None or asks_count(request)
 
 
-def asks_count(request: str) -> bool:
-    """True when ``request`` asks for a count ("how many", "count", "number of") (pure)."""
+def asks_count(request: str, kind: str = "", shape: str = "") -> bool:
+    """True when ``request`` asks for a count (pure). With the Perceiver's reading
+    (``TaskSpec.kind``/``shape``) the structured one decides first: a request whose
+    answer is a name, a value or free text (:func:`.request.duties`, code's shape winning
+    over the model's) asks no count. A number is a count or an amount (a sum, a maximum),
+    which no structured field tells apart: there, and for logs written before
+    ``TaskSpec.kind``, the keyword reading ("how many", "count", "number of") decides."""
+    if kind or shape:
+        said = duties(request, kind, shape).shape
+        if said is not None and said != "number":
+            return False
     return _COUNT_ASKED.search(request) is not None
 
 
@@ -66,7 +78,7 @@ def writes_nothing(request: str, kind: str = "") -> bool:
     return asks_question(request) and not _WRITES.search(request)
 
 
-def guess_problem(check: Check, request: str, kind: str = "") -> str | None:
+def guess_problem(check: Check, request: str, kind: str = "", shape: str = "") -> str | None:
     """Why ``check`` guesses the answer or does not fit the request, or None (pure): a
     ``count_equals`` — or, when the request asks for a count, an ``output_contains`` of a
     bare number — whose number the request does not state (a count the task asks for is
@@ -74,7 +86,8 @@ def guess_problem(check: Check, request: str, kind: str = "") -> str | None:
     ``count_matches`` for a request that asks for no count (an amount, a name); a check of
     the workspace's state (``file_exists``, ``file_contains``, ``file_matches``) for a
     request that asks a question and writes nothing (it would pass whatever the answer;
-    ``kind`` is the Perceiver's reading, see :func:`writes_nothing`)."""
+    ``kind`` and ``shape`` are the Perceiver's reading, see :func:`writes_nothing` and
+    :func:`asks_count`)."""
     if check.kind in _STATE_KINDS and writes_nothing(request, kind):
         return (
             f"{check.kind} checks the workspace, not the answer, and the request asks a "
@@ -91,7 +104,18 @@ def guess_problem(check: Check, request: str, kind: str = "") -> str | None:
             "the request does not ask for: count what it names (a directory, or a pattern "
             "it states)"
         )
-    if check.kind == "count_matches" and not asks_count(request):
+    if check.kind == "count_matches" and (term := _ignored_term(check.value, request)):
+        return (
+            f"count_matches counts every line, and the request counts the lines with "
+            f"{term}: use 'lines containing {term}'"
+        )
+    if check.kind == "count_matches" and (other := _other_unit(check.value, request)):
+        return (
+            f"count_matches counts {check.value}, and the request counts {other}: count "
+            f"what it asks for ('lines containing <text>' for {other} a line shows, such as "
+            "'lines containing def ' for functions)"
+        )
+    if check.kind == "count_matches" and not asks_count(request, kind, shape):
         return (
             "count_matches checks a count, and the request asks for none: check what it asks "
             "for (or check null)"
@@ -100,7 +124,7 @@ def guess_problem(check: Check, request: str, kind: str = "") -> str | None:
         guessed = check.value
     elif (
         check.kind == "output_contains"
-        and asks_count(request)
+        and asks_count(request, kind, shape)
         and re.fullmatch(r"\s*-?\d+\s*", str(check.value))
     ):
         guessed = check.value
@@ -130,6 +154,157 @@ _ALIASES = {
     "sh": "shell",
     "yml": "yaml",
 }
+
+
+_COUNTED = re.compile(
+    r"\b(?:how\s+many|number\s+of|count(?:\s+the)?)\s+((?:[A-Za-z_][\w-]*\s+){0,3})", re.I
+)
+_SAME_UNIT = {
+    "lines": {"line", "lines", "row", "rows", "entry", "entries", "record", "records"},
+    "words": {"word", "words"},
+    "bytes": {"byte", "bytes"},
+    "chars": {"char", "chars", "character", "characters", "letter", "letters"},
+    "files": {"file", "files"},
+}
+
+
+def _other_unit(value: Any, request: str) -> str | None:
+    """What the request counts when a plain ``count_matches`` unit (lines, words, bytes,
+    chars, files) is not it, or None (pure): the first plural word after "how many" /
+    "number of" / "count the" ("count the functions defined in …" counts functions, not
+    the file's lines). ``lines containing <text>`` may count anything a line shows."""
+    unit = str(value).strip().lower()
+    if unit not in _SAME_UNIT:
+        return None
+    m = _COUNTED.search(request)
+    if m is None:
+        return None
+    words = m.group(1).lower().split()
+    plural = [w for w in words if w.endswith("s") and len(w) > 2]
+    if not plural:
+        return None
+    noun = plural[0]
+    return None if noun in _SAME_UNIT[unit] else noun
+
+
+_WC = re.compile(r"\bwc\s+((?:-[A-Za-z]+\s+)*)[\w./~'\"][^\s|;&)`]*")
+_WC_UNIT = {"l": "lines", "w": "words", "c": "bytes", "m": "chars"}
+
+
+def _plain_counts(text: str) -> list[tuple[str, str]]:
+    """The plain counts ``text`` runs: each ``wc -l|-w|-c|-m FILE`` not fed by a pipe
+    (``grep x f | wc -l`` counts what the pipeline selected, which may be anything), as
+    ``(unit, command)`` pairs (pure); the command's last word is the file."""
+    out = []
+    for m in _WC.finditer(text):
+        if text[: m.start()].rstrip().endswith("|"):
+            continue
+        flags = "".join(f.lstrip("-") for f in m.group(1).split())
+        unit = next((_WC_UNIT[f] for f in flags if f in _WC_UNIT), "lines" if not flags else "")
+        if unit:
+            out.append((unit, m.group().strip()))
+    return out
+
+
+def measures_other(
+    text: str, request: str, kind: str = "", shape: str = "", checks: Sequence[Check] = ()
+) -> str | None:
+    """Why a plan's ``text`` (a subtask's instruction) measures another quantity than the
+    one ``request`` asks for, or None (pure): it runs a plain count (``wc -l FILE``: the
+    file's lines, words, bytes or chars) while the request asks a question whose answer
+    is no such count — a name, a value or text (the Perceiver's ``kind``/``shape`` read
+    by :func:`.request.duties`), a number or an answer of unknown shape that is no count
+    and never speaks of the unit (a sum, a maximum), a count of
+    something else ("how many classes …" is not the file's lines), or the lines holding a
+    term the request names (a quoted string, an all-capitals word). A request that names
+    the command itself, or that only changes or creates (no answer asked), is not judged.
+    With the task's ``checks``, a plain count of a file that a ``count_matches`` check
+    counts otherwise ("lines containing tool" of the same file) measures another quantity
+    too: the check is the structured reading of what the request counts.
+    The class of a small model pasting one counting example onto every question (the plan
+    replaced the request: "run wc -l FILE" for "what is the highest price in FILE?")."""
+    said = duties(request, kind, shape)
+    if not said.answers:
+        return None
+    for unit, command in _plain_counts(text):
+        if command in request or re.search(r"\bwc\b", request):
+            continue
+        if said.shape in ("name", "value", "text"):
+            wanted = f"a {said.shape}"
+        elif not asks_count(request, kind, shape):
+            if _names_unit(unit, request):
+                continue  # "is it longer than 20 lines?": the request speaks of the unit
+            if said.shape == "number":
+                wanted = "a number that is no count of the file's " + unit
+            else:
+                wanted = f"an answer that is no count of the file's {unit}"
+        elif (other := _other_unit(unit, request)) is not None or not _counts_unit(unit, request):
+            wanted = f"a count of {other}" if other else "a count of something else"
+        elif unit == "lines" and (term := _ignored_term(unit, request)) is not None:
+            wanted = f"the lines with {term}"
+        elif (counted := _checked_otherwise(command, unit, checks)) is not None:
+            wanted = f"the {counted} (its count check)"
+        else:
+            continue
+        return (
+            f"{command!r} measures the file's {unit}, and the request asks for {wanted}: each "
+            "subtask must serve the request's own quantity"
+        )
+    return None
+
+
+def _checked_otherwise(command: str, unit: str, checks: Sequence[Check]) -> str | None:
+    """What a ``count_matches`` check of the file ``command`` counts, when it is not the
+    file's plain ``unit`` (``lines containing tool`` against ``wc -l``), or None (pure)."""
+    path = command.split()[-1].strip("'\"")
+    for check in checks:
+        if check.kind != "count_matches" or check.path.strip().strip("/") != path.strip("/"):
+            continue
+        if str(check.value).strip().lower() != unit:
+            return str(check.value).strip()
+    return None
+
+
+def _names_unit(unit: str, request: str) -> bool:
+    """True when ``request`` names ``unit`` or a synonym of it anywhere (pure)."""
+    return any(w.lower() in _SAME_UNIT[unit] for w in re.findall(r"[A-Za-z]+", request))
+
+
+def _counts_unit(unit: str, request: str) -> bool:
+    """True when the words after "how many" / "number of" / "count the" name ``unit``
+    (or a synonym of it: rows, entries for lines) (pure)."""
+    m = _COUNTED.search(request)
+    if m is None:
+        return False
+    return any(w.lower() in _SAME_UNIT[unit] for w in m.group(1).split())
+
+
+_QUOTED = re.compile(r"'([^'\n]{1,40})'|\"([^\"\n]{1,40})\"")
+_CAPS = re.compile(r"(?<![\w./-])[A-Z][A-Z0-9_]+(?![\w./-])")
+
+
+def _ignored_term(value: Any, request: str) -> str | None:
+    """The term a plain ``lines`` count ignores, or None (pure): a quoted string or an
+    all-capitals word of the request (``TODO``, ``ERROR``; not part of a path) — "how
+    many lines of notes/todo.txt mention TODO?" counts the lines with ``TODO``, not every
+    line (a real-model reading counted 7 lines where 4 held it, and the answer 7 passed)."""
+    if str(value).strip().lower() != "lines":
+        return None
+    quoted = [a or b for a, b in _QUOTED.findall(request)]
+    terms = quoted + _CAPS.findall(request)
+    return terms[0] if terms else None
+
+
+def narrowed(check: Check, request: str) -> Check | None:
+    """A plain ``lines`` count of a request that names what the lines hold, counting the
+    lines containing it instead (``lines`` → ``lines containing TODO``); None for any
+    other check (pure). The repair the Perceiver applies when the model repeats it."""
+    if check.kind != "count_matches":
+        return None
+    term = _ignored_term(check.value, request)
+    if term is None:
+        return None
+    return msgspec.structs.replace(check, value=f"lines containing {term}")
 
 
 def _narrowing(path: str, request: str) -> str | None:

@@ -11,7 +11,7 @@ from typing import Literal
 
 import msgspec
 
-from artoo.schemas import Check, Criterion
+from artoo.schemas import Check, Criterion, UserQuestion
 
 __all__ = [
     "CriterionAnswer",
@@ -19,11 +19,20 @@ __all__ = [
     "PerceiverAnswer",
     "PlanAnswer",
     "PlannedSubtask",
+    "QuestionAnswer",
     "VerdictAnswer",
     "VerdictsAnswer",
+    "answered_prompt",
+    "bounded_question",
     "make_criteria",
     "slugify",
+    "user_question",
 ]
+
+QUESTION_TEXT_MAX = 500
+"""Characters of a question kept (the rest cut)."""
+OPTIONS_MAX = 8
+"""Options of a question kept (the first ones)."""
 
 
 class CriterionAnswer(msgspec.Struct, kw_only=True):
@@ -33,6 +42,16 @@ class CriterionAnswer(msgspec.Struct, kw_only=True):
     mode: Literal["verifiable", "plausible"] = "plausible"
     check: Check | None = None
     weight: float = 1.0
+
+
+class QuestionAnswer(msgspec.Struct, kw_only=True):
+    """One question to the user, when the request leaves something open that only the
+    user can settle: free text (no ``options``) or one of ``options``."""
+
+    text: str
+    options: list[str] = []
+    default: str | None = None
+    """What to take when the user does not answer in time (None: decide without it)."""
 
 
 class PerceiverAnswer(msgspec.Struct, kw_only=True):
@@ -45,6 +64,8 @@ class PerceiverAnswer(msgspec.Struct, kw_only=True):
     """question, change or creation (code checks it against the request)."""
     answer: str = ""
     """For a question, what the answer must state: number, name, value or text."""
+    question: QuestionAnswer | None = None
+    """Only when the request is ambiguous: one question to the user (the task waits)."""
 
 
 class PlannedSubtask(msgspec.Struct, kw_only=True):
@@ -61,6 +82,9 @@ class PlanAnswer(msgspec.Struct, kw_only=True):
 
     subtasks: list[PlannedSubtask]
     rationale: str = ""
+    question: QuestionAnswer | None = None
+    """Only for a choice the request does not settle: one question to the user (the task
+    waits; the plan is asked again with the answer)."""
 
 
 class VerdictAnswer(msgspec.Struct, kw_only=True):
@@ -109,3 +133,48 @@ def make_criteria(answers: list[CriterionAnswer], prefix: str) -> list[Criterion
             )
         )
     return out
+
+
+def bounded_question(question: QuestionAnswer | None) -> QuestionAnswer | None:
+    """A model's question made bounded (pure): None for no question or an empty one; the
+    text cut to :data:`QUESTION_TEXT_MAX` characters; at most :data:`OPTIONS_MAX`
+    distinct, non-empty options; a default kept only when it is one of them (or, for a
+    free-text question, any non-empty text)."""
+    if question is None or not question.text.strip():
+        return None
+    options: list[str] = []
+    for option in question.options:
+        option = option.strip()
+        if option and option not in options and len(options) < OPTIONS_MAX:
+            options.append(option)
+    default = (question.default or "").strip() or None
+    if options and default not in options:
+        default = None
+    return QuestionAnswer(
+        text=question.text.strip()[:QUESTION_TEXT_MAX], options=options, default=default
+    )
+
+
+def answered_prompt(question: str, answer: str) -> str:
+    """What a role is told after its question to the user was answered (``answer`` "":
+    no answer came; it decides without one)."""
+    said = f"the user answered: {answer}" if answer else "no answer came: decide without it"
+    return (
+        f"You asked the user: {question}\n{said}.\n"
+        "Answer again, in the same JSON shape, with no question."
+    )
+
+
+def user_question(
+    question: QuestionAnswer, question_id: str, role: str, timeout_s: float, round: int = 0
+) -> UserQuestion:
+    """The UserQuestion a role publishes for a bounded question (pure)."""
+    return UserQuestion(
+        question_id=question_id,
+        role=role,
+        text=question.text,
+        options=question.options,
+        default=question.default,
+        timeout_s=timeout_s,
+        round=round,
+    )

@@ -90,6 +90,8 @@ from ._guards import (
     asks_question,
     count_checked,
     guess_problem,
+    measures_other,
+    narrowed,
     widened,
 )
 
@@ -103,6 +105,8 @@ __all__ = [
     "evaluate",
     "guess_problem",
     "judge_observed",
+    "measures_other",
+    "narrowed",
     "reads_workspace",
     "widened",
 ]

@@ -125,16 +125,20 @@ REQUEST_CRITERION = "request"
 """The id of the task-level verdict that judges the answer against the request itself."""
 
 
-def request_verdict(request: str, kind: str, shape: str, output: str) -> Verdict | None:
+def request_verdict(
+    request: str, kind: str, shape: str, output: str, calls: Sequence[ToolCall] = ()
+) -> Verdict | None:
     """The task-level verdict on whether ``output`` answers ``request`` (pure; the rule is
     :func:`.request.answer_problem`, the duties :func:`.request.duties`): a failed,
     logical verdict for an answer that does not answer a question — it describes the
     process, talks about its criteria, lacks the asked-for value — whatever the criteria
     said; a passed one for an answer that answers; None for a log from before
-    ``TaskSpec.kind`` (empty ``kind``), which was never judged so."""
+    ``TaskSpec.kind`` (empty ``kind``), which was never judged so. ``calls``: the round's
+    tool calls — a word the answer shares with what they printed is a value it states."""
     if not kind:
         return None
-    problem = answer_problem(request, output, duties(request, kind, shape))
+    outputs = tool_outputs(calls, strict=True)
+    problem = answer_problem(request, output, duties(request, kind, shape), outputs)
     return Verdict(
         criterion_id=REQUEST_CRITERION,
         passed=problem is None,

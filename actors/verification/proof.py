@@ -66,6 +66,7 @@ def how_established(value: str | None) -> str:
 
 
 _WORD = re.compile(r"[A-Za-z0-9_]+")
+_TERM = re.compile(r"[A-Za-z_][\w-]{1,}")
 
 
 def copied_from_request(check: Check, request: str) -> bool:
@@ -78,10 +79,12 @@ def copied_from_request(check: Check, request: str) -> bool:
     return bool(words) and words <= set(_WORD.findall(request.lower()))
 
 
-def derivations(value: str, calls: Sequence[ToolCall]) -> int:
+def derivations(value: str, calls: Sequence[ToolCall], request: str = "") -> int:
     """How many different tool calls that worked back ``value`` (pure): a number as
-    grounding derives it from that call's output alone, a code-like value by its words.
-    Calls with the same tool and arguments count once."""
+    grounding derives it from that call's output alone (the lines holding a word of the
+    ``request`` counted too), a code-like value by its words. Calls with the same tool and
+    arguments count once."""
+    terms = list(dict.fromkeys(_TERM.findall(request)))[:40]
     number = stated_numbers(value)
     seen: set[tuple[str, str]] = set()
     count = 0
@@ -93,7 +96,7 @@ def derivations(value: str, calls: Sequence[ToolCall]) -> int:
         if not outputs:
             continue
         if number:
-            exact, _ = derivable(outputs)
+            exact, _ = derivable(outputs, terms)
             backed = Decimal(number[0].replace(",", "")) in exact
         else:  # a name: what the call returned, or the path it read
             backed = traced(value, [*outputs, *read_sources([call])])
@@ -142,7 +145,7 @@ def established(
         values = [*stated_numbers(output), *code_values(output, request)]
         asked = set(_WORD.findall(request))
         values = [v for v in values if not set(_WORD.findall(v)) <= asked]
-        backing = [derivations(v, calls) for v in values]
+        backing = [derivations(v, calls, request) for v in values]
         if not values or min(backing) < 1 or max(backing) < 2:
             return "model"
     return "human" if any(v.signal == "human" for v in verdicts) else "code"

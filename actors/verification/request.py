@@ -21,7 +21,7 @@ verdict it gives (:func:`answer_problem`) is recomputed by ``artoo replay --veri
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Literal, get_args
 
 import msgspec
@@ -120,14 +120,14 @@ def code_kind(text: str) -> Literal["question"] | None:
 
 
 def code_shape(text: str) -> AnswerShape | None:
-    """What code can see of the value a question asks for (pure): ``number`` for a count
-    or an amount (how many, how much, number of, count, total), ``name`` for which / who /
-    the name of, ``value`` for what something returns, prints or outputs; None when code
-    cannot tell."""
-    if _COUNT.search(text):
-        return "number"
+    """What code can see of the value a question asks for (pure): ``name`` for which /
+    who / the name of (first: "which team has the higher total?" asks a name), ``number``
+    for a count or an amount (how many, how much, number of, count, total), ``value`` for
+    what something returns, prints or outputs; None when code cannot tell."""
     if _NAME.search(text):
         return "name"
+    if _COUNT.search(text):
+        return "number"
     if code_kind(text) == "question" and _VALUE.search(text):
         return "value"
     return None
@@ -174,7 +174,9 @@ def duties(text: str, kind: str = "", shape: str = "") -> Duties:
 
 
 # --------------------------------------------------------------------------- the answer
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_FENCE = re.compile(r"```.*?(?:```|$)", re.S)
+_HOWTO = re.compile(r"\byou\s+(?:can|could|would|should|may|might|need\s+to|will)\b", re.I)
 _PROCESS_SUBJECT = re.compile(
     r"\b(?:the|this|that|my|your)\s+(?:\w+\s+)?(?:command|output|script|tool|code|query|"
     r"execution|call|pipeline|search|result)s?\b",
@@ -192,6 +194,7 @@ _CODEISH = re.compile(
     r"\b[A-Z][a-z0-9]+[A-Z]\w*\b|\b(?:True|False|None|null|true|false)\b|\b\w+\(\)"
 )
 _TOKEN = re.compile(r"[A-Za-z0-9_]+")
+_LIST_MARKER = re.compile(r"^[ \t]*(?:[-*][ \t]+)?\d+[.)][ \t]", re.MULTILINE)
 _PROPER = re.compile(r"(?<=[^\s.!?:]\s)[A-Z][\w-]+")  # a capitalised word inside a sentence
 
 
@@ -206,11 +209,28 @@ def code_values(answer: str, request: str) -> list[str]:
     return _unasked(_CODEISH.finditer(answer), request)
 
 
-def _new_values(answer: str, request: str) -> list[str]:
+def _new_values(answer: str, request: str, outputs: Sequence[str] = ()) -> list[str]:
     """The values the answer states (code-like values, numbers, capitalised names inside a
-    sentence) that the request does not already hold (pure)."""
-    found = (*_CODEISH.finditer(answer), *_NUMBER.finditer(answer), *_PROPER.finditer(answer))
-    return _unasked(found, request)
+    sentence, and any word a tool printed) that the request does not already hold (pure).
+    With the tool results (``outputs``), a name counts only when the tools showed it
+    (``Python`` in advice on how to search is not a value the workspace gave), and a plain
+    word of the answer that stands in a tool result is a value read from the workspace
+    ("It prints hello artoo" after a run that printed it); the answer's own words about
+    the value ("a string that includes …") are not. A list item's number is no value."""
+    answer = _LIST_MARKER.sub(" ", answer)
+    numbers = _unasked(_NUMBER.finditer(answer), request)
+    names = _unasked((*_CODEISH.finditer(answer), *_PROPER.finditer(answer)), request)
+    if not outputs:
+        return numbers + names
+    shown = {t for o in outputs for t in _TOKEN.findall(o)}
+    asked = set(_TOKEN.findall(request))
+    traced_names = [v for v in names if set(_TOKEN.findall(v)) <= shown | asked]
+    words = [
+        t
+        for t in _TOKEN.findall(answer)
+        if len(t) > 1 and t in shown and t not in asked and t.lower() not in _STOPWORDS
+    ]
+    return numbers + traced_names + words
 
 
 def _unasked(found: Iterable[re.Match[str]], request: str) -> list[str]:
@@ -233,7 +253,9 @@ def traced(value: str, sources: list[str], request: str = "") -> bool:
     return all(t in words for t in _TOKEN.findall(value))
 
 
-def answer_problem(request: str, output: str, duty: Duties) -> str | None:
+def answer_problem(
+    request: str, output: str, duty: Duties, outputs: Sequence[str] = ()
+) -> str | None:
     """Why ``output`` does not answer ``request``, or None (pure; only a request held to
     answer — ``duty.answers`` — is judged):
 
@@ -244,6 +266,8 @@ def answer_problem(request: str, output: str, duty: Duties) -> str | None:
       command / output / script and what it did ("The command successfully captured the
       output", "The output is empty as expected") with no value stated outside such
       sentences; or a statement that the output was empty beside a non-zero figure;
+    - an answer that says how to find the value ("To determine …, you can use …") and
+      states none outside that advice (its commands are not the value);
     - an answer that lacks the asked-for value: a number for ``number``; for ``name`` or
       ``value``, a name or value the request does not already state (a quoted string,
       a code name, a literal, a number) — repeating the question's own words is not an
@@ -259,10 +283,19 @@ def answer_problem(request: str, output: str, duty: Duties) -> str | None:
             "the answer talks about its criteria instead of answering: state the value the "
             "request asks for"
         )
-    sentences = [s.strip() for s in _SENTENCE.findall(text) if s.strip()]
+    howto = [s for s in _sentences(text) if _HOWTO.search(s)]
+    if howto:  # advice on how to find it: its commands and steps are not the value
+        steps = _FENCE.sub(" ", _LIST_MARKER.sub(" ", text))
+        text = " ".join(s for s in _sentences(steps) if not _HOWTO.search(s))
+        if not _new_values(text, request, outputs):
+            return (
+                "the answer says how to find the value (" + _clip(howto[0]) + ") instead of "
+                "stating it"
+            )
+    sentences = _sentences(text)
     process = [s for s in sentences if _process_sentence(s)]
     rest = " ".join(s for s in sentences if not _process_sentence(s))
-    if process and not _new_values(text, request) and not (duty.shape is None and rest):
+    if process and not _new_values(text, request, outputs) and not (duty.shape is None and rest):
         return (
             "the answer describes the process (" + _clip(process[0]) + ") instead of stating "
             "the value the request asks for"
@@ -276,12 +309,16 @@ def answer_problem(request: str, output: str, duty: Duties) -> str | None:
         )
     if duty.shape == "number" and not _NUMBER.search(text):
         return "the request asks how many (a number) and the answer states none"
-    if duty.shape in ("name", "value") and not _new_values(text, request):
+    if duty.shape in ("name", "value") and not _new_values(text, request, outputs):
         return (
             f"the request asks for a {duty.shape} and the answer states none the request "
             "did not already hold (repeating the question is not an answer)"
         )
     return None
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
 
 
 def _clip(sentence: str, limit: int = 80) -> str:

@@ -44,9 +44,11 @@ from artoo.schemas import (
     FinalResult,
     GGSDecision,
     LLMCall,
+    QuestionAnswered,
     TaskPaused,
     TaskUnpaused,
     ToolCallEnded,
+    UserQuestion,
     UserRequest,
 )
 
@@ -236,6 +238,19 @@ def _run_task(
             models.setdefault(env.body.tier, env.body.model)
     for tier in ("brain", "tool"):
         models.setdefault(tier, "replay")
+    replies = deque((e.body, e.ts) for e in task.envelopes if isinstance(e.body, QuestionAnswered))
+
+    def on_question(_question: UserQuestion) -> str | None:
+        """The recorded answer; a recorded timeout: the clock moves to it (the Queen then
+        times the question out as it did)."""
+        if not replies:
+            return None
+        answered, ts = replies.popleft()
+        if answered.by == "operator":
+            return answered.answer
+        served._follow(ts)
+        return None
+
     decisions = [e.body for e in task.envelopes if isinstance(e.body, ConfirmationDecision)]
     operator = None
     if any(d.by != "queen" for d in decisions):
@@ -271,6 +286,8 @@ def _run_task(
         runs_tools=live,
         tool_runner=served.runner,
         recorded_verdicts=served,
+        # asked of no one (``by="no_operator"``): the Queen takes the default at once again
+        on_question=on_question if any(a.by != "no_operator" for a, _ in replies) else None,
     )
     try:
         system.subscribe(served.on_envelope)

@@ -116,11 +116,13 @@ class _Served:
         return self.verdicts.get(key)
 
     def recorded(self, new_id: str) -> str:
-        """The recorded id of a rerun subtask id (waits briefly for its manifest)."""
+        """The recorded id of a rerun subtask id (a rerun waits briefly for its manifest;
+        a resume learns ids as the bus commits, before anyone sees them: no wait)."""
         if not new_id:
             return ""
         with self.lock:
-            self.lock.wait_for(lambda: new_id in self.ids, timeout=5.0)
+            if not self.resuming:
+                self.lock.wait_for(lambda: new_id in self.ids, timeout=5.0)
             return self.ids.get(new_id, new_id)
 
     def on_envelope(self, env: Envelope) -> None:

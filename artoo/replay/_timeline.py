@@ -29,6 +29,7 @@ from artoo.schemas import (
     OutcomeSummary,
     PlanDirective,
     PlanRejected,
+    QuestionAnswered,
     ReplanRequest,
     RoleFailed,
     SOPPromoted,
@@ -36,11 +37,14 @@ from artoo.schemas import (
     SubTask,
     SubTaskOutcome,
     TaskCancelled,
+    TaskPaused,
     TaskRequest,
     TaskResumed,
     TaskSpec,
+    TaskUnpaused,
     ToolCall,
     UnknownMessage,
+    UserQuestion,
     UserRequest,
     Verdict,
 )
@@ -321,6 +325,20 @@ def _describe(env: Envelope) -> tuple[str, list[str]]:
         return f"role {b.role} crashed: {_clip(b.error, 160)}", []
     if isinstance(b, TaskCancelled):
         return f"cancelled{' (system closing)' if b.closing else ''}: {b.reason}", []
+    if isinstance(b, UserQuestion):
+        choices = f" [{' / '.join(b.options)}]" if b.options else " [free text]"
+        default = f" (default {b.default})" if b.default else ""
+        return f"QUESTION ({b.role}): {_clip(b.text, 200)}{choices}{default}", []
+    if isinstance(b, QuestionAnswered):
+        return (
+            f"ANSWER by {b.by}: {_clip(b.answer, 200)}"
+            if b.answer is not None
+            else f"NO ANSWER ({b.by})",
+            [],
+        )
+    if isinstance(b, TaskPaused | TaskUnpaused):
+        verb = "PAUSED" if isinstance(b, TaskPaused) else "UNPAUSED"
+        return f"{verb} by {b.by}" + (f": {b.reason}" if b.reason else ""), []
     if isinstance(b, TaskResumed):
         return (
             f"RESUMED after the process stopped: rebuilt from {b.replayed} logged envelopes "

@@ -362,7 +362,7 @@ class _Task:
                 kind=spec.kind if spec is not None else "",
             )
             answered = (
-                request_verdict(spec.text, spec.kind, spec.shape, body.merged_output)
+                request_verdict(spec.text, spec.kind, spec.shape, body.merged_output, calls)
                 if spec is not None
                 else None
             )

@@ -30,6 +30,7 @@ from artoo.schemas import (
     MegramRecorded,
     MemoryRecall,
     PlanRejected,
+    QuestionAnswered,
     RoleFailed,
     SOPPromoted,
     StepFailed,
@@ -37,8 +38,12 @@ from artoo.schemas import (
     SubTaskOutcome,
     TagPotential,
     TaskCancelled,
+    TaskPaused,
     TaskRequest,
+    TaskResumed,
+    TaskUnpaused,
     TicketResolved,
+    UserQuestion,
     UserRequest,
 )
 
@@ -367,6 +372,19 @@ def _take(acc: _Acc, env: Envelope) -> None:
         )
     elif isinstance(body, TaskCancelled):
         _step(task, env, "cancelled", body.reason, None)
+    elif isinstance(body, TaskResumed):
+        line = f"after the process stopped: rebuilt from the log to seq {body.from_seq}"
+        _step(task, env, "resumed", f"{line}; stopped {body.stopped_s:.1f} s", None)
+    elif isinstance(body, TaskPaused | TaskUnpaused):
+        kind = "paused" if isinstance(body, TaskPaused) else "unpaused"
+        why = f": {_short(body.reason, 120)}" if body.reason else ""
+        _step(task, env, kind, body.by + why, None)
+    elif isinstance(body, UserQuestion):
+        choices = f" [{' / '.join(body.options)}]" if body.options else ""
+        _step(task, env, "question?", f"{body.role}: {_short(body.text, 140)}{choices}", body.round)
+    elif isinstance(body, QuestionAnswered):
+        said = _short(body.answer, 140) if body.answer is not None else "no answer"
+        _step(task, env, "answered", f"{body.by}: {said}", None)
     elif isinstance(body, MegramRecorded):
         acc.memory["written"] += 1
     elif isinstance(body, SOPPromoted):

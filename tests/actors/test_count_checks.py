@@ -187,3 +187,43 @@ def test_count_matches_fits_only_a_request_for_a_count() -> None:
     problem = guess_problem(check, "what is the amount for the east region in data/sales.csv?")
     assert problem is not None and "asks for none" in problem
     assert guess_problem(check, "how many lines of data/sales.csv mention east?") is None
+
+
+def test_a_count_of_a_plain_unit_the_request_does_not_count_is_unusable() -> None:
+    """A real-model reading (bench count-5): "count the functions defined in …" checked
+    ``count_matches <file> 'lines'`` — code counted every line, and any answer stating
+    that passed. The unit must be what the request counts, or lines showing it."""
+    ask = "count the methods defined in src/models/user.py"
+    lines = Check(kind="count_matches", path="src/models/user.py", value="lines")
+    assert "counts lines, and the request counts methods" in (guess_problem(lines, ask) or "")
+    shown = Check(kind="count_matches", path="src/models/user.py", value="lines containing def ")
+    assert guess_problem(shown, ask) is None
+    rows = "how many rows does data/sales.csv have?"
+    assert (
+        guess_problem(Check(kind="count_matches", path="data/sales.csv", value="lines"), rows)
+        is None
+    )
+    words = "how many words are in README.md?"
+    assert (
+        guess_problem(Check(kind="count_matches", path="README.md", value="words"), words) is None
+    )
+
+
+def test_a_plain_lines_count_of_lines_the_request_qualifies_is_narrowed() -> None:
+    """The real-model run of "How many lines of notes/todo.txt mention TODO?": the
+    Perceiver checked ``count_matches notes/todo.txt 'lines'`` (7) and the answer 7 passed
+    where 4 lines hold TODO. Tried here on other requests than that one."""
+    from artoo.actors.verification.checks import narrowed
+
+    ask = "How many ERROR lines does logs/app.log have?"
+    plain = Check(kind="count_matches", path="logs/app.log", value="lines")
+    assert "lines containing ERROR" in (guess_problem(plain, ask) or "")
+    fixed = narrowed(plain, ask)
+    assert fixed is not None and fixed.value == "lines containing ERROR"
+    assert guess_problem(fixed, ask) is None
+    quoted = "how many lines of notes/todo.txt say 'call Bob'?"
+    assert narrowed(plain, quoted) == Check(
+        kind="count_matches", path="logs/app.log", value="lines containing call Bob"
+    )
+    assert guess_problem(plain, "how many lines are in logs/app.log?") is None
+    assert narrowed(plain, "how many lines are in README.md?") is None  # no term: a path

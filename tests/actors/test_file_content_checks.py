@@ -152,8 +152,8 @@ def test_a_count_glob_may_not_narrow_what_the_request_asks_to_count() -> None:
     many files are in the archive directory?" — 0 — and the answer 0 was accepted."""
     from artoo.actors.verification.checks import guess_problem
 
-    def problem(path: str, request: str) -> str | None:
-        return guess_problem(Check(kind="count_matches", path=path, value="files"), request)
+    def problem(path: str, request: str, unit: str = "files") -> str | None:
+        return guess_problem(Check(kind="count_matches", path=path, value=unit), request)
 
     narrowed = problem("archive/**/*.py", "how many files are in the archive directory?")
     assert narrowed is not None and "'py'" in narrowed
@@ -200,14 +200,17 @@ def test_a_count_in_a_place_the_request_never_names_is_sent_back() -> None:
     many files are in the archive directory?"; the check then told the Executor 3."""
     from artoo.actors.verification.checks import guess_problem
 
-    def problem(path: str, request: str) -> str | None:
-        return guess_problem(Check(kind="count_matches", path=path, value="files"), request)
+    def problem(path: str, request: str, unit: str = "files") -> str | None:
+        return guess_problem(Check(kind="count_matches", path=path, value=unit), request)
 
     wrong = problem("src", "how many files are in the archive directory?")
     assert wrong is not None and "'src'" in wrong
     assert problem("archive", "how many files are in the archive directory?") is None
-    assert problem("notes/todo.txt", "how many TODO lines are in my notes?") is None
-    assert problem("README.md", "how many words in the readme?") is None
+    # the place is named; the unit fits what the request counts (a unit that does not fit
+    # is another problem: test_a_count_of_a_plain_unit_the_request_does_not_count_is_unusable)
+    todo = "how many TODO lines are in my notes?"
+    assert problem("notes/todo.txt", todo, "lines containing TODO") is None
+    assert problem("README.md", "how many words in the readme?", "words") is None
     assert problem("src/**/*.py", "count the python files under src") is None
     assert problem("**/*.py", "how many python files are there?") is None
     assert problem("./**/*.py", "how many python files are there?") is None

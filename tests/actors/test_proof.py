@@ -133,3 +133,14 @@ def test_a_check_copied_from_the_request_is_not_proof_alone() -> None:
     assert copied_from_request(Check(kind="output_contains", value="ARTOO"), request)
     assert not copied_from_request(Check(kind="output_contains", value="hello"), request)
     assert not copied_from_request(Check(kind="file_exists", path="artoo"), request)
+
+
+def test_a_count_read_two_ways_is_two_derivations() -> None:
+    """``grep -c`` printed 4, and the file read whole has 4 lines holding the asked-for
+    word: two different calls agree."""
+    text = "TODO: a\nnotes\nTODO: b\nTODO: c\nideas\nTODO: d\n"
+    grep = _shell("grep -c TODO notes/todo.txt", "4")
+    read = _read("notes/todo.txt", text)
+    request = "How many lines of notes/todo.txt mention TODO?"
+    assert derivations("4", [grep, read], request) == 2
+    assert derivations("4", [grep, read]) == 1  # without the request's word: grep's alone

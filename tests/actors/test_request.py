@@ -145,3 +145,33 @@ def test_repeating_the_question_is_no_answer() -> None:
 def test_a_change_is_not_held_to_question_rules() -> None:
     change = duties("Do the weekly report in report.txt", "change")
     assert answer_problem("Do the weekly report", "The command ran successfully.", change) is None
+
+
+def test_a_plain_value_a_tool_printed_answers_and_the_answers_own_words_do_not() -> None:
+    """Holdout cases (bench tasks, not tuned to): "It prints hello artoo" names the value
+    a run printed; "a string that includes 'artoo'" describes it in its own words."""
+    prints = "what does src/app.py print when it runs?"
+    duty = duties(prints, "question", "value")
+    ran = ["hello artoo\n"]
+    assert answer_problem(prints, "It prints hello artoo.", duty, ran) is None
+    assert answer_problem(prints, "It prints hello artoo.", duty) is not None  # no run
+    returns = "what does greet('artoo') in src/util.py return?"
+    said = "It returns a string that includes 'artoo'."
+    source = ['def greet(name: str) -> str:\n    return f"hello {name}"']
+    assert answer_problem(returns, said, duties(returns, "question", "value"), source)
+    # "which …" asks a name even when it says "total"
+    assert code_shape("which team in data/scores.csv has the higher total score?") == "name"
+
+
+def test_advice_on_how_to_find_the_value_is_no_answer() -> None:
+    """A small model often answers with a procedure instead of the value. Written for
+    this test (not a bench answer): its steps, commands and list numbers are not values."""
+    q = "which file in logs/ is the largest?"
+    advice = (
+        "To find the largest file in the logs directory, you can run a command:\n\n"
+        "1. Open a terminal.\n2. Run:\n```sh\nls -S logs | head -1\n```\n"
+        "3. The first line is the Largest file."
+    )
+    assert "how to find" in (answer_problem(q, advice, duties(q, "question"), ["app.log"]) or "")
+    answer = "To check, I ran ls -S logs: the largest file is app.log."
+    assert answer_problem(q, answer, duties(q, "question"), ["app.log\nold.log\n"]) is None

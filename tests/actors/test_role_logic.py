@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -59,6 +60,12 @@ def test_subtask_prompt_states_criteria_context_and_must_not() -> None:
     assert text.startswith("Subtask: count files")
     assert "- a number" in text and "SHOULD PREFER: glob" in text
     assert "MUST NOT use: shell, secret/" in text
+    # the user's request travels to the Executor: a plan that strays does not replace it
+    asked = msgspec.structs.replace(s, request="how many python files are under src?")
+    assert "It serves the user's request: how many python files are under src?" in (
+        subtask_prompt(asked)
+    )
+    assert "user's request" not in subtask_prompt(msgspec.structs.replace(s, request="count files"))
 
 
 def test_criteria_get_code_ids_and_unchecked_verifiable_becomes_plausible() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import signal
 import sys
 import time
 from pathlib import Path
@@ -30,7 +31,16 @@ def test_ctrl_c_ends_the_task_in_one_line_with_exit_130(tmp_path: Path, workspac
     )
     args = ["-m", "artoo", "run", "say hello", "--store", str(tmp_path / "store")]
     args += ["--model", model, "--workspace", str(workspace)]
-    child = pexpect.spawn(sys.executable, args, encoding="utf-8", timeout=30, cwd=tmp_path)
+    child = pexpect.spawn(
+        sys.executable,
+        args,
+        encoding="utf-8",
+        timeout=30,
+        cwd=tmp_path,
+        # as a terminal's foreground job: a test run in the background (`pytest &`) has
+        # SIGINT ignored, which the child would inherit (and Python then never interrupts)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     child.expect("reading the task")  # the spinner: the Perceiver's call is under way
     sent = time.monotonic()
     child.sendintr()

@@ -11,15 +11,19 @@ import time
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 import artoo
 from artoo.replay import rerun, verify
+from artoo.report import audit_report
+from artoo.report._model import AuditDocument
 from artoo.schemas import (
     Config,
     Envelope,
     EscalationTicket,
     FinalResult,
+    JudgeObservation,
     LLMCall,
     TaskPaused,
     TaskResumed,
@@ -153,11 +157,12 @@ def test_a_paused_task_stays_paused_across_a_restart_and_the_operator_resumes_it
         victim.wait(10)
     answered = sum(isinstance(e.body, LLMCall) for e in all_events(store))
     write_script(tmp_path / "s.toml", ENTRIES[answered:])  # what the killed run did not use
-    config = Config(durability="none", max_parallel=1)
+    # the Judge looks for stalls each 0.1 s and calls 1 s of silence one: the pause is longer
+    config = Config(durability="none", max_parallel=1, judge={"interval_s": 0.1, "stall_s": 1.0})
     with artoo.System.open(store, model=model, workspace=ws, config=config) as system:
         [handle] = system.resumed
         assert system.pauses.paused(handle.task_id)
-        time.sleep(0.5)
+        time.sleep(2.5)
         assert not handle.done() and not (ws / "made.txt").exists()
         system.answer(handle.task_id, "resume")
         result = handle.result(30)
@@ -173,5 +178,50 @@ def test_a_paused_task_stays_paused_across_a_restart_and_the_operator_resumes_it
     assert sum(isinstance(e.body, TaskResumed) for e in events) == 1
     assert sum(isinstance(e.body, FinalResult) for e in events) == 1
     assert _stalls(events) == []
+    resumed_at = next(e.seq for e in events if isinstance(e.body, TaskResumed))
+    watched = [
+        e.body.metrics.get("running", 0.0)
+        for e in events
+        if isinstance(e.body, JudgeObservation) and e.seq > resumed_at
+    ]
+    assert watched and max(watched) >= 1.0  # the Judge watched the resumed task
     assert verify(store).ok
     assert rerun(store).ok
+    # the audit report's task timeline shows the pause and the resume
+    doc = msgspec.json.decode(audit_report(store, fmt="json"), type=AuditDocument)
+    [task] = doc.tasks
+    kinds = [step.kind for step in task.timeline]
+    assert kinds.index("paused") < kinds.index("resumed") < kinds.index("unpaused")
+
+
+def _env(seq: int, ts: float, body: Any) -> Envelope:
+    return Envelope(seq, ts, "t", "host", None, None, body)
+
+
+def test_restore_counts_the_time_paused_and_not_the_time_stopped() -> None:
+    now = [1000.0]
+    pauses = _pauses_at(lambda: now[0])
+    log = [
+        _env(1, 10.0, TaskPaused()),
+        _env(2, 14.0, TaskUnpaused()),  # 4 s paused
+        _env(3, 20.0, TaskPaused()),  # paused again, then the process stops at 25
+        _env(4, 25.0, LLMCall(call_id="c", role="perceiver", tier="brain", model="m")),
+    ]
+    assert pauses.restore("t", log)  # still paused
+    assert pauses.paused("t")
+    assert pauses.paused_s("t", 1000.0) == pytest.approx(9.0)  # 4 + 5; not the stop
+    assert pauses.paused_s("t", 1003.0) == pytest.approx(12.0)  # and it goes on
+    # a pause that spans a stop (resumed after 100 s stopped) counts without the stop
+    log = [
+        _env(1, 10.0, TaskPaused()),
+        _env(2, 112.0, TaskResumed(from_seq=1, stopped_s=100.0)),
+        _env(3, 115.0, TaskUnpaused()),
+    ]
+    assert not pauses.restore("u", log)
+    assert pauses.paused_s("u", 2000.0) == pytest.approx(5.0)
+
+
+def _pauses_at(now: Any) -> Any:
+    from artoo._pause import Pauses
+
+    return Pauses(lambda body, task_id: None, now, lambda task_id: False)

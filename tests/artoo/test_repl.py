@@ -154,3 +154,37 @@ def test_repl_pauses_and_resumes_a_task_by_its_id_prefix(tmp_path: Path, workspa
         assert said[-1] == f"  {task} running"
         repl.handle(f"/cancel {task[:12]}")
         repl.handles[task].result(30)
+
+
+def test_repl_shows_a_question_and_answers_it(tmp_path: Path, workspace: Path) -> None:
+    question = {"text": "Which file?", "options": ["a.txt", "b.txt"]}
+    entries = [
+        {"role": "perceiver", "content": {"intent": "w", "slug": "w", "question": question}},
+        {"role": "perceiver", "content": {"intent": "write b.txt", "slug": "w"}},
+        {"role": "planner", "content": {"subtasks": [{"instruction": "write b.txt"}]}},
+        {"role": "executor", "content": "done"},
+    ]
+    said: list[str] = []
+    with artoo.System.open(
+        tmp_path / "s",
+        model=write_script(tmp_path / "q.toml", entries),
+        workspace=workspace,
+        config=CONFIG,
+        inbox=True,  # as artoo repl opens it
+    ) as system:
+        repl = Repl(system, said.append)
+        system.subscribe(repl.on_envelope)
+        assert repl.handle("write the file")
+        (task,) = list(repl.handles)
+        [item] = _wait_inbox(system, 1)
+        deadline = time.monotonic() + 10
+        while not any("asks: Which file?" in line for line in said):
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        repl.handle(f"/answer {item.item_id}")
+        assert said[-1].startswith("error: which question")
+        repl.handle(f"/answer {item.item_id} c.txt")
+        assert said[-1] == "error: answer one of: a.txt, b.txt"
+        repl.handle(f"/answer {item.item_id} b.txt")
+        assert said[-1] == f"{item.item_id}: answered"
+        assert repl.handles[task].result(30).status == "accept"

@@ -215,14 +215,17 @@ def test_the_demo_report_says_what_the_demo_did(demo_store: Path) -> None:
     assert abandoned.path == ["change_path", "change_approach", "break_symmetry", "abandon"]
     assert abandoned.law1_denied and abandoned.reason == "replan_budget"
     with EventLog.open(demo_store / "events", durability="none") as log:
-        tickets = [e for e in log.read() if isinstance(e.body, EscalationTicket)]
+        logged = list(log.read())
+    tickets = [e for e in logged if isinstance(e.body, EscalationTicket)]
+    made = [e for e in logged if isinstance(e.body, LLMCall) and e.body.refused is None]
     kinds = [a.kind for a in doc.attention]
     assert kinds == ["escalation"] * len(tickets) + ["convergence_failure", "denied_action"]
     assert doc.summary.escalations == len(tickets)
     assert all(a.task_id == abandoned.task_id for a in doc.attention[len(tickets) :])
     shell = next(t for t in doc.tools if t.tool == "shell")
     assert shell.refusals == {"law1_denied": 1}
-    assert sum(r.calls for r in doc.roles) == doc.summary.model_calls == 40
+    # every model call the log holds, counted once per role and once in the summary
+    assert sum(r.calls for r in doc.roles) == doc.summary.model_calls == len(made) > 0
     assert {r.role for r in doc.roles} >= {"perceiver", "planner", "executor"}
     # every envelope read, every decision with its seq in the log
     with EventLog.open(demo_store / "events", durability="none") as log:

@@ -42,9 +42,12 @@ def _write(path: str, content: str) -> dict[str, Any]:
     }
 
 
-def _victim(tmp: Path, store: Path, workspace: Path, model: str, *, until: str) -> None:
+def _victim(
+    tmp: Path, store: Path, workspace: Path, model: str, *, until: str, submit: bool = True
+) -> None:
     """Run one task in a child process and SIGKILL it once it printed ``until`` (the
-    kind of an envelope it saw, or a tool's own line)."""
+    kind of an envelope it saw, or a tool's own line). ``submit=False``: the child only
+    opens the store (resuming what it holds)."""
     script = tmp / "victim.py"
     script.write_text(
         textwrap.dedent(
@@ -64,7 +67,8 @@ def _victim(tmp: Path, store: Path, workspace: Path, model: str, *, until: str) 
                 if kind == "LLMCall":
                     print("LLMCall:" + env.body.role, flush=True)
             s.subscribe(show)
-            s.submit("write the files")
+            if {submit!r}:
+                s.submit("write the files")
             threading.Event().wait()
             """
         )
@@ -353,3 +357,53 @@ def test_a_call_under_way_that_is_not_known_safe_runs_again_only_if_the_operator
     ended = [e.body.call for e in all_events(store) if isinstance(e.body, ToolCallEnded)]
     assert [(c.tool, c.ok) for c in ended] == [("hold", approve)]
     assert verify(store).ok
+
+
+@pytest.mark.slow
+def test_a_resumed_task_killed_again_is_resumed_again(tmp_path: Path) -> None:
+    entries = [
+        SPEC,
+        {**PLAN, "delay_ms": 60_000},
+        _write("made.txt", "x"),
+        {"role": "executor", "content": "done", "delay_ms": 60_000},
+    ]
+    quick = [{k: v for k, v in e.items() if k != "delay_ms"} for e in entries]
+    store, workspace = tmp_path / "store", _workspace(tmp_path)
+    model = write_script(tmp_path / "s.toml", entries)
+    _victim(tmp_path, store, workspace, model, until="TaskSpec")  # in the Planner's call
+    slow = [{**e, "delay_ms": 0} if e["role"] == "planner" else e for e in entries]
+    write_script(tmp_path / "s.toml", _rest(slow, store))
+    # the resume runs in a child too, killed in the Executor's last call
+    _victim(tmp_path, store, workspace, model, until="ToolCallEnded", submit=False)
+    write_script(tmp_path / "s.toml", _rest(quick, store))
+    config = Config(durability="none", max_parallel=1)
+    with artoo.System.open(store, model=model, workspace=workspace, config=config) as system:
+        [handle] = system.resumed
+        got = handle.result(60)
+    events = all_events(store)
+    resumes = [e.body for e in events if isinstance(e.body, TaskResumed)]
+    assert len(resumes) == 2 and got.resumed_from == resumes[1].from_seq
+    assert got.status == "accept"
+    assert [c for c, _ in _calls(store)] == ["perceiver", "planner", "executor", "executor"]
+    assert (workspace / "made.txt").read_text() == "x"
+    assert sum(isinstance(e.body, ToolCallEnded) for e in events) == 1
+    assert verify(store).ok
+    assert rerun(store).ok
+
+
+@pytest.mark.slow
+def test_an_open_with_no_model_leaves_a_stopped_task_for_an_open_that_can_resume_it(
+    tmp_path: Path,
+) -> None:
+    entries, until = CASES["tool call logged"]
+    store, workspace = tmp_path / "store", _workspace(tmp_path)
+    model = write_script(tmp_path / "s.toml", entries)
+    _victim(tmp_path, store, workspace, model, until=until)
+    with artoo.System.open(store, workspace=workspace, env={}) as reader:  # no model
+        assert reader.resumed == [] and reader.interrupted == []
+    assert not any(isinstance(e.body, FinalResult) for e in all_events(store))
+    quick = [{k: v for k, v in e.items() if k != "delay_ms"} for e in entries]
+    write_script(tmp_path / "s.toml", _rest(quick, store))
+    with artoo.System.open(store, model=model, workspace=workspace) as system:
+        [handle] = system.resumed
+        assert handle.result(60).status == "accept"

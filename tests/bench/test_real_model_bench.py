@@ -203,9 +203,11 @@ def test_the_baseline_accepts_its_final_answers_only() -> None:
         row("a", "baseline", "answer", True),
         row("b", "baseline", "answer", False),
         row("c", "baseline", "step_cap", False),
+        row("d", "baseline", "step_cap", True),  # wrote the file, then hit the step cap
     ]
     f = rm.figures(rows)
-    assert (f["accepted"], f["precision"], f["completion"]) == (2, 0.5, round(1 / 3, 4))
+    assert (f["accepted"], f["precision"]) == (2, 0.5)
+    assert (f["completed"], f["completion"]) == (2, 0.5)  # the baseline: right among all
 
 
 def test_no_accept_means_no_precision_and_no_cost_per_completed() -> None:
@@ -282,7 +284,7 @@ def test_load_tasks_refuses_duplicate_ids_and_unknown_splits() -> None:
 
 
 def test_findings_list_wrong_accepts_first_and_skip_right_runs() -> None:
-    base = {"text": "q", "output": "o", "why": "w", "reason": None}
+    base: dict[str, Any] = {"text": "q", "output": "o", "why": "w", "reason": None}
     rows = [
         row("ok", "artoo", "accept", True, **base),
         row("refused", "artoo", "abandon", True, refuse=True, **base),

@@ -49,7 +49,7 @@ def test_a_queued_task_id_is_refused_twice(queue: TaskQueue) -> None:
 def test_leases_go_oldest_first_and_heartbeats_keep_them(queue: TaskQueue) -> None:
     queue.enqueue("B", "second", now=2.0)
     queue.enqueue("A", "first", now=1.0)
-    assert queue.lease("w1", now=10.0, lease_s=5.0) == ("A", "first")
+    assert queue.lease("w1", now=10.0, lease_s=5.0)[:2] == ("A", "first")
     assert queue.heartbeat("w1", now=14.0, lease_s=5.0) == 1  # now until 19
     assert queue.claim_expired("w2", now=18.0) == []
     assert queue.finish("A", "w1") is True
@@ -60,7 +60,7 @@ def test_an_expired_lease_is_claimed_once_and_its_worker_cannot_finish(
     pg_url: str, queue: TaskQueue
 ) -> None:
     queue.enqueue("A", "first", now=0.0)
-    assert queue.lease("dead", now=1.0, lease_s=5.0) == ("A", "first")
+    assert queue.lease("dead", now=1.0, lease_s=5.0)[:2] == ("A", "first")
     assert queue.heartbeat("dead", now=7.0, lease_s=5.0) == 0  # too late: it expired at 6
     other = TaskQueue(pg_url)
     claims = [queue.claim_expired("w2", now=7.0), other.claim_expired("w3", now=7.0)]
@@ -68,3 +68,24 @@ def test_an_expired_lease_is_claimed_once_and_its_worker_cannot_finish(
     lost = [c for claim in claims for c in claim]
     assert [(c.task_id, c.worker) for c in lost] == [("A", "dead")]  # exactly one claimer
     assert queue.finish("A", "dead") is False  # the dead worker's lease is gone
+
+
+def test_a_stalled_writer_keeps_its_tasks_and_a_gone_one_loses_them_once(
+    pg_url: str, queue: TaskQueue
+) -> None:
+    from artoo.eventstore._postgres import PostgresEventLog
+
+    log = PostgresEventLog.open(pg_url, shared=True)
+    log.join("w1")  # the writer's session lock, on the connection it appends with
+    queue.enqueue("A", "x", now=0.0, worker="w1", lease_s=1.0)
+    assert queue.claim_expired("w2", now=100.0) == []  # lease out, but w1 can still append
+    log.close()  # its session is gone (as when its process is killed)
+    other = TaskQueue(pg_url)
+    claims = [queue.claim_expired("w2", now=100.0), other.claim_expired("w3", now=100.0)]
+    other.close()
+    lost = [c for claim in claims for c in claim]
+    assert [(c.task_id, c.worker) for c in lost] == [("A", "w1")]  # exactly one claimer
+    claimer = "w2" if claims[0] else "w3"
+    assert queue.finish("A", "w1") is False
+    assert queue.finish("A", claimer) is True
+    assert queue.counts() == {"done": 1}

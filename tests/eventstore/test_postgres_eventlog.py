@@ -94,7 +94,7 @@ def test_a_version_1_store_is_upgraded_keeping_its_log(pg_url: str) -> None:
     with PostgresEventLog.open(pg_url) as log:  # a writer does
         assert [e.body.text for e in log.read()] == ["old"]
     with connect(pg_url) as conn:
-        assert schema_version(conn) == SCHEMA_VERSION == 3
+        assert schema_version(conn) == SCHEMA_VERSION == 4
         assert conn.execute("SELECT count(*) FROM artoo_audit").fetchone() == (0,)
 
 
@@ -109,17 +109,6 @@ def test_a_newer_schema_is_refused_in_one_line(pg_url: str) -> None:
 def test_an_unreachable_server_is_a_store_error() -> None:
     with pytest.raises(StoreError, match="cannot open the PostgreSQL store"):
         PostgresEventLog.open("postgresql://nobody@/nodb?host=/nonexistent-dir&connect_timeout=2")
-
-
-def test_one_writer_holds_the_store_and_its_death_releases_it(pg_url: str) -> None:
-    first = PostgresEventLog.open(pg_url)
-    first.hold()
-    with PostgresEventLog.open(pg_url) as second:
-        with pytest.raises(StoreError, match="is in use by"):
-            second.hold()
-        assert list(second.read()) == []  # reading needs no hold
-        first.close()  # a closed (or killed) holder's session lock goes with it
-        second.hold()
 
 
 def test_buses_in_two_processes_share_one_log_and_deliver_its_seqs(pg_url: str) -> None:
@@ -159,4 +148,47 @@ def test_buses_in_two_processes_share_one_log_and_deliver_its_seqs(pg_url: str) 
     for recorder in recorders:
         recorder.stop()
     for log in logs:
+        log.close()
+
+
+def test_a_following_bus_feeds_taps_and_store_kinds_every_writers_envelopes_in_order(
+    pg_url: str,
+) -> None:
+    """With ``follow`` (a second reader of the shared log), a bus's taps and the
+    ``store_kinds`` of its subscribers get every writer's envelopes, each once, in seq
+    order; its subscribers get its own other kinds at commit, and a replay (``from_seq``)
+    holds only its own."""
+    from artoo.actors.runtime.bus import Bus
+    from artoo.schemas import MegramForgotten, UserRequest
+    from artoo.testing import Recorder
+
+    logs = [PostgresEventLog.open(pg_url, shared=True) for _ in range(2)]
+    reader = PostgresEventLog.open(pg_url, create=False)
+    a = Bus(logs[0], follow=reader, store_kinds=[MegramForgotten])
+    b = Bus(logs[1])
+    tap = a.tap()
+    own, replayed = Recorder(), Recorder()
+    a.subscribe(None, own.ref)
+    for j in range(40):
+        bus, name = (a, "a") if j % 2 else (b, "b")
+        bus.publish(UserRequest(text=f"{name}{j}"), sender="host", task_id=name)
+        bus.publish(MegramForgotten(id=f"{name}{j}"), sender="dreamer")
+        bus.flush()
+    b.flush()
+    assert a.flush(10) and a.caught_up(80, timeout=10)
+    seen = [tap.get(timeout=5) for _ in range(80)]
+    assert [e.seq for e in seen if e is not None] == list(range(1, 81))
+    assert own.wait_for(60, timeout=10)  # its 20 requests and everyone's 40 forgets
+    texts = [e.body.text for e in own.envelopes if isinstance(e.body, UserRequest)]
+    assert texts == [f"a{j}" for j in range(1, 40, 2)]  # its own requests only
+    forgotten = [e.body.id for e in own.envelopes if isinstance(e.body, MegramForgotten)]
+    assert forgotten == [f"{'a' if j % 2 else 'b'}{j}" for j in range(40)]  # everyone's
+    a.subscribe([UserRequest, MegramForgotten], replayed.ref, from_seq=1)
+    assert a.flush(10) and replayed.wait_for(20, timeout=10)
+    assert {e.body.text for e in replayed.envelopes} == {f"a{j}" for j in range(1, 40, 2)}
+    for recorder in (own, replayed):
+        recorder.stop()
+    a.close()
+    b.close()
+    for log in (*logs, reader):
         log.close()

@@ -100,3 +100,61 @@ def test_a_number_no_tool_showed_fails_without_asking_the_model(tmp_path: Path) 
         (outcome,) = h.wait_for(SubTaskOutcome)
         assert len(h.published(LLMCall)) == 1
     assert outcome.body.status == "matched"
+
+
+def test_no_model_is_asked_about_an_attempt_a_rule_already_failed(tmp_path: Path) -> None:
+    """Half the calls: the check fails the attempt, so the plausible criterion beside it
+    is not sent to the model (no script entry for the agent validator is needed)."""
+    from artoo.schemas import Check, Criterion, LLMCall
+
+    st = SubTask(
+        subtask_id="s1",
+        instruction="say hello",
+        criteria=[
+            Criterion(
+                id="c1",
+                text="says hello",
+                mode="verifiable",
+                check=Check(kind="output_contains", value="hello"),
+            ),
+            Criterion(id="c2", text="the tone is warm"),
+        ],
+    )
+    model = write_script(tmp_path / "s.toml", [{"role": "planner", "content": {}}])
+    with RoleHarness(AgentValidator, instance="pair-0", model=model) as h:
+        h.send(st, to="pair-0")
+        h.send(_result(1, "bye"), to="pair-0")
+        (signal,) = h.wait_for(CorrectionSignal)
+        assert h.published(LLMCall) == []
+    assert [(v.criterion_id, v.passed) for v in signal.body.verdicts] == [("c1", False)]
+
+
+def test_no_model_is_asked_when_code_measured_what_the_answer_states(tmp_path: Path) -> None:
+    """Bench count-3's cost class (a 56 s verdict call beside a passed code count), on
+    another request: the count check read the workspace and the answer states its number,
+    so the subtask's plausible paraphrase is not sent to the model."""
+    from artoo.schemas import Check, Criterion, LLMCall
+
+    (tmp_path / "README.md").write_text("one two three\n")
+    st = SubTask(
+        subtask_id="s1",
+        instruction="count the words of README.md",
+        criteria=[
+            Criterion(
+                id="t1",
+                text="states the word count",
+                mode="verifiable",
+                check=Check(kind="count_matches", path="README.md", value="words"),
+            ),
+            Criterion(id="s1c1", text="the answer gives the number of words"),
+        ],
+    )
+    model = write_script(tmp_path / "s.toml", [{"role": "planner", "content": {}}])
+    with RoleHarness(AgentValidator, instance="pair-0", model=model, workspace=tmp_path) as h:
+        h.send(st, to="pair-0")
+        h.send(_result(1, "README.md has 3 words."), to="pair-0")
+        (outcome,) = h.wait_for(SubTaskOutcome)
+        assert h.published(LLMCall) == []
+    assert [(v.criterion_id, v.passed, v.signal) for v in outcome.body.verdicts] == [
+        ("t1", True, "rule")
+    ]

@@ -212,3 +212,43 @@ def test_a_denied_intent_caution_fails_the_round_without_a_model_call(tmp_path: 
         assert len(h.published(ConfirmationRequest)) == 1  # not asked again
         assert h.published(LLMCall) == [] and h.published(DispatchManifest) == []
     assert failed.body.step == "caution" and "denied" in failed.body.error
+
+
+def test_a_plan_that_measures_another_quantity_is_asked_again_then_rejected(
+    tmp_path: Path,
+) -> None:
+    """Bench class A ("the plan replaces the request"), on a request not the bench's: a plan
+    that counts the file's lines for a question asking a name is asked again with the
+    reason (read from the TaskSpec's kind and shape); a model that repeats it gets a
+    PlanRejected, never a dispatched plan."""
+    spec = TaskSpec(
+        text="Which supplier in ledger/q3.tsv has the largest fee?",
+        intent="find the supplier with the largest fee",
+        slug="ledger-q3-tsv-fee-largest-supplier",
+        kind="question",
+        shape="name",
+    )
+    recall = MemoryRecall(space=f"intent:{spec.slug}", entity="env:local")
+    counting = _plan("Run wc -l ledger/q3.tsv and answer with the number of lines", ["shell"])
+    serving = _plan(
+        "Run python3 to print the supplier of the largest fee in ledger/q3.tsv", ["shell"]
+    )
+    model = write_script(tmp_path / "s.toml", [counting, serving])
+    with RoleHarness(Planner, model=model) as h:
+        h.send(spec)
+        h.send(recall)
+        (manifest,) = h.wait_for(DispatchManifest)
+        calls = [e.body for e in h.recorder.envelopes if isinstance(e.body, LLMCall)]
+    assert [s.instruction for s in manifest.body.subtasks] == [
+        serving["content"]["subtasks"][0]["instruction"]
+    ]
+    retry = calls[1].request["messages"][-1]["content"]
+    assert "measures the file's lines" in retry and "asks for a name" in retry
+
+    model = write_script(tmp_path / "again.toml", [counting, counting])
+    with RoleHarness(Planner, model=model) as h:
+        h.send(spec)
+        h.send(recall)
+        (rejected,) = h.wait_for(PlanRejected)
+        assert h.published(DispatchManifest) == []
+    assert any("serve the request's own quantity" in v for v in rejected.body.violations)
