@@ -23,8 +23,12 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
   two different calls — a second, different command or tool agreeing with the first;
   one command's word (an ``awk`` summing a column that does not exist prints ``0``) is
   not enough;
-- anything else that passed only by rules is established by code (a change's "Done" is
-  held by its file checks, which its kind keeps: :func:`.request.duties`).
+- a change or creation (the model and code agree: :attr:`.request.Duties.writes`, not
+  ``unsure``) needs a check that read the workspace and passed (its file checks, which
+  its kind keeps: :func:`.request.duties`); with none, its "Done" is only the model's
+  word → ``model`` (a failed command answered "done" once passed every rule and ended
+  ``accept`` with the file untouched);
+- anything else that passed only by rules is established by code.
 
 Pure: reads only the messages.
 """
@@ -140,6 +144,8 @@ def established(
     if copied and not measured:
         return "model"
     duty = duties(request, kind)
+    if duty.writes and not (duty.answers or duty.unsure) and not measured:
+        return "model"  # a change no check read back: its "done" is only the model's word
     if duty.shape in ("number", "name", "value") and not measured:
         calls = [c for o in outcomes for c in o.tool_calls]
         values = [*stated_numbers(output), *code_values(output, request)]

@@ -144,3 +144,41 @@ def test_a_count_read_two_ways_is_two_derivations() -> None:
     request = "How many lines of notes/todo.txt mention TODO?"
     assert derivations("4", [grep, read], request) == 2
     assert derivations("4", [grep, read]) == 1  # without the request's word: grep's alone
+
+
+def test_a_change_no_check_read_back_is_only_the_models_word() -> None:
+    """Real-model bench, final run (edit-4): the only command failed, the Executor answered
+    anyway, the one criterion ("done") passed by rule and the task ended ``accept`` with
+    the file untouched. A change needs a check that read the workspace; tested on a
+    request of another shape (a creation, not the bench's rename)."""
+    failed = _shell("cp notes/plan.md notes/plan.bak", "", exit_code=1, stderr="no such file")
+    done = [Verdict(criterion_id="t1", passed=True), Verdict(criterion_id="request", passed=True)]
+    for kind, request in (
+        ("creation", "write a backup of notes/plan.md to notes/plan.bak"),
+        ("change", "Do the weekly report in reports/week.md"),
+    ):
+        outcome = SubTaskOutcome(subtask_id="s", output="Done.", tool_calls=[failed])
+        unread = established(
+            request=request,
+            kind=kind,
+            criteria={"t1": Criterion(id="t1", text="it is done", mode="verifiable")},
+            task_verdicts=done,
+            outcomes=[outcome],
+            output="Done.",
+        )
+        assert unread == "model", kind
+        exists = Criterion(
+            id="t1",
+            text="the file exists",
+            mode="verifiable",
+            check=Check(kind="file_exists", path="notes/plan.bak"),
+        )
+        read_back = established(
+            request=request,
+            kind=kind,
+            criteria={"t1": exists},
+            task_verdicts=done,
+            outcomes=[outcome],
+            output="Done.",
+        )
+        assert read_back == "code", kind
