@@ -24,10 +24,22 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
   one command's word (an ``awk`` summing a column that does not exist prints ``0``) is
   not enough;
 - a change or creation (the model and code agree: :attr:`.request.Duties.writes`, not
-  ``unsure``) needs a check that read the workspace and passed (its file checks, which
-  its kind keeps: :func:`.request.duties`); with none, its "Done" is only the model's
-  word → ``model`` (a failed command answered "done" once passed every rule and ended
-  ``accept`` with the file untouched);
+  ``unsure``) needs a check that passed and read back a file the task changed (an
+  applied effect of one of its tool calls: Law 1's observed effects); with none, its
+  "Done" is only the model's word → ``model`` (a failed command answered "done" once
+  passed every rule and ended ``accept`` with the file untouched; a check of the file
+  the task read, not the one it was to write, proves nothing about the write);
+- a request whose kind is unsure because the model's reading and code's disagree (it
+  may be a question or a change; not a reading the model left out, as in older logs)
+  is held to both: with no such read-back check, it must be a
+  question answered with backed values (below) and must have changed nothing — "read
+  the VERSION … and write it to VERSION.txt", read as a question, once ended
+  ``accept`` on a reply that stated nothing and wrote no file;
+- a code check proves a question's answer only when it ties to the value the answer
+  states: ``count_matches`` measures the number the answer must state; a file check
+  (or a count, for a name or a value) tests the workspace, not the answer — "what does
+  src/app.py print?" once ended ``accept`` on a line count that ``count_matches``
+  proved, with a printed text the model made up;
 - anything else that passed only by rules is established by code.
 
 Pure: reads only the messages.
@@ -35,6 +47,7 @@ Pure: reads only the messages.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
@@ -48,6 +61,7 @@ from .request import code_values, duties, traced
 
 __all__ = [
     "ESTABLISHED_TEXT",
+    "changed_paths",
     "copied_from_request",
     "derivations",
     "established",
@@ -133,25 +147,54 @@ def established(
         return "none"
     if any(v.signal == "llm" for v in verdicts):
         return "model"
-    measured = copied = False
-    for v in verdicts:
-        criterion = criteria.get(v.criterion_id)
-        check = criterion.check if criterion is not None else None
-        if check is not None and reads_workspace(check):
-            measured = True
-        if check is not None and copied_from_request(check, request):
-            copied = True
-    if copied and not measured:
+    checks = [
+        criterion.check
+        for v in verdicts
+        if (criterion := criteria.get(v.criterion_id)) is not None and criterion.check is not None
+    ]
+    measured = any(reads_workspace(c) for c in checks)
+    if any(copied_from_request(c, request) for c in checks) and not measured:
         return "model"
+    calls = [c for o in outcomes for c in o.tool_calls]
+    changed = changed_paths(calls)
+    read_back = any(reads_workspace(c) and _touches(c.path, changed) for c in checks)
     duty = duties(request, kind)
-    if duty.writes and not (duty.answers or duty.unsure) and not measured:
+    if duty.writes and not (duty.answers or duty.unsure) and not read_back:
         return "model"  # a change no check read back: its "done" is only the model's word
-    if duty.shape in ("number", "name", "value") and not measured:
-        calls = [c for o in outcomes for c in o.tool_calls]
-        values = [*stated_numbers(output), *code_values(output, request)]
-        asked = set(_WORD.findall(request))
-        values = [v for v in values if not set(_WORD.findall(v)) <= asked]
-        backing = [derivations(v, calls, request) for v in values]
-        if not values or min(backing) < 1 or max(backing) < 2:
+    disagreed = duty.unsure and kind in ("question", "change", "creation")
+    if disagreed and not read_back:  # a change not read back, or a question: proven as one
+        if changed or (duty.shape is None and not _backed(output, calls, request)):
+            return "model"
+    if duty.shape in ("number", "name", "value"):
+        tied = duty.shape == "number" and any(c.kind == "count_matches" for c in checks)
+        if not tied and not _backed(output, calls, request):
             return "model"
     return "human" if any(v.signal == "human" for v in verdicts) else "code"
+
+
+def changed_paths(calls: Iterable[ToolCall]) -> frozenset[str]:
+    """The workspace paths the calls changed (pure): the effects of every call that
+    worked and was not refused — what Law 1 observed was applied."""
+    return frozenset(_norm(e.path) for c in calls if c.ok and c.refusal is None for e in c.effects)
+
+
+def _norm(path: str) -> str:
+    return path.strip().removeprefix("./").strip("/")
+
+
+def _touches(path: str, changed: frozenset[str]) -> bool:
+    """True when a check's ``path`` (a file or a glob) names a path the task changed."""
+    pattern = _norm(path)
+    if not pattern:
+        return False
+    return any(p == pattern or fnmatch.fnmatchcase(p, pattern) for p in changed)
+
+
+def _backed(output: str, calls: Sequence[ToolCall], request: str) -> bool:
+    """True when the answer states values the request does not hold and each is backed
+    by a tool call that worked, one of them by two different calls (pure)."""
+    values = [*stated_numbers(output), *code_values(output, request)]
+    asked = set(_WORD.findall(request))
+    values = [v for v in values if not set(_WORD.findall(v)) <= asked]
+    backing = [derivations(v, calls, request) for v in values]
+    return bool(values) and min(backing) >= 1 and max(backing) >= 2

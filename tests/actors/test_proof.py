@@ -12,7 +12,7 @@ from artoo.actors.verification.proof import (
     established,
     how_established,
 )
-from artoo.schemas import Check, Criterion, SubTaskOutcome, ToolCall, Verdict
+from artoo.schemas import Check, Criterion, FileEffect, SubTaskOutcome, ToolCall, Verdict
 
 _Q = "What is the total of the amount column in data/sales.csv?"
 
@@ -26,6 +26,19 @@ def _shell(command: str, stdout: str, *, exit_code: int = 0, stderr: str = "") -
         output_preview=f"exit code: {exit_code}\n--- stdout ---\n{stdout}",
         stdout=stdout,
         stderr=stderr or None,
+    )
+
+
+def _wrote(command: str, path: str) -> ToolCall:
+    """A command that worked and changed ``path`` (the sandbox's observed effect)."""
+    return ToolCall(
+        tool="shell",
+        args={"command": command},
+        exit_code=0,
+        output_preview="exit code: 0",
+        stdout="",
+        sandboxed=True,
+        effects=(FileEffect(path=path, change="created"),),
     )
 
 
@@ -173,6 +186,18 @@ def test_a_change_no_check_read_back_is_only_the_models_word() -> None:
             mode="verifiable",
             check=Check(kind="file_exists", path="notes/plan.bak"),
         )
+        # the file check passes (the file was there before), but the task changed nothing
+        untouched = established(
+            request=request,
+            kind=kind,
+            criteria={"t1": exists},
+            task_verdicts=done,
+            outcomes=[outcome],
+            output="Done.",
+        )
+        assert untouched == "model", kind
+        wrote = _wrote("cp notes/plan.md notes/plan.bak", "notes/plan.bak")
+        outcome = SubTaskOutcome(subtask_id="s", output="Done.", tool_calls=[wrote])
         read_back = established(
             request=request,
             kind=kind,
@@ -182,3 +207,114 @@ def test_a_change_no_check_read_back_is_only_the_models_word() -> None:
             output="Done.",
         )
         assert read_back == "code", kind
+
+
+def test_a_check_of_the_file_read_is_not_a_read_back_of_the_file_written() -> None:
+    """A creation whose only passed file check reads its *source* (which was there
+    before) proves nothing about the file it was to write; a check of the written file
+    does. Tested on a copy, not the bench's VERSION task."""
+    request = "copy the header line of data/sales.csv into out/header.txt"
+    done = [Verdict(criterion_id="t1", passed=True), Verdict(criterion_id="request", passed=True)]
+    source = Criterion(
+        id="t1",
+        text="source",
+        mode="verifiable",
+        check=Check(kind="file_exists", path="data/*.csv"),
+    )
+    target = Criterion(
+        id="t1", text="target", mode="verifiable", check=Check(kind="file_exists", path="out/*.txt")
+    )
+    wrote = _wrote("head -1 data/sales.csv > out/header.txt", "./out/header.txt")
+    outcome = SubTaskOutcome(subtask_id="s", output="Done.", tool_calls=[wrote])
+    for criteria, expected in (({"t1": source}, "model"), ({"t1": target}, "code")):
+        got = established(
+            request=request,
+            kind="creation",
+            criteria=criteria,
+            task_verdicts=done,
+            outcomes=[outcome],
+            output="Done.",
+        )
+        assert got == expected, criteria["t1"].check
+
+
+def test_an_unsure_request_is_held_to_both_a_write_and_an_answer() -> None:
+    """Real-model bench (twostep-4): "read the VERSION from src/config.py and write it,
+    alone, to VERSION.txt", read by the model as a question (code sees no question: the
+    kinds disagree, unsure), ended ``accept`` on a reply that stated nothing and a
+    ``read_file`` alone. Tested on another two-step request: an unsure request is not
+    established by code unless a check read back what it changed, or it changed nothing
+    and its answer's values are backed twice like a question's."""
+    request = "take the port from conf/app.ini and put it in port.txt"
+    text = "[server]\nport = 8042\nhost = example\n"
+    read = _read("conf/app.ini", text)
+    grep = _shell("grep port conf/app.ini", "port = 8042")
+    done = [Verdict(criterion_id="request", passed=True)]
+
+    def proof(output: str, calls: list[ToolCall], criteria: dict[str, Criterion]) -> str | None:
+        outcome = SubTaskOutcome(subtask_id="s", output=output, tool_calls=calls)
+        verdicts = done + [Verdict(criterion_id=c, passed=True) for c in criteria]
+        return established(
+            request=request,
+            kind="question",  # the model's reading; code sees none: unsure
+            criteria=criteria,
+            task_verdicts=verdicts,
+            outcomes=[outcome],
+            output=output,
+        )
+
+    rambling = "The result does not directly answer the subtask as it is a script."
+    assert proof(rambling, [read], {}) == "model"
+    assert proof("The port is 8042.", [read], {}) == "model"  # one derivation
+    assert proof("The port is 8042.", [read, grep], {}) == "code"  # two agree, nothing changed
+    wrote = _wrote("echo 8042 > port.txt", "port.txt")
+    assert proof("The port is 8042.", [read, grep, wrote], {}) == "model"  # wrote, not read back
+    back = Criterion(
+        id="t1",
+        text="written",
+        mode="verifiable",
+        check=Check(kind="file_contains", path="port.txt", value="8042"),
+    )
+    assert proof("Done.", [read, wrote], {"t1": back}) == "code"
+
+
+def test_a_count_does_not_prove_a_value_question() -> None:
+    """Real-model bench (returns-6): "what does src/app.py print when it runs?" ended
+    ``accept`` with a made-up printed text beside a line count that ``count_matches``
+    proved. A count ties to a number the answer states, not to a name or value. Tested
+    on a name question."""
+    request = "which function in lib/text.py is the longest?"
+    counted = Criterion(
+        id="t1",
+        text="lines",
+        mode="verifiable",
+        check=Check(kind="count_matches", path="lib/text.py", value="lines"),
+    )
+    wc = _shell("wc -l lib/text.py", "40 lib/text.py")
+    output = "The longest is `render_page`. lib/text.py has 40 lines."
+    outcome = SubTaskOutcome(subtask_id="s", output=output, tool_calls=[wc])
+    verdicts = [
+        Verdict(criterion_id="t1", passed=True),
+        Verdict(criterion_id="request", passed=True),
+    ]
+    got = established(
+        request=request,
+        kind="question",
+        criteria={"t1": counted},
+        task_verdicts=verdicts,
+        outcomes=[outcome],
+        output=output,
+    )
+    assert got == "model"
+    # the same count does prove a how-many question's number
+    how_many = "how many lines does lib/text.py have?"
+    outcome = SubTaskOutcome(subtask_id="s", output="It has 40 lines.", tool_calls=[wc])
+    got = established(
+        request=how_many,
+        kind="question",
+        criteria={"t1": counted},
+        task_verdicts=verdicts,
+        outcomes=[outcome],
+        output="It has 40 lines.",
+    )
+    assert got == "code"
