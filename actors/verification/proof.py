@@ -15,14 +15,12 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
   is copied from the request is not proof by itself — an answer that repeats the
   question passes it (:func:`copied_from_request`): without a check that read the
   workspace, such a task is ``model``;
-- an answer to a question that asks for a value (a number, a name, what something
-  returns: :attr:`.request.Duties.shape`) needs either a **code-computed** check that
-  read the workspace and passed (``count_matches``, ``file_*``, a file's
-  ``json_path_equals``) or **two independent derivations**: every value it states
-  (numbers and code-like values) backed by a tool call that worked, and one of them by
-  two different calls — a second, different command or tool agreeing with the first;
-  one command's word (an ``awk`` summing a column that does not exist prints ``0``) is
-  not enough;
+- an answer to a question (:attr:`.request.Duties.answers`) needs either a
+  **code-computed** check tied to its value (below) or **two independent derivations**:
+  every value it states (numbers and code-like values) backed by a tool call that
+  worked, and one of them by two different calls — a second, different command or tool
+  agreeing with the first; one command's word (an ``awk`` summing a column that does
+  not exist prints ``0``) is not enough;
 - a change or creation (the model and code agree: :attr:`.request.Duties.writes`, not
   ``unsure``) needs a check that passed and read back a file the task changed (an
   applied effect of one of its tool calls: Law 1's observed effects); with none, its
@@ -36,10 +34,13 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
   the VERSION … and write it to VERSION.txt", read as a question, once ended
   ``accept`` on a reply that stated nothing and wrote no file;
 - a code check proves a question's answer only when it ties to the value the answer
-  states: ``count_matches`` measures the number the answer must state; a file check
-  (or a count, for a name or a value) tests the workspace, not the answer — "what does
-  src/app.py print?" once ended ``accept`` on a line count that ``count_matches``
-  proved, with a printed text the model made up;
+  states: ``count_matches`` measures the number a request that asks to count (how many,
+  number of, count — not a total or an amount) must state; a file check (or a count,
+  for anything else) tests the workspace, not the answer — "what does src/app.py
+  print?" once ended ``accept`` on a line count that ``count_matches`` proved, with a
+  printed text the model made up. Every question is held to this, whatever shape of
+  answer the model read: "What is the highest price …?", its shape read as free text,
+  once ended ``accept`` on a CSV row one wrong command printed;
 - anything else that passed only by rules is established by code.
 
 Pure: reads only the messages.
@@ -84,6 +85,8 @@ def how_established(value: str | None) -> str:
 
 
 _WORD = re.compile(r"[A-Za-z0-9_]+")
+_HOW_MANY = re.compile(r"\bhow\s+many\b|\bnumber\s+of\b|\bcount\b", re.I)
+"""A request that asks to count (not a total or an amount: a sum is no count)."""
 _TERM = re.compile(r"[A-Za-z_][\w-]{1,}")
 
 
@@ -165,8 +168,8 @@ def established(
     if disagreed and not read_back:  # a change not read back, or a question: proven as one
         if changed or (duty.shape is None and not _backed(output, calls, request)):
             return "model"
-    if duty.shape in ("number", "name", "value"):
-        tied = duty.shape == "number" and any(c.kind == "count_matches" for c in checks)
+    if duty.answers and not (disagreed and read_back):  # a question (a change read back is not)
+        tied = bool(_HOW_MANY.search(request)) and any(c.kind == "count_matches" for c in checks)
         if not tied and not _backed(output, calls, request):
             return "model"
     return "human" if any(v.signal == "human" for v in verdicts) else "code"

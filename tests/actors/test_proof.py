@@ -318,3 +318,44 @@ def test_a_count_does_not_prove_a_value_question() -> None:
         output="It has 40 lines.",
     )
     assert got == "code"
+
+
+def test_a_question_of_any_shape_needs_its_value_backed() -> None:
+    """Real-model bench (csv-3): "What is the highest price in data/inventory.csv?", its
+    shape read as free text, ended ``accept`` on the CSV row one wrong ``sort`` printed.
+    Every question needs a tied check or two derivations, whatever shape was read; and a
+    ``count_matches`` ties only to a request that asks to count, not to a total. Tested
+    on other questions."""
+    request = "Which city in data/towns.csv is the largest?"
+    sort = _shell("sort -t, -k3 -n data/towns.csv | tail -1", "oslo,no,700000")
+    output = "The largest is oslo,no,700000."
+    verdicts = [Verdict(criterion_id="request", passed=True)]
+
+    def proof(
+        req: str, out: str, calls: list[ToolCall], criteria: dict[str, Criterion]
+    ) -> str | None:
+        outcome = SubTaskOutcome(subtask_id="s", output=out, tool_calls=calls)
+        extra = [Verdict(criterion_id=c, passed=True) for c in criteria]
+        return established(
+            request=req,
+            kind="question",
+            criteria=criteria,
+            task_verdicts=verdicts + extra,
+            outcomes=[outcome],
+            output=out,
+        )
+
+    assert proof(request, output, [sort], {}) == "model"  # one command's word
+    read = _read("data/towns.csv", "city,country,pop\nbergen,no,290000\noslo,no,700000\n")
+    assert proof(request, output, [sort, read], {}) == "code"  # a second call agrees
+    lines = Criterion(
+        id="t1",
+        text="rows",
+        mode="verifiable",
+        check=Check(kind="count_matches", path="data/towns.csv", value="lines"),
+    )
+    wc = _shell("wc -l data/towns.csv", "3 data/towns.csv")
+    total = "What is the total population in data/towns.csv?"
+    assert proof(total, "The total is 3.", [wc], {"t1": lines}) == "model"  # a count is no sum
+    how_many = "how many lines does data/towns.csv have?"
+    assert proof(how_many, "It has 3 lines.", [wc], {"t1": lines}) == "code"
