@@ -22,8 +22,11 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
   agreeing with the first; one command's word (an ``awk`` summing a column that does
   not exist prints ``0``) is not enough;
 - a change or creation (the model and code agree: :attr:`.request.Duties.writes`, not
-  ``unsure``) needs a check that passed and read back a file the task changed (an
-  applied effect of one of its tool calls: Law 1's observed effects); with none, its
+  ``unsure``) needs a check that passed and read back what a file the task changed
+  holds (an applied effect of one of its tool calls: Law 1's observed effects; that a
+  file exists is not what it holds — a "copy" of README.md holding one made-up line
+  once ended ``accept`` on ``file_exists``; a removal's ``file_exists`` = false is
+  enough); with none, its
   "Done" is only the model's word → ``model`` (a failed command answered "done" once
   passed every rule and ended ``accept`` with the file untouched; a check of the file
   the task read, not the one it was to write, proves nothing about the write);
@@ -160,7 +163,9 @@ def established(
         return "model"
     calls = [c for o in outcomes for c in o.tool_calls]
     changed = changed_paths(calls)
-    read_back = any(reads_workspace(c) and _touches(c.path, changed) for c in checks)
+    read_back = any(
+        reads_workspace(c) and _touches(c.path, changed) and not _existence_only(c) for c in checks
+    )
     duty = duties(request, kind)
     if duty.writes and not (duty.answers or duty.unsure) and not read_back:
         return "model"  # a change no check read back: its "done" is only the model's word
@@ -179,6 +184,13 @@ def changed_paths(calls: Iterable[ToolCall]) -> frozenset[str]:
     """The workspace paths the calls changed (pure): the effects of every call that
     worked and was not refused — what Law 1 observed was applied."""
     return frozenset(_norm(e.path) for c in calls if c.ok and c.refusal is None for e in c.effects)
+
+
+def _existence_only(check: Check) -> bool:
+    """True for a check that a file is there and nothing of what it holds: no proof of a
+    write (a copy of the wrong text exists too). A deletion's ``file_exists`` = false is
+    the whole of what a removal must show."""
+    return check.kind == "file_exists" and check.value is not False
 
 
 def _norm(path: str) -> str:

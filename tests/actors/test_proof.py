@@ -182,9 +182,9 @@ def test_a_change_no_check_read_back_is_only_the_models_word() -> None:
         assert unread == "model", kind
         exists = Criterion(
             id="t1",
-            text="the file exists",
+            text="the backup holds the plan",
             mode="verifiable",
-            check=Check(kind="file_exists", path="notes/plan.bak"),
+            check=Check(kind="file_contains", path="notes/plan.bak", value="# Plan"),
         )
         # the file check passes (the file was there before), but the task changed nothing
         untouched = established(
@@ -222,7 +222,10 @@ def test_a_check_of_the_file_read_is_not_a_read_back_of_the_file_written() -> No
         check=Check(kind="file_exists", path="data/*.csv"),
     )
     target = Criterion(
-        id="t1", text="target", mode="verifiable", check=Check(kind="file_exists", path="out/*.txt")
+        id="t1",
+        text="target",
+        mode="verifiable",
+        check=Check(kind="file_matches", path="out/*.txt", value="^region,"),
     )
     wrote = _wrote("head -1 data/sales.csv > out/header.txt", "./out/header.txt")
     outcome = SubTaskOutcome(subtask_id="s", output="Done.", tool_calls=[wrote])
@@ -359,3 +362,39 @@ def test_a_question_of_any_shape_needs_its_value_backed() -> None:
     assert proof(total, "The total is 3.", [wc], {"t1": lines}) == "model"  # a count is no sum
     how_many = "how many lines does data/towns.csv have?"
     assert proof(how_many, "It has 3 lines.", [wc], {"t1": lines}) == "code"
+
+
+def test_that_a_written_file_exists_does_not_prove_what_it_holds() -> None:
+    """Real-model bench (create-2): "make a copy of README.md named README.bak" wrote one
+    made-up line to README.bak and ended ``accept`` on ``file_exists``. Existence is no
+    proof of a write; a removal's ``file_exists`` = false is. Tested on other files."""
+    done = [Verdict(criterion_id="t1", passed=True), Verdict(criterion_id="request", passed=True)]
+
+    def proof(request: str, call: ToolCall, check: Check) -> str | None:
+        outcome = SubTaskOutcome(subtask_id="s", output="Done.", tool_calls=[call])
+        criterion = Criterion(id="t1", text="checked", mode="verifiable", check=check)
+        return established(
+            request=request,
+            kind="creation",
+            criteria={"t1": criterion},
+            task_verdicts=done,
+            outcomes=[outcome],
+            output="Done.",
+        )
+
+    copy = _wrote("echo notes > docs/guide.old", "docs/guide.old")
+    request = "make a copy of docs/guide.md named docs/guide.old"
+    assert proof(request, copy, Check(kind="file_exists", path="docs/guide.old")) == "model"
+    held = Check(kind="file_contains", path="docs/guide.old", value="# Guide")
+    assert proof(request, copy, held) == "code"
+    gone = ToolCall(
+        tool="shell",
+        args={"command": "rm logs/old.log"},
+        exit_code=0,
+        output_preview="exit code: 0",
+        stdout="",
+        sandboxed=True,
+        effects=(FileEffect(path="logs/old.log", change="deleted"),),
+    )
+    removed = Check(kind="file_exists", path="logs/old.log", value=False)
+    assert proof("remove logs/old.log", gone, removed) == "code"

@@ -121,16 +121,18 @@ def test_an_imperative_read_as_a_question_keeps_its_file_check_and_a_fabricated_
 def test_a_change_named_by_the_model_and_seen_by_code_keeps_its_answer_free_of_question_rules(
     tmp_path: Path,
 ) -> None:
-    """The same imperative, read as a change, with the file really written: accepted (the
-    stricter duties apply only where the readings disagree)."""
-    exists = {"kind": "file_exists", "path": "report.txt"}
+    """The same imperative, read as a change, with the file really written and read back:
+    accepted (the stricter duties apply only where the readings disagree)."""
+    holds = {"kind": "file_contains", "path": "report.txt", "value": "week:"}
     entries = [
         {
             "role": "perceiver",
             "content": {
                 "intent": "write the weekly report",
                 "kind": "change",
-                "criteria": [{"text": "report.txt exists", "mode": "verifiable", "check": exists}],
+                "criteria": [
+                    {"text": "report.txt has the week", "mode": "verifiable", "check": holds}
+                ],
             },
         },
         _plan("Write the weekly report"),
