@@ -159,54 +159,54 @@ def test_a_count_read_two_ways_is_two_derivations() -> None:
     assert derivations("4", [grep, read]) == 1  # without the request's word: grep's alone
 
 
+def _settle(
+    request: str,
+    kind: str,
+    output: str,
+    calls: list[ToolCall],
+    criteria: dict[str, Criterion] | None = None,
+) -> str | None:
+    """``established`` for one outcome of ``calls`` whose criteria and request all passed."""
+    criteria = criteria or {}
+    verdicts = [Verdict(criterion_id=c, passed=True) for c in (*criteria, "request")]
+    return established(
+        request=request,
+        kind=kind,
+        criteria=criteria,
+        task_verdicts=verdicts,
+        outcomes=[SubTaskOutcome(subtask_id="s", output=output, tool_calls=calls)],
+        output=output,
+    )
+
+
+def _criterion(kind: str, path: str, value: str | bool | None = None) -> dict[str, Criterion]:
+    return {
+        "t1": Criterion(
+            id="t1",
+            text="checked",
+            mode="verifiable",
+            check=Check(kind=kind, path=path, value=value),
+        )
+    }
+
+
 def test_a_change_no_check_read_back_is_only_the_models_word() -> None:
     """Real-model bench, final run (edit-4): the only command failed, the Executor answered
     anyway, the one criterion ("done") passed by rule and the task ended ``accept`` with
     the file untouched. A change needs a check that read the workspace; tested on a
     request of another shape (a creation, not the bench's rename)."""
     failed = _shell("cp notes/plan.md notes/plan.bak", "", exit_code=1, stderr="no such file")
-    done = [Verdict(criterion_id="t1", passed=True), Verdict(criterion_id="request", passed=True)]
+    wrote = _wrote("cp notes/plan.md notes/plan.bak", "notes/plan.bak")
+    unchecked = {"t1": Criterion(id="t1", text="it is done", mode="verifiable")}
+    holds = _criterion("file_contains", "notes/plan.bak", "# Plan")
     for kind, request in (
         ("creation", "write a backup of notes/plan.md to notes/plan.bak"),
         ("change", "Do the weekly report in reports/week.md"),
     ):
-        outcome = SubTaskOutcome(subtask_id="s", output="Done.", tool_calls=[failed])
-        unread = established(
-            request=request,
-            kind=kind,
-            criteria={"t1": Criterion(id="t1", text="it is done", mode="verifiable")},
-            task_verdicts=done,
-            outcomes=[outcome],
-            output="Done.",
-        )
-        assert unread == "model", kind
-        exists = Criterion(
-            id="t1",
-            text="the backup holds the plan",
-            mode="verifiable",
-            check=Check(kind="file_contains", path="notes/plan.bak", value="# Plan"),
-        )
+        assert _settle(request, kind, "Done.", [failed], unchecked) == "model", kind
         # the file check passes (the file was there before), but the task changed nothing
-        untouched = established(
-            request=request,
-            kind=kind,
-            criteria={"t1": exists},
-            task_verdicts=done,
-            outcomes=[outcome],
-            output="Done.",
-        )
-        assert untouched == "model", kind
-        wrote = _wrote("cp notes/plan.md notes/plan.bak", "notes/plan.bak")
-        outcome = SubTaskOutcome(subtask_id="s", output="Done.", tool_calls=[wrote])
-        read_back = established(
-            request=request,
-            kind=kind,
-            criteria={"t1": exists},
-            task_verdicts=done,
-            outcomes=[outcome],
-            output="Done.",
-        )
-        assert read_back == "code", kind
+        assert _settle(request, kind, "Done.", [failed], holds) == "model", kind
+        assert _settle(request, kind, "Done.", [wrote], holds) == "code", kind
 
 
 def test_a_check_of_the_file_read_is_not_a_read_back_of_the_file_written() -> None:
@@ -214,31 +214,11 @@ def test_a_check_of_the_file_read_is_not_a_read_back_of_the_file_written() -> No
     before) proves nothing about the file it was to write; a check of the written file
     does. Tested on a copy, not the bench's VERSION task."""
     request = "copy the header line of data/sales.csv into out/header.txt"
-    done = [Verdict(criterion_id="t1", passed=True), Verdict(criterion_id="request", passed=True)]
-    source = Criterion(
-        id="t1",
-        text="source",
-        mode="verifiable",
-        check=Check(kind="file_exists", path="data/*.csv"),
-    )
-    target = Criterion(
-        id="t1",
-        text="target",
-        mode="verifiable",
-        check=Check(kind="file_matches", path="out/*.txt", value="^region,"),
-    )
     wrote = _wrote("head -1 data/sales.csv > out/header.txt", "./out/header.txt")
-    outcome = SubTaskOutcome(subtask_id="s", output="Done.", tool_calls=[wrote])
-    for criteria, expected in (({"t1": source}, "model"), ({"t1": target}, "code")):
-        got = established(
-            request=request,
-            kind="creation",
-            criteria=criteria,
-            task_verdicts=done,
-            outcomes=[outcome],
-            output="Done.",
-        )
-        assert got == expected, criteria["t1"].check
+    source = _criterion("file_exists", "data/*.csv")
+    target = _criterion("file_matches", "out/*.txt", "^region,")
+    assert _settle(request, "creation", "Done.", [wrote], source) == "model"
+    assert _settle(request, "creation", "Done.", [wrote], target) == "code"
 
 
 def test_an_unsure_request_is_held_to_both_a_write_and_an_answer() -> None:
@@ -249,36 +229,20 @@ def test_an_unsure_request_is_held_to_both_a_write_and_an_answer() -> None:
     established by code unless a check read back what it changed, or it changed nothing
     and its answer's values are backed twice like a question's."""
     request = "take the port from conf/app.ini and put it in port.txt"
-    text = "[server]\nport = 8042\nhost = example\n"
-    read = _read("conf/app.ini", text)
+    read = _read("conf/app.ini", "[server]\nport = 8042\nhost = example\n")
     grep = _shell("grep port conf/app.ini", "port = 8042")
-    done = [Verdict(criterion_id="request", passed=True)]
+    wrote = _wrote("echo 8042 > port.txt", "port.txt")
 
     def proof(output: str, calls: list[ToolCall], criteria: dict[str, Criterion]) -> str | None:
-        outcome = SubTaskOutcome(subtask_id="s", output=output, tool_calls=calls)
-        verdicts = done + [Verdict(criterion_id=c, passed=True) for c in criteria]
-        return established(
-            request=request,
-            kind="question",  # the model's reading; code sees none: unsure
-            criteria=criteria,
-            task_verdicts=verdicts,
-            outcomes=[outcome],
-            output=output,
-        )
+        return _settle(request, "question", output, calls, criteria)  # code sees none: unsure
 
     rambling = "The result does not directly answer the subtask as it is a script."
     assert proof(rambling, [read], {}) == "model"
     assert proof("The port is 8042.", [read], {}) == "model"  # one derivation
     assert proof("The port is 8042.", [read, grep], {}) == "code"  # two agree, nothing changed
-    wrote = _wrote("echo 8042 > port.txt", "port.txt")
     assert proof("The port is 8042.", [read, grep, wrote], {}) == "model"  # wrote, not read back
-    back = Criterion(
-        id="t1",
-        text="written",
-        mode="verifiable",
-        check=Check(kind="file_contains", path="port.txt", value="8042"),
-    )
-    assert proof("Done.", [read, wrote], {"t1": back}) == "code"
+    back = _criterion("file_contains", "port.txt", "8042")
+    assert proof("Done.", [read, wrote], back) == "code"
 
 
 def test_a_count_does_not_prove_a_value_question() -> None:
@@ -286,41 +250,14 @@ def test_a_count_does_not_prove_a_value_question() -> None:
     ``accept`` with a made-up printed text beside a line count that ``count_matches``
     proved. A count ties to a number the answer states, not to a name or value. Tested
     on a name question."""
-    request = "which function in lib/text.py is the longest?"
-    counted = Criterion(
-        id="t1",
-        text="lines",
-        mode="verifiable",
-        check=Check(kind="count_matches", path="lib/text.py", value="lines"),
-    )
+    counted = _criterion("count_matches", "lib/text.py", "lines")
     wc = _shell("wc -l lib/text.py", "40 lib/text.py")
     output = "The longest is `render_page`. lib/text.py has 40 lines."
-    outcome = SubTaskOutcome(subtask_id="s", output=output, tool_calls=[wc])
-    verdicts = [
-        Verdict(criterion_id="t1", passed=True),
-        Verdict(criterion_id="request", passed=True),
-    ]
-    got = established(
-        request=request,
-        kind="question",
-        criteria={"t1": counted},
-        task_verdicts=verdicts,
-        outcomes=[outcome],
-        output=output,
-    )
-    assert got == "model"
+    request = "which function in lib/text.py is the longest?"
+    assert _settle(request, "question", output, [wc], counted) == "model"
     # the same count does prove a how-many question's number
     how_many = "how many lines does lib/text.py have?"
-    outcome = SubTaskOutcome(subtask_id="s", output="It has 40 lines.", tool_calls=[wc])
-    got = established(
-        request=how_many,
-        kind="question",
-        criteria={"t1": counted},
-        task_verdicts=verdicts,
-        outcomes=[outcome],
-        output="It has 40 lines.",
-    )
-    assert got == "code"
+    assert _settle(how_many, "question", "It has 40 lines.", [wc], counted) == "code"
 
 
 def test_a_question_of_any_shape_needs_its_value_backed() -> None:
@@ -332,61 +269,27 @@ def test_a_question_of_any_shape_needs_its_value_backed() -> None:
     request = "Which city in data/towns.csv is the largest?"
     sort = _shell("sort -t, -k3 -n data/towns.csv | tail -1", "oslo,no,700000")
     output = "The largest is oslo,no,700000."
-    verdicts = [Verdict(criterion_id="request", passed=True)]
-
-    def proof(
-        req: str, out: str, calls: list[ToolCall], criteria: dict[str, Criterion]
-    ) -> str | None:
-        outcome = SubTaskOutcome(subtask_id="s", output=out, tool_calls=calls)
-        extra = [Verdict(criterion_id=c, passed=True) for c in criteria]
-        return established(
-            request=req,
-            kind="question",
-            criteria=criteria,
-            task_verdicts=verdicts + extra,
-            outcomes=[outcome],
-            output=out,
-        )
-
-    assert proof(request, output, [sort], {}) == "model"  # one command's word
+    assert _settle(request, "question", output, [sort]) == "model"  # one command's word
     read = _read("data/towns.csv", "city,country,pop\nbergen,no,290000\noslo,no,700000\n")
-    assert proof(request, output, [sort, read], {}) == "code"  # a second call agrees
-    lines = Criterion(
-        id="t1",
-        text="rows",
-        mode="verifiable",
-        check=Check(kind="count_matches", path="data/towns.csv", value="lines"),
-    )
+    assert _settle(request, "question", output, [sort, read]) == "code"  # a second call agrees
+    lines = _criterion("count_matches", "data/towns.csv", "lines")
     wc = _shell("wc -l data/towns.csv", "3 data/towns.csv")
     total = "What is the total population in data/towns.csv?"
-    assert proof(total, "The total is 3.", [wc], {"t1": lines}) == "model"  # a count is no sum
+    assert _settle(total, "question", "The total is 3.", [wc], lines) == "model"  # no sum
     how_many = "how many lines does data/towns.csv have?"
-    assert proof(how_many, "It has 3 lines.", [wc], {"t1": lines}) == "code"
+    assert _settle(how_many, "question", "It has 3 lines.", [wc], lines) == "code"
 
 
 def test_that_a_written_file_exists_does_not_prove_what_it_holds() -> None:
     """Real-model bench (create-2): "make a copy of README.md named README.bak" wrote one
     made-up line to README.bak and ended ``accept`` on ``file_exists``. Existence is no
     proof of a write; a removal's ``file_exists`` = false is. Tested on other files."""
-    done = [Verdict(criterion_id="t1", passed=True), Verdict(criterion_id="request", passed=True)]
-
-    def proof(request: str, call: ToolCall, check: Check) -> str | None:
-        outcome = SubTaskOutcome(subtask_id="s", output="Done.", tool_calls=[call])
-        criterion = Criterion(id="t1", text="checked", mode="verifiable", check=check)
-        return established(
-            request=request,
-            kind="creation",
-            criteria={"t1": criterion},
-            task_verdicts=done,
-            outcomes=[outcome],
-            output="Done.",
-        )
-
     copy = _wrote("echo notes > docs/guide.old", "docs/guide.old")
     request = "make a copy of docs/guide.md named docs/guide.old"
-    assert proof(request, copy, Check(kind="file_exists", path="docs/guide.old")) == "model"
-    held = Check(kind="file_contains", path="docs/guide.old", value="# Guide")
-    assert proof(request, copy, held) == "code"
+    exists = _criterion("file_exists", "docs/guide.old")
+    assert _settle(request, "creation", "Done.", [copy], exists) == "model"
+    held = _criterion("file_contains", "docs/guide.old", "# Guide")
+    assert _settle(request, "creation", "Done.", [copy], held) == "code"
     gone = ToolCall(
         tool="shell",
         args={"command": "rm logs/old.log"},
@@ -396,5 +299,5 @@ def test_that_a_written_file_exists_does_not_prove_what_it_holds() -> None:
         sandboxed=True,
         effects=(FileEffect(path="logs/old.log", change="deleted"),),
     )
-    removed = Check(kind="file_exists", path="logs/old.log", value=False)
-    assert proof("remove logs/old.log", gone, removed) == "code"
+    removed = _criterion("file_exists", "logs/old.log", False)
+    assert _settle("remove logs/old.log", "creation", "Done.", [gone], removed) == "code"
