@@ -30,8 +30,10 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
   "Done" is only the model's word → ``model`` (a failed command answered "done" once
   passed every rule and ended ``accept`` with the file untouched; a check of the file
   the task read, not the one it was to write, proves nothing about the write);
-- a request whose kind is unsure because the model's reading and code's disagree (it
-  may be a question or a change; not a reading the model left out, as in older logs)
+- a request whose kind is unsure because the model's reading and code's disagree, or
+  because the model gave no valid kind (``unknown``: it may be a question or a change;
+  "make a copy of README.md named README.bak", read with no kind, once ended ``accept``
+  on "Done." and an unchecked write; an older log with no kind at all is not judged)
   is held to both: with no such read-back check, it must be a
   question answered with backed values (below) and must have changed nothing — "read
   the VERSION … and write it to VERSION.txt", read as a question, once ended
@@ -169,7 +171,7 @@ def established(
     duty = duties(request, kind)
     if duty.writes and not (duty.answers or duty.unsure) and not read_back:
         return "model"  # a change no check read back: its "done" is only the model's word
-    disagreed = duty.unsure and kind in ("question", "change", "creation")
+    disagreed = duty.unsure  # the readings disagree, or the model gave no valid kind
     if disagreed and not read_back:  # a change not read back, or a question: proven as one
         if changed or (duty.shape is None and not _backed(output, calls, request)):
             return "model"

@@ -301,3 +301,24 @@ def test_that_a_written_file_exists_does_not_prove_what_it_holds() -> None:
     )
     removed = _criterion("file_exists", "logs/old.log", False)
     assert _settle("remove logs/old.log", "creation", "Done.", [gone], removed) == "code"
+
+
+def test_a_request_the_model_gave_no_kind_is_held_to_both_duties() -> None:
+    """Real-model bench (create-2, twostep-1 r2): with no valid kind from the model
+    (``unknown``) and an imperative code cannot read as a question, nothing was asked of
+    the proof, and a "Done." with one unchecked write ended ``accept``. Now a request with
+    no kind is held like one whose readings disagree: a write read back, or nothing
+    changed and the stated values backed twice. Tested on other requests."""
+    request = "put a copy of conf/app.ini into conf/app.ini.bak"
+    copy = _wrote("echo x > conf/app.ini.bak", "conf/app.ini.bak")
+    assert _settle(request, "unknown", "Done.", [copy]) == "model"  # a write not read back
+    assert _settle(request, "unknown", "Done.", []) == "model"  # nothing done, nothing backed
+    back = _criterion("file_contains", "conf/app.ini.bak", "[server]")
+    assert _settle(request, "unknown", "Done.", [copy], back) == "code"
+    greet = "greet the team"
+    assert _settle(greet, "unknown", "Hello, team!", []) == "model"  # only the model's word
+    port = "tell me the port in conf/app.ini"
+    read = _read("conf/app.ini", "[server]\nport = 8042\n")
+    grep = _shell("grep port conf/app.ini", "port = 8042")
+    assert _settle(port, "unknown", "The port is 8042.", [read]) == "model"  # one derivation
+    assert _settle(port, "unknown", "The port is 8042.", [read, grep]) == "code"

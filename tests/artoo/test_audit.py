@@ -147,12 +147,12 @@ def test_audit_answers_within_three_seconds_during_a_sixteen_subtask_task(
             if not handle.done():
                 during.append(report)
             time.sleep(0.1)
-        assert handle.result(60).status == "accept"
+        assert handle.result(60).status == "success"
         final = system.audit()
     assert len(during) >= 5 and slowest < 3.0
     assert all(not r.complete for r in during)
     assert [r.envelopes for r in during] == sorted(r.envelopes for r in during)
-    assert final.tasks_ended == {"accept": 1} and final.envelopes >= during[-1].envelopes
+    assert final.tasks_ended == {"success": 1} and final.envelopes >= during[-1].envelopes
 
 
 def test_a_tap_that_drops_is_caught_up_from_the_log(tmp_path: Path, workspace: Path) -> None:
@@ -197,14 +197,14 @@ def test_a_window_open_at_close_is_completed_by_the_next_session(
     with artoo.System.open(
         store, model=model, workspace=workspace, config=config, clock=clock
     ) as system:
-        assert system.run("say hello").status == "accept"
+        assert system.run("say hello").status == "success"
     first = AuditLogReader(store / "audit").reports()  # type: ignore[attr-defined]
     assert [r.complete for r in first] == [False]
     clock.advance(10.0)
     with artoo.System.open(
         store, model=model, workspace=workspace, config=config, clock=clock
     ) as system:
-        assert system.run("say hello").status == "accept"
+        assert system.run("say hello").status == "success"
         clock.advance(60.0)
         eventually(lambda: [r for r in system.audit_log.reports() if r.complete])
     reader = AuditLogReader(store / "audit")
@@ -238,7 +238,7 @@ def test_a_reopened_store_is_audited_from_the_watermark_not_from_seq_1(
     ) as system:
         assert system.audit().live.resumed_from == 1  # a new store: from the start
         for n in range(1, 4):  # three tasks, each in a window of its own, closed
-            assert system.run("say hello").status == "accept"
+            assert system.run("say hello").status == "success"
             clock.advance(60.0)
             eventually(lambda n=n: len([r for r in system.audit_log.reports() if r.complete]) == n)
         first_last = system.bus.last_seq
@@ -252,7 +252,7 @@ def test_a_reopened_store_is_audited_from_the_watermark_not_from_seq_1(
         # only what came after the watermark was read again at start (the tail of the
         # first session), not the whole log
         assert live.replayed == first_last - mark.next_seq + 1 < first_last // 2
-        assert system.run("say hello").status == "accept"
+        assert system.run("say hello").status == "success"
         clock.advance(60.0)
         eventually(lambda: len([r for r in system.audit_log.reports() if r.complete]) == 4)
     reader = AuditLogReader(store / "audit")

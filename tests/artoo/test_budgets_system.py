@@ -37,7 +37,7 @@ def test_a_budget_of_n_model_calls_makes_exactly_n(tmp_path: Path, workspace: Pa
     assert [c.refused for c in refused] == ["max_model_calls"]
     assert (result.status, result.reason, result.budget) == ("abandon", "budget", "max_model_calls")
     assert f"max_model_calls = {n}; {n} model calls made" in result.summary
-    assert unlimited.status == "accept" and unlimited.cost.model_calls == 3
+    assert unlimited.status == "success" and unlimited.cost.model_calls == 3
     finals = [e for e in task_events(store, handle.task_id) if isinstance(e.body, FinalResult)]
     assert len(finals) == 1
 

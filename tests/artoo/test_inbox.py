@@ -95,7 +95,7 @@ def test_an_inbox_approval_lets_a_held_confirmation_through(
             system.answer(pending.item_id, "yes")
         system.answer(pending.item_id, "approve")
         result = handle.result(30)
-    assert result.status == "accept", result.summary
+    assert result.status == "success", result.summary
     assert not (workspace / "archive" / "old.log").exists()
 
 

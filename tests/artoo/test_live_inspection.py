@@ -46,7 +46,7 @@ def held_store(request: pytest.FixtureRequest, tmp_path: Path, workspace: Path) 
     )
     assert holder.stdout is not None and holder.stdin is not None
     try:
-        assert holder.stdout.readline().strip() == "accept"
+        assert holder.stdout.readline().strip() == "success"
         yield store
     finally:
         holder.stdin.write("\n")
@@ -61,7 +61,7 @@ def test_replay_audit_export_and_memory_read_a_held_store(
         assert (held_store / "events.sock").exists()  # the holder serves live reads
     assert main(["replay", str(held_store), "--json"]) == 0
     replayed = capsys.readouterr().out
-    assert '"status": "accept"' in replayed or '"status":"accept"' in replayed
+    assert '"status": "success"' in replayed or '"status":"success"' in replayed
     assert main(["audit", str(held_store)]) == 0
     assert "say hello" in capsys.readouterr().out
     assert main(["audit", str(held_store), "--verify"]) == 0
@@ -117,13 +117,13 @@ def test_a_system_on_a_postgresql_store_runs_reopens_and_verifies(
     config = Config(durability="none")
     with artoo.System.open(pg_url, model=model, workspace=workspace, config=config) as system:
         assert system.url == pg_url
-        assert system.run("say hello").status == "accept"
+        assert system.run("say hello").status == "success"
         scratch = system.store
         first_end = system.log.last_seq
     assert not scratch.exists()  # the process's scratch went with it
     with artoo.System.open(pg_url, model=model, workspace=workspace, config=config) as system:
         assert system.log.last_seq >= first_end  # the same log, continued
-        assert system.run("say hello").status == "accept"
+        assert system.run("say hello").status == "success"
         assert system.audit_log.verify().ok
     assert main(["replay", pg_url, "--verify"]) == 0
     assert main(["audit", pg_url, "--verify"]) == 0

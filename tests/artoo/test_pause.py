@@ -102,7 +102,7 @@ def test_a_paused_task_waits_past_its_deadline_and_stall_time_then_ends(
         assert handle.resume()
         result = handle.result(20)
         system.flush(5)
-    assert result.status == "accept"
+    assert result.status == "success"
     assert (ws / "made.txt").read_text() == "x"
     events = all_events(tmp_path / "s")
     kinds = [type(e.body) for e in events]
@@ -168,7 +168,7 @@ def test_a_paused_task_stays_paused_across_a_restart_and_the_operator_resumes_it
         result = handle.result(30)
         with pytest.raises(ValueError, match="no running task"):
             system.answer(handle.task_id, "pause")
-    assert result.status == "accept" and result.resumed_from is not None
+    assert result.status == "success" and result.resumed_from is not None
     events = all_events(store)
     assert sum(isinstance(e.body, LLMCall) for e in events) == len(ENTRIES)
     assert [type(e.body) for e in events if isinstance(e.body, TaskPaused | TaskUnpaused)] == [

@@ -106,7 +106,7 @@ def test_a_question_answered_through_the_inbox(tmp_path: Path) -> None:
             system.answer(item.item_id, "c.txt")
         system.answer(item.item_id, "b.txt")
         result = handle.result(30)
-    assert result.status == "accept"
+    assert result.status == "success"
     assert [(a.answer, a.by) for a in _answered(tmp_path / "store")] == [("b.txt", "operator")]
     calls = [e.body for e in all_events(tmp_path / "store") if isinstance(e.body, LLMCall)]
     second = [c for c in calls if c.role == "perceiver"][1]
@@ -133,7 +133,7 @@ def test_a_question_answered_by_the_on_question_callback(tmp_path: Path) -> None
         return "a.txt"
 
     with _open(tmp_path, on_question=on_question) as system:
-        assert system.run("write the file", timeout=30).status == "accept"
+        assert system.run("write the file", timeout=30).status == "success"
     assert [q.options for q in asked] == [["a.txt", "b.txt"]]
     assert [(a.answer, a.by) for a in _answered(tmp_path / "store")] == [("a.txt", "operator")]
 
@@ -149,7 +149,7 @@ def test_an_unanswered_question_takes_its_default_at_the_timeout(tmp_path: Path)
         clock.advance(2)
         result = handle.result(30)
         system.flush(5)
-    assert result.status == "accept"
+    assert result.status == "success"
     assert [(a.answer, a.by) for a in _answered(tmp_path / "store")] == [("a.txt", "timeout")]
     _replays(tmp_path / "store")
 
@@ -161,7 +161,7 @@ def test_with_no_one_to_ask_a_question_takes_its_default_at_once(tmp_path: Path)
     clock = ManualClock()
     with _open(tmp_path, clock, inbox=False) as system:
         result = system.run("write the file", timeout=100)
-    assert result.status == "accept"
+    assert result.status == "success"
     assert [(a.answer, a.by) for a in _answered(tmp_path / "store")] == [("a.txt", "no_operator")]
     _replays(tmp_path / "store")
 
@@ -197,7 +197,7 @@ def test_the_deadline_and_the_judge_stand_while_the_task_waits_for_an_answer(
         system.answer(item.item_id, "b.txt")
         result = handle.result(30)
         system.flush(5)
-    assert result.status == "accept"
+    assert result.status == "success"
     tickets = [
         e.body for e in all_events(tmp_path / "store") if isinstance(e.body, EscalationTicket)
     ]
@@ -251,7 +251,7 @@ def test_the_planner_asks_once_and_plans_with_the_answer(tmp_path: Path) -> None
         on_question=lambda q: "md",
     ) as system:
         result = system.run("write my notes", timeout=30)
-    assert result.status == "accept"
+    assert result.status == "success"
     events = all_events(tmp_path / "store")
     asked = [e.body for e in events if isinstance(e.body, UserQuestion)]
     assert [(q.role, q.text) for q in asked] == [("planner", "Markdown or text?")]
@@ -298,7 +298,7 @@ def test_a_question_waiting_when_the_process_stopped_is_asked_again_once_after_r
         assert item.kind == "question" and item.answers == ("a.txt", "b.txt")
         system.answer(item.item_id, "b.txt")
         result = handle.result(30)
-    assert result.status == "accept" and result.resumed_from is not None
+    assert result.status == "success" and result.resumed_from is not None
     events = all_events(tmp_path / "store")
     assert sum(isinstance(e.body, UserQuestion) for e in events) == 1  # not logged twice
     assert [(a.answer, a.by) for a in _answered(tmp_path / "store")] == [("b.txt", "operator")]

@@ -49,7 +49,7 @@ def test_repl_in_a_terminal_submits_shows_status_and_inbox_approves_and_quits(
         child.expect(re.escape(request_id) + r" confirmation .*\[approve / deny\]")
         child.sendline(f"/approve {request_id}")
         child.expect(re.escape(request_id) + ": approve")
-        child.expect(r"done: accept")
+        child.expect(r"done: success")
         child.sendline("/status")
         child.expect(r"0 running, 0 waiting in the inbox")
         child.sendline("/audit")
@@ -68,7 +68,7 @@ def test_repl_in_a_terminal_submits_shows_status_and_inbox_approves_and_quits(
     assert child.exitstatus == 0, child.before
     assert not (workspace / "archive" / "old.log").exists()  # the approved rm ran
     # /audit: this session's window — the one task, accepted, no boundary broken
-    assert (started, ended, violations) == ("1", "accept 1", "0")
+    assert (started, ended, violations) == ("1", "success 1", "0")
     assert int(envelopes) > 10
     # /memory: what the store's memory holds, counted again after the REPL closed it
     with MegramStore.open(store / "memory") as memory:
@@ -187,4 +187,4 @@ def test_repl_shows_a_question_and_answers_it(tmp_path: Path, workspace: Path) -
         assert said[-1] == "error: answer one of: a.txt, b.txt"
         repl.handle(f"/answer {item.item_id} b.txt")
         assert said[-1] == f"{item.item_id}: answered"
-        assert repl.handles[task].result(30).status == "accept"
+        assert repl.handles[task].result(30).status == "success"

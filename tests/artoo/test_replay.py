@@ -322,7 +322,7 @@ def test_a_rerun_takes_the_task_age_from_the_record(tmp_path: Path, workspace: P
     )
     store = tmp_path / "store"
     with artoo.System.open(store, model=model, workspace=workspace, config=CONFIG) as system:
-        assert system.run("say hello").status == "accept"
+        assert system.run("say hello").status == "success"
     [decision] = [e.body for e in _logged(store) if isinstance(e.body, GGSDecision)]
     assert decision.omega > 0.0015  # 0.4 × 1.5 s / 300 s: past the comparison's 10⁻³
     report = rerun(store)

@@ -383,7 +383,7 @@ def test_a_resumed_task_killed_again_is_resumed_again(tmp_path: Path) -> None:
     events = all_events(store)
     resumes = [e.body for e in events if isinstance(e.body, TaskResumed)]
     assert len(resumes) == 2 and got.resumed_from == resumes[1].from_seq
-    assert got.status == "accept"
+    assert got.status == "success"
     assert [c for c, _ in _calls(store)] == ["perceiver", "planner", "executor", "executor"]
     assert (workspace / "made.txt").read_text() == "x"
     assert sum(isinstance(e.body, ToolCallEnded) for e in events) == 1
@@ -406,4 +406,4 @@ def test_an_open_with_no_model_leaves_a_stopped_task_for_an_open_that_can_resume
     write_script(tmp_path / "s.toml", _rest(quick, store))
     with artoo.System.open(store, model=model, workspace=workspace) as system:
         [handle] = system.resumed
-        assert handle.result(60).status == "accept"
+        assert handle.result(60).status == "success"

@@ -97,8 +97,8 @@ def test_a_crash_of_each_role_is_restarted_and_ends_its_task_once(
         assert first.status == "abandon" and first.reason == "crash"
         assert f"injected crash in {name}.{method}" in first.summary
     else:
-        assert first.status == "accept"
-    assert second.status == "accept", second.summary
+        assert first.status == "success"
+    assert second.status == "success", second.summary
     events = all_events(store)
     crashed = [e.body for e in events if isinstance(e.body, RoleFailed)]
     assert len(crashed) == 1 and crashed[0].role.startswith(cls.name)
@@ -171,7 +171,7 @@ def test_ten_clean_failures_then_a_crash_restart_within_a_second(
         restarted_after = time.monotonic() - crashed_at[0]
         after = system.run("hello", timeout=20)
     assert all(r.reason == "step_failed" for r in clean)
-    assert crash.reason == "crash" and after.status == "accept"
+    assert crash.reason == "crash" and after.status == "success"
     assert restarted_after < 1.0, f"restart took {restarted_after:.2f} s"
     events = all_events(tmp_path / "s")
     assert sum(isinstance(e.body, StepFailed) for e in events) == 10

@@ -119,7 +119,7 @@ def test_sixteen_parallel_subtasks(tmp_path: Path, workspace: Path) -> None:
     ) as s:
         handle = s.submit("sixteen parts")
         result = handle.result(60)
-    assert result.status == "accept", result.summary
+    assert result.status == "success", result.summary
     for i in range(n):
         assert f"this is part {i:02d}" in result.output
     # parallel subtasks do not add to the sequential chain: 1 perceiver + 1 planner + 1 executor
@@ -141,7 +141,7 @@ def test_many_tasks_at_once_each_end_in_exactly_one_final_result(
     ) as s:
         handles = [s.submit(f"say hello {i}") for i in range(12)]
         results = [h.result(60) for h in handles]
-    assert [r.status for r in results] == ["accept"] * 12
+    assert [r.status for r in results] == ["success"] * 12
     with EventLog.open(tmp_path / "store" / "events", durability="none") as log:
         finals = [e.body.task_id for e in log.read() if isinstance(e.body, FinalResult)]
     assert sorted(finals) == sorted(h.task_id for h in handles)
@@ -173,7 +173,7 @@ def test_a_role_that_raises_ends_its_task_and_the_next_task_succeeds(
     assert first.status == "abandon"
     assert "boom in the meta-validator" in first.summary
     assert "meta_validator" in first.summary
-    assert second.status == "accept", second.summary
+    assert second.status == "success", second.summary
     with EventLog.open(tmp_path / "store" / "events", durability="none") as log:
         everything = list(log.read())
     failed = [e.body for e in everything if isinstance(e.body, RoleFailed)]
@@ -245,7 +245,7 @@ def test_two_systems_in_one_process(tmp_path: Path, workspace: Path) -> None:
     finally:
         a.close()
         b.close()
-    assert ra.status == rb.status == "accept"
+    assert ra.status == rb.status == "success"
     assert task_events(tmp_path / "a", ha.task_id) and not task_events(tmp_path / "a", hb.task_id)
 
 
@@ -262,7 +262,7 @@ def test_async_twins(tmp_path: Path, workspace: Path) -> None:
             second = await s.arun("say hello again", timeout=30)
             return first.status + second.status
 
-    assert asyncio.run(main()) == "acceptaccept"
+    assert asyncio.run(main()) == "successsuccess"
 
 
 def test_missing_model_opens_for_reading_and_submit_says_how_to_set_one(
@@ -293,7 +293,7 @@ def test_subscribe_sees_every_envelope_of_a_task(tmp_path: Path, workspace: Path
         s.subscribe(listener)
         result = s.run("say hello", timeout=30)
         assert done.wait(10)
-    assert result.status == "accept"
+    assert result.status == "success"
     assert seen == sorted(seen) and seen == list(range(seen[0], seen[0] + len(seen)))
 
 
@@ -317,7 +317,7 @@ def test_law1_operator_approves(tmp_path: Path, workspace: Path) -> None:
         operator=operator,
     ) as s:
         result = s.run("delete the old log", timeout=30)
-    assert result.status == "accept", result.summary
+    assert result.status == "success", result.summary
     assert len(asked) == 1 and asked[0].tool == "shell"
     assert "rm" in asked[0].action or "rm" in str(asked[0].args)
     assert not (workspace / "archive" / "old.log").exists()
@@ -409,7 +409,7 @@ def test_low_confidence_goes_to_a_human(tmp_path: Path, workspace: Path) -> None
         tmp_path / "s", model=model, workspace=workspace, config=CONFIG, operator=operator
     ) as s:
         result = s.run("greet", timeout=30)
-    assert result.status == "accept", result.summary
+    assert result.status == "success", result.summary
     assert asked == ["accept that 'the greeting is friendly' is met"]
     outcome = next(
         e.body
@@ -444,33 +444,49 @@ def test_unparsable_verdict_fails_closed_until_the_replan_budget_ends_it(
 
 
 # --------------------------------------------------------------------------- the Dreamer
+COUNT = "how many lines are in notes/todo.txt?"
+
+
 def _accept_entries() -> list[dict]:
+    """A task proven by code, so it ends ``accept``: a count question (kind stated), a
+    ``count_matches`` check, ``wc -l`` run, and the answer stating its number."""
+    lines = {"kind": "count_matches", "path": "notes/todo.txt", "value": "lines"}
     return [
         {
             "role": "perceiver",
             "times": 0,
-            "content": {"intent": "say hello", "slug": "hello", "criteria": []},
+            "content": {
+                "intent": "count the lines of notes/todo.txt",
+                "kind": "question",
+                "answer": "number",
+                "criteria": [{"text": "states the count", "mode": "verifiable", "check": lines}],
+            },
         },
-        simple_plan(),
-        {"role": "executor", "times": 0, "content": "hello"},
+        simple_plan("Count the lines of notes/todo.txt"),
+        {"role": "executor", "times": 0, "match": r"7 notes/todo\.txt", "content": "7 lines."},
+        {
+            "role": "executor",
+            "times": 0,
+            "tool_calls": [{"name": "shell", "arguments": {"command": "wc -l notes/todo.txt"}}],
+        },
     ]
 
 
 def test_dreamer_distils_six_accepts_into_one_sop_with_the_model(
     tmp_path: Path, workspace: Path
 ) -> None:
-    rule = "Answer greetings directly; no tools are needed."
+    rule = "Count lines with wc -l."
     entries = [*_accept_entries(), {"role": "dreamer", "content": {"rule": rule}}]
     model = write_script(tmp_path / "s.toml", entries)
     config = Config(durability="none", dream_interval_s=3600)
     with artoo.System.open(tmp_path / "s", model=model, workspace=workspace, config=config) as s:
         for _ in range(5):  # one request, one memory tag (code's, from the request)
-            s.run("say hello", timeout=30)
+            assert s.run(COUNT, timeout=30).status == "accept"
         assert s.dream() == 0  # five accepts: attention 4.5 < 5
-        s.run("Say hello!", timeout=30)  # a light paraphrase: the same tag
+        s.run("How many lines are in notes/todo.txt", timeout=30)  # a light paraphrase
         assert s.dream() == 1  # six: 5.4 ≥ 5 and decision 5.4 ≥ 3
         assert s.dream() == 0  # never promoted twice
-        sops = s.megrams.query_c(f"intent:{request_tag('say hello')}", "env:local")
+        sops = s.megrams.query_c(f"intent:{request_tag(COUNT)}", "env:local")
     assert [m.content for m in sops] == [rule]
     assert sops[0].level == "C" and sops[0].k == 0.0 and sops[0].sigma > 0
 
@@ -488,7 +504,7 @@ def test_flush_returns_once_memory_applied_what_was_published(
     model = write_script(tmp_path / "s.toml", _accept_entries())
     with artoo.System.open(tmp_path / "s", model=model, workspace=workspace, config=CONFIG) as s:
         for i in range(3):
-            s.run(f"say hello {i}", timeout=30)
+            s.run(f"{COUNT} ({i})", timeout=30)
             assert s.flush(10)
             # no wait: the task's megram is in the store once flush returned
             assert len(s.megrams) == i + 1
@@ -506,10 +522,10 @@ def test_dreamer_passes_by_itself_shortly_after_a_final_result(
     with artoo.System.open(tmp_path / "s", model=model, workspace=workspace, config=config) as s:
         s.subscribe(lambda env: isinstance(env.body, SOPPromoted) and promoted.set())
         for _ in range(6):
-            s.run("say hello", timeout=30)
+            assert s.run(COUNT, timeout=30).status == "accept"
         assert promoted.wait(10), "no debounced pass after the sixth FinalResult"
         s.flush(5)
-        sops = s.megrams.query_c(f"intent:{request_tag('say hello')}", "env:local")
+        sops = s.megrams.query_c(f"intent:{request_tag(COUNT)}", "env:local")
     assert len(sops) == 1 and sops[0].content  # a deterministic fallback rule
 
 
@@ -557,7 +573,7 @@ def test_the_litellm_path_end_to_end_with_mock_response(tmp_path: Path, workspac
         model_options={"mock_response": answer, "api_key": "sk-test-not-used"},
     ) as s:
         result = s.run("say hello", timeout=60)
-    assert result.status == "accept", result.summary
+    assert result.status == "success", result.summary
     calls = [
         e.body for e in task_events(tmp_path / "s", result.task_id) if isinstance(e.body, LLMCall)
     ]
@@ -604,7 +620,7 @@ def test_a_group_sees_the_outputs_of_the_group_before(tmp_path: Path, workspace:
     model = write_script(tmp_path / "s.toml", entries)
     with artoo.System.open(tmp_path / "s", model=model, workspace=workspace, config=CONFIG) as s:
         result = s.run("two steps", timeout=30)
-    assert result.status == "accept", result.summary
+    assert result.status == "success", result.summary
     assert result.output == "the word is alpha\n\nI used alpha"
     assert result.cost.sequential_calls == 4  # perceiver, planner, then one call per group
 

@@ -65,14 +65,14 @@ def test_without_a_worker_submit_runs_here_and_with_one_it_only_enqueues(
     with artoo.System.open(pg_url, model=model, workspace=workspace, config=CONFIG) as host:
         assert host.fleet is not None and host.fleet.workers() == 0
         here = host.run("say hello")
-        assert here.status == "accept"
+        assert here.status == "success"
         with artoo.System.open(
             pg_url, model=model, workspace=workspace, config=CONFIG, worker=True, concurrency=2
         ) as worker:
             assert host.fleet.workers() == 1
             handles = [host.submit(f"say hello {i}") for i in range(4)]
             results = [h.result(30) for h in handles]
-            assert [r.status for r in results] == ["accept"] * 4
+            assert [r.status for r in results] == ["success"] * 4
             # the worker ran them: its bus logged their UserRequests, the host's did not
             with read_log(pg_url) as log:
                 starts = [e for e in log.read() if isinstance(e.body, UserRequest)]
@@ -95,7 +95,7 @@ def test_memory_is_shared_a_worker_applies_the_others_memory_events(
         artoo.System.open(pg_url, model=model, workspace=workspace, config=CONFIG) as a,
         artoo.System.open(pg_url, model=model, workspace=workspace, config=CONFIG) as b,
     ):
-        assert a.run("say hello").status == "accept"
+        assert a.run("say hello").status == "success"
         with read_log(pg_url) as log:
             recorded = [e for e in log.read() if isinstance(e.body, MegramRecorded)]
         assert recorded, "a task records megrams"
@@ -127,7 +127,7 @@ def test_one_auditor_and_one_judge_elected_and_taken_over_when_their_system_goes
         first.close()
         until(lambda: second.fleet is not None and second.fleet.is_elected)
         assert {Auditor, Judge} <= {r.role for r in second.runner.running()}
-        assert second.run("say hello").status == "accept"
+        assert second.run("say hello").status == "success"
         report = second.audit()
         assert report.tasks_started >= 1
 
@@ -210,7 +210,7 @@ def test_three_workers_sixty_tasks_one_killed_every_task_ends_once(
         else:  # ended by another System
             lost = {t for t, r in results.items() if r.reason == "worker_lost"}
         assert lost == in_flight
-        assert all(r.status == "accept" for t, r in results.items() if t not in lost)
+        assert all(r.status == "success" for t, r in results.items() if t not in lost)
     finally:
         victim.kill()  # whatever happened (it may be stopped)
         for proc, _ in workers[1:]:
