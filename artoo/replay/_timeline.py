@@ -214,7 +214,9 @@ def _describe(env: Envelope) -> tuple[str, list[str]]:
         return f"admitted{deadline}", []
     if isinstance(b, TaskSpec):
         return (
-            f"read as {b.intent!r} (slug {b.slug}, env {b.environment})",
+            f"read as {b.intent!r} (kind {b.kind or 'not recorded'}"
+            + (f", answer {b.shape}" if b.shape else "")
+            + f", slug {b.slug}, env {b.environment})",
             [_criterion(c) for c in b.criteria],
         )
     if isinstance(b, MemoryQuery):

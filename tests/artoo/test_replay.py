@@ -71,6 +71,10 @@ def test_a_timeline_tells_every_envelope_of_the_task_in_seq_order(demo_store: Pa
         s.upper() for s in SCENARIOS[3].expect_states
     ]
     assert task.status == "abandon" and task.reason == "replan_budget"
+    (spec,) = [t for t, k in zip(lines, kinds, strict=True) if k == "TaskSpec"]
+    assert "(kind change," in spec  # how the request was read: what its proof is held to
+    (first,) = timeline(demo_store, rows[0].task_id)
+    assert any("(kind question, answer number," in e.text for e in first.entries)
 
 
 def test_the_cli_prints_the_table_and_a_task_as_json(
