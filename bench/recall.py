@@ -223,8 +223,8 @@ HOLDOUT_QUERIES: list[tuple[str, str, tuple[str, ...]]] = [
     ("write the text yes into out/answer.txt", "create-file", ("read-file",)),
 ]
 
-# A second held-out set, written on 2026-11-26 before the rank-agreement rule (docs/memory.md)
-# was changed and never used to tune it: six more families in three pairs that share words.
+# A second held-out set, written on 2026-11-26 before any change to the distractor rule was
+# tried, and never used to tune it: six more families in three pairs that share words.
 HOLDOUT2_FAMILIES: dict[str, list[str]] = {
     "git-status": [
         "show the git status",

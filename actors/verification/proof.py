@@ -171,11 +171,11 @@ def established(
     duty = duties(request, kind)
     if duty.writes and not (duty.answers or duty.unsure) and not read_back:
         return "model"  # a change no check read back: its "done" is only the model's word
-    disagreed = duty.unsure  # the readings disagree, or the model gave no valid kind
-    if disagreed and not read_back:  # a change not read back, or a question: proven as one
+    # unsure: the readings disagree, or the model gave no valid kind
+    if duty.unsure and not read_back:  # a change not read back, or a question: proven as one
         if changed or (duty.shape is None and not _backed(output, calls, request)):
             return "model"
-    if duty.answers and not (disagreed and read_back):  # a question (a change read back is not)
+    if duty.answers and not (duty.unsure and read_back):  # a question (a change read back is not)
         tied = bool(_HOW_MANY.search(request)) and any(c.kind == "count_matches" for c in checks)
         if not tied and not _backed(output, calls, request):
             return "model"
