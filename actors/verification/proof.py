@@ -48,15 +48,25 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
   once ended ``accept`` on a CSV row one wrong command printed;
 - anything else that passed only by rules is established by code.
 
+One derivation asks for a second (:func:`needs_second_derivation`): an attempt whose
+verdicts all passed, held to back a question's values, that states values each backed by
+one tool call and none by two is not given on yet; the Agent-Validator asks the Executor,
+once per subtask, to derive the value again with a different command or tool. Nothing is
+assumed of the answer that comes back: the rule above decides it — two different calls
+agreeing on its value are proof, a repeated call or a second value is not.
+
 Pure: reads only the messages.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
+
+import msgspec
 
 from artoo.schemas import Check, Criterion, SubTaskOutcome, ToolCall, Verdict
 from artoo.schemas.messages import Established
@@ -67,11 +77,13 @@ from .request import code_values, duties, traced
 
 __all__ = [
     "ESTABLISHED_TEXT",
+    "Corroboration",
     "changed_paths",
     "copied_from_request",
     "derivations",
     "established",
     "how_established",
+    "needs_second_derivation",
 ]
 
 ESTABLISHED_TEXT: dict[str, str] = {
@@ -110,10 +122,16 @@ def derivations(value: str, calls: Sequence[ToolCall], request: str = "") -> int
     grounding derives it from that call's output alone (the lines holding a word of the
     ``request`` counted too), a code-like value by its words. Calls with the same tool and
     arguments count once."""
+    return len(_backers(value, calls, request))
+
+
+def _backers(value: str, calls: Sequence[ToolCall], request: str) -> list[ToolCall]:
+    """The different tool calls that back ``value`` (:func:`derivations`), first of each
+    (tool, arguments) in call order."""
     terms = list(dict.fromkeys(_TERM.findall(request)))[:40]
     number = stated_numbers(value)
     seen: set[tuple[str, str]] = set()
-    count = 0
+    found: list[ToolCall] = []
     for call in calls:
         key = (call.tool, repr(sorted(call.args.items())))
         if key in seen:
@@ -128,8 +146,8 @@ def derivations(value: str, calls: Sequence[ToolCall], request: str = "") -> int
             backed = traced(value, [*outputs, *read_sources([call])])
         if backed:
             seen.add(key)
-            count += 1
-    return count
+            found.append(call)
+    return found
 
 
 def established(
@@ -155,31 +173,121 @@ def established(
         return "none"
     if any(v.signal == "llm" for v in verdicts):
         return "model"
-    checks = [
+    checks = _checks(criteria, verdicts)
+    calls = [c for o in outcomes for c in o.tool_calls]
+    demand = _demand(request, kind, checks, calls)
+    if demand is None or (demand and not _backed(output, calls, request)):
+        return "model"
+    return "human" if any(v.signal == "human" for v in verdicts) else "code"
+
+
+def _checks(criteria: Mapping[str, Criterion], verdicts: Iterable[Verdict]) -> list[Check]:
+    """The checks of the criteria the verdicts decided."""
+    return [
         criterion.check
         for v in verdicts
         if (criterion := criteria.get(v.criterion_id)) is not None and criterion.check is not None
     ]
+
+
+def _demand(
+    request: str, kind: str, checks: Sequence[Check], calls: Sequence[ToolCall]
+) -> bool | None:
+    """What the request's duties demand of the proof of an answer whose ``checks`` passed,
+    its verdicts' signals aside (pure): None when nothing proves it (only a model's
+    word: a check copied from the request alone, a change not read back), True when its
+    stated values must be backed (:func:`_backed`: a question with no check tied to its
+    value), False when its checks are proof enough."""
     measured = any(reads_workspace(c) for c in checks)
     if any(copied_from_request(c, request) for c in checks) and not measured:
-        return "model"
-    calls = [c for o in outcomes for c in o.tool_calls]
+        return None
     changed = changed_paths(calls)
     read_back = any(
         reads_workspace(c) and _touches(c.path, changed) and not _existence_only(c) for c in checks
     )
     duty = duties(request, kind)
     if duty.writes and not (duty.answers or duty.unsure) and not read_back:
-        return "model"  # a change no check read back: its "done" is only the model's word
+        return None  # a change no check read back: its "done" is only the model's word
     # unsure: the readings disagree, or the model gave no valid kind
     if duty.unsure and not read_back:  # a change not read back, or a question: proven as one
-        if changed or (duty.shape is None and not _backed(output, calls, request)):
-            return "model"
+        if changed:
+            return None
+        if duty.shape is None:
+            return True
     if duty.answers and not (duty.unsure and read_back):  # a question (a change read back is not)
         tied = bool(_HOW_MANY.search(request)) and any(c.kind == "count_matches" for c in checks)
-        if not tied and not _backed(output, calls, request):
-            return "model"
-    return "human" if any(v.signal == "human" for v in verdicts) else "code"
+        return not tied
+    return False
+
+
+class Corroboration(msgspec.Struct, frozen=True, kw_only=True):
+    """A second derivation to ask for (:func:`needs_second_derivation`): the value an
+    answer states and the one tool call that backs it."""
+
+    value: str
+    call: ToolCall
+
+    def feedback(self) -> str:
+        """What the Executor is told (pure)."""
+        return (
+            f"Your answer states {self.value}, which one tool call backs "
+            f"({_call_text(self.call)}). Derive it once more with a different command or tool "
+            "(not that call), then answer again starting with the value."
+        )
+
+
+def _call_text(call: ToolCall, limit: int = 120) -> str:
+    """A tool call as a person or a model reads it (pure): a shell call's command, any
+    other ``tool(arguments)``."""
+    command = call.args.get("command") if call.tool == "shell" else None
+    if isinstance(command, str):
+        text = f"`{command}`"
+    else:
+        shown = ", ".join(f"{k}={json.dumps(v)}" for k, v in sorted(call.args.items()))
+        text = f"{call.tool}({shown})"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def needs_second_derivation(
+    *,
+    request: str,
+    kind: str,
+    criteria: Mapping[str, Criterion],
+    verdicts: Sequence[Verdict],
+    calls: Sequence[ToolCall],
+    output: str,
+    pending: Iterable[Criterion] = (),
+) -> Corroboration | None:
+    """The value a second, different tool call should derive before an attempt's answer
+    is given on, or None (pure; the rule is the module's). ``verdicts`` are the attempt's
+    (decided on ``criteria``), ``calls`` every call of its subtask so far, ``output`` its
+    answer; ``pending`` the criteria judged later (the task's): each counted as passing —
+    were one to fail, no derivation would make the task accepted — and one with no check
+    (a model will judge it) asks nothing.
+
+    It asks only where :func:`established` would end ``model`` for want of a second
+    derivation alone: every verdict passed and none is a model's; no check is copied
+    from the request unless one reads the workspace; the request's duties demand backed
+    values (a question, or an unsure request that changed nothing, with no ``count_matches``
+    tied to a how-many request and no check reading back a change); the answer states
+    values (the request's own aside), each backed by a tool call that worked, none by two
+    different calls. The value is the first stated (numbers first); the call, the first
+    that backs it."""
+    if not kind or not verdicts or not all(v.passed for v in verdicts):
+        return None
+    if any(v.signal == "llm" for v in verdicts):
+        return None  # a model's verdict: no derivation makes it proof
+    later = list(pending)
+    if any(c.check is None for c in later):
+        return None  # a model will judge it
+    checks = [*_checks(criteria, verdicts), *(c.check for c in later if c.check is not None)]
+    if _demand(request, kind, checks, calls) is not True:
+        return None
+    values = _values(output, request)
+    backers = [_backers(v, calls, request) for v in values]
+    if not values or min(map(len, backers)) < 1 or max(map(len, backers)) >= 2:
+        return None
+    return Corroboration(value=values[0], call=backers[0][0])
 
 
 def changed_paths(calls: Iterable[ToolCall]) -> frozenset[str]:
@@ -210,8 +318,14 @@ def _touches(path: str, changed: frozenset[str]) -> bool:
 def _backed(output: str, calls: Sequence[ToolCall], request: str) -> bool:
     """True when the answer states values the request does not hold and each is backed
     by a tool call that worked, one of them by two different calls (pure)."""
-    values = [*stated_numbers(output), *code_values(output, request)]
-    asked = set(_WORD.findall(request))
-    values = [v for v in values if not set(_WORD.findall(v)) <= asked]
+    values = _values(output, request)
     backing = [derivations(v, calls, request) for v in values]
     return bool(values) and min(backing) >= 1 and max(backing) >= 2
+
+
+def _values(output: str, request: str) -> list[str]:
+    """The values an answer states that the request does not hold: numbers, then
+    code-like values (pure)."""
+    values = [*stated_numbers(output), *code_values(output, request)]
+    asked = set(_WORD.findall(request))
+    return [v for v in values if not set(_WORD.findall(v)) <= asked]

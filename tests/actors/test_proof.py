@@ -1,16 +1,25 @@
 """How an answer was established (``artoo.actors.verification.proof``) and the strict
 grounding under it: what a failed command printed grounds nothing, one command's word
-is not proof, a model's pass never is."""
+is not proof, a model's pass never is; and when a second derivation is asked for
+(``needs_second_derivation``): only where the proof would end ``model`` for want of a
+second, different call agreeing with the one that backs the answer."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hypothesis import given
+from hypothesis import strategies as st
 
 from artoo.actors.verification.grounding import tool_outputs
 from artoo.actors.verification.ladder import ungrounded
 from artoo.actors.verification.proof import (
+    Corroboration,
     copied_from_request,
     derivations,
     established,
     how_established,
+    needs_second_derivation,
 )
 from artoo.schemas import Check, Criterion, FileEffect, SubTaskOutcome, ToolCall, Verdict
 
@@ -322,3 +331,184 @@ def test_a_request_the_model_gave_no_kind_is_held_to_both_duties() -> None:
     grep = _shell("grep port conf/app.ini", "port = 8042")
     assert _settle(port, "unknown", "The port is 8042.", [read]) == "model"  # one derivation
     assert _settle(port, "unknown", "The port is 8042.", [read, grep]) == "code"
+
+
+# --------------------------------------------------------------------------- a second derivation
+LINES = "how many lines are in notes/todo.txt?"
+NOTES = "TODO: a\nnotes\nTODO: b\nTODO: c\nideas\nTODO: d\nend\n"
+WC = _shell("wc -l notes/todo.txt", "7 notes/todo.txt\n")
+READ = _read("notes/todo.txt", NOTES)
+
+
+def _ask(
+    output: str,
+    calls: list[ToolCall],
+    *,
+    request: str = LINES,
+    kind: str = "question",
+    criteria: Sequence[Criterion] = (),
+    verdicts: list[Verdict] | None = None,
+    pending: Sequence[Criterion] = (),
+) -> Corroboration | None:
+    by_id = {c.id: c for c in criteria}
+    if verdicts is None:
+        verdicts = [Verdict(criterion_id=c, passed=True) for c in (*by_id, "done")]
+    return needs_second_derivation(
+        request=request,
+        kind=kind,
+        criteria=by_id,
+        verdicts=verdicts,
+        calls=calls,
+        output=output,
+        pending=pending,
+    )
+
+
+def _check(kind: str, path: str, value: str | bool | None = None, cid: str = "t1") -> Criterion:
+    return Criterion(
+        id=cid, text="checked", mode="verifiable", check=Check(kind=kind, path=path, value=value)
+    )
+
+
+def test_an_answer_one_call_backs_is_asked_about_once_more() -> None:
+    ask = _ask("7 lines.", [WC])
+    assert ask == Corroboration(value="7", call=WC)
+    assert ask.feedback() == (
+        "Your answer states 7, which one tool call backs (`wc -l notes/todo.txt`). Derive it "
+        "once more with a different command or tool (not that call), then answer again "
+        "starting with the value."
+    )
+    assert "read_file(path=" in Corroboration(value="7", call=READ).feedback()
+    # the same call again, in a later attempt, is still one derivation
+    assert _ask("7 lines.", [WC, WC]) is not None
+
+
+def test_two_different_calls_that_agree_need_nothing_more() -> None:
+    assert derivations("7", [WC, READ]) == 2
+    assert _ask("7 lines.", [WC, READ]) is None
+
+
+def test_an_unbacked_value_or_no_value_is_never_asked_about() -> None:
+    assert _ask("9 lines.", [WC]) is None  # grounding's to fail, not a second call's
+    assert _ask("7 lines, and 9 of them are TODOs.", [WC]) is None  # one of them unbacked
+    assert _ask("Done.", [WC]) is None  # states nothing: nothing to derive again
+    assert _ask("7 lines.", []) is None
+
+
+def test_a_count_tied_to_a_how_many_request_is_proof_already() -> None:
+    counted = _check("count_matches", "notes/todo.txt", "lines")
+    assert _ask("7 lines.", [WC], criteria=[counted]) is None
+    assert _ask("7 lines.", [WC], pending=[counted]) is None  # the task's own, judged later
+    # a count does not tie a value other than a count
+    total = "What is the total of the amount column in data/sales.csv?"
+    awk = _shell("awk -F, 'NR > 1 { s += $2 } END { print s }' data/sales.csv", "4250\n")
+    lines = _check("count_matches", "data/sales.csv", "lines")
+    assert _ask("The total is 4250.", [awk], request=total, criteria=[lines]) == Corroboration(
+        value="4250", call=awk
+    )
+
+
+def test_a_change_or_an_unsure_request_that_changed_something_is_never_asked() -> None:
+    wrote = ToolCall(
+        tool="shell",
+        args={"command": "wc -l notes/todo.txt > count.txt"},
+        exit_code=0,
+        stdout="",
+        sandboxed=True,
+        effects=(FileEffect(path="count.txt", change="created"),),
+    )
+    change = "write the line count of notes/todo.txt to count.txt"
+    assert _ask("7 lines.", [WC, wrote], request=change, kind="change") is None
+    assert _ask("7 lines.", [WC, wrote], request=change, kind="question") is None  # unsure
+    # unsure and nothing changed: held to a question's proof, so asked
+    port = "tell me the port in conf/app.ini"
+    grep = _shell("grep port conf/app.ini", "port = 8042\n")
+    assert _ask("The port is 8042.", [grep], request=port, kind="unknown") is not None
+
+
+def test_what_no_derivation_makes_proof_is_never_asked() -> None:
+    failed = [Verdict(criterion_id="done", passed=False, failure_class="logical")]
+    assert _ask("7 lines.", [WC], verdicts=failed) is None
+    judged = [Verdict(criterion_id="done", passed=True, signal="llm", confidence=0.9)]
+    assert _ask("7 lines.", [WC], verdicts=judged) is None  # a model's verdict stays one
+    plausible = Criterion(id="t1", text="it reads well", mode="plausible")
+    assert _ask("7 lines.", [WC], pending=[plausible]) is None  # a model will judge it
+    copied = _check("output_contains", "", "lines")  # the request's own word
+    assert _ask("7 lines.", [WC], criteria=[copied]) is None
+    assert _ask("7 lines.", [WC], kind="") is None  # a log from before TaskSpec.kind
+    assert _ask("7 lines.", [WC], verdicts=[]) is None
+
+
+# --------------------------------------------------------------------------- properties
+_NUMBERS = st.sampled_from(["3", "7", "12", "40", "4250"])
+_REQUESTS = st.sampled_from(
+    [
+        LINES,
+        "What is the total of the amount column in data/sales.csv?",
+        "tell me the port in conf/app.ini",
+        "take the port from conf/app.ini and put it in port.txt",
+        "delete archive/old.log",
+    ]
+)
+_KINDS = st.sampled_from(["question", "change", "creation", "unknown", ""])
+
+
+@st.composite
+def _calls(draw: st.DrawFn) -> list[ToolCall]:
+    out = []
+    for i in range(draw(st.integers(0, 3))):
+        printed = " ".join(draw(st.lists(_NUMBERS, min_size=1, max_size=2)))
+        command = draw(st.sampled_from(["wc -l a.txt", "grep -c x a.txt", f"echo {i}"]))
+        failed = draw(st.booleans()) and draw(st.booleans())
+        out.append(_shell(command, printed + "\n", exit_code=1 if failed else 0))
+    return out
+
+
+@st.composite
+def _cases(draw: st.DrawFn) -> dict:
+    stated = draw(st.lists(_NUMBERS, max_size=2))
+    criteria = draw(
+        st.sampled_from(
+            [[], [_check("count_matches", "notes/todo.txt", "lines")], [_check("file_exists", "a")]]
+        )
+    )
+    return {
+        "request": draw(_REQUESTS),
+        "kind": draw(_KINDS),
+        "calls": draw(_calls()),
+        "output": ("The answer is " + " and ".join(stated) + ".") if stated else "Done.",
+        "criteria": criteria,
+    }
+
+
+def _case_proof(case: dict, calls: list[ToolCall]) -> str | None:
+    criteria = {c.id: c for c in case["criteria"]}
+    return _settle(case["request"], case["kind"], case["output"], calls, criteria)
+
+
+@given(_cases())
+def test_asked_only_where_a_second_agreeing_call_turns_model_into_code(case: dict) -> None:
+    """Whenever it asks, the proof is ``model`` now, the value is backed by exactly one
+    call (the one named), and one more different call that agrees makes it ``code``."""
+    ask = _ask(case["output"], case["calls"], request=case["request"], kind=case["kind"],
+               criteria=case["criteria"])  # fmt: skip
+    if ask is None:
+        return
+    assert _case_proof(case, case["calls"]) == "model"
+    assert derivations(ask.value, case["calls"], case["request"]) == 1
+    assert derivations(ask.value, [ask.call], case["request"]) == 1
+    second = _shell(f"printf '%s\\n' {ask.value}  # again", f"{ask.value}\n")
+    assert _case_proof(case, [*case["calls"], second]) == "code"
+
+
+@given(_cases())
+def test_never_asked_when_a_value_is_backed_twice_or_one_is_unbacked(case: dict) -> None:
+    """Nor where the proof is ``code`` already."""
+    ask = _ask(case["output"], case["calls"], request=case["request"], kind=case["kind"],
+               criteria=case["criteria"])  # fmt: skip
+    stated = [v for v in ("3", "7", "12", "40", "4250") if f" {v}" in case["output"]]
+    backing = [derivations(v, case["calls"], case["request"]) for v in stated]
+    if backing and (max(backing) >= 2 or min(backing) == 0):
+        assert ask is None
+    if _case_proof(case, case["calls"]) == "code":
+        assert ask is None
