@@ -113,6 +113,8 @@ def describe(env: Envelope) -> list[Text]:
             _t(f"    {c.tool} failed: {shorten(c.error or c.refusal or '', 80)}", "red")
             for c in failed
         ]
+    if isinstance(body, CorrectionSignal) and body.corroborate:
+        return [_t(f"  second derivation of {shorten(body.corroborate, 60)} asked", "cyan")]
     if isinstance(body, CorrectionSignal):
         return [_t(f"  retry: {shorten(body.feedback, 90)}", "yellow")]
     if isinstance(body, SubTaskOutcome):

@@ -312,6 +312,12 @@ class Config(BaseModel):
         "json_schema, json_object, or prompt (the schema in the prompt only)",
     )
     max_retries: int = Field(2, ge=0, le=100, description="fast-loop retries per subtask")
+    corroborate: bool = Field(
+        True,
+        description="an answer to a question that one tool call alone backs is derived once "
+        "more, by a different call, before its subtask ends (one of its retries; at most once "
+        "a subtask): without it such an answer ends success, never accept",
+    )
     max_parallel: int = Field(8, ge=1, le=256, description="subtasks of one group run at once")
     max_turns: int = Field(8, ge=1, le=1000, description="tool-calling turns per Executor attempt")
     task_timeout_s: float = Field(300.0, gt=0, description="deadline of a task")

@@ -424,7 +424,9 @@ class ToolCallEnded(Message, frozen=True, tag="ToolCallEnded"):
 
 
 class CorrectionSignal(Message, frozen=True, tag="CorrectionSignal"):
-    """The Agent-Validator's feedback asking the Executor to retry."""
+    """The Agent-Validator's feedback asking the Executor to retry: after a failed
+    attempt, or (``corroborate``) after one whose verdicts all passed but whose answer
+    one tool call alone backs."""
 
     subtask_id: str
     round: int = 0
@@ -432,6 +434,11 @@ class CorrectionSignal(Message, frozen=True, tag="CorrectionSignal"):
     verdicts: list[Verdict] = []
     feedback: str = ""
     failure_class: FailureClass | None = None
+    corroborate: str = ""
+    """The value the attempt's answer states that a second, different tool call is asked
+    to derive (``artoo.actors.verification.proof.needs_second_derivation``); its verdicts
+    all passed — the retry is no failure. Empty for a retry after a failure, and in logs
+    from before this field."""
 
 
 class SubTaskOutcome(Message, frozen=True, tag="SubTaskOutcome"):

@@ -6,11 +6,17 @@ Responsibilities:
     tool-tier model verdict with a confidence; a verdict under the confidence threshold
     goes to a human (through the Queen, as a ConfirmationRequest). On failure, send a
     CorrectionSignal naming the failure class and retry, at most ``max_retries`` times;
-    then publish the one SubTaskOutcome of the subtask.
+    then publish the one SubTaskOutcome of the subtask. An attempt that passed but whose
+    answer one tool call alone backs, where the proof would need two
+    (``proof.needs_second_derivation``), is not given on yet: a CorrectionSignal with
+    ``corroborate`` set asks the Executor to derive the value once more with a different
+    command or tool (``Config.corroborate``; one of the retries, once per subtask), and the
+    answer that comes back is judged as usual.
 
 Input contract:
     SubTask and ExecutionResult, both addressed ``to`` this pair; TaskSpec (the request
-    the grounding of stated numbers reads).
+    the grounding of stated numbers reads; its kind and criteria, what the proof will
+    hold the answer to).
 
 Output contract:
     CorrectionSignal (addressed to the pair), SubTaskOutcome, ConfirmationRequest (human
@@ -22,8 +28,11 @@ Constraints:
     states a number no tool result backs fails whatever the model or a weak check says
     (``grounding``: a model's figure is never proof). Does NOT retry a subtask
     whose irreversible action the operator denied, or whose attempt ended on a model
-    outage (paper §4c: an infrastructure failure ends the subtask at once). Decides from
-    structured fields only (``ToolCall.refusal``, ``ExecutionResult.stop``). Does NOT
+    outage (paper §4c: an infrastructure failure ends the subtask at once). Asks for a
+    second derivation at most once per subtask and assumes nothing of it: the
+    SubTaskOutcome carries every call, and the proof decides whether two different calls
+    agree. Decides from structured fields only (``ToolCall.refusal``,
+    ``ExecutionResult.stop``). Does NOT
     execute tools; does NOT judge the whole task (that is the Meta-Validator's scope).
     Does NOT ask the model about an attempt a rule already decided — a check failed it, a
     figure is ungrounded, or a check that read the workspace passed (code measured what
@@ -51,6 +60,7 @@ from artoo.actors.verification.ladder import (
     ungrounded,
     verdict_prompt,
 )
+from artoo.actors.verification.proof import Corroboration, needs_second_derivation
 from artoo.schemas import (
     ConfirmationDecision,
     ConfirmationRequest,
@@ -80,6 +90,7 @@ class _Sub:
     task_id: str
     history: list[Verdict] = field(default_factory=list)
     calls: list[ToolCall] = field(default_factory=list)
+    corroborated: bool = False  # a second derivation was asked for
 
 
 class AgentValidator(Role):
@@ -100,6 +111,7 @@ class AgentValidator(Role):
         self.subs: dict[str, _Sub] = {}
         self.requests: dict[str, str] = {}
         self.kinds: dict[str, str] = {}  # TaskSpec.kind: the Perceiver's reading
+        self.task_criteria: dict[str, list[Criterion]] = {}  # TaskSpec.criteria
 
     def active_tasks(self) -> list[str]:
         return sorted({s.task_id for s in self.subs.values()})
@@ -109,11 +121,13 @@ class AgentValidator(Role):
             del self.subs[sid]
         self.requests.pop(task_id, None)
         self.kinds.pop(task_id, None)
+        self.task_criteria.pop(task_id, None)
 
     @handles(TaskSpec)
     def on_task_spec(self, env: Envelope) -> None:
         self.requests[env.task_id or ""] = env.body.text
         self.kinds[env.task_id or ""] = env.body.kind
+        self.task_criteria[env.task_id or ""] = list(env.body.criteria)
 
     @handles(SubTask)
     def on_sub_task(self, env: Envelope) -> None:
@@ -158,10 +172,16 @@ class AgentValidator(Role):
         passed = all(v.passed for v in verdicts)
         final = bool(denied) or result.stop == "model_error"  # retrying cannot help
         fclass = majority_class(verdicts)
-        if not passed and result.attempt <= self.ctx.config.max_retries and not final:
-            feedback = "; ".join(
-                f"{v.criterion_id}: {v.evidence or 'failed'}" for v in verdicts if not v.passed
-            )
+        retry = result.attempt <= self.ctx.config.max_retries and not final
+        ask = self._corroboration(sub, criteria, verdicts, result) if passed and retry else None
+        if ask is not None or (not passed and retry):
+            if ask is not None:  # passed, on one call's word: derive it once more
+                sub.corroborated = True
+                feedback = ask.feedback()
+            else:
+                feedback = "; ".join(
+                    f"{v.criterion_id}: {v.evidence or 'failed'}" for v in verdicts if not v.passed
+                )
             self.reply(
                 env,
                 CorrectionSignal(
@@ -170,7 +190,8 @@ class AgentValidator(Role):
                     attempt=result.attempt,
                     verdicts=verdicts,
                     feedback=feedback,
-                    failure_class=fclass,
+                    failure_class=None if passed else fclass,
+                    corroborate=ask.value if ask is not None else "",
                 ),
                 to=self.instance,
             )
@@ -191,6 +212,24 @@ class AgentValidator(Role):
             ),
         )
         del self.subs[result.subtask_id]
+
+    def _corroboration(
+        self, sub: _Sub, criteria: list[Criterion], verdicts: list[Verdict], result: ExecutionResult
+    ) -> Corroboration | None:
+        """The second derivation to ask for after an attempt that passed, or None: not
+        asked before in the subtask and switched on (``Config.corroborate``)."""
+        if sub.corroborated or not self.ctx.config.corroborate:
+            return None
+        own = {c.id for c in criteria}
+        return needs_second_derivation(
+            request=self.requests.get(sub.task_id, ""),
+            kind=self.kinds.get(sub.task_id, ""),
+            criteria={c.id: c for c in criteria},
+            verdicts=verdicts,
+            calls=sub.calls,
+            output=result.output,
+            pending=[c for c in self.task_criteria.get(sub.task_id, []) if c.id not in own],
+        )
 
     # ------------------------------------------------------------------ the ladder
     def _verdicts(

@@ -5,7 +5,8 @@ Responsibilities:
     the tools (minus the blocked ones), run each call through the ToolRegistry (which
     confines files to the workspace, refuses blocked targets and gates Law 1), feed the
     results back, and stop at the model's final answer. A retry (CorrectionSignal)
-    continues the same conversation with the validator's feedback.
+    continues the same conversation with the validator's feedback: why the result was
+    rejected, or (``corroborate``) which value to derive once more with another call.
 
 Input contract:
     SubTask and CorrectionSignal, both addressed ``to`` this pair. While an attempt runs,
@@ -270,7 +271,10 @@ class Executor(Role):
         if run is None:
             return
         run.cause = env.seq
-        feedback = f"The validator rejected the result: {body.feedback}"
+        if body.corroborate:  # the answer passed; one call backs it, the proof needs two
+            feedback = f"The validator asks for a second derivation: {body.feedback}"
+        else:
+            feedback = f"The validator rejected the result: {body.feedback}"
         if not run.called_tools:
             feedback += "\n" + NO_TOOL_YET
         run.messages.append({"role": "user", "content": feedback})

@@ -17,7 +17,9 @@ Responsibilities:
       Never for a task the operator paused (TaskPaused, until its TaskUnpaused) nor one
       waiting for the user's answer to a question (UserQuestion, until QuestionAnswered).
       A task resumed after its process stopped is watched from its TaskResumed on.
-    - ``retry_storm``: ``retry_storm`` (5) CorrectionSignals in one task (medium).
+    - ``retry_storm``: ``retry_storm`` (5) CorrectionSignals after a failure in one task
+      (medium); one asking for a second derivation of an answer that passed
+      (``corroborate``) is no failure and does not count.
     - ``repeated_errors``: ``error_repeats`` (3) identical errors (failed tool calls of
       the same tool, exit code and error; or model calls failing the same way) (medium).
     - ``budget_burn``: ``budget_warn`` (80 %) of the task's call or token budget used
@@ -397,7 +399,7 @@ class Judge(Role):
                     task.resolved_severity[detector] = task.open_severity.pop(detector)
         elif isinstance(body, ExecutionResult):
             self._execution(task_id, task, env, body)
-        elif isinstance(body, CorrectionSignal):
+        elif isinstance(body, CorrectionSignal) and not body.corroborate:
             task.corrections.append(env.seq)
             if len(task.corrections) >= self.cfg.retry_storm:
                 self._ticket(

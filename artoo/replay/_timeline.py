@@ -263,6 +263,12 @@ def _describe(env: Envelope) -> tuple[str, list[str]]:
             f"stopped on {b.stop}{error} — output {_clip(b.output, 120)!r}",
             [_tool(c) for c in b.tool_calls],
         )
+    if isinstance(b, CorrectionSignal) and b.corroborate:  # passed: no failure
+        return (
+            f"subtask {b.subtask_id}: attempt {b.attempt} passed, asked for a second "
+            f"derivation of {_clip(b.corroborate, 60)}: {_clip(b.feedback, 120)}",
+            [_verdict(v) for v in b.verdicts],
+        )
     if isinstance(b, CorrectionSignal):
         return (
             f"retry subtask {b.subtask_id} after attempt {b.attempt} "

@@ -279,6 +279,9 @@ def _take(acc: _Acc, env: Envelope) -> None:
             f"{body.subtask_id} attempt {body.attempt}: stop={body.stop or '-'}",
             body.round,
         )
+    elif isinstance(body, CorrectionSignal) and body.corroborate:
+        text = f"asked for a second derivation of {_short(body.corroborate, 60)}"
+        _step(task, env, "corroboration", text, body.round)
     elif isinstance(body, CorrectionSignal):
         _step(task, env, "correction", _short(body.feedback, 140), body.round)
     elif isinstance(body, SubTaskOutcome):

@@ -153,6 +153,15 @@ def test_retry_storm_and_repeated_errors(judge: RoleHarness) -> None:
     assert kinds == ["repeated_errors", "retry_storm"]
 
 
+def test_asks_for_a_second_derivation_are_no_retry_storm(judge: RoleHarness) -> None:
+    """One per subtask, after an attempt that passed: five subtasks asked once each are no
+    storm of failures."""
+    for i in range(5):
+        judge.send(CorrectionSignal(subtask_id=f"s{i}", corroborate="7"))
+    judge.send(CorrectionSignal(subtask_id="s0", attempt=2))
+    assert settle(judge) == []
+
+
 def test_budget_burn_and_model_errors(judge: RoleHarness) -> None:
     for i in range(8):
         judge.send(

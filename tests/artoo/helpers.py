@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import artoo
 from artoo.eventstore import EventLog
-from artoo.schemas import Config, Envelope
+from artoo.replay import verify
+from artoo.schemas import Config, Envelope, FinalResult
+from artoo.testing import write_script
 
 DATA = Path(str(resources.files("artoo") / "demo_data"))
 
@@ -85,3 +89,20 @@ def until(probe: Callable[[], Any], timeout: float = 20.0) -> Any:
             return got
         time.sleep(0.02)
     raise AssertionError("condition not reached")
+
+
+def run_verified(
+    tmp: Path, entries: list[dict[str, Any]], text: str, config: Config = CONFIG
+) -> tuple[FinalResult, Path]:
+    """Run ``text`` on a System scripted with ``entries``, over a copy of the demo workspace
+    in ``tmp``; its store (``tmp / "store"``) must pass ``replay --verify``."""
+    workspace = tmp / "workspace"
+    if not workspace.exists():
+        shutil.copytree(DATA / "workspace", workspace)
+    model = write_script(tmp / "s.toml", entries)
+    with artoo.System.open(tmp / "store", model=model, workspace=workspace, config=config) as s:
+        result = s.submit(text).result(30)
+        s.flush(5)
+    report = verify(tmp / "store")
+    assert report.ok, [str(m) for m in report.mismatches]
+    return result, tmp / "store"

@@ -12,25 +12,11 @@ from typing import Any
 
 import artoo
 from artoo.replay import verify
-from artoo.schemas import Config, ExecutionResult, FinalResult, ReplanRequest
+from artoo.schemas import CorrectionSignal, ExecutionResult, FinalResult, ReplanRequest
 from artoo.testing import write_script
 
 from .helpers import CONFIG, DATA, all_events
-
-
-def _run(
-    tmp: Path, entries: list[dict[str, Any]], text: str, config: Config = CONFIG
-) -> tuple[FinalResult, Path]:
-    workspace = tmp / "workspace"
-    if not workspace.exists():
-        shutil.copytree(DATA / "workspace", workspace)
-    model = write_script(tmp / "s.toml", entries)
-    with artoo.System.open(tmp / "store", model=model, workspace=workspace, config=config) as s:
-        result = s.submit(text).result(30)
-        s.flush(5)
-    report = verify(tmp / "store")
-    assert report.ok, [str(m) for m in report.mismatches]
-    return result, tmp / "store"
+from .helpers import run_verified as _run
 
 
 def _plan(instruction: str, times: int = 0) -> dict[str, Any]:
@@ -264,9 +250,10 @@ def test_a_number_printed_by_a_failed_command_does_not_ground_the_answer(
 def test_an_awk_sum_of_a_missing_column_is_one_derivation_not_proof(tmp_path: Path) -> None:
     """awk summing a column that does not exist prints 0 (exit 0, no error): grounded in
     that output, passed by the model, but one command's word — success at best, never
-    accept; a second, different tool that agrees makes it proof."""
+    accept, even when the Executor, asked for a second derivation, runs the same command
+    again; a second, different tool that agrees makes it proof."""
 
-    def entries(calls: list[dict[str, Any]], answer: str) -> list[dict[str, Any]]:
+    def entries(calls: list[dict[str, Any]], answer: str, times: int = 1) -> list[dict[str, Any]]:
         return [
             {
                 "role": "perceiver",
@@ -277,15 +264,23 @@ def test_an_awk_sum_of_a_missing_column_is_one_derivation_not_proof(tmp_path: Pa
                 },
             },
             _plan("Add up the amount column of data/sales.csv"),
-            {"role": "executor", "tool_calls": calls},
-            {"role": "executor", "content": answer},
+            *[
+                entry
+                for _ in range(times)
+                for entry in (
+                    {"role": "executor", "tool_calls": calls},
+                    {"role": "executor", "content": answer},
+                )
+            ],
         ]
 
     text = "What is the total of the amount column in data/sales.csv?"
     awk9 = "awk -F, 'NR > 1 { s += $9 } END { print s + 0 }' data/sales.csv"
     wrong = [{"name": "shell", "arguments": {"command": awk9}}]
-    result, _ = _run(tmp_path / "a", entries(wrong, "The total is 0."), text)
+    result, store = _run(tmp_path / "a", entries(wrong, "The total is 0.", times=2), text)
     assert result.status == "success" and result.established == "model"
+    asked = [e.body.corroborate for e in all_events(store) if isinstance(e.body, CorrectionSignal)]
+    assert asked == ["0"]  # the same awk again is still one derivation
     awk2 = "awk -F, 'NR > 1 { s += $2 } END { print s }' data/sales.csv"
     right = [
         {"name": "shell", "arguments": {"command": awk2}},

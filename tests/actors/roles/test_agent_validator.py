@@ -158,3 +158,51 @@ def test_no_model_is_asked_when_code_measured_what_the_answer_states(tmp_path: P
     assert [(v.criterion_id, v.passed, v.signal) for v in outcome.body.verdicts] == [
         ("t1", True, "rule")
     ]
+
+
+LINES = TaskSpec(
+    text="how many lines are in notes/todo.txt?", intent="count", slug="c", kind="question"
+)
+WC = ToolCall(
+    tool="shell",
+    args={"command": "wc -l notes/todo.txt"},
+    exit_code=0,
+    output_preview="exit code: 0\n--- stdout ---\n7 notes/todo.txt",
+    stdout="7 notes/todo.txt\n",
+)
+COUNT = SubTask(subtask_id="s1", instruction="count the lines of notes/todo.txt")
+
+
+def test_an_answer_one_call_backs_is_asked_about_once_then_given_on() -> None:
+    """The attempt passed, but one call backs its 7: a second derivation is asked for
+    (a CorrectionSignal whose verdicts passed), and the next answer — one call's again —
+    is given on with every call of the subtask, not asked about a second time."""
+    with _harness() as h:
+        h.send(LINES)
+        h.send(COUNT, to="pair-0")
+        h.send(_result(1, "7 lines.", tool_calls=[WC]), to="pair-0")
+        (signal,) = h.wait_for(CorrectionSignal)
+        assert signal.to == "pair-0" and signal.body.corroborate == "7"
+        assert all(v.passed for v in signal.body.verdicts) and signal.body.failure_class is None
+        assert "`wc -l notes/todo.txt`" in signal.body.feedback
+        h.send(_result(2, "7 lines.", tool_calls=[WC]), to="pair-0")
+        (outcome,) = h.wait_for(SubTaskOutcome)
+        assert len(h.published(CorrectionSignal)) == 1
+    assert outcome.body.status == "matched" and outcome.body.attempts == 2
+    assert outcome.body.tool_calls == [WC, WC]
+
+
+def test_no_second_derivation_without_a_value_a_retry_left_or_the_switch() -> None:
+    cases = [
+        (Config(max_retries=1), _result(1, "Done.", tool_calls=[WC])),  # states nothing
+        (Config(max_retries=0), _result(1, "7 lines.", tool_calls=[WC])),  # no retry left
+        (Config(max_retries=1, corroborate=False), _result(1, "7 lines.", tool_calls=[WC])),
+    ]
+    for config, result in cases:
+        with RoleHarness(AgentValidator, instance="pair-0", config=config) as h:
+            h.send(LINES)
+            h.send(COUNT, to="pair-0")
+            h.send(result, to="pair-0")
+            (outcome,) = h.wait_for(SubTaskOutcome)
+            assert h.published(CorrectionSignal) == [], result.output
+        assert outcome.body.status == "matched" and outcome.body.attempts == 1

@@ -1,0 +1,150 @@
+"""Issue 23, end to end: an answer to a question that one tool call backs is derived once
+more by a different call before its subtask ends (the Agent-Validator asks, once); the
+proof then decides — two different calls agreeing is ``accept``, a repeated call or a
+second value is ``success`` at best. ``replay --verify`` passes on each."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from artoo.replay import rerun, timeline
+from artoo.report import audit_report
+from artoo.schemas import (
+    Config,
+    CorrectionSignal,
+    Envelope,
+    ExecutionResult,
+    FinalResult,
+    LLMCall,
+    SubTaskOutcome,
+)
+
+from .helpers import CONFIG, all_events, run_verified
+
+LINES = "how many lines are in notes/todo.txt?"
+WC = {"name": "shell", "arguments": {"command": "wc -l notes/todo.txt"}}
+GREP = {"name": "shell", "arguments": {"command": "grep -c '' notes/todo.txt"}}
+TODO = {"name": "shell", "arguments": {"command": "grep -c TODO notes/todo.txt"}}
+READ = {"name": "read_file", "arguments": {"path": "notes/todo.txt"}}
+
+
+def _entries(*attempts: tuple[dict[str, Any], str], criteria: Sequence[Any] = ()) -> list[Any]:
+    """A how-many question (no check tied to it unless ``criteria``), one plan, and the
+    Executor's attempts: one tool call, then an answer, each."""
+    executor: list[dict[str, Any]] = []
+    for call, answer in attempts:
+        executor += [
+            {"role": "executor", "tool_calls": [call]},
+            {"role": "executor", "content": answer},
+        ]
+    return [
+        {
+            "role": "perceiver",
+            "content": {
+                "intent": "count the lines of notes/todo.txt",
+                "kind": "question",
+                "answer": "number",
+                "criteria": list(criteria),
+            },
+        },
+        {
+            "role": "planner",
+            "content": {"subtasks": [{"instruction": "Count the lines of notes/todo.txt"}]},
+        },
+        *executor,
+    ]
+
+
+def _run(
+    tmp: Path, entries: list[dict[str, Any]], text: str = LINES, config: Config = CONFIG
+) -> tuple[FinalResult, list[Envelope]]:
+    result, store = run_verified(tmp, entries, text, config)
+    return result, all_events(store)
+
+
+def _signals(events: list[Envelope]) -> list[CorrectionSignal]:
+    return [e.body for e in events if isinstance(e.body, CorrectionSignal)]
+
+
+def test_a_second_different_call_that_agrees_makes_the_answer_accepted(tmp_path: Path) -> None:
+    entries = _entries((WC, "7 lines."), (GREP, "7 lines."))
+    result, events = _run(tmp_path, entries)
+    assert result.status == "accept" and result.established == "code"
+    (signal,) = _signals(events)
+    assert signal.corroborate == "7" and signal.attempt == 1
+    assert all(v.passed for v in signal.verdicts) and signal.failure_class is None
+    assert "wc -l notes/todo.txt" in signal.feedback
+    # the Executor was told what to derive, in the same conversation
+    retry = [e.body for e in events if isinstance(e.body, LLMCall) and e.body.role == "executor"]
+    shown = str(retry[2].request["messages"][-1]["content"])
+    assert shown.startswith("The validator asks for a second derivation: Your answer states 7")
+    (outcome,) = [e.body for e in events if isinstance(e.body, SubTaskOutcome)]
+    assert outcome.attempts == 2 and len(outcome.tool_calls) == 2
+    # the replay tells it as a request, not a failure
+    (told,) = timeline(tmp_path / "store", result.task_id)
+    (entry,) = [e for e in told.entries if e.kind == "CorrectionSignal"]
+    assert "attempt 1 passed, asked for a second derivation of 7" in entry.text
+    assert "retry" not in entry.text
+    (task,) = json.loads(audit_report(tmp_path / "store", fmt="json"))["tasks"]
+    steps = {(st["kind"], st["text"]) for st in task["timeline"]}
+    assert ("corroboration", "asked for a second derivation of 7") in steps
+    assert rerun(tmp_path / "store").ok
+
+
+@pytest.mark.parametrize(
+    ("again", "answer"),
+    [(WC, "7 lines."), (TODO, "4 lines.")],
+    ids=["the-same-call", "a-call-that-disagrees"],
+)
+def test_a_repeated_call_or_a_disagreeing_one_is_never_accepted(
+    tmp_path: Path, again: dict[str, Any], answer: str
+) -> None:
+    result, events = _run(tmp_path, _entries((WC, "7 lines."), (again, answer)))
+    assert result.status == "success" and result.established == "model"
+    assert result.output == answer
+    (signal,) = _signals(events)  # asked once: the second answer, one call's too, is not
+    assert signal.corroborate == "7"
+    (outcome,) = [e.body for e in events if isinstance(e.body, SubTaskOutcome)]
+    assert outcome.status == "matched" and outcome.attempts == 2
+
+
+def test_a_count_tied_to_the_question_is_not_asked_about(tmp_path: Path) -> None:
+    lines = {"kind": "count_matches", "path": "notes/todo.txt", "value": "lines"}
+    counted = [{"text": "states the count", "mode": "verifiable", "check": lines}]
+    result, events = _run(tmp_path, _entries((WC, "7 lines."), criteria=counted))
+    assert result.status == "accept" and result.established == "code"
+    assert _signals(events) == []
+
+
+def test_a_change_is_never_asked_about(tmp_path: Path) -> None:
+    holds = {"kind": "file_contains", "path": "count.txt", "value": "7"}
+    write = {"name": "write_file", "arguments": {"path": "count.txt", "content": "7\n"}}
+    entries: list[dict[str, Any]] = [
+        {
+            "role": "perceiver",
+            "content": {
+                "intent": "write the line count to count.txt",
+                "kind": "change",
+                "criteria": [{"text": "count.txt holds 7", "mode": "verifiable", "check": holds}],
+            },
+        },
+        {"role": "planner", "content": {"subtasks": [{"instruction": "Write 7 to count.txt"}]}},
+        {"role": "executor", "tool_calls": [WC]},
+        {"role": "executor", "tool_calls": [write]},
+        {"role": "executor", "content": "Wrote 7 to count.txt."},
+    ]
+    result, events = _run(tmp_path, entries, "Write the line count of notes/todo.txt to count.txt")
+    assert result.status == "accept" and _signals(events) == []
+
+
+def test_switched_off_one_call_ends_success_with_nothing_asked(tmp_path: Path) -> None:
+    config = CONFIG.model_copy(update={"corroborate": False})
+    result, events = _run(tmp_path, _entries((WC, "7 lines.")), config=config)
+    assert result.status == "success" and result.established == "model"
+    assert _signals(events) == []
+    assert [e.body.attempt for e in events if isinstance(e.body, ExecutionResult)] == [1]
