@@ -27,6 +27,12 @@ What is recomputed (the checks, by name in :attr:`VerifyReport.checked`):
     counted in :attr:`VerifyReport.skipped`. The grounding of stated numbers
     (``artoo.actors.verification.grounding``) is applied on top, from the logged tool calls and the
     TaskSpec's text, as the validators applied it.
+``corroborate``
+    Each Agent-Validator decision, after an attempt that passed, to ask for a second
+    derivation (a CorrectionSignal with ``corroborate``) or to give the outcome on: the
+    value asked about, recomputed with ``proof.needs_second_derivation`` from the
+    attempt's logged verdicts, the subtask's calls so far and the TaskSpec, under the
+    task's ``Config.corroborate`` and ``max_retries``, at most once per subtask.
 ``law1``, ``law1_confirm``
     Each Law 1 decision a ToolCall logged (``ToolCall.law1``), recomputed from the call's
     effects or command, and the ConfirmationRequest, answer and refusal each asking
@@ -76,7 +82,7 @@ from artoo.schemas import (
 )
 
 from ._read import TaskLog, read_store, task_config
-from ._report import Mismatch, VerifyReport, compare
+from ._report import Mismatch, VerifyReport, compare, mismatch
 from ._verify_dispatch import verify_dispatch
 from ._verify_law1 import verify_law1
 
@@ -114,6 +120,7 @@ class _Task:
         self.request: str | None = None  # the TaskSpec's text: what grounding reads
         self.spec: TaskSpec | None = None  # its kind and shape: what the request verdict reads
         self.sub_calls: dict[str, list[ToolCall]] = {}  # a subtask's calls, every attempt
+        self.corroborated: set[str] = set()  # subtasks asked for a second derivation
         for env in task.envelopes:
             if env.cause is not None:
                 self.caused.setdefault(env.cause, []).append(env)
@@ -146,6 +153,7 @@ class _Task:
                 if body.subtask_id in subtasks:
                     self.sub_calls.setdefault(body.subtask_id, []).extend(body.tool_calls)
                 self._agent_verdicts(env, body, subtasks.get(body.subtask_id))
+                self._corroboration(env, body, subtasks.get(body.subtask_id))
             if isinstance(body, ReplanRequest | OutcomeSummary) and env.sender == "meta_validator":
                 self._task_verdicts(env, body, manifests.get(body.round))
             if book.gradient is None or book.gradient.finished:
@@ -261,6 +269,18 @@ class _Task:
                 )
 
     # ---- rule verdicts
+    def _judged(self, env: Envelope) -> Envelope | None:
+        """The Agent-Validator's answer to an ExecutionResult: its CorrectionSignal or
+        SubTaskOutcome (None: it gave none)."""
+        return next(
+            (
+                e
+                for e in self.caused.get(env.seq, [])
+                if isinstance(e.body, CorrectionSignal | SubTaskOutcome)
+            ),
+            None,
+        )
+
     def _agent_verdicts(self, env: Envelope, result: ExecutionResult, sub: SubTask | None) -> None:
         from artoo.actors.verification.ladder import (
             execution_failure_class,
@@ -269,14 +289,9 @@ class _Task:
             ungrounded,
         )
 
-        judged = [
-            e
-            for e in self.caused.get(env.seq, [])
-            if isinstance(e.body, CorrectionSignal | SubTaskOutcome)
-        ]
-        if sub is None or not judged:
+        answer = self._judged(env)
+        if sub is None or answer is None:
             return
-        answer = judged[0]
         logged = {v.criterion_id: v for v in answer.body.verdicts}
         criteria = sub.criteria
         denied = [c for c in result.tool_calls if c.refusal == "law1_denied"]
@@ -332,6 +347,56 @@ class _Task:
                 continue  # a model's verdict: not deterministic
             self.report.checked["rule_verdict"] += 1
             compare(self.report, answer, {criterion.id: verdict}, {criterion.id: expected})
+
+    def _corroboration(self, env: Envelope, result: ExecutionResult, sub: SubTask | None) -> None:
+        """The Agent-Validator's choice, after an attempt that passed, between asking for
+        a second derivation and giving the outcome on (``proof.needs_second_derivation``)."""
+        from artoo.actors.roles.agent_validator import IMPLICIT_CRITERION
+        from artoo.actors.verification.proof import needs_second_derivation
+
+        answer = self._judged(env)
+        if sub is None or answer is None:
+            return
+        body = answer.body
+        asked = body.corroborate if isinstance(body, CorrectionSignal) else ""
+        if isinstance(body, CorrectionSignal) and not asked:
+            return  # a retry after a failure
+        if isinstance(body, SubTaskOutcome) and body.status != "matched":
+            return
+        cfg = self.config
+        could = (
+            cfg.corroborate
+            and result.attempt <= cfg.max_retries
+            and sub.subtask_id not in self.corroborated
+        )
+        if not could and not asked:
+            return
+        criteria = sub.criteria or [IMPLICIT_CRITERION]
+        own = {c.id for c in criteria}
+        spec = self.spec
+        ask = needs_second_derivation(
+            request=self.request or "",
+            kind=spec.kind if spec is not None else "",
+            criteria={c.id: c for c in criteria},
+            verdicts=body.verdicts,
+            calls=self.sub_calls.get(sub.subtask_id, []),
+            output=result.output,
+            pending=[c for c in (spec.criteria if spec else []) if c.id not in own],
+        )
+        recomputed = ask.value if ask is not None and could else ""
+        self.report.checked["corroborate"] += 1
+        if asked != recomputed:
+            mismatch(
+                self.report,
+                answer.seq,
+                type(body).__name__,
+                "corroborate",
+                asked,
+                recomputed,
+                answer.task_id,
+            )
+        if asked:
+            self.corroborated.add(sub.subtask_id)
 
     def _task_verdicts(
         self,

@@ -1,7 +1,7 @@
 """Issue 23, end to end: an answer to a question that one tool call backs is derived once
 more by a different call before its subtask ends (the Agent-Validator asks, once); the
 proof then decides — two different calls agreeing is ``accept``, a repeated call or a
-second value is ``success`` at best. ``replay --verify`` passes on each."""
+second value is ``success`` at best. ``replay --verify`` recomputes each ask."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
-from artoo.replay import rerun, timeline
+from artoo.replay import rerun, timeline, verify
 from artoo.report import audit_report
 from artoo.schemas import (
     Config,
@@ -22,9 +23,10 @@ from artoo.schemas import (
     FinalResult,
     LLMCall,
     SubTaskOutcome,
+    TaskRequest,
 )
 
-from .helpers import CONFIG, all_events, run_verified
+from .helpers import CONFIG, all_events, rewrite_event, run_verified
 
 LINES = "how many lines are in notes/todo.txt?"
 WC = {"name": "shell", "arguments": {"command": "wc -l notes/todo.txt"}}
@@ -85,7 +87,9 @@ def test_a_second_different_call_that_agrees_makes_the_answer_accepted(tmp_path:
     assert shown.startswith("The validator asks for a second derivation: Your answer states 7")
     (outcome,) = [e.body for e in events if isinstance(e.body, SubTaskOutcome)]
     assert outcome.attempts == 2 and len(outcome.tool_calls) == 2
-    # the replay tells it as a request, not a failure
+    # the replay tells it as a request, not a failure; verify recomputed the ask
+    report = verify(tmp_path / "store")
+    assert report.checked["corroborate"] == 1  # the ask (none can follow it)
     (told,) = timeline(tmp_path / "store", result.task_id)
     (entry,) = [e for e in told.entries if e.kind == "CorrectionSignal"]
     assert "attempt 1 passed, asked for a second derivation of 7" in entry.text
@@ -148,3 +152,20 @@ def test_switched_off_one_call_ends_success_with_nothing_asked(tmp_path: Path) -
     assert result.status == "success" and result.established == "model"
     assert _signals(events) == []
     assert [e.body.attempt for e in events if isinstance(e.body, ExecutionResult)] == [1]
+
+
+def test_a_log_from_before_the_switch_replays_as_it_ran(tmp_path: Path) -> None:
+    """A TaskRequest whose logged Config has no ``corroborate`` ran without it: ``--verify``
+    takes it as off, so the one-call answer it gave on is no mismatch."""
+    config = CONFIG.model_copy(update={"corroborate": False})
+    result, events = _run(tmp_path, _entries((WC, "7 lines.")), config=config)
+    assert result.status == "success"
+    (request,) = [e for e in events if isinstance(e.body, TaskRequest)]
+    older = {k: v for k, v in request.body.config.items() if k != "corroborate"}
+    rewrite_event(
+        tmp_path / "store",
+        msgspec.structs.replace(request, body=msgspec.structs.replace(request.body, config=older)),
+    )
+    report = verify(tmp_path / "store")
+    assert report.ok, [str(m) for m in report.mismatches]
+    assert report.checked["corroborate"] == 0
