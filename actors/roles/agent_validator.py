@@ -10,8 +10,11 @@ Responsibilities:
     answer one tool call alone backs, where the proof would need two
     (``proof.needs_second_derivation``), is not given on yet: a CorrectionSignal with
     ``corroborate`` set asks the Executor to derive the value once more with a different
-    command or tool (``Config.corroborate``; one of the retries, once per subtask), and the
-    answer that comes back is judged as usual.
+    command or tool (``Config.corroborate``; one of the retries, once per subtask). The
+    answer that comes back is judged as usual if it passes; if it does not, the subtask
+    ends at once on the earlier answer that passed (:func:`corroboration_fallback`:
+    matched, with every verdict and call of the subtask) — asking for more proof never
+    turns a passing answer into a failed subtask — unless it holds a Law 1 denial.
 
 Input contract:
     SubTask and ExecutionResult, both addressed ``to`` this pair; TaskSpec (the request
@@ -31,9 +34,11 @@ Constraints:
     outage (paper §4c: an infrastructure failure ends the subtask at once). Asks for a
     second derivation at most once per subtask and assumes nothing of it: the
     SubTaskOutcome carries every call, and the proof decides whether two different calls
-    agree. Decides from structured fields only (``ToolCall.refusal``,
-    ``ExecutionResult.stop``). Does NOT
-    execute tools; does NOT judge the whole task (that is the Meta-Validator's scope).
+    agree; does NOT retry the attempt that followed the ask, and does NOT give on the
+    earlier answer after a Law 1 denial (the subtask fails: a denial never ends accept).
+    Decides from structured fields only (``ToolCall.refusal``, ``ExecutionResult.stop``).
+    Does NOT execute tools; does NOT judge the whole task (that is the Meta-Validator's
+    scope).
     Does NOT ask the model about an attempt a rule already decided — a check failed it, a
     figure is ungrounded, or a check that read the workspace passed (code measured what
     the answer states): its plausible criteria stay unjudged that attempt.
@@ -41,7 +46,7 @@ Constraints:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -79,9 +84,41 @@ from artoo.schemas import (
     Verdict,
 )
 
-__all__ = ["IMPLICIT_CRITERION", "AgentValidator"]
+__all__ = ["IMPLICIT_CRITERION", "AgentValidator", "corroboration_fallback"]
 
 IMPLICIT_CRITERION = Criterion(id="done", text="the subtask completed without error")
+
+
+def corroboration_fallback(
+    *,
+    asked: ExecutionResult,
+    asked_verdicts: Sequence[Verdict],
+    result: ExecutionResult,
+    verdicts: Sequence[Verdict],
+    history: Sequence[Verdict],
+    calls: Sequence[ToolCall],
+) -> SubTaskOutcome | None:
+    """The outcome of a subtask asked for a second derivation of the answer of attempt
+    ``asked`` (``asked_verdicts`` all passed) when the attempt that followed (``result``,
+    judged ``verdicts``) did not pass (pure): the earlier answer's — matched, its output
+    and verdicts — with ``history`` (every verdict), ``calls`` (every call of every
+    attempt) and ``result``'s attempt number; the task's proof then decides whether two
+    different calls back its value. None when ``result`` passed (it is given on as usual)
+    or holds a Law 1 denial (the subtask fails as usual: a denial never ends accept)."""
+    if all(v.passed for v in verdicts) or any(
+        c.refusal == "law1_denied" for c in result.tool_calls
+    ):
+        return None
+    return SubTaskOutcome(
+        subtask_id=result.subtask_id,
+        round=result.round,
+        status="matched",
+        output=asked.output,
+        verdicts=list(asked_verdicts),
+        history=list(history),
+        attempts=result.attempt,
+        tool_calls=list(calls),
+    )
 
 
 @dataclass
@@ -90,7 +127,8 @@ class _Sub:
     task_id: str
     history: list[Verdict] = field(default_factory=list)
     calls: list[ToolCall] = field(default_factory=list)
-    corroborated: bool = False  # a second derivation was asked for
+    asked: tuple[ExecutionResult, list[Verdict]] | None = None
+    """The attempt a second derivation was asked of (its verdicts all passed)."""
 
 
 class AgentValidator(Role):
@@ -169,6 +207,19 @@ class AgentValidator(Role):
         else:
             verdicts = self._verdicts(env, criteria, result, sub)
         sub.history.extend(verdicts)
+        if sub.asked is not None:  # the attempt after an ask: it passes, or the earlier one holds
+            fallback = corroboration_fallback(
+                asked=sub.asked[0],
+                asked_verdicts=sub.asked[1],
+                result=result,
+                verdicts=verdicts,
+                history=sub.history,
+                calls=sub.calls,
+            )
+            if fallback is not None:
+                self.reply(env, fallback)
+                del self.subs[result.subtask_id]
+                return
         passed = all(v.passed for v in verdicts)
         final = bool(denied) or result.stop == "model_error"  # retrying cannot help
         fclass = majority_class(verdicts)
@@ -176,7 +227,7 @@ class AgentValidator(Role):
         ask = self._corroboration(sub, criteria, verdicts, result) if passed and retry else None
         if ask is not None or (not passed and retry):
             if ask is not None:  # passed, on one call's word: derive it once more
-                sub.corroborated = True
+                sub.asked = (result, verdicts)
                 feedback = ask.feedback()
             else:
                 feedback = "; ".join(
@@ -218,7 +269,7 @@ class AgentValidator(Role):
     ) -> Corroboration | None:
         """The second derivation to ask for after an attempt that passed, or None: not
         asked before in the subtask and switched on (``Config.corroborate``)."""
-        if sub.corroborated or not self.ctx.config.corroborate:
+        if sub.asked is not None or not self.ctx.config.corroborate:
             return None
         own = {c.id for c in criteria}
         return needs_second_derivation(

@@ -53,7 +53,9 @@ verdicts all passed, held to back a question's values, that states values each b
 one tool call and none by two is not given on yet; the Agent-Validator asks the Executor,
 once per subtask, to derive the value again with a different command or tool. Nothing is
 assumed of the answer that comes back: the rule above decides it — two different calls
-agreeing on its value are proof, a repeated call or a second value is not.
+agreeing on its value are proof, a repeated call or a second value is not. Should the
+attempt asked fail, the first answer stands (``agent_validator.corroboration_fallback``)
+with every call of both attempts, and the same rule decides it.
 
 Pure: reads only the messages.
 """

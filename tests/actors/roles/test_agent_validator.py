@@ -206,3 +206,32 @@ def test_no_second_derivation_without_a_value_a_retry_left_or_the_switch() -> No
             (outcome,) = h.wait_for(SubTaskOutcome)
             assert h.published(CorrectionSignal) == [], result.output
         assert outcome.body.status == "matched" and outcome.body.attempts == 1
+
+
+def test_after_an_ask_an_attempt_that_fails_gives_on_the_answer_that_passed() -> None:
+    """The attempt after the ask ends on a model outage, or states an ungrounded figure:
+    no retry (two were left), the subtask ends matched on attempt 1's answer and verdicts
+    with every call and verdict; a Law 1 denial still fails it."""
+    denied = ToolCall(tool="shell", ok=False, error="denied", refusal="law1_denied")
+    cases = [
+        (_result(2, ok=False, error="model call failed", stop="model_error"), "matched"),
+        (_result(2, "8 lines.", tool_calls=[WC]), "matched"),  # 8: no tool printed it
+        (_result(2, "7 lines.", tool_calls=[WC, denied]), "failed"),
+    ]
+    for second, status in cases:
+        with RoleHarness(AgentValidator, instance="pair-0", config=Config(max_retries=2)) as h:
+            h.send(LINES)
+            h.send(COUNT, to="pair-0")
+            h.send(_result(1, "7 lines.", tool_calls=[WC]), to="pair-0")
+            (signal,) = h.wait_for(CorrectionSignal)
+            h.send(second, to="pair-0")
+            (outcome,) = h.wait_for(SubTaskOutcome)
+            assert len(h.published(CorrectionSignal)) == 1, second
+        body = outcome.body
+        assert (body.status, body.attempts) == (status, 2)
+        assert [v.attempt for v in body.history] == [1, 2] and not body.history[1].passed
+        assert body.tool_calls == [WC, *second.tool_calls]
+        if status == "matched":
+            assert body.output == "7 lines." and body.verdicts == signal.body.verdicts
+        else:
+            assert body.failure_class == "environmental" and body.verdicts[0].attempt == 2
