@@ -33,6 +33,13 @@ What is recomputed (the checks, by name in :attr:`VerifyReport.checked`):
     value asked about, recomputed with ``proof.needs_second_derivation`` from the
     attempt's logged verdicts, the subtask's calls so far and the TaskSpec, under the
     task's ``Config.corroborate`` and ``max_retries``, at most once per subtask.
+``corroborate_fallback``
+    Each Agent-Validator decision on the attempt that followed such an ask: given on as
+    usual when it passed or holds a Law 1 denial, else the SubTaskOutcome of the earlier
+    attempt that passed (``agent_validator.corroboration_fallback``: its output and the
+    ask's verdicts, every verdict and call of the subtask), recomputed from the ask, the
+    earlier ExecutionResult and this attempt's verdicts (a fallback logs them in its
+    ``history``; those a rule decides are recomputed under ``rule_verdict``).
 ``law1``, ``law1_confirm``
     Each Law 1 decision a ToolCall logged (``ToolCall.law1``), recomputed from the call's
     effects or command, and the ConfirmationRequest, answer and refusal each asking
@@ -120,7 +127,8 @@ class _Task:
         self.request: str | None = None  # the TaskSpec's text: what grounding reads
         self.spec: TaskSpec | None = None  # its kind and shape: what the request verdict reads
         self.sub_calls: dict[str, list[ToolCall]] = {}  # a subtask's calls, every attempt
-        self.corroborated: set[str] = set()  # subtasks asked for a second derivation
+        # subtasks asked for a second derivation: the attempt asked of, and the ask
+        self.asked: dict[str, tuple[ExecutionResult, CorrectionSignal]] = {}
         for env in task.envelopes:
             if env.cause is not None:
                 self.caused.setdefault(env.cause, []).append(env)
@@ -154,6 +162,7 @@ class _Task:
                     self.sub_calls.setdefault(body.subtask_id, []).extend(body.tool_calls)
                 self._agent_verdicts(env, body, subtasks.get(body.subtask_id))
                 self._corroboration(env, body, subtasks.get(body.subtask_id))
+                self._fallback(env, body, subtasks.get(body.subtask_id))
             if isinstance(body, ReplanRequest | OutcomeSummary) and env.sender == "meta_validator":
                 self._task_verdicts(env, body, manifests.get(body.round))
             if book.gradient is None or book.gradient.finished:
@@ -281,6 +290,24 @@ class _Task:
             None,
         )
 
+    def _fell_back(self, body: Any, result: ExecutionResult) -> bool:
+        """True when ``body``, the answer to ``result``, gave on an earlier attempt's answer
+        (``agent_validator.corroboration_fallback``): a matched SubTaskOutcome whose
+        verdicts are another attempt's, in a subtask asked for a second derivation."""
+        return (
+            isinstance(body, SubTaskOutcome)
+            and body.status == "matched"
+            and body.subtask_id in self.asked
+            and any(v.attempt != result.attempt for v in body.verdicts)
+        )
+
+    def _attempt_verdicts(self, body: Any, result: ExecutionResult) -> list[Verdict]:
+        """The verdicts the answer ``body`` logged for ``result``'s attempt: its own, but a
+        fallback's are the earlier attempt's and this attempt's are in its history."""
+        if self._fell_back(body, result):
+            return [v for v in body.history if v.attempt == result.attempt]
+        return list(body.verdicts)
+
     def _agent_verdicts(self, env: Envelope, result: ExecutionResult, sub: SubTask | None) -> None:
         from artoo.actors.verification.ladder import (
             execution_failure_class,
@@ -292,7 +319,7 @@ class _Task:
         answer = self._judged(env)
         if sub is None or answer is None:
             return
-        logged = {v.criterion_id: v for v in answer.body.verdicts}
+        logged = {v.criterion_id: v for v in self._attempt_verdicts(answer.body, result)}
         criteria = sub.criteria
         denied = [c for c in result.tool_calls if c.refusal == "law1_denied"]
         weak = None
@@ -367,7 +394,7 @@ class _Task:
         could = (
             cfg.corroborate
             and result.attempt <= cfg.max_retries
-            and sub.subtask_id not in self.corroborated
+            and sub.subtask_id not in self.asked
         )
         if not could and not asked:
             return
@@ -395,8 +422,42 @@ class _Task:
                 recomputed,
                 answer.task_id,
             )
-        if asked:
-            self.corroborated.add(sub.subtask_id)
+        if isinstance(body, CorrectionSignal) and asked:
+            self.asked[sub.subtask_id] = (result, body)
+
+    def _fallback(self, env: Envelope, result: ExecutionResult, sub: SubTask | None) -> None:
+        """The Agent-Validator's choice on the attempt that followed an ask for a second
+        derivation: judge it as usual, or give on the earlier answer that passed
+        (``agent_validator.corroboration_fallback``)."""
+        from artoo.actors.roles.agent_validator import corroboration_fallback
+
+        answer = self._judged(env)
+        earlier = self.asked.get(result.subtask_id)
+        if sub is None or answer is None or earlier is None or earlier[1].attempt >= result.attempt:
+            return
+        body = answer.body
+        fell_back = self._fell_back(body, result)
+        expected = corroboration_fallback(
+            asked=earlier[0],
+            asked_verdicts=earlier[1].verdicts,
+            result=result,
+            verdicts=self._attempt_verdicts(body, result),
+            history=body.history if isinstance(body, SubTaskOutcome) else [],
+            calls=self.sub_calls.get(sub.subtask_id, []),
+        )
+        self.report.checked["corroborate_fallback"] += 1
+        if fell_back and expected is not None:
+            compare(self.report, answer, body, expected)
+        elif fell_back != (expected is not None):
+            mismatch(
+                self.report,
+                answer.seq,
+                type(body).__name__,
+                "(fallback)",
+                fell_back,
+                expected is not None,
+                answer.task_id,
+            )
 
     def _task_verdicts(
         self,

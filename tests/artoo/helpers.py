@@ -92,15 +92,22 @@ def until(probe: Callable[[], Any], timeout: float = 20.0) -> Any:
 
 
 def run_verified(
-    tmp: Path, entries: list[dict[str, Any]], text: str, config: Config = CONFIG
+    tmp: Path,
+    entries: list[dict[str, Any]],
+    text: str,
+    config: Config = CONFIG,
+    operator: Callable[[Any], bool | None] | None = None,
 ) -> tuple[FinalResult, Path]:
     """Run ``text`` on a System scripted with ``entries``, over a copy of the demo workspace
-    in ``tmp``; its store (``tmp / "store"``) must pass ``replay --verify``."""
+    in ``tmp`` (``operator`` answering Law 1's questions); its store (``tmp / "store"``)
+    must pass ``replay --verify``."""
     workspace = tmp / "workspace"
     if not workspace.exists():
         shutil.copytree(DATA / "workspace", workspace)
     model = write_script(tmp / "s.toml", entries)
-    with artoo.System.open(tmp / "store", model=model, workspace=workspace, config=config) as s:
+    with artoo.System.open(
+        tmp / "store", model=model, workspace=workspace, config=config, operator=operator
+    ) as s:
         result = s.submit(text).result(30)
         s.flush(5)
     report = verify(tmp / "store")

@@ -6,7 +6,7 @@ second value is ``success`` at best. ``replay --verify`` recomputes each ask."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -63,9 +63,13 @@ def _entries(*attempts: tuple[dict[str, Any], str], criteria: Sequence[Any] = ()
 
 
 def _run(
-    tmp: Path, entries: list[dict[str, Any]], text: str = LINES, config: Config = CONFIG
+    tmp: Path,
+    entries: list[dict[str, Any]],
+    text: str = LINES,
+    config: Config = CONFIG,
+    operator: Callable[[Any], bool | None] | None = None,
 ) -> tuple[FinalResult, list[Envelope]]:
-    result, store = run_verified(tmp, entries, text, config)
+    result, store = run_verified(tmp, entries, text, config, operator)
     return result, all_events(store)
 
 
@@ -169,3 +173,98 @@ def test_a_log_from_before_the_switch_replays_as_it_ran(tmp_path: Path) -> None:
     report = verify(tmp_path / "store")
     assert report.ok, [str(m) for m in report.mismatches]
     assert report.checked["corroborate"] == 0
+
+
+# ---- the attempt after the ask fails: the earlier answer that passed holds (fail closed)
+def _asked_then(*calls: dict[str, Any], answer: str | None = None) -> list[Any]:
+    """A one-call answer of 7 that passed, asked about; then an attempt that makes
+    ``calls`` (one a turn) and, with ``answer``, answers."""
+    tail = [{"role": "executor", "tool_calls": [call]} for call in calls]
+    if answer is not None:
+        tail.append({"role": "executor", "content": answer})
+    return [*_entries((WC, "7 lines.")), *tail]
+
+
+def _fallback(events: list[Envelope]) -> SubTaskOutcome:
+    (outcome,) = [e.body for e in events if isinstance(e.body, SubTaskOutcome)]
+    assert outcome.status == "matched" and outcome.attempts == 2
+    assert outcome.output == "7 lines." and outcome.failure_class is None
+    assert [v.attempt for v in outcome.verdicts] == [1] and all(v.passed for v in outcome.verdicts)
+    assert [v.attempt for v in outcome.history] == [1, 2] and not outcome.history[1].passed
+    (signal,) = _signals(events)  # the ask; no retry after the attempt that failed
+    assert signal.corroborate == "7"
+    results = [e.body for e in events if isinstance(e.body, ExecutionResult)]
+    assert [r.attempt for r in results] == [1, 2] and not results[1].ok
+    assert outcome.tool_calls == [c for r in results for c in r.tool_calls]
+    return outcome
+
+
+@pytest.mark.parametrize(
+    ("calls", "config"),
+    [
+        ((WC, WC, WC), CONFIG),
+        ((WC, WC), CONFIG.model_copy(update={"max_turns": 2})),
+    ],
+    ids=["doom-loop", "turn-cap"],
+)
+def test_an_ask_whose_next_attempt_fails_gives_on_the_answer_that_passed(
+    tmp_path: Path, calls: tuple[dict[str, Any], ...], config: Config
+) -> None:
+    """The second derivation ends in a doom loop or at the turn cap: the subtask is matched
+    on the first answer (one call's word still: success, not accept), never retried into a
+    failure and a replan; ``replay --verify`` recognises the fallback."""
+    result, events = _run(tmp_path, _asked_then(*calls), config=config)
+    assert result.status == "success" and result.established == "model"
+    assert result.output == "7 lines." and result.replans == 0
+    _fallback(events)
+    report = verify(tmp_path / "store")
+    assert report.checked["corroborate_fallback"] == 1
+    (told,) = timeline(tmp_path / "store", result.task_id)
+    (entry,) = [e for e in told.entries if e.kind == "SubTaskOutcome"]
+    assert "on attempt 1's answer" in entry.text
+    assert rerun(tmp_path / "store").ok
+
+
+@pytest.mark.parametrize(
+    ("again", "status", "established"),
+    [(GREP, "accept", "code"), (TODO, "success", "model")],
+    ids=["a-different-call-agrees", "a-different-call-disagrees"],
+)
+def test_an_ask_whose_next_attempt_fails_after_another_call_is_held_to_the_proof(
+    tmp_path: Path, again: dict[str, Any], status: str, established: str
+) -> None:
+    """The second attempt ran a different command, then hit the turn cap: the first
+    answer holds, and the proof decides — accept only when that other call backs its 7
+    (two different calls agree), success when it printed another number."""
+    config = CONFIG.model_copy(update={"max_turns": 2})
+    result, events = _run(tmp_path, _asked_then(again, again), config=config)
+    assert (result.status, result.established) == (status, established)
+    assert result.output == "7 lines."
+    assert again in [{"name": c.tool, "arguments": c.args} for c in _fallback(events).tool_calls]
+
+
+def test_a_law1_denial_after_the_ask_still_fails_the_subtask(tmp_path: Path) -> None:
+    """A denial is never given on: the subtask fails as any denial fails it."""
+    rm = {"name": "shell", "arguments": {"command": "rm archive/old.log"}}
+    result, events = _run(
+        tmp_path, _asked_then(rm, answer="7 lines."), operator=lambda request: False
+    )
+    assert result.status not in ("accept", "success") and result.law1_denied
+    (outcome,) = [e.body for e in events if isinstance(e.body, SubTaskOutcome)]
+    assert outcome.status == "failed" and outcome.attempts == 2
+    assert outcome.failure_class == "environmental"
+    assert [v.attempt for v in outcome.verdicts] == [2]
+    assert verify(tmp_path / "store").checked["corroborate_fallback"] == 1
+
+
+def test_verify_finds_a_fallback_that_does_not_hold(tmp_path: Path) -> None:
+    """A fallback outcome whose answer is not the earlier attempt's is a mismatch."""
+    _run(tmp_path, _asked_then(WC, WC, WC))
+    events = all_events(tmp_path / "store")
+    (env,) = [e for e in events if isinstance(e.body, SubTaskOutcome)]
+    rewrite_event(
+        tmp_path / "store",
+        msgspec.structs.replace(env, body=msgspec.structs.replace(env.body, output="8 lines.")),
+    )
+    report = verify(tmp_path / "store")
+    assert [(m.kind, m.field) for m in report.mismatches] == [("SubTaskOutcome", "output")]
