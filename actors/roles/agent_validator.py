@@ -84,9 +84,39 @@ from artoo.schemas import (
     Verdict,
 )
 
-__all__ = ["IMPLICIT_CRITERION", "AgentValidator", "corroboration_fallback"]
+__all__ = [
+    "IMPLICIT_CRITERION",
+    "AgentValidator",
+    "corroboration_fallback",
+    "second_derivation_ask",
+]
 
 IMPLICIT_CRITERION = Criterion(id="done", text="the subtask completed without error")
+
+
+def second_derivation_ask(
+    *,
+    request: str,
+    kind: str,
+    task_criteria: Sequence[Criterion],
+    criteria: Sequence[Criterion],
+    verdicts: Sequence[Verdict],
+    calls: Sequence[ToolCall],
+    output: str,
+) -> Corroboration | None:
+    """:func:`~artoo.actors.verification.proof.needs_second_derivation` for an attempt
+    judged on the subtask's ``criteria`` (pure): the task's criteria that are not the
+    subtask's (``task_criteria``, from the TaskSpec) are the ones judged later."""
+    own = {c.id for c in criteria}
+    return needs_second_derivation(
+        request=request,
+        kind=kind,
+        criteria={c.id: c for c in criteria},
+        verdicts=verdicts,
+        calls=calls,
+        output=output,
+        pending=[c for c in task_criteria if c.id not in own],
+    )
 
 
 def corroboration_fallback(
@@ -271,15 +301,14 @@ class AgentValidator(Role):
         asked before in the subtask and switched on (``Config.corroborate``)."""
         if sub.asked is not None or not self.ctx.config.corroborate:
             return None
-        own = {c.id for c in criteria}
-        return needs_second_derivation(
+        return second_derivation_ask(
             request=self.requests.get(sub.task_id, ""),
             kind=self.kinds.get(sub.task_id, ""),
-            criteria={c.id: c for c in criteria},
+            task_criteria=self.task_criteria.get(sub.task_id, []),
+            criteria=criteria,
             verdicts=verdicts,
             calls=sub.calls,
             output=result.output,
-            pending=[c for c in self.task_criteria.get(sub.task_id, []) if c.id not in own],
         )
 
     # ------------------------------------------------------------------ the ladder

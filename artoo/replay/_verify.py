@@ -378,8 +378,7 @@ class _Task:
     def _corroboration(self, env: Envelope, result: ExecutionResult, sub: SubTask | None) -> None:
         """The Agent-Validator's choice, after an attempt that passed, between asking for
         a second derivation and giving the outcome on (``proof.needs_second_derivation``)."""
-        from artoo.actors.roles.agent_validator import IMPLICIT_CRITERION
-        from artoo.actors.verification.proof import needs_second_derivation
+        from artoo.actors.roles.agent_validator import IMPLICIT_CRITERION, second_derivation_ask
 
         answer = self._judged(env)
         if sub is None or answer is None:
@@ -398,17 +397,15 @@ class _Task:
         )
         if not could and not asked:
             return
-        criteria = sub.criteria or [IMPLICIT_CRITERION]
-        own = {c.id for c in criteria}
         spec = self.spec
-        ask = needs_second_derivation(
+        ask = second_derivation_ask(
             request=self.request or "",
             kind=spec.kind if spec is not None else "",
-            criteria={c.id: c for c in criteria},
+            task_criteria=spec.criteria if spec is not None else [],
+            criteria=sub.criteria or [IMPLICIT_CRITERION],
             verdicts=body.verdicts,
             calls=self.sub_calls.get(sub.subtask_id, []),
             output=result.output,
-            pending=[c for c in (spec.criteria if spec else []) if c.id not in own],
         )
         recomputed = ask.value if ask is not None and could else ""
         self.report.checked["corroborate"] += 1
