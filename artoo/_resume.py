@@ -113,6 +113,14 @@ class Resumer:
         """The tasks being resumed, by id (each leaves at its FinalResult)."""
         return self._tasks
 
+    def replays(self, task_id: str, seq: int) -> bool:
+        """True when envelope ``seq`` of ``task_id`` is history a resume here replays (at or
+        before its ``from_seq``): the bus must not deliver it again from the shared log (a
+        PostgreSQL store's follower reads the stopped worker's envelopes, perhaps late), or
+        the roles would see it twice — once read, once replayed."""
+        resume = self.tasks.get(task_id)
+        return resume is not None and seq <= resume.from_seq
+
     # ------------------------------------------------------------------ starting
     def add(self, task: TaskLog, *, now: float) -> _Resume:
         """Start resuming ``task`` (its envelopes in seq order)."""

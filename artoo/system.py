@@ -810,8 +810,12 @@ class System(OperatorInbox):
 
     def _runs_here(self, env: Envelope) -> bool:
         """The bus's route on a PostgreSQL store: a message about a task goes to this
-        System's roles only while this System runs the task (no task: always)."""
-        return env.task_id is None or self.fleet is None or self.fleet.runs(env.task_id)
+        System's roles only while this System runs the task (no task: always), and not
+        when it is history a resume here replays (:meth:`artoo._resume.Resumer.replays`:
+        the stopped worker's model calls, read late from the shared log, would count twice)."""
+        if env.task_id is None or self.fleet is None:
+            return True
+        return self.fleet.runs(env.task_id) and not self.resumer.replays(env.task_id, env.seq)
 
     def _failure_error(self) -> BaseException:
         from artoo.actors.runtime.bus import BusError

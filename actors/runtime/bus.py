@@ -623,18 +623,25 @@ class Bus:
                 return
         first = self._last_seq + 1
         ts = self._now()
-        assigned = self._append(first, ts, [i.task_id for i in group], [i.tail for i in group])
-        if assigned is not None:  # a log other processes append to numbered the group
-            first = assigned
-        envelopes = tuple(
-            [
-                Envelope(seq, ts, i.task_id, i.sender, i.to, i.cause, i.body)
-                for seq, i in enumerate(group, first)
-            ]
-        )
-        self._last_seq = first + len(group) - 1
-        if self._feed is not None:
-            envelopes = self._feed.own(envelopes)
+        feed = self._feed
+        if feed is not None:  # the follower waits: it cannot yet tell this group is ours
+            feed.appending(True)
+        try:
+            assigned = self._append(first, ts, [i.task_id for i in group], [i.tail for i in group])
+            if assigned is not None:  # a log other processes append to numbered the group
+                first = assigned
+            envelopes = tuple(
+                [
+                    Envelope(seq, ts, i.task_id, i.sender, i.to, i.cause, i.body)
+                    for seq, i in enumerate(group, first)
+                ]
+            )
+            self._last_seq = first + len(group) - 1
+            if feed is not None:
+                envelopes = feed.own(envelopes)
+        finally:
+            if feed is not None:
+                feed.appending(False)
         self._deliver(envelopes)
         self._committed += len(group)
         self._groups += 1
@@ -779,6 +786,7 @@ class _StoreFeed:
         self._ranges: list[int] = []  # own groups' [first, last] seqs, flattened, ascending
         self._subscriptions: tuple[Subscription, ...] = ()
         self._cursor = bus._last_seq  # fed up to here
+        self._appending = False  # this bus's append is committing, its group not yet own()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="artoo-bus-follower", daemon=True)
         self._thread.start()
@@ -802,6 +810,16 @@ class _StoreFeed:
                 if type(e.body) not in kinds and (type(e.body) not in routed or route(e))
             ]
         )
+
+    def appending(self, busy: bool) -> None:
+        """The writer's append starts (True) or is over, its group known by :meth:`own`
+        (False). While it runs, the follower feeds nothing: a group committed and read
+        back before :meth:`own` would look like another writer's, and a routed kind (a
+        model call of a task run here) would reach the subscribers twice."""
+        with self._cond:
+            self._appending = busy
+            if not busy:
+                self._cond.notify_all()
 
     def mine(self, envelopes: Iterable[Envelope]) -> Iterator[Envelope]:
         """Of ``envelopes`` (re-read from the log), this bus's own, not of ``store_kinds``."""
@@ -830,6 +848,8 @@ class _StoreFeed:
 
     def stop(self, timeout: float | None) -> None:
         self._stop.set()
+        with self._cond:
+            self._cond.notify_all()  # a follower waiting on an append stops waiting
         if threading.current_thread() is not self._thread:
             self._thread.join(timeout)
 
@@ -876,6 +896,8 @@ class _StoreFeed:
                 self._cond.notify_all()
 
     def _feed(self, envelopes: tuple[Envelope, ...]) -> None:
+        with self._cond:  # every group of ours in ``envelopes`` is known once no append runs
+            self._cond.wait_for(lambda: not self._appending or self._stop.is_set())
         bus = self._bus
         group = _Kinds(envelopes)
         for tap in bus._taps:

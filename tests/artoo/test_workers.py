@@ -132,6 +132,62 @@ def test_one_auditor_and_one_judge_elected_and_taken_over_when_their_system_goes
         assert report.tasks_started >= 1
 
 
+def test_a_model_call_read_back_by_the_follower_before_its_append_returned_counts_once(
+    pg_url: str, tmp_path: Path, workspace: Path
+) -> None:
+    """A worker's own append commits, then returns: in between, its bus's follower may read
+    the group back from the shared log before the writer knows it is its own. A model call
+    of a task run here (a routed kind) must still reach the GGS once: FinalResult.cost is
+    the log's count of model calls (the race ``replay --verify`` caught under load)."""
+    from artoo.schemas import LLMCall
+
+    model = _script(tmp_path)
+    with artoo.System.open(pg_url, model=model, workspace=workspace, config=CONFIG) as host:
+        with artoo.System.open(
+            pg_url, model=model, workspace=workspace, config=CONFIG, worker=True
+        ) as worker:
+            append = worker.bus._append
+
+            def slow(*args: Any) -> Any:  # committed, then late to return
+                assigned = append(*args)
+                time.sleep(0.15)
+                return assigned
+
+            worker.bus._append = slow
+            results = [h.result(60) for h in [host.submit(f"say hello {i}") for i in range(2)]]
+            assert [r.status for r in results] == ["success"] * 2
+    with read_log(pg_url) as log:
+        for result in results:
+            calls = [e for e in log.read_task(result.task_id) if isinstance(e.body, LLMCall)]
+            assert result.cost.model_calls == len(calls) == 3
+
+
+def test_a_resumed_tasks_history_read_late_from_the_shared_log_is_not_delivered_again(
+    pg_url: str, tmp_path: Path, workspace: Path
+) -> None:
+    """A worker resuming a dead worker's task replays its history (each recorded envelope
+    delivered once, by the resume). The bus's follower, reading the shared log behind, may
+    come to the dead worker's model calls only after the resume began: those are history,
+    not delivered again, or the GGS counts a model call twice (FinalResult.cost)."""
+    from artoo.replay._read import TaskLog
+    from artoo.schemas import Envelope, LLMCall
+
+    model = _script(tmp_path)
+    with artoo.System.open(pg_url, model=model, workspace=workspace, config=CONFIG) as system:
+        assert system.fleet is not None
+        system.fleet.runs = lambda task_id: task_id == "T"  # type: ignore[method-assign]
+        call = LLMCall(call_id="c1", role="executor", tier="tool", model="m")
+        old = Envelope(7, 1.0, "T", "executor", None, None, call)
+        later = Envelope(12, 2.0, "T", "executor", None, None, call)
+        assert system._runs_here(old)  # another's call about a task run here: delivered
+        request = Envelope(5, 0.5, "T", "system", None, None, UserRequest(text="hi"))
+        system.resumer.add(TaskLog("T", [request, old]), now=3.0)
+        assert not system._runs_here(old)  # history the resume replays
+        assert system._runs_here(later)  # logged after the resume began
+        assert not system._runs_here(Envelope(13, 2.0, "U", "executor", None, None, call))
+        system.resumer.tasks.pop("T")
+
+
 WORKERS = 3
 TASKS = 60
 
