@@ -17,11 +17,12 @@ Usage::
     export OPENAI_API_KEY=x LITELLM_LOCAL_MODEL_COST_MAP=True
     python bench/memory_effect.py --model openai/qwen2.5-coder-1.5b \\
         --api-base http://127.0.0.1:18080/v1 [--embedder minilm] [--passes 3] \\
-        [--deadline 900] [--out FILE.jsonl]
+        [--deadline 900] [--out FILE.jsonl] [--keep DIR]
 
 Each finished request is appended to ``--out`` as one JSON line as soon as it ends, so a
 run cut short still leaves its figures; ``--summarize FILE.jsonl`` prints the table of a
-(partial) run.
+(partial) run. ``--keep DIR`` keeps the stores (``store``, ``fresh<i>``) and workspaces
+there, for ``artoo replay`` and ``artoo memory`` afterwards.
 """
 
 from __future__ import annotations
@@ -192,6 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--no-fresh", action="store_true", help="skip the fresh-store runs")
     parser.add_argument("--summarize", type=Path, default=None)
+    parser.add_argument(
+        "--keep", type=Path, default=None, help="keep the stores and workspaces here (a new dir)"
+    )
     args = parser.parse_args(argv)
     if args.summarize is not None:
         lines = args.summarize.read_text().splitlines()
@@ -214,8 +218,11 @@ def main(argv: list[str] | None = None) -> int:
             with args.out.open("a") as f:
                 f.write(json.dumps(asdict(run)) + "\n")
 
+    if args.keep is not None and args.keep.exists() and any(args.keep.iterdir()):
+        parser.error(f"--keep {args.keep}: not empty (give a new directory)")
     with tempfile.TemporaryDirectory(prefix="artoo-memory-effect-") as tmp:
-        root = Path(tmp)
+        root = Path(tmp) if args.keep is None else args.keep
+        root.mkdir(parents=True, exist_ok=True)
         store = root / "store"
         for n in range(1, args.passes + 1):
             ws = root / f"ws-pass{n}"

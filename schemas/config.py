@@ -176,9 +176,10 @@ class SupervisorConfig(BaseModel):
 
 class OutputCapsConfig(BaseModel):
     """Per-role caps on the tokens one model answer may write (litellm's ``max_tokens``
-    of that call): a reading, a plan and a verdict are small JSON objects, far under the
-    Executor's ``max_output_tokens``; a small model that runs on is cut where its answer
-    should have ended. None: ``max_output_tokens`` alone."""
+    of that call): a reading, a plan, a verdict, an SOP rule and an opinion are small, an
+    Executor turn is one tool call or a short answer, all far under ``max_output_tokens``;
+    a small model that runs on is cut where its answer should have ended (and does not hold
+    a one-slot model server for minutes). None: ``max_output_tokens`` alone."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
@@ -187,6 +188,11 @@ class OutputCapsConfig(BaseModel):
     verdict: int | None = Field(
         256, ge=16, description="a validator's verdict (Agent- and Meta-Validator)"
     )
+    executor: int | None = Field(
+        512, ge=16, description="one Executor turn (a tool call, or the subtask's answer)"
+    )
+    dreamer: int | None = Field(256, ge=16, description="the Dreamer's distilled SOP rule")
+    judge: int | None = Field(256, ge=16, description="the Judge's opinion on a case")
 
 
 class AuditConfig(BaseModel):

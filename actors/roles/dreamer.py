@@ -560,7 +560,10 @@ class Dreamer(Role):
         gateway = self.ctx.gateway
         if gateway is not None:
             request = LLMRequest(
-                role=self.name, tier="brain", messages=distillation_prompt(candidate)
+                role=self.name,
+                tier="brain",
+                messages=distillation_prompt(candidate),
+                max_output_tokens=self.ctx.config.output_caps.dreamer,
             )
             try:
                 response = gateway.complete(request)

@@ -350,6 +350,7 @@ class Executor(Role):
                 tool_choice="required" if specs and not calls else None,
                 task_id=run.task_id,
                 subtask_id=st.subtask_id,
+                max_output_tokens=self.ctx.config.output_caps.executor,
             )
             try:
                 response = self.ctx.model().complete(request)

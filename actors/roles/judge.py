@@ -601,7 +601,10 @@ class Judge(Role):
         task.asked.add(case)
         seqs = sorted(set(evidence))
         self._pending[(task_id, case)] = (self.ctx.clock.now(), seqs)
-        request = opinion_request(task_id, case, facts)
+        request = msgspec.structs.replace(
+            opinion_request(task_id, case, facts),
+            max_output_tokens=self.ctx.config.output_caps.judge,
+        )
         ref = self.actor_ref
         gateway = self.ctx.gateway
 

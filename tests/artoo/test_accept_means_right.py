@@ -431,7 +431,8 @@ def test_each_role_asks_for_an_answer_no_longer_than_it_needs(
     tmp_path: Path, monkeypatch: Any
 ) -> None:
     """Per-role output caps (Config.output_caps): a reading, a plan and a verdict are
-    small JSON objects; only the Executor keeps the backend's whole cap."""
+    small JSON objects, an Executor turn a tool call or a short answer: none keeps the
+    backend's whole cap."""
     from artoo.actors.llm._scripted import ScriptedBackend
 
     caps: dict[str, set[int | None]] = {}
@@ -459,6 +460,6 @@ def test_each_role_asks_for_an_answer_no_longer_than_it_needs(
     assert caps == {
         "perceiver": {384},
         "planner": {512},
-        "executor": {None},
+        "executor": {512},
         "meta_validator": {256},
     }

@@ -6,6 +6,7 @@ import asyncio
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -473,8 +474,19 @@ def _accept_entries() -> list[dict]:
 
 
 def test_dreamer_distils_six_accepts_into_one_sop_with_the_model(
-    tmp_path: Path, workspace: Path
+    tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from artoo.actors.llm._scripted import ScriptedBackend
+
+    caps: set[int | None] = set()
+    complete = ScriptedBackend.complete
+
+    def recording(self: ScriptedBackend, request: Any) -> Any:
+        if request.role == "dreamer":
+            caps.add(request.max_output_tokens)
+        return complete(self, request)
+
+    monkeypatch.setattr(ScriptedBackend, "complete", recording)
     rule = "Count lines with wc -l."
     entries = [*_accept_entries(), {"role": "dreamer", "content": {"rule": rule}}]
     model = write_script(tmp_path / "s.toml", entries)
@@ -489,6 +501,7 @@ def test_dreamer_distils_six_accepts_into_one_sop_with_the_model(
         sops = s.megrams.query_c(f"intent:{request_tag(COUNT)}", "env:local")
     assert [m.content for m in sops] == [rule]
     assert sops[0].level == "C" and sops[0].k == 0.0 and sops[0].sigma > 0
+    assert caps == {256}  # an SOP rule is short: Config.output_caps.dreamer
 
 
 def test_flush_returns_once_memory_applied_what_was_published(
