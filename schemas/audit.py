@@ -133,6 +133,8 @@ class AuditReport(msgspec.Struct, frozen=True, kw_only=True, tag="AuditReport"):
     tasks_started: int = 0
     tasks_ended: dict[str, int] = {}
     corrections: int = 0
+    """CorrectionSignals after a failed attempt (an ask for a second derivation of a
+    passing answer, ``CorrectionSignal.corroborate``, is not a correction)."""
     replans: int = 0
     gap_trend: list[TaskGap] = []
     boundary_violations: list[BoundaryViolation] = []

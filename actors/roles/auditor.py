@@ -414,7 +414,7 @@ class AuditFold:
         if isinstance(body, UserRequest):
             w.tasks_started += 1
         elif isinstance(body, CorrectionSignal):
-            w.corrections += 1
+            w.corrections += not body.corroborate  # an ask after a pass is no correction
         elif isinstance(body, PlanDirective):
             w.replans += 1
         elif isinstance(body, GGSDecision):

@@ -19,6 +19,7 @@ from artoo.actors.roles.roster import CONTRACTS, ROSTER
 from artoo.actors.runtime.runner import contracts_from
 from artoo.schemas import (
     AuditConfig,
+    CorrectionSignal,
     Envelope,
     ExecutionResult,
     FinalResult,
@@ -252,6 +253,18 @@ def test_anomalies_come_from_structured_fields() -> None:
         1.0,
         1,
     )
+
+
+def test_a_correction_is_counted_and_an_ask_for_a_second_derivation_is_not() -> None:
+    log = Log()
+    log.add(CorrectionSignal(subtask_id="s", feedback="wrong"), sender="agent_validator", ts=1)
+    log.add(
+        CorrectionSignal(subtask_id="s", attempt=2, corroborate="7"),
+        sender="agent_validator",
+        ts=2,
+    )
+    (report,) = recompute_reports(log.envelopes, CONTRACTS, until=300)
+    assert report.corrections == 1
 
 
 def test_the_fold_takes_seqs_in_order_only() -> None:
