@@ -9,8 +9,8 @@ tool results alone, whether every number the answer states is backed by them.
 The rule. A number the answer states — a whole or decimal number standing alone
 (``7``, ``1,300``, ``12.5``; not the ``2`` of ``todo2.txt`` or ``v2``, not a list marker
 ``1.`` at the start of a line, not a number inside a ``code span`` that holds more than
-the number) — is **grounded** when it equals (as a value: ``1300`` = ``1,300`` =
-``1300.00``):
+the number, not a command's exit or return code unless the request asks about one) — is
+**grounded** when it equals (as a value: ``1300`` = ``1,300`` = ``1300.00``):
 
 1. a number the request itself states (the user's figure is given, not claimed);
 2. a number code measured for this answer (``measured``: a ``count_matches`` check that
@@ -59,6 +59,14 @@ _STATED = re.compile(
 )
 _LIST_MARKER = re.compile(r"^[ \t]*(?:[-*][ \t]+)?\d+[.)][ \t]", re.MULTILINE)
 _CODE_SPAN = re.compile(r"`([^`\n]*)`")
+_PROCESS_NUMBER = re.compile(
+    r"\b(?:exit(?:ed)?(?:\s+with)?(?:\s+(?:code|status))?|return\s+(?:code|status))"
+    r"\s*(?:(?:of|is|was)\s+|[=:]\s*)?`?\d+`?",
+    re.IGNORECASE,
+)
+"""How a command ran, not what it found: "exit code 0", "exited with status 1", "return
+code 2" — masked unless the request itself asks about an exit or return code."""
+_ASKS_PROCESS = re.compile(r"\b(?:exit|return\s+(?:code|status))", re.IGNORECASE)
 _DIGITS = re.compile(r"\d+(?:\.\d+)?")
 _GROUPED = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 _LINE_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
@@ -97,10 +105,13 @@ def _value(token: str) -> Decimal | None:
         return None
 
 
-def stated_numbers(answer: str) -> list[str]:
+def stated_numbers(answer: str, request: str = "") -> list[str]:
     """The numbers ``answer`` states, as written, in order (pure): standing alone, not a
-    list marker, not inside a code span that holds more than the number."""
+    list marker, not inside a code span that holds more than the number, not a command's
+    exit or return code (unless ``request`` asks about one)."""
     masked = _LIST_MARKER.sub(lambda m: " " * len(m.group()), answer)
+    if not _ASKS_PROCESS.search(request):
+        masked = _PROCESS_NUMBER.sub(lambda m: " " * len(m.group()), masked)
     masked = _CODE_SPAN.sub(
         lambda m: m.group() if _STATED.fullmatch(m.group(1).strip()) else " " * len(m.group()),
         masked,
@@ -178,7 +189,7 @@ def grounding(
     stated by ``request`` (the user's words), or ``measured`` by code (pure; the rule is
     the module's). The words of ``request`` and ``context`` (the subtask's instruction)
     are what rule 4 counts lines containing; ``context``'s numbers are not given."""
-    stated = stated_numbers(answer)
+    stated = stated_numbers(answer, request)
     if not stated:
         return Grounding()
     given = {v for t in _DIGITS.findall(request) if (v := _value(t)) is not None}

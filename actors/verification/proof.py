@@ -328,6 +328,6 @@ def _backed(output: str, calls: Sequence[ToolCall], request: str) -> bool:
 def _values(output: str, request: str) -> list[str]:
     """The values an answer states that the request does not hold: numbers, then
     code-like values (pure)."""
-    values = [*stated_numbers(output), *code_values(output, request)]
+    values = [*stated_numbers(output, request), *code_values(output, request)]
     asked = set(_WORD.findall(request))
     return [v for v in values if not set(_WORD.findall(v)) <= asked]

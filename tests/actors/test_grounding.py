@@ -76,6 +76,20 @@ def test_numbers_that_are_not_stated_results_are_not_held_to_it() -> None:
     assert stated_numbers("1. read it\n2) count it\n- 3. done") == []
     assert stated_numbers("ran `head -n 30 x` and got `12`") == ["12"]
     assert stated_numbers("on 2024-05-01 at 10:30, 1,234 rows and 12.5%") == ["1,234", "12.5"]
+
+
+def test_a_commands_exit_code_is_how_it_ran_not_what_it_found() -> None:
+    """The bench's answer (Qwen2.5-Coder-1.5B): the exit code came first and was read as
+    the count; only an answer to a question about an exit code states one."""
+    answer = (
+        "The shell command `wc -l notes/todo.txt` returned the exit code 0 with the "
+        "standard output `7 notes/todo.txt`. The number of lines is 7."
+    )
+    assert stated_numbers(answer) == ["7"]
+    assert stated_numbers("It exited with status 1 and printed 12 lines.") == ["12"]
+    assert stated_numbers("exit code: `2`; return code=3; 5 files") == ["5"]
+    assert stated_numbers("The exit code is 3.", "what exit code does run.sh give?") == ["3"]
+    assert stated_numbers("The function returns 8080.") == ["8080"]  # a value, not a code
     assert grounding(
         "Line 3 of the first 10", [], request="what is on line 3 of the first 10?"
     ).grounded

@@ -383,6 +383,11 @@ def test_an_answer_one_call_backs_is_asked_about_once_more() -> None:
     assert _ask("7 lines.", [WC, WC]) is not None
 
 
+def test_the_value_asked_about_is_the_answers_not_the_exit_code_it_mentions() -> None:
+    told = "`wc -l notes/todo.txt` returned the exit code 0 with the output 7 notes/todo.txt."
+    assert _ask(told, [WC]) == Corroboration(value="7", call=WC)
+
+
 def test_two_different_calls_that_agree_need_nothing_more() -> None:
     assert derivations("7", [WC, READ]) == 2
     assert _ask("7 lines.", [WC, READ]) is None
