@@ -136,11 +136,13 @@ class _Builtins(_Guards):
         Args:
             path: the file, relative to the workspace root.
             offset: the first character to read (0 = start of the file).
-            limit: how many characters to read at most.
+            limit: how many characters to read at most (0: a whole page).
         """
         relative, full = self._file(path, call)
-        if offset < 0 or limit <= 0:
-            raise _ToolError("offset must be >= 0 and limit > 0", relative)
+        if offset < 0:
+            raise _ToolError("offset must be >= 0", relative)
+        if limit <= 0:  # a small model fills an optional number with 0: the default page
+            limit = SPILL_LIMIT
         if full.is_dir():
             raise _ToolError(f"'{relative}' is a directory; use glob to list it", relative)
         if not full.exists():
@@ -300,15 +302,17 @@ class _Builtins(_Guards):
         Args:
             filename: the saved result's file name, such as "shell_3.txt".
             offset: the first character to read.
-            limit: how many characters to read at most.
+            limit: how many characters to read at most (0: a whole page).
         """
         if not filename or "/" in filename or "\\" in filename or filename in (".", ".."):
             raise _ToolError(f"invalid file name {filename!r}: give a name such as 'shell_3.txt'")
         full = self.spill_dir / filename
         if not full.is_file():
             raise _ToolError(f"no saved result named '{filename}'", filename)
-        if offset < 0 or limit <= 0:
-            raise _ToolError("offset must be >= 0 and limit > 0", filename)
+        if offset < 0:
+            raise _ToolError("offset must be >= 0", filename)
+        if limit <= 0:  # as read_file: 0 is the default page
+            limit = SPILL_LIMIT
         with open(full, encoding="utf-8", errors="replace", newline="") as f:
             text = f.read()
         capped = limit > self.spill_limit

@@ -126,6 +126,23 @@ def test_absolute_path_inside_the_workspace_is_fine(ws: Path, spill: Path) -> No
     assert outcome.output == "hello\n"
 
 
+def test_a_zero_limit_reads_a_whole_page_and_a_negative_offset_is_refused(
+    ws: Path, spill: Path
+) -> None:
+    """A small model fills the optional ``limit`` with 0 (the bench: ``read_file(path,
+    offset=0, limit=0)`` three attempts in a row, each refused): 0 means the default."""
+    tools = registry(ws, spill)
+    for limit in (0, -5):
+        outcome = tools.call("read_file", {"path": "notes.txt", "offset": 0, "limit": limit})
+        assert outcome.call.ok and outcome.output == "hello\n"
+    (spill / "shell_9.txt").parent.mkdir(parents=True, exist_ok=True)
+    (spill / "shell_9.txt").write_text("saved\n")
+    page = tools.call("load_data", {"filename": "shell_9.txt", "limit": 0})
+    assert page.call.ok and page.content.startswith("saved\n")
+    bad = tools.call("read_file", {"path": "notes.txt", "offset": -1})
+    assert not bad.call.ok and "offset must be >= 0" in (bad.call.error or "")
+
+
 # --------------------------------------------------------------------------- blocked
 def test_blocked_targets_are_refused_on_the_path_and_its_parents(ws: Path, spill: Path) -> None:
     tools = registry(ws, spill, blocked_targets=["secrets"])
