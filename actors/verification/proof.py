@@ -46,6 +46,10 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
   printed text the model made up. Every question is held to this, whatever shape of
   answer the model read: "What is the highest price …?", its shape read as free text,
   once ended ``accept`` on a CSV row one wrong command printed;
+- a value is backed only by a call that read a place the request names, when it names
+  one (a workspace path): "how many python files are under src/models?" once ended
+  ``accept`` on 3, which ``find src -type f`` and ``find src -name '*.py'`` agreed on —
+  two derivations of another question (src holds 3, src/models 1);
 - anything else that passed only by rules is established by code.
 
 One derivation asks for a second (:func:`needs_second_derivation`): an attempt whose
@@ -73,9 +77,10 @@ import msgspec
 from artoo.schemas import Check, Criterion, SubTaskOutcome, ToolCall, Verdict
 from artoo.schemas.messages import Established
 
+from ._paths import mentions
 from .checks import reads_workspace
 from .grounding import derivable, read_sources, stated_numbers, tool_outputs
-from .request import code_values, duties, traced
+from .request import code_values, duties, request_paths, traced
 
 __all__ = [
     "ESTABLISHED_TEXT",
@@ -123,7 +128,8 @@ def derivations(value: str, calls: Sequence[ToolCall], request: str = "") -> int
     """How many different tool calls that worked back ``value`` (pure): a number as
     grounding derives it from that call's output alone (the lines holding a word of the
     ``request`` counted too), a code-like value by its words. Calls with the same tool and
-    arguments count once."""
+    arguments count once; where the request names workspace paths, only calls whose
+    arguments name one of them (or a path under one) count."""
     return len(_backers(value, calls, request))
 
 
@@ -132,12 +138,15 @@ def _backers(value: str, calls: Sequence[ToolCall], request: str) -> list[ToolCa
     (tool, arguments) in call order."""
     terms = list(dict.fromkeys(_TERM.findall(request)))[:40]
     number = stated_numbers(value)
+    paths = request_paths(request)
     seen: set[tuple[str, str]] = set()
     found: list[ToolCall] = []
     for call in calls:
         key = (call.tool, repr(sorted(call.args.items())))
         if key in seen:
             continue
+        if paths and not _reads_named(call, paths):
+            continue  # it read another place than the request names
         outputs = tool_outputs([call], strict=True)
         if not outputs:
             continue
@@ -150,6 +159,13 @@ def _backers(value: str, calls: Sequence[ToolCall], request: str) -> list[ToolCa
             seen.add(key)
             found.append(call)
     return found
+
+
+def _reads_named(call: ToolCall, paths: Sequence[str]) -> bool:
+    """Whether ``call``'s arguments name one of the request's ``paths`` (or a path under
+    one): ``find src -name '*.py'`` does not read ``src/models``."""
+    text = json.dumps(call.args, ensure_ascii=False)
+    return any(mentions(text, p) for p in paths)
 
 
 def established(

@@ -59,6 +59,14 @@ _STOPWORDS = frozenset(
 )
 _PATH = re.compile(r"(?:[\w.-]+/)+[\w.-]+|[\w-]+\.[A-Za-z][\w]{0,7}\b")
 _WORD = re.compile(r"[a-z0-9]+")
+_NOT_PATHS = frozenset({"e.g", "i.e", "a.k.a", "etc"})
+
+
+def request_paths(text: str) -> list[str]:
+    """The workspace paths ``text`` names (pure, in order): ``src/models``,
+    ``notes/todo.txt``, ``README.md`` — what a derivation must read to answer it."""
+    found = (m.group().strip(".").removeprefix("./") for m in _PATH.finditer(text))
+    return [p for p in dict.fromkeys(found) if p and "//" not in p and p.lower() not in _NOT_PATHS]
 
 
 def request_tag(text: str, limit: int = 48) -> str:

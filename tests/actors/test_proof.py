@@ -388,6 +388,24 @@ def test_the_value_asked_about_is_the_answers_not_the_exit_code_it_mentions() ->
     assert _ask(told, [WC]) == Corroboration(value="7", call=WC)
 
 
+def test_derivations_of_another_place_than_the_request_names_are_no_proof() -> None:
+    """The memory-effect bench: a plan recalled from "python files in src" counted src for
+    "… under src/models?"; two commands agreed on 3 (src/models holds 1) → ``accept``."""
+    request = "how many python files are under src/models?"
+    everything = _shell("find src -type f | wc -l", "3\n")
+    python = _shell("find src -name '*.py' | wc -l", "3\n")
+    answer = "There are 3 Python files under the 'src' directory."
+    assert derivations("3", [everything, python], request) == 0
+    assert _settle(request, "question", answer, [everything, python]) != "code"
+    assert _ask(answer, [everything], request=request) is None  # nothing backs it to ask
+    right = _shell("find src/models -name '*.py' | wc -l", "1\n")
+    listed = _shell("ls src/models", "user.py\n")
+    assert derivations("1", [right, listed], request) == 2
+    assert _settle(request, "question", "1 file.", [right, listed]) == "code"
+    # a request that names no path holds every call to nothing more
+    assert derivations("3", [everything, python], "how many python files are there?") == 2
+
+
 def test_two_different_calls_that_agree_need_nothing_more() -> None:
     assert derivations("7", [WC, READ]) == 2
     assert _ask("7 lines.", [WC, READ]) is None
