@@ -26,7 +26,9 @@ Constraints:
     target; at most ``max_turns`` model turns per attempt; the same call three times in
     a row ends the attempt as a doom loop; a tool that failed the same way twice in the
     subtask is not called a third time with the same kind of argument (refusal
-    ``repeated_failure``: the tool is not run). Until an attempt's first tool call the
+    ``repeated_failure``: the tool is not run); two such refusals in a row end the attempt
+    as a doom loop, and a retry does not offer a tool refused so (a small model repeats the
+    refused call in every retry of the same conversation). Until an attempt's first tool call the
     model is asked for one (``tool_choice="required"``): an answer no tool result
     supports cannot be true but by luck, and a retry redoes the work; a retry after
     attempts that called no tool says so (``NO_TOOL_YET``).
@@ -73,6 +75,7 @@ __all__ = [
     "Executor",
     "failure_kind",
     "is_doom_loop",
+    "is_refusal_loop",
     "repeated_failure",
     "subtask_prompt",
 ]
@@ -189,6 +192,18 @@ def is_doom_loop(calls: list[tuple[str, str]], repeats: int = DOOM_REPEATS) -> b
     return len(calls) >= repeats and len(set(calls[-repeats:])) == 1
 
 
+def is_refusal_loop(calls: Sequence[ToolCall]) -> bool:
+    """True when the last two calls were both refused as a repeated failure of one kind
+    (pure): the model repeats a call that will not be made, and nothing new can come of
+    another turn."""
+    last = list(calls)[-2:]
+    return (
+        len(last) == 2
+        and all(c.refusal == "repeated_failure" for c in last)
+        and failure_kind(last[0].tool, last[0].args) == failure_kind(last[1].tool, last[1].args)
+    )
+
+
 @dataclass
 class _Run:
     subtask: SubTask
@@ -199,6 +214,8 @@ class _Run:
     called_tools: bool = False  # some attempt has made a tool call
     failed: dict[tuple[str, ...], list[ToolCall]] = field(default_factory=dict)
     """The failed calls of this subtask by :func:`failure_kind` (every attempt)."""
+    refused: set[str] = field(default_factory=set)
+    """Tools a call of which was refused as a repeated failure: not offered to a retry."""
 
 
 @dataclass
@@ -334,6 +351,7 @@ class Executor(Role):
         if st.tools:
             wanted = set(st.tools) | {"load_data"}
             specs = [s for s in specs if s.name in wanted] or specs
+        specs = [s for s in specs if s.name not in run.refused]  # empty: answer from results
         calls: list[ToolCall] = []
         seen: list[tuple[str, str]] = []
         output, error = "", None
@@ -382,7 +400,7 @@ class Executor(Role):
                 )
                 if call.effects and call.refusal is None:
                     self._persist()  # what changed the workspace is in the log before we go on
-                if is_doom_loop(seen):
+                if is_doom_loop(seen) or is_refusal_loop(calls):
                     doom = True
                     break
             if ended:
@@ -392,7 +410,11 @@ class Executor(Role):
                 run.messages.append({"role": "user", "content": AFTER_RESULT})
             if doom:
                 stop = "doom_loop"
-                error = f"doom loop: the same call {seen[-1][0]} {DOOM_REPEATS} times in a row"
+                error = (
+                    f"doom loop: {seen[-1][0]} refused twice in a row as a repeated failure"
+                    if is_refusal_loop(calls)
+                    else f"doom loop: the same call {seen[-1][0]} {DOOM_REPEATS} times in a row"
+                )
                 break
         else:
             error = f"turn cap reached ({self.ctx.config.max_turns} turns)"
@@ -432,6 +454,7 @@ class Executor(Role):
         kind = failure_kind(name, args)
         repeated = repeated_failure(run.failed.get(kind, []))
         if repeated is not None:  # half the calls: the third of a kind that fails is not made
+            run.refused.add(name)
             call = ToolCall(
                 tool=name,
                 args=args,

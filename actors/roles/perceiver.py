@@ -17,7 +17,9 @@ Responsibilities:
     the user's text alone (artoo's own words never enter the intent). When the request
     is ambiguous the model may ask the user one bounded question
     (``PerceiverAnswer.question``): it is published as a UserQuestion and the reading
-    waits for its QuestionAnswered, then is asked again with the answer.
+    waits for its QuestionAnswered, then is asked again with the answer. A question that
+    only restates the request (``restates_request``: it would ask the user for the task's
+    own answer) is not asked.
 
 Input contract:
     TaskRequest; QuestionAnswered (of a question it asked).
@@ -45,6 +47,7 @@ from artoo.actors.verification.answers import (
     answered_prompt,
     bounded_question,
     make_criteria,
+    restates_request,
     user_question,
 )
 from artoo.actors.verification.checks import (
@@ -212,13 +215,16 @@ class Perceiver(Role):
             )
             return
         question = bounded_question(answer.value.question)
+        if question is not None and restates_request(question, body.text):
+            self.log.debug("question restates the request: not asked", task=env.task_id)
+            question = None  # it would ask the user for the task's own answer
         if question is not None:  # ambiguous: the user settles it first
             question_id = self.ctx.new_id()
             self.asked[question_id] = (env, request, answer.value)
             timeout_s = self.ctx.config.question_timeout_s
             self.reply(env, user_question(question, question_id, self.sender, timeout_s))
             return
-        self._read(env, request, answer.value)
+        self._read(env, request, msgspec.structs.replace(answer.value, question=None))
 
     @handles(QuestionAnswered)
     def on_question_answered(self, env: Envelope) -> None:

@@ -25,6 +25,7 @@ __all__ = [
     "answered_prompt",
     "bounded_question",
     "make_criteria",
+    "restates_request",
     "slugify",
     "user_question",
 ]
@@ -153,6 +154,33 @@ def bounded_question(question: QuestionAnswer | None) -> QuestionAnswer | None:
     return QuestionAnswer(
         text=question.text.strip()[:QUESTION_TEXT_MAX], options=options, default=default
     )
+
+
+_WORD = re.compile(r"[a-z0-9_][a-z0-9_./-]*[a-z0-9_]|[a-z0-9]")
+_FUNCTION_WORDS = frozenset(
+    "a an the is are was were be do does did in on of at to for from by with and or "
+    "it its this that these those there what which who how many much please you your "
+    "i me my we can could would should will have has had".split()
+)
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in _FUNCTION_WORDS}
+
+
+def restates_request(question: QuestionAnswer, request: str, share: float = 0.6) -> bool:
+    """True when a model's question to the user only restates the request (pure): it has
+    at least two content words, and they and the request's share at least ``share`` of
+    their union (Jaccard) — "How many lines are in notes/todo.txt? [1 / 2 / …]" for "how
+    many lines does notes/todo.txt have?". Such a question asks the user for the task's
+    own answer: it settles nothing and is not asked. A short clarification ("Which
+    file?") or one that names what the request does not (a choice between files, a
+    format) is kept."""
+    words = _content_words(question.text)
+    if len(words) < 2:
+        return False
+    asked = _content_words(request)
+    return len(words & asked) >= share * len(words | asked)
 
 
 def answered_prompt(question: str, answer: str) -> str:

@@ -20,10 +20,14 @@ def _call(name: str, **arguments: Any) -> dict[str, Any]:
     return {"role": "executor", "tool_calls": [{"name": name, "arguments": arguments}]}
 
 
-def _run(tmp_path: Path, entries: list[dict[str, Any]], subtask: SubTask) -> ExecutionResult:
+def _run(
+    tmp_path: Path, entries: list[dict[str, Any]], subtask: SubTask, workspace: Path | None = None
+) -> ExecutionResult:
     model = write_script(tmp_path / "s.toml", entries)
     config = Config(max_turns=4)
-    with RoleHarness(Executor, instance="pair-0", model=model, config=config) as h:
+    with RoleHarness(
+        Executor, instance="pair-0", model=model, config=config, workspace=workspace
+    ) as h:
         h.send(subtask, to="pair-1")  # another pair's: ignored
         h.send(subtask, to="pair-0")
         (result,) = h.wait_for(ExecutionResult)
@@ -55,7 +59,9 @@ def test_the_same_call_three_times_is_a_doom_loop(tmp_path: Path) -> None:
 
 def test_the_turn_cap_and_a_model_outage_are_their_own_stops(tmp_path: Path) -> None:
     entries = [_call("glob", pattern=f"{i}*") for i in range(4)]
-    capped = _run(tmp_path, entries, SubTask(subtask_id="s1", instruction="list"))
+    (tmp_path / "ws").mkdir()
+    capped = _run(tmp_path, entries, SubTask(subtask_id="s1", instruction="list"), tmp_path / "ws")
+    assert all(c.ok for c in capped.tool_calls)
     assert capped.stop == "turn_cap" and len(capped.tool_calls) == 4
     (tmp_path / "b").mkdir()
     outage = _run(tmp_path / "b", [], SubTask(subtask_id="s2", instruction="list"))
@@ -187,3 +193,59 @@ def test_repeated_failure_reads_structured_fields_only() -> None:
     assert repeated_failure([failed(), ok]) is None
     assert failure_kind("shell", {"command": "rm a"}) == failure_kind("shell", {"command": "rm b"})
     assert failure_kind("shell", {"command": "rm a"}) != failure_kind("shell", {"command": "ls"})
+
+
+def test_a_refused_call_repeated_ends_the_attempt_and_its_tool_is_not_offered_again(
+    tmp_path: Path,
+) -> None:
+    """A kept real-model log: after ``read_file`` was refused as a repeated failure, the
+    model made the same call until the doom loop, and each retry of the same conversation
+    made it three more times. Two refusals of one kind in a row end the attempt; the retry
+    is not offered the refused tool, so it has to use another one (here ``glob``)."""
+    from artoo.schemas import CorrectionSignal, LLMCall
+
+    entries = [
+        _call("read_file", path="gone.txt"),
+        _call("read_file", path="gone2.txt"),
+        _call("read_file", path="gone3.txt"),
+        _call("read_file", path="gone4.txt"),
+        _call("glob", pattern="*"),
+        {"role": "executor", "content": "no such file"},
+    ]
+    model = write_script(tmp_path / "s.toml", entries)
+    st = SubTask(subtask_id="s1", instruction="read gone.txt")
+    (tmp_path / "ws").mkdir()
+    with RoleHarness(
+        Executor,
+        instance="pair-0",
+        model=model,
+        config=Config(max_turns=8),
+        workspace=tmp_path / "ws",
+    ) as h:
+        h.send(st, to="pair-0")
+        (first,) = h.wait_for(ExecutionResult)
+        h.send(CorrectionSignal(subtask_id="s1", feedback="read it"), to="pair-0")
+        _, second = h.wait_for(ExecutionResult, 2)
+        asked = [e.body.request for e in h.recorder.envelopes if isinstance(e.body, LLMCall)]
+    calls = first.body.tool_calls
+    assert [c.refusal for c in calls] == [None, None, "repeated_failure", "repeated_failure"]
+    assert first.body.stop == "doom_loop" and "refused twice" in (first.body.error or "")
+    offered = [{t["name"] for t in r.get("tools") or []} for r in asked]
+    assert "read_file" in offered[0] and "read_file" not in offered[4] and "glob" in offered[4]
+    assert [c.tool for c in second.body.tool_calls] == ["glob"]
+    assert second.body.stop == "answer"
+
+
+def test_is_refusal_loop_needs_two_refusals_of_one_kind_in_a_row() -> None:
+    from artoo.actors.roles.executor import is_refusal_loop
+    from artoo.schemas import ToolCall
+
+    def call(tool: str = "read_file", refusal: Any = "repeated_failure", **args: Any) -> ToolCall:
+        return ToolCall(tool=tool, args=args or {"path": "x"}, ok=False, refusal=refusal)
+
+    assert is_refusal_loop([call(), call(path="y")])
+    assert not is_refusal_loop([call()])
+    assert not is_refusal_loop([call(), call(refusal=None)])
+    assert not is_refusal_loop([call(refusal="blocked_tool"), call(refusal="blocked_tool")])
+    assert not is_refusal_loop([call(), call(tool="load_data", filename="x")])
+    assert is_refusal_loop([call(refusal=None), call(), call()])

@@ -106,3 +106,60 @@ def test_the_same_request_three_times_gets_one_memory_tag(tmp_path: Path) -> Non
         specs = h.wait_for(TaskSpec, count=3)
     assert len({s.body.slug for s in specs}) == 1
     assert specs[0].body.slug.startswith("src-models-user-py")
+
+
+def test_a_question_that_restates_the_request_is_not_asked(tmp_path: Path) -> None:
+    """A kept real-model log: the Perceiver put the user's own question to the operator
+    ("How many lines are in notes/todo.txt? [1 / 2 / … / 8]"), one call and a wait for an
+    answer no one could give. Such a question is dropped and the reading goes on; a
+    question that names a choice the request does not make is still asked."""
+    from artoo.schemas import UserQuestion
+
+    def reading(question: dict[str, object]) -> dict[str, object]:
+        return {
+            "intent": "count lines",
+            "kind": "question",
+            "answer": "number",
+            "criteria": [],
+            "question": question,
+        }
+
+    restated = reading(
+        {
+            "text": "How many lines are in notes/todo.txt?",
+            "options": ["1", "2", "3"],
+            "default": "1",
+        }
+    )
+    model = write_script(tmp_path / "s.toml", [{"role": "perceiver", "content": restated}])
+    with RoleHarness(Perceiver, model=model) as h:
+        h.send(TaskRequest(text="how many lines does notes/todo.txt have?"))
+        (spec,) = h.wait_for(TaskSpec)
+        assert h.published(UserQuestion) == []
+    assert spec.body.kind == "question"
+    choice = reading(
+        {
+            "text": "Which file: notes/todo.txt or notes/done.txt?",
+            "options": ["notes/todo.txt", "notes/done.txt"],
+        }
+    )
+    model = write_script(tmp_path / "c.toml", [{"role": "perceiver", "content": choice}])
+    with RoleHarness(Perceiver, model=model) as h:
+        h.send(TaskRequest(text="how many lines are in the notes file?"))
+        (asked,) = h.wait_for(UserQuestion)
+    assert "notes/done.txt" in asked.body.text
+
+
+def test_restates_request_worked_examples() -> None:
+    from artoo.actors.verification.answers import QuestionAnswer, restates_request
+
+    def q(text: str) -> QuestionAnswer:
+        return QuestionAnswer(text=text)
+
+    request = "How many ERROR lines does logs/app.log have?"
+    assert restates_request(q("How many ERROR lines are in logs/app.log?"), request)
+    assert restates_request(q("how many error lines does logs/app.log have"), request)
+    assert not restates_request(q("Count ERROR or also WARNING lines?"), request)
+    assert not restates_request(q("Which log: logs/app.log or logs/old.log?"), request)
+    assert not restates_request(q("?"), request)  # no content word: not a restatement
+    assert not restates_request(q("Which file?"), "write the file")  # a short clarification
