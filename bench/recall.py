@@ -479,6 +479,13 @@ def main(argv: list[str] | None = None) -> int:
             + (f"IVF built in {c['ivf_build_s']:.1f} s" if c["ivf"] else "IVF not used")
             + f"; vector top 10 = brute force's on {c['vector_recall_at_10']:.0%}"
         )
+        embed_ms = figures["cost"]["embed_query_ms_p50"]
+        print(
+            f"{'':12}recall of an unprepared text: embed + search = "
+            f"{embed_ms + c['search_ms_p50']:.2f} ms; on the round-0 path, the request "
+            f"embedded ahead (Memory, during the Perceiver's call): search = "
+            f"{c['search_ms_p50']:.2f} ms"
+        )
     if args.json:
         print(json.dumps(figures))
     return 0

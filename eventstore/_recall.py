@@ -163,6 +163,7 @@ class RecallIndex:
         self._vectors = np.zeros((1024, embedder.dim), dtype=np.float32)
         self._ivf: _Cells | None = None
         self._buffer = np.zeros(0, dtype=np.float32)  # BM25 accumulator, zero between uses
+        self._prepared: dict[str, np.ndarray] = {}  # query vectors embedded ahead (prepare)
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -309,7 +310,7 @@ class RecallIndex:
         n = len(self.texts)
         if n == 0:
             return []
-        q = self.embedder.embed([task_text(query)])[0] if qvec is None else qvec
+        q = self._query_vector(query) if qvec is None else qvec
         if not brute and n >= self.ivf_min and (self._ivf is None or self._ivf.built < n // 2):
             self.build_ivf()
         if brute or self._ivf is None:
@@ -326,9 +327,30 @@ class RecallIndex:
             found.append(_matvec(self._vectors[cells.built : n], q))
         return self._top(np.concatenate(rows), np.concatenate(found), k or self.depth)
 
+    PREPARED_MAX = 16
+    """Query vectors :meth:`prepare` keeps (the oldest dropped first)."""
+
+    def prepare(self, query: str) -> None:
+        """Embed ``query`` ahead of its search: a host with idle time (Memory, while the
+        Perceiver's model reads the request) takes the query's embedding, the costly part
+        of a recall, off the search's path. The vector is kept for the next searches of
+        the same text (at most :data:`PREPARED_MAX` texts); a search of an unprepared
+        text embeds it as before. Results are the same either way."""
+        key = task_text(query)
+        if key in self._prepared:
+            return
+        self._prepared[key] = self.embedder.embed([key])[0]
+        while len(self._prepared) > self.PREPARED_MAX:
+            del self._prepared[next(iter(self._prepared))]
+
+    def _query_vector(self, query: str) -> np.ndarray:
+        key = task_text(query)
+        found = self._prepared.get(key)
+        return self.embedder.embed([key])[0] if found is None else found
+
     def cosine(self, query: str, docs: Sequence[int]) -> np.ndarray:
         """Exact cosines of ``docs`` to ``query``."""
-        q = self.embedder.embed([task_text(query)])[0]
+        q = self._query_vector(query)
         return _matvec(self._vectors[np.asarray(docs, dtype=np.int64)], q)
 
     def search(self, query: str, k: int = 5, method: Method = "fused") -> list[Hit]:
@@ -339,7 +361,7 @@ class RecallIndex:
         flagged (``recalled`` still needs the cosine line)."""
         if not self.texts:
             return []
-        q = self.embedder.embed([task_text(query)])[0]
+        q = self._query_vector(query)
         terms = keyword_terms(query)
         kw = self.keyword(query)
         vec = self.vector(query, qvec=q)

@@ -17,6 +17,7 @@ Responsibilities:
     in log order, from the shared log (the bus's follower).
 
 Input contract:
+    TaskRequest (its text embedded ahead of the round-0 recall, nothing published),
     MemoryQuery, MegramRecorded, MegramRecalled, MegramForgotten, MegramDemoted,
     SOPPromoted.
 
@@ -46,6 +47,7 @@ from artoo.schemas import (
     Message,
     RecalledRequest,
     SOPPromoted,
+    TaskRequest,
 )
 
 __all__ = ["INTENT", "Memory", "Recollection", "recall", "request_text"]
@@ -178,7 +180,7 @@ class Memory(Role):
 
     name: ClassVar[str] = "memory"
     publishes: ClassVar[tuple[type[Message], ...]] = (MemoryRecall, MegramRecalled)
-    consumes: ClassVar[tuple[type[Message], ...]] = (MemoryQuery, *MEMORY_EVENTS)
+    consumes: ClassVar[tuple[type[Message], ...]] = (MemoryQuery, TaskRequest, *MEMORY_EVENTS)
     after_end: ClassVar[tuple[type[Message], ...]] = MEMORY_EVENTS
     """Memory is the log's projection: a memory event is applied even when it reaches
     Memory after its task's FinalResult (on a shared log they come a poll behind)."""
@@ -201,6 +203,16 @@ class Memory(Role):
             index = RecallIndex(self.embedder, disagreement=config.disagreement)
             self.recollection = Recollection.of(self.megrams, index)
         return self.recollection
+
+    @handles(TaskRequest)
+    def on_task_request(self, env: Envelope) -> None:
+        """Runs on this actor's thread while the Perceiver's model reads the request: the
+        recall index is built (first use) and the request embedded ahead, so the round-0
+        MemoryQuery of the same text only searches. Publishes nothing; what recall
+        returns does not change."""
+        text = env.body.text
+        if text:
+            self._recollection().index.prepare(text)
 
     @handles(MemoryQuery)
     def on_memory_query(self, env: Envelope) -> None:

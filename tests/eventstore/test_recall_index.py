@@ -83,3 +83,43 @@ def test_paths_are_masked_for_both_lists() -> None:
         "count the lines of FILE and FILE"
     )
     assert keyword_terms("how many lines are in notes/todo.txt?") == ["line"]
+
+
+class _Counting(HashEmbedder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+
+    def embed(self, texts: Any) -> np.ndarray:
+        self.seen.extend(texts)
+        return super().embed(texts)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.sampled_from(WORDS), min_size=1, max_size=4))
+def test_a_prepared_query_searches_without_embedding_and_finds_the_same(
+    query_words: list[str],
+) -> None:
+    """Memory embeds a request while the Perceiver's model reads it (``prepare``): the
+    search of the same text then embeds nothing, and returns exactly what an unprepared
+    search returns."""
+    docs = ["count the lines", "delete python files", "total sales", "largest commit"]
+    query = " ".join(query_words)
+    plain, ahead = RecallIndex(HashEmbedder()), RecallIndex(_Counting())
+    for index in (plain, ahead):
+        index.add_many(docs, [f"intent:{i}" for i in range(len(docs))])
+    ahead.prepare(query)
+    assert isinstance(ahead.embedder, _Counting)
+    before = len(ahead.embedder.seen)
+    assert ahead.search(query) == plain.search(query)
+    assert len(ahead.embedder.seen) == before  # the search embedded nothing
+    ahead.search("another request entirely")
+    assert len(ahead.embedder.seen) == before + 1  # an unprepared text is embedded
+
+
+def test_prepare_keeps_a_bounded_number_of_queries() -> None:
+    index = RecallIndex(HashEmbedder())
+    for i in range(RecallIndex.PREPARED_MAX + 5):
+        index.prepare(f"request number {i}")
+    assert len(index._prepared) == RecallIndex.PREPARED_MAX
+    assert task_text("request number 0") not in index._prepared  # the oldest went first

@@ -27,3 +27,21 @@ def test_a_recorded_megram_is_applied_and_recalled() -> None:
         (recall,) = h.wait_for(MemoryRecall)
     assert recall.body.round == 2 and recall.body.action == "exploit"
     assert recall.body.attention > 0.5
+
+
+def test_a_task_request_is_embedded_ahead_of_its_recall() -> None:
+    """While the Perceiver's model reads a request, Memory builds its recall index and
+    embeds the request, so the round-0 MemoryQuery of the same text only searches; it
+    publishes nothing for the TaskRequest."""
+    from artoo.eventstore import task_text
+    from artoo.schemas import TaskRequest
+
+    with RoleHarness(Memory, megrams=True) as h:
+        h.send(TaskRequest(text="how many lines does notes/todo.txt have?"))
+        h.sync()
+        recollection = h.ref.proxy().recollection.get()
+        assert h.published() == []
+        h.send(MemoryQuery(space="intent:x", entity="env:local", round=0, text="x y"))
+        h.wait_for(MemoryRecall)
+    assert recollection is not None
+    assert task_text("how many lines does notes/todo.txt have?") in recollection.index._prepared
