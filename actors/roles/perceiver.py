@@ -46,6 +46,7 @@ from artoo.actors.verification.answers import (
     PerceiverAnswer,
     answered_prompt,
     bounded_question,
+    echoes,
     make_criteria,
     restates_request,
     user_question,
@@ -117,11 +118,13 @@ def build_spec(text: str, answer: PerceiverAnswer, environment: str = "local") -
     )
 
 
-def reasked_spec(first: TaskSpec, again: TaskSpec) -> TaskSpec:
+def reasked_spec(first: TaskSpec, again: TaskSpec, said: str = "") -> TaskSpec:
     """The spec of a re-ask (pure): the re-asked criteria, with everything else read from
     the user's text alone — the re-ask's intent would hold artoo's own words ("fix the
-    criterion")."""
-    return msgspec.structs.replace(first, criteria=again.criteria)
+    criterion"). A re-asked criterion that only echoes what the re-ask ``said``
+    (:func:`echoes`) is dropped: artoo's own words are no criterion of the user's."""
+    kept = [c for c in again.criteria if not (said and echoes(c.text, said))]
+    return msgspec.structs.replace(first, criteria=kept)
 
 
 def _unusable(check: Check, spec: TaskSpec, workspace: Path) -> str | None:
@@ -263,21 +266,21 @@ class Perceiver(Role):
         spec = build_spec(body.text, value)
         problems = spec_problems(spec, self.ctx.workspace)
         if problems:  # once more, with the reasons
+            said = (
+                "These checks cannot be used: "
+                + "; ".join(problems)
+                + ". Answer again, fixing that (or with check null)."
+            )
             retry = msgspec.structs.replace(
                 request,
                 messages=[
                     *request.messages,
                     {"role": "assistant", "content": msgspec.json.encode(value).decode()},
-                    {
-                        "role": "user",
-                        "content": "These checks cannot be used: "
-                        + "; ".join(problems)
-                        + ". Answer again, fixing that (or with check null).",
-                    },
+                    {"role": "user", "content": said},
                 ],
             )
             again = ask_structured(self.ctx.model(), retry, PerceiverAnswer)
             if again.ok and again.value is not None:
-                spec = reasked_spec(spec, build_spec(body.text, again.value))
+                spec = reasked_spec(spec, build_spec(body.text, again.value), said)
             spec = without_unusable_checks(spec, self.ctx.workspace)
         self.reply(env, spec)

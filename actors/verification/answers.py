@@ -24,6 +24,7 @@ __all__ = [
     "VerdictsAnswer",
     "answered_prompt",
     "bounded_question",
+    "echoes",
     "make_criteria",
     "restates_request",
     "slugify",
@@ -166,6 +167,16 @@ _FUNCTION_WORDS = frozenset(
 
 def _content_words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if w not in _FUNCTION_WORDS}
+
+
+def echoes(text: str, said: str, share: float = 0.8) -> bool:
+    """True when ``text`` (a model's criterion) only echoes what artoo ``said`` to it
+    (pure): it has at least two content words and at least ``share`` of them are in
+    ``said``. A small model re-asked with "These checks cannot be used: the request asks
+    for a count but no criterion checks one …" answered with the criterion "the request
+    asks for a count but no criterion checks one" — a criterion no answer can meet."""
+    words = _content_words(text)
+    return len(words) >= 2 and len(words & _content_words(said)) >= share * len(words)
 
 
 def restates_request(question: QuestionAnswer, request: str, share: float = 0.6) -> bool:

@@ -88,6 +88,52 @@ def test_a_reask_never_puts_artoos_words_into_the_intent(tmp_path: Path) -> None
     )
 
 
+def test_a_reasked_criterion_that_echoes_artoos_words_is_dropped(tmp_path: Path) -> None:
+    """A full bench run: re-asked for a count check, the model answered with the criterion
+    "the request asks for a count but no criterion checks one" (artoo's own words). The
+    model validator failed that criterion in every round, and a right answer (6, from
+    three different commands) ended abandon. Such a criterion is dropped; the user's own
+    criterion is kept."""
+    first = {"intent": "count the python files", "kind": "question", "answer": "number"}
+    echoed = {
+        **first,
+        "criteria": [
+            {
+                "text": "the request asks for a count but no criterion checks one",
+                "mode": "plausible",
+            },
+            {
+                "text": "the answer states how many python files src holds",
+                "mode": "plausible",
+            },
+        ],
+    }
+    model = write_script(
+        tmp_path / "s.toml",
+        [{"role": "perceiver", "content": first}, {"role": "perceiver", "content": echoed}],
+    )
+    with RoleHarness(Perceiver, model=model, workspace=tmp_path) as h:
+        h.send(TaskRequest(text="how many python files are there under src?"))
+        (spec,) = h.wait_for(TaskSpec)
+    assert [c.text for c in spec.body.criteria] == [
+        "the answer states how many python files src holds"
+    ]
+
+
+def test_echoes_worked_examples() -> None:
+    from artoo.actors.verification.answers import echoes
+
+    said = (
+        "These checks cannot be used: the request asks for a count but no criterion checks "
+        "one: add a count_matches check (path = what to count, value = what unit)."
+    )
+    assert echoes("the request asks for a count but no criterion checks one", said)
+    assert echoes("add a count_matches check", said)
+    assert not echoes("the answer states the number of python files", said)
+    assert not echoes("count", said)  # one word: too little to call an echo
+    assert not echoes("the count of lines in notes/todo.txt", said)
+
+
 def test_the_same_request_three_times_gets_one_memory_tag(tmp_path: Path) -> None:
     """Three readings of one request with three different model slugs and intents (the
     issue's run: "find the name of the class…", "return the correct checks…") → one tag."""
