@@ -382,7 +382,8 @@ class Executor(Role):
                 break
             run.messages.append(assistant_message(response))
             run.called_tools = True
-            doom = ended = False
+            doom: str | None = None  # why the attempt is a doom loop
+            ended = False
             for tc in response.tool_calls:
                 if self._cancelled(run, attempt):  # no tool starts after a cancel
                     ended = True
@@ -400,8 +401,11 @@ class Executor(Role):
                 )
                 if call.effects and call.refusal is None:
                     self._persist()  # what changed the workspace is in the log before we go on
-                if is_doom_loop(seen) or is_refusal_loop(calls):
-                    doom = True
+                if is_refusal_loop(calls):
+                    doom = f"{tc.name} refused twice in a row as a repeated failure"
+                    break
+                if is_doom_loop(seen):
+                    doom = f"the same call {tc.name} {DOOM_REPEATS} times in a row"
                     break
             if ended:
                 stop, error = "task_ended", "task ended"
@@ -410,11 +414,7 @@ class Executor(Role):
                 run.messages.append({"role": "user", "content": AFTER_RESULT})
             if doom:
                 stop = "doom_loop"
-                error = (
-                    f"doom loop: {seen[-1][0]} refused twice in a row as a repeated failure"
-                    if is_refusal_loop(calls)
-                    else f"doom loop: the same call {seen[-1][0]} {DOOM_REPEATS} times in a row"
-                )
+                error = f"doom loop: {doom}"
                 break
         else:
             error = f"turn cap reached ({self.ctx.config.max_turns} turns)"

@@ -11,6 +11,7 @@ from typing import Literal
 
 import msgspec
 
+from artoo.actors.verification.request import content_words
 from artoo.schemas import Check, Criterion, UserQuestion
 
 __all__ = [
@@ -157,26 +158,14 @@ def bounded_question(question: QuestionAnswer | None) -> QuestionAnswer | None:
     )
 
 
-_WORD = re.compile(r"[a-z0-9_][a-z0-9_./-]*[a-z0-9_]|[a-z0-9]")
-_FUNCTION_WORDS = frozenset(
-    "a an the is are was were be do does did in on of at to for from by with and or "
-    "it its this that these those there what which who how many much please you your "
-    "i me my we can could would should will have has had".split()
-)
-
-
-def _content_words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if w not in _FUNCTION_WORDS}
-
-
 def echoes(text: str, said: str, share: float = 0.8) -> bool:
     """True when ``text`` (a model's criterion) only echoes what artoo ``said`` to it
     (pure): it has at least two content words and at least ``share`` of them are in
     ``said``. A small model re-asked with "These checks cannot be used: the request asks
     for a count but no criterion checks one …" answered with the criterion "the request
     asks for a count but no criterion checks one" — a criterion no answer can meet."""
-    words = _content_words(text)
-    return len(words) >= 2 and len(words & _content_words(said)) >= share * len(words)
+    words = content_words(text)
+    return len(words) >= 2 and len(words & content_words(said)) >= share * len(words)
 
 
 def restates_request(question: QuestionAnswer, request: str, share: float = 0.6) -> bool:
@@ -187,10 +176,10 @@ def restates_request(question: QuestionAnswer, request: str, share: float = 0.6)
     own answer: it settles nothing and is not asked. A short clarification ("Which
     file?") or one that names what the request does not (a choice between files, a
     format) is kept."""
-    words = _content_words(question.text)
+    words = content_words(question.text)
     if len(words) < 2:
         return False
-    asked = _content_words(request)
+    asked = content_words(request)
     return len(words & asked) >= share * len(words | asked)
 
 

@@ -34,6 +34,7 @@ __all__ = [
     "code_kind",
     "code_shape",
     "code_values",
+    "content_words",
     "duties",
     "request_tag",
     "traced",
@@ -67,6 +68,16 @@ def request_paths(text: str) -> list[str]:
     ``notes/todo.txt``, ``README.md`` — what a derivation must read to answer it."""
     found = (m.group().strip(".").removeprefix("./") for m in _PATH.finditer(text))
     return [p for p in dict.fromkeys(found) if p and "//" not in p and p.lower() not in _NOT_PATHS]
+
+
+def content_words(text: str) -> set[str]:
+    """The content words of ``text`` (pure): its paths whole (``notes/todo.txt``), then
+    its other words lowercase, no stop words, no single letters — what two texts must
+    share to say the same thing (``answers.echoes``, ``answers.restates_request``)."""
+    low = text.lower()
+    paths = {m.group().strip(".") for m in _PATH.finditer(low)}
+    rest = _PATH.sub(" ", low)
+    return paths | {w for w in _WORD.findall(rest) if len(w) > 1 and w not in _STOPWORDS}
 
 
 def request_tag(text: str, limit: int = 48) -> str:
