@@ -112,7 +112,9 @@ def run_scenario(
 ) -> ScenarioRun:
     """Run one scenario on ``store`` and read what happened back from its log."""
     script = _data_dir() / "scenarios" / scenario.script
-    config = Config(durability="batch", max_parallel=2, confirmation_timeout_s=5.0)
+    # the scenarios show the paper's cascade over planned rounds: round 0 is planned by the
+    # (scripted) model too, not the request itself as a question's first round is by default
+    config = Config(durability="batch", max_parallel=2, confirmation_timeout_s=5.0, direct_kinds=[])
     with System.open(store, model=f"scripted:{script}", workspace=workspace, config=config) as s:
         handle = s.submit(scenario.text)
         result = handle.result(timeout)

@@ -324,6 +324,12 @@ class Config(BaseModel):
         "more, by a different call, before its subtask ends (one of its retries; at most once "
         "a subtask): without it such an answer ends success, never accept",
     )
+    direct_kinds: list[Literal["question", "change", "creation"]] = Field(
+        ["question", "change", "creation"],
+        description="request kinds whose first plan is the request itself, one subtask, with "
+        "no Planner model call (a remembered plan of the same request still comes first; a "
+        "request read without a valid kind is always planned by the model)",
+    )
     max_parallel: int = Field(8, ge=1, le=256, description="subtasks of one group run at once")
     max_turns: int = Field(8, ge=1, le=1000, description="tool-calling turns per Executor attempt")
     task_timeout_s: float = Field(300.0, gt=0, description="deadline of a task")

@@ -241,6 +241,10 @@ class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
     None for a tool with no streams, and in logs written before the field existed."""
     stderr: str | None = None
     """A command's standard error, likewise."""
+    conversation: int = 0
+    """Which conversation of its subtask made the call: 0 the first; 1 the one asked for
+    a second derivation, which starts afresh and sees nothing of the first (its value is
+    an independent derivation: ``verification.proof``)."""
 
 
 class ToolSpec(msgspec.Struct, frozen=True, kw_only=True):

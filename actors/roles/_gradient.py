@@ -303,12 +303,20 @@ def _blocked_calls(outcomes: Iterable[SubTaskOutcome]) -> list[tuple[str, str, T
 
 
 def _blocked_tools(outcomes: Iterable[SubTaskOutcome]) -> list[str]:
-    """Tools used in logically failed outcomes (first-use order, no duplicates)."""
+    """Tools that failed in logically failed outcomes (first-use order, no duplicates): a
+    call that did not work, was refused, or a command that exited non-zero. A tool whose
+    every call worked is not the wrong tool class — what failed was the answer drawn from
+    it (a count of 3 that ``grep -c`` printed failed a check that wanted '0|1'; blocking
+    ``shell`` then left no tool that could count)."""
     tools: dict[str, None] = {}
     for outcome in outcomes:
         if outcome.status == "failed" and "logical" in _classes(outcome):
-            tools.update((call.tool, None) for call in outcome.tool_calls)
+            tools.update((call.tool, None) for call in outcome.tool_calls if _failed(call))
     return list(tools)
+
+
+def _failed(call: ToolCall) -> bool:
+    return not call.ok or call.refusal is not None or call.exit_code not in (None, 0)
 
 
 # --------------------------------------------------------------------------- the task

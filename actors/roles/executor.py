@@ -5,8 +5,10 @@ Responsibilities:
     the tools (minus the blocked ones), run each call through the ToolRegistry (which
     confines files to the workspace, refuses blocked targets and gates Law 1), feed the
     results back, and stop at the model's final answer. A retry (CorrectionSignal)
-    continues the same conversation with the validator's feedback: why the result was
-    rejected, or (``corroborate``) which value to derive once more with another call.
+    continues the same conversation with the validator's feedback (why the result was
+    rejected); an ask for a second derivation (``corroborate``) starts a new conversation
+    instead — the subtask alone, nothing of the first answer — whose calls carry
+    ``ToolCall.conversation``: an independent derivation of the value.
 
 Input contract:
     SubTask and CorrectionSignal, both addressed ``to`` this pair. While an attempt runs,
@@ -45,6 +47,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
+
+import msgspec
 
 from artoo.actors.llm import LLMError, LLMRequest, assistant_message, tool_message
 from artoo.actors.runtime.bus import BusError
@@ -108,12 +112,16 @@ _REPLIES: tuple[type[Message], ...] = (ConfirmationDecision, FinalResult, TaskCa
 
 
 def subtask_prompt(st: SubTask) -> str:
-    """The user message that states a subtask (pure)."""
+    """The user message that states a subtask (pure). Only the criteria a model judges
+    are listed: one that code checks is not the model's to word, and a small model
+    answered "The answer states the number of lines in notes/meeting.txt." — the count
+    check's text — after ``wc -l`` had printed 5."""
     parts = [f"Subtask: {st.instruction}"]
     if st.request and st.request.strip() != st.instruction.strip():
         parts.append(f"It serves the user's request: {st.request}")
-    if st.criteria:
-        parts.append("Success criteria:\n" + "\n".join(f"- {c.text}" for c in st.criteria))
+    judged = [c for c in st.criteria if c.check is None]  # code decides the others
+    if judged:
+        parts.append("Success criteria:\n" + "\n".join(f"- {c.text}" for c in judged))
     if st.context:
         parts.append(st.context)
     if st.blocked_tools or st.blocked_targets:
@@ -216,6 +224,8 @@ class _Run:
     """The failed calls of this subtask by :func:`failure_kind` (every attempt)."""
     refused: set[str] = field(default_factory=set)
     """Tools a call of which was refused as a repeated failure: not offered to a retry."""
+    conversation: int = 0
+    """Which conversation the attempts are in: a second derivation starts a new one."""
 
 
 @dataclass
@@ -289,9 +299,16 @@ class Executor(Role):
             return
         run.cause = env.seq
         if body.corroborate:  # the answer passed; one call backs it, the proof needs two
-            feedback = f"The validator asks for a second derivation: {body.feedback}"
-        else:
-            feedback = f"The validator rejected the result: {body.feedback}"
+            # derived again afresh: a conversation that saw the first answer, or was told
+            # it, would repeat it (a small model answered the ask with `glob src`)
+            run.conversation += 1
+            run.messages = [
+                {"role": "system", "content": SYSTEM_PROMPT},
+                {"role": "user", "content": subtask_prompt(run.subtask)},
+            ]
+            self._attempt(run)
+            return
+        feedback = f"The validator rejected the result: {body.feedback}"
         if not run.called_tools:
             feedback += "\n" + NO_TOOL_YET
         run.messages.append({"role": "user", "content": feedback})
@@ -390,6 +407,8 @@ class Executor(Role):
                     break
                 seen.append((tc.name, json.dumps(tc.arguments, sort_keys=True)))
                 call, content = self._call(run, attempt, runner, tc.name, dict(tc.arguments))
+                if run.conversation:
+                    call = msgspec.structs.replace(call, conversation=run.conversation)
                 calls.append(call)
                 run.messages.append(tool_message(tc.id, content))
                 self.publish(  # logged as it ends: its effects may be applied already

@@ -91,8 +91,8 @@ SYSTEM_PROMPT = (
     "(code counts, the answer must state that number). For a file the request writes, "
     "check the file with file_contains (path = the file, value = the text), not the output.\n"
     'Example. Request: "how many words are in docs/intro.md?" Answer: {"intent": "count '
-    'the words in docs/intro.md", "kind": "question", "answer": "number", "criteria": '
-    '[{"text": "the '
+    'the words in docs/intro.md", "kind": "question", "answer": "number", '
+    '"criteria": [{"text": "the '
     'answer states the number of words in docs/intro.md", "mode": "verifiable", "check": '
     '{"kind": "count_matches", "path": "docs/intro.md", "value": "words"}}]}'
     "\nOnly when the request is ambiguous in a way only the user can settle, add "
@@ -107,14 +107,16 @@ def build_spec(text: str, answer: PerceiverAnswer, environment: str = "local") -
     outside the vocabulary reads as ``unknown`` / none (the stricter duties)."""
     kind = answer.kind.strip().lower()
     shape = answer.answer.strip().lower()
+    kind = kind if kind in KINDS else "unknown"
+    shape = shape if shape in SHAPES else ""
     return TaskSpec(
         text=text,
         intent=answer.intent.strip() or text,
         slug=request_tag(text),
         criteria=make_criteria(answer.criteria, "t"),
         environment=environment,
-        kind=kind if kind in KINDS else "unknown",
-        shape=shape if shape in SHAPES else "",
+        kind=kind,
+        shape=shape,
     )
 
 
@@ -122,8 +124,18 @@ def reasked_spec(first: TaskSpec, again: TaskSpec, said: str = "") -> TaskSpec:
     """The spec of a re-ask (pure): the re-asked criteria, with everything else read from
     the user's text alone — the re-ask's intent would hold artoo's own words ("fix the
     criterion"). A re-asked criterion that only echoes what the re-ask ``said``
-    (:func:`echoes`) is dropped: artoo's own words are no criterion of the user's."""
-    kept = [c for c in again.criteria if not (said and echoes(c.text, said))]
+    (:func:`echoes`) loses those words: artoo's own words are no criterion of the user's —
+    but the check it carries is kept, stated by code (a count of the lines of
+    notes/meeting.txt was once dropped with the words around it, leaving a count question
+    with no count check); one with no check is dropped."""
+    kept = []
+    for c in again.criteria:
+        if not (said and echoes(c.text, said)):
+            kept.append(c)
+        elif c.check is not None:  # the words are artoo's, the check may be the user's
+            check = c.check
+            text = f"the answer passes {check.kind} {check.path} {check.value!r}".replace("  ", " ")
+            kept.append(msgspec.structs.replace(c, text=text, mode="verifiable"))
     return msgspec.structs.replace(first, criteria=kept)
 
 

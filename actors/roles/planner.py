@@ -81,6 +81,7 @@ from artoo.actors.verification.answers import (
     user_question,
 )
 from artoo.actors.verification.checks import check_problem, guess_problem, measures_other
+from artoo.actors.verification.request import duties
 from artoo.eventstore import task_text
 from artoo.schemas import (
     Check,
@@ -110,8 +111,10 @@ __all__ = [
     "Violation",
     "apply_calibration",
     "calibrate",
+    "direct_plan",
     "intent_caution",
     "plan_violations",
+    "repaired_tools",
     "validate_plan",
     "with_task_checks",
 ]
@@ -593,21 +596,61 @@ def plan_messages(
     return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(user)}]
 
 
-def build_subtasks(answer: PlanAnswer, round: int, new_id: Callable[[], str]) -> list[SubTask]:
-    """SubTasks with code-chosen ids from a model's plan (pure apart from ``new_id``)."""
+def build_subtasks(
+    answer: PlanAnswer,
+    round: int,
+    new_id: Callable[[], str],
+    known_tools: Collection[str] | None = None,
+) -> list[SubTask]:
+    """SubTasks with code-chosen ids from a model's plan (pure apart from ``new_id``); with
+    ``known_tools``, each subtask's tools are :func:`repaired_tools`."""
     out = []
     for i, p in enumerate(answer.subtasks, start=1):
+        criteria = make_criteria(p.criteria, f"s{i}c")
+        tools = list(p.tools) if known_tools is None else repaired_tools(p.tools, known_tools)
         out.append(
             SubTask(
                 subtask_id=new_id(),
                 round=round,
                 sequence=max(p.sequence, 1),
                 instruction=p.instruction,
-                criteria=make_criteria(p.criteria, f"s{i}c"),
-                tools=list(p.tools),
+                criteria=criteria,
+                tools=tools,
             )
         )
     return out
+
+
+def repaired_tools(tools: Iterable[str], known_tools: Collection[str]) -> list[str]:
+    """A plan's tool list with every name that is no tool dropped (pure): a small model
+    names the program it means to run (``wc -l``, ``grep``, ``python3``) as a tool; that
+    program runs in the ``shell`` tool, which takes the dropped names' place when it
+    exists. The plan is not asked again for it (a model call and often a whole round)."""
+    kept = _unique(t for t in tools if t in known_tools)
+    dropped = any(t not in known_tools for t in tools)
+    if dropped and "shell" in known_tools and "shell" not in kept:
+        kept.append("shell")
+    return kept
+
+
+def direct_plan(
+    spec: TaskSpec, round: int, new_id: Callable[[], str], tools: Sequence[str] = ()
+) -> list[SubTask]:
+    """The first plan of a request whose kind is one of ``Config.direct_kinds``: one
+    subtask whose instruction is the user's request itself, every tool offered (pure
+    apart from ``new_id``). No model call: a small model's plan of a one-step request
+    replaced the request with its own reading ("read_file notes/meeting.txt" for "how
+    many lines …?"), named tools that do not exist and guessed the answer's wording —
+    each a lost round. The task's criteria go with it (:func:`with_task_checks`), the
+    calibration too; a later round is planned by the model, told why this one failed.
+    A question (the model's reading and code's agree: :func:`.request.duties`) is not
+    offered ``write_file`` among ``tools``: answering changes nothing, and a small model
+    asked what a function returns once rewrote the function instead."""
+    duty = duties(spec.text, spec.kind, spec.shape)
+    offered = [t for t in tools if t != "write_file"] if duty.answers and not duty.writes else []
+    return [
+        SubTask(subtask_id=new_id(), round=round, sequence=1, instruction=spec.text, tools=offered)
+    ]
 
 
 class Planner(Role):
@@ -775,6 +818,12 @@ class Planner(Role):
                 *messages[:-1],
                 {**final, "content": final["content"] + "\n\n" + problem + "."},
             ]
+        elif plan.round == 0 and plan.spec.kind in self.ctx.config.direct_kinds:
+            subtasks = direct_plan(plan.spec, plan.round, self.ctx.new_id, self.ctx.tools.names)
+            if not self._violations(subtasks, calibration, plan):
+                rationale = f"the request itself (a {plan.spec.kind}: its first plan is no model's)"
+                self._send_plan(env, plan, subtasks, calibration, rationale)
+                return
         self._attempts(env, plan, calibration, messages)
 
     @handles(QuestionAnswered)
@@ -844,7 +893,9 @@ class Planner(Role):
                     env, StepFailed(role=self.sender, step="plan", error=error, round=plan.round)
                 )
                 return
-            subtasks = build_subtasks(answer.value, plan.round, self.ctx.new_id)
+            subtasks = build_subtasks(
+                answer.value, plan.round, self.ctx.new_id, self.ctx.tools.names
+            )
             violations = self._violations(subtasks, calibration, plan)
             last = attempt == self.max_plan_attempts - 1
             if last and violations and all(v.criterion_id is not None for v in violations):

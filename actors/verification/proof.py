@@ -128,8 +128,14 @@ def derivations(value: str, calls: Sequence[ToolCall], request: str = "") -> int
     """How many different tool calls that worked back ``value`` (pure): a number as
     grounding derives it from that call's output alone (the lines holding a word of the
     ``request`` counted too), a code-like value by its words. Calls with the same tool and
-    arguments count once; where the request names workspace paths, only calls whose
-    arguments name one of them (or a path under one) count."""
+    arguments count once (a shell command by its text: ``timeout_s`` aside); where the
+    request names workspace paths, only calls whose arguments name one of them (or a path
+    under one) count. A value the model read off listings (results of more than three
+    lines: a file, a table) counts once per conversation that read them
+    (``ToolCall.conversation``) — two reads in one conversation are one reading, while
+    a fresh conversation, which saw nothing of the first answer and read the same value,
+    is a second, independent one (self-consistency); the same command that computed a
+    value (a short result) counts once however often it runs — its error would repeat."""
     return len(_backers(value, calls, request))
 
 
@@ -139,26 +145,62 @@ def _backers(value: str, calls: Sequence[ToolCall], request: str) -> list[ToolCa
     terms = list(dict.fromkeys(_TERM.findall(request)))[:40]
     number = stated_numbers(value)
     paths = request_paths(request)
-    seen: set[tuple[str, str]] = set()
+    seen: set[tuple[str, ...]] = set()
     found: list[ToolCall] = []
     for call in calls:
-        key = (call.tool, repr(sorted(call.args.items())))
-        if key in seen:
-            continue
         if paths and not _reads_named(call, paths):
             continue  # it read another place than the request names
         outputs = tool_outputs([call], strict=True)
         if not outputs:
             continue
+        key = _call_key(call)
+        if _listing(outputs):  # the model read the value off it: its reading is the derivation
+            key = ("listing", str(call.conversation))
+        if key in seen:
+            continue
         if number:
+            wanted = Decimal(number[0].replace(",", ""))
             exact, _ = derivable(outputs, terms)
-            backed = Decimal(number[0].replace(",", "")) in exact
+            backed = wanted in exact and (wanted != 0 or _prints_zero(outputs))
         else:  # a name: what the call returned, or the path it read
             backed = traced(value, [*outputs, *read_sources([call])])
         if backed:
             seen.add(key)
             found.append(call)
     return found
+
+
+def _call_key(call: ToolCall) -> tuple[str, ...]:
+    """What makes two calls the same derivation (pure): a shell command's text, spacing
+    aside (its ``timeout_s`` is not another command); a file read by its path (another
+    page of it is no other derivation); else the tool and its arguments."""
+    command = call.args.get("command") if call.tool == "shell" else None
+    if isinstance(command, str):
+        return (call.tool, " ".join(command.split()))
+    path = call.args.get("path") if call.tool == "read_file" else None
+    if isinstance(path, str):
+        return (call.tool, path.strip().removeprefix("./"))
+    return (call.tool, repr(sorted(call.args.items())))
+
+
+_RESULT_LINES = 3
+"""A tool result of more lines than this is a listing the value stands in (a file, a
+table), not a value a command computed."""
+
+
+def _listing(outputs: Sequence[str]) -> bool:
+    """Whether the result is a listing (pure): more than ``_RESULT_LINES`` non-empty lines."""
+    return sum(1 for o in outputs for line in o.splitlines() if line.strip()) > _RESULT_LINES
+
+
+def _prints_zero(outputs: Sequence[str]) -> bool:
+    """Whether a tool result prints the number 0 itself (pure): a zero is the count of
+    anything absent (the lines holding a word no line holds), so only a printed 0 backs
+    one — a read of data/sales.csv once "backed" an awk's wrong total of 0."""
+    return any(Decimal(t) == 0 for o in outputs for t in _ZERO.findall(o))
+
+
+_ZERO = re.compile(r"(?<![\w.])0+(?:\.0+)?(?![\w.])")
 
 
 def _reads_named(call: ToolCall, paths: Sequence[str]) -> bool:
@@ -230,12 +272,24 @@ def _demand(
     if duty.unsure and not read_back:  # a change not read back, or a question: proven as one
         if changed:
             return None
+        if _untouched(request, calls):
+            return None  # it names a file no call read or wrote: one to write, unwritten
         if duty.shape is None:
             return True
     if duty.answers and not (duty.unsure and read_back):  # a question (a change read back is not)
         tied = bool(_HOW_MANY.search(request)) and any(c.kind == "count_matches" for c in checks)
         return not tied
     return False
+
+
+def _untouched(request: str, calls: Sequence[ToolCall]) -> bool:
+    """Whether the request names a workspace path that no tool call that worked read,
+    listed or wrote (pure). A request read both ways ("count the TODO lines in
+    notes/todo.txt and write the count to todo_count.txt") that was answered as a
+    question never touched the file it named to write: the question's value, even tied
+    to a count check, is not what it asked for."""
+    worked = [c for c in calls if c.ok and c.refusal is None and c.exit_code in (None, 0)]
+    return any(not any(_reads_named(c, [p]) for c in worked) for p in request_paths(request))
 
 
 class Corroboration(msgspec.Struct, frozen=True, kw_only=True):

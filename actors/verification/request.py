@@ -209,7 +209,8 @@ _PROCESS_VERB = re.compile(
 _META = re.compile(r"\b(?:success\s+criteri(?:on|a)|the\s+criteri(?:on|a)|meets?\s+the)\b", re.I)
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:[.,]\d+)*(?![\w])")
 _CODEISH = re.compile(
-    r"`[^`\n]+`|\"[^\"\n]+\"|'[^'\n]+'|\b[A-Za-z_]\w*(?:\.\w+)+\b|\b[a-z]+_\w+\b|"
+    r"`[^`\n]+`|\"[^\"\n]+\"|'[^'\n]+'|\b[A-Za-z_]\w*(?:\.\w+)+\b|\b\d+(?:\.\d+){2,}\b|"
+    r"\b[a-z]+_\w+\b|"
     r"\b[A-Z][a-z0-9]+[A-Z]\w*\b|\b(?:True|False|None|null|true|false)\b|\b\w+\(\)"
 )
 _TOKEN = re.compile(r"[A-Za-z0-9_]+")
@@ -223,7 +224,8 @@ def _process_sentence(sentence: str) -> bool:
 
 def code_values(answer: str, request: str) -> list[str]:
     """The code-like values ``answer`` states — quoted strings, code spans, dotted, snake
-    or camel names, calls, literals — that ``request`` does not already hold (pure):
+    or camel names, calls, literals, dotted numerals (a version: ``2.3.1``, which is no
+    number) — that ``request`` does not already hold (pure):
     what generalised grounding traces to the tool results."""
     return _unasked(_CODEISH.finditer(answer), request)
 
@@ -332,6 +334,13 @@ def answer_problem(
         return (
             f"the request asks for a {duty.shape} and the answer states none the request "
             "did not already hold (repeating the question is not an answer)"
+        )
+    if duty.shape == "name" and not [
+        v for v in _new_values(text, request, outputs) if not _NUMBER.fullmatch(v.strip())
+    ]:
+        return (
+            "the request asks for a name (which …) and the answer states only figures: a "
+            "number is not the name asked for"
         )
     return None
 
