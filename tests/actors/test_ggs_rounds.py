@@ -69,9 +69,12 @@ def test_first_decision_has_zero_replans_and_zero_gradient() -> None:
 
 def test_decision_keeps_every_input() -> None:
     g = gradient()
-    step = g.step(
-        replan(0, failing("s", 2, 4), logical_failure("t", "shell")), elapsed_ms=9 * S, now=1
-    )
+    calls = [
+        ToolCall(tool="read_file", target="/w/t", ok=True),  # worked: not blocked
+        ToolCall(tool="shell", target="/w/t", ok=True, exit_code=1),  # exited non-zero
+    ]
+    failed = outcome("t", [v("t.c", False, "logical")], calls=calls, fc="logical")
+    step = g.step(replan(0, failing("s", 2, 4), failed), elapsed_ms=9 * S, now=1)
     dec = step.decision
     assert dec.round == 0 and dec.elapsed_ms == 9 * S
     assert dec.loss == pytest.approx(loss(dec.d, dec.p, dec.omega))
@@ -195,8 +198,23 @@ def test_resource_budget_abandons_even_a_clean_round() -> None:
 
 def test_blocked_targets_accumulate_and_blocked_tools_are_per_round() -> None:
     g = gradient(params=GGSConfig(max_replans=5))
+    # after a logical failure only the tools whose calls failed are blocked: a refused shell
+    # call and a glob that did not work are; read_file, whose call worked, is not (the
+    # answer drawn from it failed, not the tool) — nor is write_file in an outcome whose
+    # every call worked
+    calls = [
+        ToolCall(tool="read_file", target="/w/b", ok=True),
+        ToolCall(tool="shell", ok=False, error="denied", refusal="law1_denied"),
+        ToolCall(tool="glob", target="/w/b", ok=False, error="bad pattern"),
+    ]
+    failed = outcome("b", [v("b.c", False, "logical")], calls=calls, fc="logical")
     first = g.step(
-        replan(0, env_failure("a", "read_file", "/data/a"), logical_failure("b", "shell", "glob")),
+        replan(
+            0,
+            env_failure("a", "read_file", "/data/a"),
+            failed,
+            logical_failure("w", "write_file"),
+        ),
         elapsed_ms=S,
         now=1.0,
     )

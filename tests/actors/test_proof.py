@@ -236,7 +236,9 @@ def test_an_unsure_request_is_held_to_both_a_write_and_an_answer() -> None:
     kinds disagree, unsure), ended ``accept`` on a reply that stated nothing and a
     ``read_file`` alone. Tested on another two-step request: an unsure request is not
     established by code unless a check read back what it changed, or it changed nothing
-    and its answer's values are backed twice like a question's."""
+    and its answer's values are backed twice like a question's — and only when every
+    workspace path the request names was touched by a call that worked: answered as a
+    question, a request naming a file to write that no call wrote is not proven."""
     request = "take the port from conf/app.ini and put it in port.txt"
     read = _read("conf/app.ini", "[server]\nport = 8042\nhost = example\n")
     grep = _shell("grep port conf/app.ini", "port = 8042")
@@ -248,10 +250,19 @@ def test_an_unsure_request_is_held_to_both_a_write_and_an_answer() -> None:
     rambling = "The result does not directly answer the subtask as it is a script."
     assert proof(rambling, [read], {}) == "model"
     assert proof("The port is 8042.", [read], {}) == "model"  # one derivation
-    assert proof("The port is 8042.", [read, grep], {}) == "code"  # two agree, nothing changed
+    # two agree and nothing changed, but port.txt, which the request names, was never
+    # written (nor read): answered as a question, the write it asked for was not done
+    assert proof("The port is 8042.", [read, grep], {}) == "model"
     assert proof("The port is 8042.", [read, grep, wrote], {}) == "model"  # wrote, not read back
     back = _criterion("file_contains", "port.txt", "8042")
     assert proof("Done.", [read, wrote], back) == "code"
+    # an unsure request that names only the file it reads is proven as a question: two
+    # different calls that worked agree on the value, nothing changed
+    report = "take the port from conf/app.ini and report it"
+    assert _settle(report, "question", "The port is 8042.", [read, grep]) == "code"
+    assert _settle(report, "question", "The port is 8042.", [read]) == "model"  # one derivation
+    failed = _shell("grep port conf/app.ini", "port = 8042", exit_code=2)
+    assert _settle(report, "question", "The port is 8042.", [read, failed]) == "model"
 
 
 def test_a_count_does_not_prove_a_value_question() -> None:

@@ -8,6 +8,7 @@ from typing import Any
 from artoo.actors.roles.planner import Planner
 from artoo.schemas import (
     Check,
+    Config,
     Criterion,
     DispatchManifest,
     LLMCall,
@@ -79,6 +80,9 @@ def test_no_valid_plan_is_a_clean_step_failure(tmp_path: Path) -> None:
 
 
 def test_a_plan_whose_checks_or_tools_cannot_be_used_is_asked_again(tmp_path: Path) -> None:
+    """A plan whose checks cannot be used is asked again with the reasons; a tool name that
+    is no tool ('teleport', 'wc -l') is no reason to ask again: it is dropped for ``shell``
+    (``repaired_tools``), in the retry's plan as in the first."""
     bad = {
         "role": "planner",
         "content": {
@@ -102,16 +106,28 @@ def test_a_plan_whose_checks_or_tools_cannot_be_used_is_asked_again(tmp_path: Pa
             ]
         },
     }
-    model = write_script(tmp_path / "s.toml", [bad, _plan("List the files", ["glob"])])
+    good = _plan("List the files", ["glob", "wc -l"])
+    model = write_script(tmp_path / "s.toml", [bad, good])
     with RoleHarness(Planner, model=model, workspace=tmp_path) as h:
         h.send(SPEC)
         h.send(_recall())
         (manifest,) = h.wait_for(DispatchManifest)
         calls = [e.body for e in h.recorder.envelopes if isinstance(e.body, LLMCall)]
-    assert [s.instruction for s in manifest.body.subtasks] == ["List the files"]
+    assert len(calls) == 2  # asked again once, for the checks
+    (subtask,) = manifest.body.subtasks
+    assert subtask.instruction == "List the files" and subtask.tools == ["glob", "shell"]
     retry = calls[1].request["messages"][-1]["content"]
-    assert "'teleport', which does not exist" in retry
     assert "outside the workspace" in retry and "count_equals" in retry
+    assert "teleport" not in retry  # repaired, not a reason to ask again
+
+    # a plan whose only fault is a tool name is dispatched at once, the name replaced
+    model = write_script(tmp_path / "tools.toml", [_plan("Count the files", ["teleport"])])
+    with RoleHarness(Planner, model=model, workspace=tmp_path) as h:
+        h.send(SPEC)
+        h.send(_recall())
+        (manifest,) = h.wait_for(DispatchManifest)
+        assert len(h.published(LLMCall)) == 1 and h.published(PlanRejected) == []
+    assert [s.tools for s in manifest.body.subtasks] == [["shell"]]
 
 
 def test_a_subtask_check_still_unusable_after_the_retry_drops_the_criterion_not_the_round(
@@ -234,7 +250,8 @@ def test_a_plan_that_measures_another_quantity_is_asked_again_then_rejected(
         "Run python3 to print the supplier of the largest fee in ledger/q3.tsv", ["shell"]
     )
     model = write_script(tmp_path / "s.toml", [counting, serving])
-    with RoleHarness(Planner, model=model) as h:
+    planned = Config(direct_kinds=[])  # a question's round 0 is the request itself by default
+    with RoleHarness(Planner, model=model, config=planned) as h:
         h.send(spec)
         h.send(recall)
         (manifest,) = h.wait_for(DispatchManifest)
@@ -246,7 +263,7 @@ def test_a_plan_that_measures_another_quantity_is_asked_again_then_rejected(
     assert "measures the file's lines" in retry and "asks for a name" in retry
 
     model = write_script(tmp_path / "again.toml", [counting, counting])
-    with RoleHarness(Planner, model=model) as h:
+    with RoleHarness(Planner, model=model, config=planned) as h:
         h.send(spec)
         h.send(recall)
         (rejected,) = h.wait_for(PlanRejected)
