@@ -456,7 +456,8 @@ def test_each_role_asks_for_an_answer_no_longer_than_it_needs(
         {"role": "executor", "content": "Hello there!"},
         {"role": "meta_validator", "content": _PASS},
     ]
-    _run(tmp_path, entries, "greet me")
+    planned = CONFIG.model_copy(update={"direct_kinds": []})  # round 0 asks the Planner too
+    _run(tmp_path, entries, "greet me", planned)
     assert caps == {
         "perceiver": {384},
         "planner": {512},

@@ -45,7 +45,9 @@ def test_run_prints_json_and_exits_by_status(
     assert code == 0
     assert result["status"] == "accept"
     assert "3 python files" in result["output"]
-    assert result["cost"]["model_calls"] == 4
+    # the Perceiver and the Executor's two turns: a question's first round is the request
+    # itself (Config.direct_kinds), so the scenario's scripted plan is never asked for
+    assert result["cost"]["model_calls"] == 3
 
 
 def test_run_exits_1_on_abandon(tmp_path: Path, workspace: Path) -> None:
@@ -148,6 +150,10 @@ def test_run_shows_live_progress_and_cost(
             f"scripted:{script}",
             "--workspace",
             str(workspace),
+            # the scenario's story is two planned rounds, as in the demo: round 0 planned by
+            # the (scripted) model, not the request itself as a question's is by default
+            "--set",
+            "direct_kinds=[]",
         ]
     )
     out = capsys.readouterr().out

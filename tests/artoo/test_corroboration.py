@@ -36,8 +36,10 @@ READ = {"name": "read_file", "arguments": {"path": "notes/todo.txt"}}
 
 
 def _entries(*attempts: tuple[dict[str, Any], str], criteria: Sequence[Any] = ()) -> list[Any]:
-    """A how-many question (no check tied to it unless ``criteria``), one plan, and the
-    Executor's attempts: one tool call, then an answer, each."""
+    """A how-many question (no check tied to it unless ``criteria``), whose first round is
+    the request itself (no plan asked for: Config.direct_kinds), and the Executor's
+    attempts: one tool call, then an answer, each. No plan is scripted: a round after the
+    first finds none (a clean step failure), as a script of one plan did before."""
     executor: list[dict[str, Any]] = []
     for call, answer in attempts:
         executor += [
@@ -53,10 +55,6 @@ def _entries(*attempts: tuple[dict[str, Any], str], criteria: Sequence[Any] = ()
                 "answer": "number",
                 "criteria": list(criteria),
             },
-        },
-        {
-            "role": "planner",
-            "content": {"subtasks": [{"instruction": "Count the lines of notes/todo.txt"}]},
         },
         *executor,
     ]
@@ -85,12 +83,20 @@ def test_a_second_different_call_that_agrees_makes_the_answer_accepted(tmp_path:
     assert signal.corroborate == "7" and signal.attempt == 1
     assert all(v.passed for v in signal.verdicts) and signal.failure_class is None
     assert "wc -l notes/todo.txt" in signal.feedback
-    # the Executor was told what to derive, in the same conversation
-    retry = [e.body for e in events if isinstance(e.body, LLMCall) and e.body.role == "executor"]
-    shown = str(retry[2].request["messages"][-1]["content"])
-    assert shown.startswith("The validator asks for a second derivation: Your answer states 7")
+    # the second derivation is a new conversation: the system prompt and the subtask's
+    # prompt, as the first attempt began, nothing of the first answer or of the ask
+    calls = [e.body for e in events if isinstance(e.body, LLMCall) and e.body.role == "executor"]
+    first, fresh = calls[0].request["messages"], calls[2].request["messages"]
+    assert [m["role"] for m in fresh] == ["system", "user"] and fresh == first[:2]
+    assert fresh[1]["content"] == f"Subtask: {LINES}"  # the request itself, round 0
+    assert "7 lines" not in str(fresh) and "second derivation" not in str(fresh)
     (outcome,) = [e.body for e in events if isinstance(e.body, SubTaskOutcome)]
     assert outcome.attempts == 2 and len(outcome.tool_calls) == 2
+    # its call is the new conversation's; the first attempt's, the first's
+    assert [(c.args["command"], c.conversation) for c in outcome.tool_calls] == [
+        ("wc -l notes/todo.txt", 0),
+        ("grep -c '' notes/todo.txt", 1),
+    ]
     # the replay tells it as a request, not a failure; verify recomputed the ask
     report = verify(tmp_path / "store")
     assert report.checked["corroborate"] == 1  # the ask (none can follow it)

@@ -20,8 +20,11 @@ def test_the_live_view_shows_the_plan_each_command_and_each_decision(workspace: 
     console = Console(record=True, file=io.StringIO(), width=120)
     view = LiveView(console, spinner=False)
     script = DATA / "scenarios" / "2_change_path.toml"
+    # the scenario's two planned rounds, as the demo runs them: round 0 planned by the
+    # (scripted) model, not the request itself as a question's first round is by default
+    config = CONFIG.model_copy(update={"direct_kinds": []})
     with artoo.System.open(
-        workspace.parent / "store", model=f"scripted:{script}", config=CONFIG, workspace=workspace
+        workspace.parent / "store", model=f"scripted:{script}", config=config, workspace=workspace
     ) as system:
         shown = threading.Event()
 

@@ -17,9 +17,12 @@ def _reopened_five_times(tmp_path: Path, workspace: Path) -> Path:
     store = tmp_path / "store"
     model = f"scripted:{DATA / 'scenarios' / '1_success.toml'}"
     clock = ManualClock(start=1_800_000_000.0)  # every open inside one 300 s window
+    # run 1's round 0 planned by the (scripted) model, as the demo runs the scenario (a
+    # question's first round is otherwise the request itself, no Planner call at all)
+    config = CONFIG.model_copy(update={"direct_kinds": []})
     for _ in range(5):
         with artoo.System.open(
-            store, model=model, workspace=workspace, config=CONFIG, clock=clock
+            store, model=model, workspace=workspace, config=config, clock=clock
         ) as system:
             assert system.run("count the python files under src", timeout=60).status == "accept"
         clock.advance(1.0)
