@@ -1,0 +1,223 @@
+"""What counts as two derivations (``artoo.actors.verification.proof``), after commit
+1f9f09d: a value read off listings (results over three lines) counts once per
+conversation (``ToolCall.conversation``) — two reads of one file in one conversation are
+one reading, a fresh conversation's read a second; the same shell command counts once
+whatever its ``timeout_s``; a stated 0 is backed only by a result that prints 0; and an
+unsure request naming a file no working call touched is not proven. Requests and files
+are the tests' own."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from artoo.actors.verification.proof import derivations, established, needs_second_derivation
+from artoo.schemas import Check, Criterion, SubTaskOutcome, ToolCall, Verdict
+
+CRATES = "item,kg\nbolts,12\nnuts,30\nwashers,8\nhinges,17\n"
+TOTAL = "What is the total kg in yard/crates.csv?"  # 12 + 30 + 8 + 17 = 67
+
+
+def _in(conversation: int) -> dict[str, int]:
+    """``ToolCall.conversation`` when not the first (the field is new: a call of the first
+    conversation is built as before it)."""
+    return {"conversation": conversation} if conversation else {}
+
+
+def _shell(command: str, stdout: str, *, conversation: int = 0, **more: object) -> ToolCall:
+    return ToolCall(
+        tool="shell",
+        args={"command": command, **more},
+        ok=True,
+        exit_code=0,
+        output_preview=f"exit code: 0\n--- stdout ---\n{stdout}",
+        stdout=stdout,
+        **_in(conversation),
+    )
+
+
+def _read(path: str, text: str, *, conversation: int = 0, **more: object) -> ToolCall:
+    return ToolCall(
+        tool="read_file",
+        args={"path": path, **more},
+        target=path,
+        output_preview=text,
+        **_in(conversation),
+    )
+
+
+def _settle(
+    request: str,
+    kind: str,
+    output: str,
+    calls: list[ToolCall],
+    criteria: dict[str, Criterion] | None = None,
+) -> str | None:
+    """``established`` for one outcome of ``calls`` whose criteria and request all passed."""
+    criteria = criteria or {}
+    verdicts = [Verdict(criterion_id=c, passed=True) for c in (*criteria, "request")]
+    return established(
+        request=request,
+        kind=kind,
+        criteria=criteria,
+        task_verdicts=verdicts,
+        outcomes=[SubTaskOutcome(subtask_id="s", output=output, tool_calls=calls)],
+        output=output,
+    )
+
+
+# --------------------------------------------------------------------------- (a) listings
+def test_two_reads_of_one_file_in_one_conversation_are_one_derivation() -> None:
+    """The model summed the column off what it read: reading it again, by ``read_file``
+    or by ``cat``, in the conversation that already read it, is the same reading."""
+    read = _read("yard/crates.csv", CRATES)
+    cat = _shell("cat yard/crates.csv", CRATES)
+    assert derivations("67", [read], TOTAL) == 1
+    assert derivations("67", [read, cat], TOTAL) == 1
+    assert derivations("67", [read, _read("./yard/crates.csv", CRATES)], TOTAL) == 1
+    assert _settle(TOTAL, "question", "The total is 67 kg.", [read, cat]) == "model"
+
+
+def test_the_same_file_read_in_a_fresh_conversation_is_a_second_derivation() -> None:
+    """The conversation a second-derivation ask starts saw nothing of the first answer:
+    its reading of the same file, arriving at the same value, is independent."""
+    first = _read("yard/crates.csv", CRATES)
+    again = _read("yard/crates.csv", CRATES, conversation=1)
+    cat = _shell("cat yard/crates.csv", CRATES, conversation=1)
+    assert derivations("67", [first, again], TOTAL) == 2
+    assert derivations("67", [first, cat], TOTAL) == 2
+    assert _settle(TOTAL, "question", "The total is 67 kg.", [first, again]) == "code"
+    # a value the fresh reading does not give is still backed once
+    assert derivations("68", [first, again], TOTAL) == 0
+
+
+def test_a_short_result_is_a_computed_value_not_a_listing() -> None:
+    """``awk`` printing 67 and the same ``awk`` run in the fresh conversation are one
+    command: its error would repeat; a listing plus that command are two."""
+    awk = "awk -F, 'NR > 1 { s += $2 } END { print s }' yard/crates.csv"
+    once, twice = _shell(awk, "67\n"), _shell(awk, "67\n", conversation=1)
+    assert derivations("67", [once, twice], TOTAL) == 1
+    assert derivations("67", [once, _read("yard/crates.csv", CRATES)], TOTAL) == 2
+
+
+# --------------------------------------------------------------------------- (b) timeout_s
+def test_the_same_command_with_another_timeout_is_one_derivation() -> None:
+    lines = "how many lines does yard/crates.csv have?"
+    wc = _shell("wc -l yard/crates.csv", "5 yard/crates.csv\n")
+    longer = _shell("wc -l  yard/crates.csv", "5 yard/crates.csv\n", timeout_s=60)
+    assert derivations("5", [wc, longer], lines) == 1
+    assert _settle(lines, "question", "5 lines.", [wc, longer]) == "model"
+    other = _shell("grep -c '' yard/crates.csv", "5\n", timeout_s=60)
+    assert derivations("5", [wc, other], lines) == 2
+    assert _settle(lines, "question", "5 lines.", [wc, other]) == "code"
+
+
+# --------------------------------------------------------------------------- (c) a stated zero
+PETS = "name,species,age\nrex,dog,4\ntom,cat,7\nkiwi,budgie,2\nmax,dog,11\n"
+PARROTS = "How many rows of zoo/pets.csv mention parrots?"
+
+
+def test_a_stated_zero_is_backed_only_by_a_result_that_prints_zero() -> None:
+    """No line of the CSV holds "parrots", nor "How", nor "many": a read of it "counts"
+    0 of any absent word. Only an ``awk`` printed 0: one derivation, the model's word."""
+    awk = _shell("awk -F, '$2 == \"parrot\"' zoo/pets.csv | wc -l", "0\n")
+    read = _read("zoo/pets.csv", PETS)
+    assert derivations("0", [read], PARROTS) == 0
+    assert derivations("0", [awk, read], PARROTS) == 1
+    assert _settle(PARROTS, "question", "0 rows mention parrots.", [awk, read]) == "model"
+    grep = _shell("grep -ci parrot zoo/pets.csv", "0\n")
+    assert derivations("0", [awk, grep], PARROTS) == 2  # two printed zeros
+    assert _settle(PARROTS, "question", "0 rows mention parrots.", [awk, grep]) == "code"
+
+
+def test_a_zero_stands_alone_to_be_printed() -> None:
+    """10, 0.5 or v0 print no 0; 0.0 and 000 do."""
+    cases = (("10\n", False), ("0.5\n", False), ("v0\n", False), ("0.0\n", True), ("000\n", True))
+    for printed, backs in cases:
+        call = _shell(f"awk 'END {{ print {printed.strip()} }}' zoo/pets.csv", printed)
+        assert (derivations("0", [call], PARROTS) == 1) is backs, printed
+
+
+def test_a_nonzero_count_of_lines_holding_a_word_is_still_backed_by_a_read() -> None:
+    dogs = "How many rows of zoo/pets.csv mention dog?"
+    read = _read("zoo/pets.csv", PETS)
+    assert derivations("2", [read], dogs) == 1  # two lines hold "dog"
+
+
+# --------------------------------------------------------------------------- (d) unwritten
+BOTH = "count the WARN lines in logs/build.log and write the count to logs/warn_count.txt"
+
+
+def _counted(path: str = "logs/build.log") -> dict[str, Criterion]:
+    check = Check(kind="count_matches", path=path, value="lines containing WARN")
+    return {"t1": Criterion(id="t1", text="the count", mode="verifiable", check=check)}
+
+
+def test_an_unsure_request_that_never_touched_the_file_it_names_is_not_proven() -> None:
+    """Read as a question (code sees an imperative: unsure), answered with a count that
+    ``count_matches`` ties — but logs/warn_count.txt was never written, nor read."""
+    grep = _shell("grep -c WARN logs/build.log", "3\n")
+    assert _settle(BOTH, "question", "3 lines.", [grep], _counted()) == "model"
+    # the same request without the file to write is proven by the tied count
+    alone = "count the WARN lines in logs/build.log"
+    assert _settle(alone, "question", "3 lines.", [grep], _counted()) == "code"
+
+
+def test_an_unsure_request_asks_no_second_derivation_it_cannot_use() -> None:
+    """Nothing a second call derives makes it proven, so nothing is asked."""
+    grep = _shell("grep -c WARN logs/build.log", "3\n")
+    ask = needs_second_derivation(
+        request=BOTH,
+        kind="question",
+        criteria={},
+        verdicts=[Verdict(criterion_id="done", passed=True)],
+        calls=[grep],
+        output="3 lines.",
+    )
+    assert ask is None
+
+
+def test_a_failed_call_on_the_named_file_does_not_touch_it() -> None:
+    grep = _shell("grep -c WARN logs/build.log", "3\n")
+    failed = ToolCall(
+        tool="shell",
+        args={"command": "cat logs/warn_count.txt"},
+        ok=False,
+        exit_code=1,
+        stdout="",
+        stderr="cat: logs/warn_count.txt: No such file or directory",
+    )
+    assert _settle(BOTH, "question", "3 lines.", [grep, failed], _counted()) == "model"
+
+
+# --------------------------------------------------------------------------- properties
+@given(
+    reads=st.lists(
+        st.tuples(st.sampled_from(["read_file", "cat", "head -n 50"]), st.integers(0, 2)),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_listings_back_a_value_once_per_conversation(reads: list[tuple[str, int]]) -> None:
+    calls = [
+        _read("yard/crates.csv", CRATES, conversation=c)
+        if how == "read_file"
+        else _shell(f"{how} yard/crates.csv", CRATES, conversation=c)
+        for how, c in reads
+    ]
+    assert derivations("67", calls, TOTAL) == len({c for _, c in reads})
+
+
+@given(
+    timeouts=st.lists(st.one_of(st.none(), st.integers(1, 600)), min_size=1, max_size=5),
+    spaces=st.lists(st.integers(1, 3), min_size=1, max_size=5),
+)
+def test_a_command_counts_once_whatever_its_timeout_or_spacing(
+    timeouts: list[int | None], spaces: list[int]
+) -> None:
+    calls = []
+    for i, timeout in enumerate(timeouts):
+        command = "wc" + " " * spaces[i % len(spaces)] + "-l yard/crates.csv"
+        more = {} if timeout is None else {"timeout_s": timeout}
+        calls.append(_shell(command, "5 yard/crates.csv\n", **more))
+    assert derivations("5", calls, "how many lines does yard/crates.csv have?") == 1
