@@ -8,7 +8,9 @@ Responsibilities:
     continues the same conversation with the validator's feedback (why the result was
     rejected); an ask for a second derivation (``corroborate``) starts a new conversation
     instead — the subtask alone, nothing of the first answer — whose calls carry
-    ``ToolCall.conversation``: an independent derivation of the value.
+    ``ToolCall.conversation``: an independent derivation of the value. The subtask's
+    prompt lists only the criteria a model judges: one that code checks is code's to
+    decide, not the model's to word.
 
 Input contract:
     SubTask and CorrectionSignal, both addressed ``to`` this pair. While an attempt runs,

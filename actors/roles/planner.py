@@ -12,12 +12,21 @@ Responsibilities
     one a MUST NOT naming the approach that failed. In round 0,
     when memory holds an accepted episode of the very same request, its plan is the first
     plan (no model call), checked like any other: if it breaks the MUST NOT set it is
-    rejected and the model is asked, told why. Enforce the MUST NOT set in code: a
-    plan that uses a blocked tool or names a blocked target is rejected and asked again
-    (docs/design.md C1); so is a plan whose subtask measures another quantity than the
-    request asks for (a plain ``wc -l FILE`` for "which …" or "what is the largest …",
-    ``checks.measures_other``, read from the TaskSpec's kind and shape like every check
-    guard here — one reading of the request with the Perceiver); every SubTask carries
+    rejected and the model is asked, told why. Else, in round 0, a request whose kind is
+    one of ``Config.direct_kinds`` (question, change, creation by default) is its own first
+    plan (``direct_plan``, no model call): one subtask whose instruction is the user's
+    request, every tool offered but, to a question (the model's reading and code's agree),
+    ``write_file``; should it break the MUST NOT set (the request names a blocked target),
+    the model plans instead. Every later round, and a request read with no valid kind, is
+    planned by the model. A model's plan that names as a tool something that is no tool
+    (the program it means to run: ``wc -l``, ``grep``) has that name dropped and ``shell``
+    offered in its place (``repaired_tools``), not asked again. Enforce the MUST NOT set
+    in code: a plan that uses a blocked tool or names a blocked target is rejected and
+    asked again (docs/design.md C1); so is a plan whose subtask measures another quantity
+    than the request asks for (a plain ``wc -l FILE`` for "which …" or "what is the
+    largest …", ``checks.measures_other``, read from the TaskSpec's kind and shape like
+    every check guard here — one reading of the request with the Perceiver); every
+    SubTask carries
     the blocked sets and the calibration text. A subtask criterion whose check is still
     unusable after the retry is dropped (the task criteria still judge); a
     ``count_matches`` subtask gets the command that prints its count after its
@@ -44,8 +53,9 @@ Output contract (publishes)
     its request text (recall by meaning).
     ``DispatchManifest`` — the round's subtasks, task criteria and calibration sets.
     ``PlanRejected`` — every plan the model gave (one retry with the reason) broke the
-    MUST NOT set or asked for a tool that does not exist: the round's logical failure,
-    scored by the GGS.
+    MUST NOT set or measured another quantity than the request asks for (a tool name
+    that is no tool is repaired, not rejected): the round's logical failure, scored by
+    the GGS.
     ``StepFailed`` — the model gave no valid plan (after the structured-answer repair).
     ``LLMCall`` — each model call (recorded by the gateway).
     ``ConfirmationRequest`` — intent-level Caution (gate ``caution``), once per task.
