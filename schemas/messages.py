@@ -498,6 +498,10 @@ class GGSDecision(Message, frozen=True, tag="GGSDecision"):
     params: dict[str, float | int] = {}
     """The GGSConfig the decision was made under (``GGSConfig.model_dump()``), so replay
     ``--verify`` recomputes it from the log alone; empty in logs written before it existed."""
+    failed_tools_only: bool = False
+    """``blocked_tools`` holds only the tools whose calls failed in a logically failed
+    round (not ok, refused, or a non-zero exit); False in logs written before this rule,
+    which blocked every tool such a round used."""
 
 
 class PlanDirective(Message, frozen=True, tag="PlanDirective"):

@@ -302,16 +302,19 @@ def _blocked_calls(outcomes: Iterable[SubTaskOutcome]) -> list[tuple[str, str, T
     return [(tool, target, call) for (tool, target), call in calls.items()]
 
 
-def _blocked_tools(outcomes: Iterable[SubTaskOutcome]) -> list[str]:
+def _blocked_tools(outcomes: Iterable[SubTaskOutcome], failed_only: bool = True) -> list[str]:
     """Tools that failed in logically failed outcomes (first-use order, no duplicates): a
     call that did not work, was refused, or a command that exited non-zero. A tool whose
     every call worked is not the wrong tool class — what failed was the answer drawn from
     it (a count of 3 that ``grep -c`` printed failed a check that wanted '0|1'; blocking
-    ``shell`` then left no tool that could count)."""
+    ``shell`` then left no tool that could count). ``failed_only`` False: every tool the
+    outcomes used (the rule of logs before ``GGSDecision.failed_tools_only``)."""
     tools: dict[str, None] = {}
     for outcome in outcomes:
         if outcome.status == "failed" and "logical" in _classes(outcome):
-            tools.update((call.tool, None) for call in outcome.tool_calls if _failed(call))
+            tools.update(
+                (call.tool, None) for call in outcome.tool_calls if _failed(call) or not failed_only
+            )
     return list(tools)
 
 
@@ -392,6 +395,9 @@ class TaskGradient:
         self.denied: list[str] = []
         """The Law 1 actions the operator denied so far (fed by the GGS's TaskBook)."""
         self.final: FinalResult | None = None
+        self.failed_tools_only = True
+        """Block only the tools that failed (:func:`_blocked_tools`); replay ``--verify``
+        sets what a logged decision says it ran by."""
 
     # ---- state
     def add_criteria(self, criteria: Iterable[Criterion]) -> None:
@@ -441,7 +447,7 @@ class TaskGradient:
         calls = _blocked_calls(message.outcomes)
         for tool, target, _ in calls:
             self._targets.setdefault(target, tool)
-        tools = _blocked_tools(message.outcomes)
+        tools = _blocked_tools(message.outcomes, self.failed_tools_only)
 
         clean = bool(units) and not any(u.failed for u in units)
         state, reason, rationale = _choose(
@@ -481,6 +487,7 @@ class TaskGradient:
             blocked_targets=self.blocked_targets,
             law2_worsening=self.worsening,
             params=params.model_dump(),
+            failed_tools_only=self.failed_tools_only,
         )
         if state in ACTION_STATES:
             directive = PlanDirective(

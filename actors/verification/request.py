@@ -215,6 +215,8 @@ _CODEISH = re.compile(
 )
 _TOKEN = re.compile(r"[A-Za-z0-9_]+")
 _LIST_MARKER = re.compile(r"^[ \t]*(?:[-*][ \t]+)?\d+[.)][ \t]", re.MULTILINE)
+_FIGURE = re.compile(r"-?\d+(?:,\d{3})*(?:\.\d+)?")
+"""A figure alone (``800``, ``1,300``, ``12.5``) — not a dotted numeral like ``2.3.1``."""
 _PROPER = re.compile(r"(?<=[^\s.!?:]\s)[A-Z][\w-]+")  # a capitalised word inside a sentence
 
 
@@ -336,7 +338,7 @@ def answer_problem(
             "did not already hold (repeating the question is not an answer)"
         )
     if duty.shape == "name" and not [
-        v for v in _new_values(text, request, outputs) if not _NUMBER.fullmatch(v.strip())
+        v for v in _new_values(text, request, outputs) if not _FIGURE.fullmatch(v.strip())
     ]:
         return (
             "the request asks for a name (which …) and the answer states only figures: a "

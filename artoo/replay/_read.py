@@ -89,8 +89,9 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
     """The Config ``task`` ran under: the one its TaskRequest logged (durability aside: a
     rerun's store is scratch), else — a log from before that field — ``Config()`` with
     the effector pairs and the confirmation timeout the log (``envelopes``, else the task's
-    own) shows. A log from before ``Config.corroborate`` ran without it (off). The one
-    place every replay reader takes a task's Config from."""
+    own) shows. A log from before ``Config.corroborate`` ran without it (off); one from
+    before ``Config.direct_kinds`` planned every first round with the model (none). The
+    one place every replay reader takes a task's Config from."""
     request = next((e.body for e in task.envelopes if isinstance(e.body, TaskRequest)), None)
     if request is None or not request.config:
         return _inferred_config(task.envelopes if envelopes is None else list(envelopes))
@@ -98,13 +99,19 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
     update: dict[str, Any] = {"durability": "none"}
     if "corroborate" not in request.config:
         update["corroborate"] = False
+    if "direct_kinds" not in request.config:
+        update["direct_kinds"] = []
     return logged.model_copy(update=update)
 
 
 def _inferred_config(envelopes: list[Envelope]) -> Config:
     pairs = {e.to for e in envelopes if e.to and e.to.startswith("pair-")}
     indexes = [int(p.split("-", 1)[1]) for p in pairs if p.split("-", 1)[1].isdigit()]
-    update: dict[str, Any] = {"durability": "none", "corroborate": False}
+    update: dict[str, Any] = {
+        "durability": "none",
+        "corroborate": False,
+        "direct_kinds": [],
+    }
     if indexes:
         update["max_parallel"] = max(indexes) + 1
     timeouts = [e.body.timeout_s for e in envelopes if isinstance(e.body, ConfirmationRequest)]

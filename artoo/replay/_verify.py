@@ -188,6 +188,7 @@ class _Task:
         gradient.params = (
             GGSConfig.model_validate(logged.params) if logged.params else self.config.ggs
         )
+        gradient.failed_tools_only = logged.failed_tools_only
         body = env.body
         if isinstance(body, PlanRejected | StepFailed):
             step = gradient.step_unplanned(

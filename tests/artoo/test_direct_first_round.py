@@ -8,9 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from artoo.schemas import Config, DispatchManifest, FinalResult, LLMCall, SubTask
+import msgspec
 
-from .helpers import CONFIG, all_events, run_verified
+from artoo.replay import rerun
+from artoo.schemas import Config, DispatchManifest, FinalResult, LLMCall, SubTask, TaskRequest
+
+from .helpers import CONFIG, all_events, rewrite_event, run_verified
 
 BINS = "bolts\nnuts\nwashers\nhinges\nscrews\nrivets\n"
 QUESTION = "how many entries does inventory/bins.txt list?"
@@ -110,3 +113,36 @@ def test_with_no_direct_kinds_round_0_is_planned_by_the_model(tmp_path: Path) ->
     assert len(_calls(bodies, "planner")) == 1
     (subtask,) = [b for b in bodies if isinstance(b, SubTask)]
     assert subtask.instruction.startswith("Count the lines of inventory/bins.txt")
+
+
+def test_a_log_from_before_direct_kinds_reruns_with_its_planned_first_round(
+    tmp_path: Path,
+) -> None:
+    """A TaskRequest whose logged Config has no ``direct_kinds`` planned round 0 with the
+    model: ``--rerun`` takes it as none, so the logged Planner call is served again rather
+    than replaced by today's direct first plan (which asks for no such call and stops)."""
+    config = NO_ASK.model_copy(update={"direct_kinds": []})
+    entries = [
+        _perceive("question", "number"),
+        {
+            "role": "planner",
+            "content": {"subtasks": [{"instruction": "Count the lines of inventory/bins.txt"}]},
+        },
+        {"role": "executor", "tool_calls": [WC]},
+        {"role": "executor", "content": "6 entries."},
+    ]
+    _workspace(tmp_path)
+    _, store = run_verified(tmp_path, entries, QUESTION, config, operator=lambda request: True)
+    (request,) = [e for e in all_events(store) if isinstance(e.body, TaskRequest)]
+    older = {k: v for k, v in request.body.config.items() if k != "direct_kinds"}
+    rewrite_event(
+        store,
+        msgspec.structs.replace(request, body=msgspec.structs.replace(request.body, config=older)),
+    )
+    report = rerun(store)
+    assert not report.unanswered, report.unanswered  # the logged planner call was served
+    # a field added since the log was written shows at its TaskRequest (a known limit)
+    assert report.divergence is not None and report.divergence.kind == "TaskRequest"
+    assert "direct_kinds" in str(report.divergence)
+    (row,) = report.reran
+    assert (row["status"], row["path"]) == (row["recorded_status"], row["recorded_path"])
