@@ -206,13 +206,20 @@ def _parse_structured(text: str | None, schema_type: type[T]) -> tuple[T | None,
     return None, f"the JSON object does not match the schema: {first_error}"
 
 
+SCHEMA_MAX_ITEMS = 16
+"""Items a list of a structured answer may hold, in the schema a model is asked for."""
+SCHEMA_MAX_CHARS = 600
+"""Characters a string of a structured answer may hold, likewise."""
+
+
 @functools.cache
 def _json_schema(schema_type: type) -> dict[str, Any]:
-    """msgspec's JSON schema with the root ``$ref`` inlined (providers want an object root).
+    """msgspec's JSON schema with the root ``$ref`` inlined (providers want an object root),
+    every list and string bounded (:func:`_bounded`).
 
     Cached per type (building it dominated a structured call's CPU); treat it as read-only.
     """
-    schema = msgspec.json.schema(schema_type)
+    schema = _bounded(msgspec.json.schema(schema_type))
     ref = schema.get("$ref", "")
     defs = dict(schema.get("$defs", {}))
     name = ref.rsplit("/", 1)[-1]
@@ -222,6 +229,25 @@ def _json_schema(schema_type: type) -> dict[str, Any]:
     if defs:
         root["$defs"] = defs
     return root
+
+
+def _bounded(node: Any) -> Any:
+    """The schema with ``maxItems`` on every array and ``maxLength`` on every free string
+    that states none (pure): a server that enforces the schema by a grammar then cannot
+    let a small model run on to its token cap inside one value — a question's options
+    "1", "2", … "84" once did, twice, and the cut answer was no JSON, so no reading. The
+    answer is still decoded by the type itself (a longer list from a server that does not
+    enforce the schema is not refused here)."""
+    if isinstance(node, list):
+        return [_bounded(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _bounded(v) for k, v in node.items()}
+    if out.get("type") == "array":
+        out.setdefault("maxItems", SCHEMA_MAX_ITEMS)
+    elif out.get("type") == "string" and "enum" not in out:
+        out.setdefault("maxLength", SCHEMA_MAX_CHARS)
+    return out
 
 
 def _with_system_text(messages: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
