@@ -458,6 +458,9 @@ class SubTaskOutcome(Message, frozen=True, tag="SubTaskOutcome"):
     tool_calls: list[ToolCall] = []
     failure_class: FailureClass | None = None
     reason: str = ""
+    asked: str = ""
+    """The value the subtask's first conversation stated and was asked to derive again in
+    a fresh one (``CorrectionSignal.corroborate``); empty when none was asked."""
 
 
 class ReplanRequest(Message, frozen=True, tag="ReplanRequest"):

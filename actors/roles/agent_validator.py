@@ -127,13 +127,15 @@ def corroboration_fallback(
     verdicts: Sequence[Verdict],
     history: Sequence[Verdict],
     calls: Sequence[ToolCall],
+    value: str = "",
 ) -> SubTaskOutcome | None:
     """The outcome of a subtask asked for a second derivation of the answer of attempt
     ``asked`` (``asked_verdicts`` all passed) when the attempt that followed (``result``,
     judged ``verdicts``) did not pass (pure): the earlier answer's — matched, its output
     and verdicts — with ``history`` (every verdict), ``calls`` (every call of every
     attempt) and ``result``'s attempt number; the task's proof then decides whether two
-    different calls back its value. None when ``result`` passed (it is given on as usual)
+    different calls back its value (``value``: the one asked about). None when ``result``
+    passed (it is given on as usual)
     or holds a Law 1 denial (the subtask fails as usual: a denial never ends accept)."""
     if all(v.passed for v in verdicts) or any(
         c.refusal == "law1_denied" for c in result.tool_calls
@@ -148,6 +150,7 @@ def corroboration_fallback(
         history=list(history),
         attempts=result.attempt,
         tool_calls=list(calls),
+        asked=value,
     )
 
 
@@ -159,6 +162,8 @@ class _Sub:
     calls: list[ToolCall] = field(default_factory=list)
     asked: tuple[ExecutionResult, list[Verdict]] | None = None
     """The attempt a second derivation was asked of (its verdicts all passed)."""
+    asked_value: str = ""
+    """The value that attempt stated and was asked to derive again."""
 
 
 class AgentValidator(Role):
@@ -245,6 +250,7 @@ class AgentValidator(Role):
                 verdicts=verdicts,
                 history=sub.history,
                 calls=sub.calls,
+                value=sub.asked_value,
             )
             if fallback is not None:
                 self.reply(env, fallback)
@@ -258,6 +264,7 @@ class AgentValidator(Role):
         if ask is not None or (not passed and retry):
             if ask is not None:  # passed, on one call's word: derive it once more
                 sub.asked = (result, verdicts)
+                sub.asked_value = ask.value
                 feedback = ask.feedback()
             else:
                 feedback = "; ".join(
@@ -290,6 +297,7 @@ class AgentValidator(Role):
                 tool_calls=list(sub.calls),
                 failure_class=None if passed else fclass,
                 reason="" if passed else (result.error or "criteria failed"),
+                asked=sub.asked_value,
             ),
         )
         del self.subs[result.subtask_id]

@@ -124,27 +124,34 @@ def copied_from_request(check: Check, request: str) -> bool:
     return bool(words) and words <= set(_WORD.findall(request.lower()))
 
 
-def derivations(value: str, calls: Sequence[ToolCall], request: str = "") -> int:
+def derivations(
+    value: str, calls: Sequence[ToolCall], request: str = "", asked: Iterable[str] = ()
+) -> int:
     """How many different tool calls that worked back ``value`` (pure): a number as
     grounding derives it from that call's output alone (the lines holding a word of the
     ``request`` counted too), a code-like value by its words. Calls with the same tool and
     arguments count once (a shell command by its text: ``timeout_s`` aside); where the
     request names workspace paths, only calls whose arguments name one of them (or a path
-    under one) count. A value the model read off listings (results of more than three
-    lines: a file, a table) counts once per conversation that read them
-    (``ToolCall.conversation``) — two reads in one conversation are one reading, while
-    a fresh conversation, which saw nothing of the first answer and read the same value,
-    is a second, independent one (self-consistency); the same command that computed a
-    value (a short result) counts once however often it runs — its error would repeat."""
-    return len(_backers(value, calls, request))
+    under one) count. A number is backed by a result that prints it, or one code derives
+    from a listing (:func:`_printed`). A value the model read off listings (results of
+    more than three lines: a file, a table) counts once — and once per conversation that
+    read them (``ToolCall.conversation``) when it is the value ``asked`` about: the first
+    conversation stated it, and a fresh one, which saw nothing of that answer, read and
+    stated it again (self-consistency); a listing of a conversation that stated another
+    value is no reading of this one. The same command that computed a value (a short
+    result) counts once however often it runs — its error would repeat."""
+    return len(_backers(value, calls, request, asked))
 
 
-def _backers(value: str, calls: Sequence[ToolCall], request: str) -> list[ToolCall]:
+def _backers(
+    value: str, calls: Sequence[ToolCall], request: str, asked: Iterable[str] = ()
+) -> list[ToolCall]:
     """The different tool calls that back ``value`` (:func:`derivations`), first of each
     (tool, arguments) in call order."""
     terms = list(dict.fromkeys(_TERM.findall(request)))[:40]
     number = stated_numbers(value)
     paths = request_paths(request)
+    agreed = _norm_value(value) in {_norm_value(a) for a in asked}
     seen: set[tuple[str, ...]] = set()
     found: list[ToolCall] = []
     for call in calls:
@@ -154,14 +161,17 @@ def _backers(value: str, calls: Sequence[ToolCall], request: str) -> list[ToolCa
         if not outputs:
             continue
         key = _call_key(call)
-        if _listing(outputs):  # the model read the value off it: its reading is the derivation
-            key = ("listing", str(call.conversation))
+        listing = _listing(outputs)
+        if listing:  # the model read the value off it: its reading is the derivation
+            key = ("listing", str(call.conversation) if agreed else "")
         if key in seen:
             continue
         if number:
             wanted = Decimal(number[0].replace(",", ""))
             exact, _ = derivable(outputs, terms)
-            backed = wanted in exact and (wanted != 0 or _prints_zero(outputs))
+            printed = _printed(outputs)
+            derived = listing or not printed  # a listing, or a list of names: count it
+            backed = wanted in printed or (derived and wanted in exact and wanted != 0)
         else:  # a name: what the call returned, or the path it read
             backed = traced(value, [*outputs, *read_sources([call])])
         if backed:
@@ -193,14 +203,22 @@ def _listing(outputs: Sequence[str]) -> bool:
     return sum(1 for o in outputs for line in o.splitlines() if line.strip()) > _RESULT_LINES
 
 
-def _prints_zero(outputs: Sequence[str]) -> bool:
-    """Whether a tool result prints the number 0 itself (pure): a zero is the count of
-    anything absent (the lines holding a word no line holds), so only a printed 0 backs
-    one — a read of data/sales.csv once "backed" an awk's wrong total of 0."""
-    return any(Decimal(t) == 0 for o in outputs for t in _ZERO.findall(o))
+def _printed(outputs: Sequence[str]) -> set[Decimal]:
+    """The numbers a tool result prints, standing alone (pure: not the 0 of ``v0``). What
+    code derives from a result — its line count, the lines holding a word of the request,
+    a column's sum — backs a value only from a listing (more than three lines) or a
+    result that prints no number (``ls`` naming one file counts 1): a short result that
+    prints a number says that number (``wc -l``'s "6 data/scores.csv" once "backed" a
+    count of 1, its one line), and a zero is the count of anything absent (a read of
+    data/sales.csv once "backed" an awk's wrong total of 0)."""
+    return {Decimal(m.group().replace(",", "")) for o in outputs for m in _ALONE.finditer(o)}
 
 
-_ZERO = re.compile(r"(?<![\w.])0+(?:\.0+)?(?![\w.])")
+_ALONE = re.compile(r"(?<![\w.])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?!\w)")
+
+
+def _norm_value(value: str) -> str:
+    return value.strip().strip("`'\"").strip()
 
 
 def _reads_named(call: ToolCall, paths: Sequence[str]) -> bool:
@@ -236,7 +254,8 @@ def established(
     checks = _checks(criteria, verdicts)
     calls = [c for o in outcomes for c in o.tool_calls]
     demand = _demand(request, kind, checks, calls)
-    if demand is None or (demand and not _backed(output, calls, request)):
+    asked = [o.asked for o in outcomes if o.asked]
+    if demand is None or (demand and not _backed(output, calls, request, asked)):
         return "model"
     return "human" if any(v.signal == "human" for v in verdicts) else "code"
 
@@ -387,11 +406,13 @@ def _touches(path: str, changed: frozenset[str]) -> bool:
     return any(p == pattern or fnmatch.fnmatchcase(p, pattern) for p in changed)
 
 
-def _backed(output: str, calls: Sequence[ToolCall], request: str) -> bool:
+def _backed(
+    output: str, calls: Sequence[ToolCall], request: str, asked: Sequence[str] = ()
+) -> bool:
     """True when the answer states values the request does not hold and each is backed
     by a tool call that worked, one of them by two different calls (pure)."""
     values = _values(output, request)
-    backing = [derivations(v, calls, request) for v in values]
+    backing = [derivations(v, calls, request, asked) for v in values]
     return bool(values) and min(backing) >= 1 and max(backing) >= 2
 
 

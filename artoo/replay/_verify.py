@@ -442,6 +442,7 @@ class _Task:
             verdicts=self._attempt_verdicts(body, result),
             history=body.history if isinstance(body, SubTaskOutcome) else [],
             calls=self.sub_calls.get(sub.subtask_id, []),
+            value=earlier[1].corroborate,
         )
         self.report.checked["corroborate_fallback"] += 1
         if fell_back and expected is not None:

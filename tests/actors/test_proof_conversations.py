@@ -52,8 +52,10 @@ def _settle(
     output: str,
     calls: list[ToolCall],
     criteria: dict[str, Criterion] | None = None,
+    asked: str = "",
 ) -> str | None:
-    """``established`` for one outcome of ``calls`` whose criteria and request all passed."""
+    """``established`` for one outcome of ``calls`` whose criteria and request all passed
+    (``asked``: the value its first conversation stated and was asked to derive again)."""
     criteria = criteria or {}
     verdicts = [Verdict(criterion_id=c, passed=True) for c in (*criteria, "request")]
     return established(
@@ -61,7 +63,7 @@ def _settle(
         kind=kind,
         criteria=criteria,
         task_verdicts=verdicts,
-        outcomes=[SubTaskOutcome(subtask_id="s", output=output, tool_calls=calls)],
+        outcomes=[SubTaskOutcome(subtask_id="s", output=output, tool_calls=calls, asked=asked)],
         output=output,
     )
 
@@ -80,15 +82,23 @@ def test_two_reads_of_one_file_in_one_conversation_are_one_derivation() -> None:
 
 def test_the_same_file_read_in_a_fresh_conversation_is_a_second_derivation() -> None:
     """The conversation a second-derivation ask starts saw nothing of the first answer:
-    its reading of the same file, arriving at the same value, is independent."""
+    its reading of the same file, arriving at the value the first stated and was asked
+    about, is independent. A value the first conversation did not state is read once,
+    however many conversations listed the file (a count of 6 asked about, then a file
+    name off the same listing, once ended ``accept``)."""
     first = _read("yard/crates.csv", CRATES)
     again = _read("yard/crates.csv", CRATES, conversation=1)
     cat = _shell("cat yard/crates.csv", CRATES, conversation=1)
-    assert derivations("67", [first, again], TOTAL) == 2
-    assert derivations("67", [first, cat], TOTAL) == 2
-    assert _settle(TOTAL, "question", "The total is 67 kg.", [first, again]) == "code"
+    assert derivations("67", [first, again], TOTAL, asked=["67"]) == 2
+    assert derivations("67", [first, cat], TOTAL, asked=["67"]) == 2
+    ended = _settle(TOTAL, "question", "The total is 67 kg.", [first, again], asked="67")
+    assert ended == "code"
+    # the first conversation stated another value: the fresh one's reading stands alone
+    assert derivations("67", [first, again], TOTAL, asked=["5"]) == 1
+    assert derivations("67", [first, again], TOTAL) == 1
+    assert _settle(TOTAL, "question", "The total is 67 kg.", [first, again], asked="5") == "model"
     # a value the fresh reading does not give is still backed once
-    assert derivations("68", [first, again], TOTAL) == 0
+    assert derivations("68", [first, again], TOTAL, asked=["68"]) == 0
 
 
 def test_a_short_result_is_a_computed_value_not_a_listing() -> None:
@@ -205,7 +215,8 @@ def test_listings_back_a_value_once_per_conversation(reads: list[tuple[str, int]
         else _shell(f"{how} yard/crates.csv", CRATES, conversation=c)
         for how, c in reads
     ]
-    assert derivations("67", calls, TOTAL) == len({c for _, c in reads})
+    assert derivations("67", calls, TOTAL, asked=["67"]) == len({c for _, c in reads})
+    assert derivations("67", calls, TOTAL) == 1  # not asked about: one reading
 
 
 @given(
@@ -221,3 +232,16 @@ def test_a_command_counts_once_whatever_its_timeout_or_spacing(
         more = {} if timeout is None else {"timeout_s": timeout}
         calls.append(_shell(command, "5 yard/crates.csv\n", **more))
     assert derivations("5", calls, "how many lines does yard/crates.csv have?") == 1
+
+
+def test_a_short_result_that_prints_a_number_backs_only_that_number() -> None:
+    """``wc -l`` printing "9 yard/crates.csv" is one line, but its one line is no count of
+    anything asked: only the 9 it prints is backed (a count of 1 was once "backed" by such
+    a line and by a glob's "1 match(es)", and ended ``accept``). A result that prints no
+    number — ``ls`` naming files — still counts as the list it is."""
+    request = "how many crates in yard/crates.csv weigh over 20 kg?"
+    wc = _shell("wc -l yard/crates.csv", "9 yard/crates.csv\n")
+    assert derivations("1", [wc], request) == 0
+    assert derivations("9", [wc], request) == 1
+    names = _shell("ls yard", "crates.csv\n")
+    assert derivations("1", [names], "how many files are in yard?") == 1
