@@ -21,6 +21,18 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
   worked, and one of them by two different calls — a second, different command or tool
   agreeing with the first; one command's word (an ``awk`` summing a column that does
   not exist prints ``0``) is not enough;
+- a number is backed by a result that prints it (standing alone); a count or sum code
+  derives from a result (its lines, the lines holding a word of the request, a column's
+  sum) backs it only when that result is a listing (more than three lines: a file, a
+  table) or prints no number — a short result that prints a number backs only the
+  numbers it prints (``wc -l``'s "6 data/scores.csv" once "backed" a count of 1, its one
+  line) — and a zero only when a result prints it (the count of anything absent is 0);
+- a value read off listings counts once, however often it is read; only the value the
+  first conversation stated and was asked to derive again (``SubTaskOutcome.asked``)
+  counts once per conversation that read listings (``ToolCall.conversation``) — a
+  fresh conversation that read and stated it again is a second, independent reading,
+  but backs no other value ("src/shapes.py" once ended ``accept`` on two glob listings
+  after a first conversation that had stated a count of 6);
 - a change or creation (the model and code agree: :attr:`.request.Duties.writes`, not
   ``unsure``) needs a check that passed and read back what a file the task changed
   holds (an applied effect of one of its tool calls: Law 1's observed effects; that a
@@ -56,10 +68,10 @@ One derivation asks for a second (:func:`needs_second_derivation`): an attempt w
 verdicts all passed, held to back a question's values, that states values each backed by
 one tool call and none by two is not given on yet; the Agent-Validator asks the Executor,
 once per subtask, to derive the value again with a different command or tool. Nothing is
-assumed of the answer that comes back: the rule above decides it — two different calls
+assumed of the answer that comes back: the rules above decide it — two different calls
 agreeing on its value are proof, a repeated call or a second value is not. Should the
 attempt asked fail, the first answer stands (``agent_validator.corroboration_fallback``)
-with every call of both attempts, and the same rule decides it.
+with every call of both attempts and the value asked about, and the same rules decide it.
 
 Pure: reads only the messages.
 """
