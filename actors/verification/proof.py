@@ -89,6 +89,8 @@ import msgspec
 from artoo.schemas import Check, Criterion, SubTaskOutcome, ToolCall, Verdict
 from artoo.schemas.messages import Established
 
+from ._counting import parse_unit
+from ._guards import _counts_unit
 from ._paths import mentions
 from .checks import reads_workspace
 from .grounding import derivable, read_sources, stated_numbers, tool_outputs
@@ -308,9 +310,23 @@ def _demand(
         if duty.shape is None:
             return True
     if duty.answers and not (duty.unsure and read_back):  # a question (a change read back is not)
-        tied = bool(_HOW_MANY.search(request)) and any(c.kind == "count_matches" for c in checks)
+        tied = bool(_HOW_MANY.search(request)) and any(_counts_asked(c, request) for c in checks)
         return not tied
     return False
+
+
+def _counts_asked(check: Check, request: str) -> bool:
+    """Whether ``check`` is a ``count_matches`` of what the request counts (pure): the
+    lines holding a text the check names, or a plain unit (lines, words, files …) the
+    words after "how many" name — "how many people in data/scores.csv scored above 80?"
+    once ended ``accept`` on 7, the file's lines, which a plain ``lines`` count tied."""
+    if check.kind != "count_matches":
+        return False
+    parsed = parse_unit(check.value)
+    if parsed is None:
+        return False
+    unit, text = parsed
+    return text is not None or _counts_unit(unit, request)
 
 
 def _untouched(request: str, calls: Sequence[ToolCall]) -> bool:

@@ -245,3 +245,24 @@ def test_a_short_result_that_prints_a_number_backs_only_that_number() -> None:
     assert derivations("9", [wc], request) == 1
     names = _shell("ls yard", "crates.csv\n")
     assert derivations("1", [names], "how many files are in yard?") == 1
+
+
+def test_a_plain_count_ties_only_a_request_that_counts_its_unit() -> None:
+    """A ``count_matches`` of a file's lines proves "how many lines …" (or rows, entries),
+    not "how many guests … are vegetarian?": the file's lines are not the guests asked
+    about. Such a count is no proof; the stated value must then be derived twice. A count
+    of the lines holding a text the check names still ties (the check says what it
+    counts)."""
+    guests = "how many guests in party/list.csv are vegetarian?"
+    lines = _criterion_count("party/list.csv", "lines")
+    wc = _shell("wc -l party/list.csv", "7 party/list.csv\n")
+    assert _settle(guests, "question", "7", [wc], lines) == "model"
+    holding = _criterion_count("party/list.csv", "lines containing veg")
+    assert _settle(guests, "question", "3", [wc], holding) == "code"
+    rows = "how many rows does party/list.csv have?"
+    assert _settle(rows, "question", "7", [wc], lines) == "code"
+
+
+def _criterion_count(path: str, value: str) -> dict[str, Criterion]:
+    check = Check(kind="count_matches", path=path, value=value)
+    return {"t1": Criterion(id="t1", text="the count", mode="verifiable", check=check)}
