@@ -97,9 +97,9 @@ def test_a_changes_first_round_is_the_request_with_every_tool(tmp_path: Path) ->
     assert (tmp_path / "workspace" / "inventory" / "bins.txt").read_text().endswith("pins\n")
 
 
-def test_with_no_direct_kinds_round_0_is_planned_by_the_model(tmp_path: Path) -> None:
-    config = NO_ASK.model_copy(update={"direct_kinds": []})
-    entries = [
+def _planned() -> list[dict[str, Any]]:
+    """A question whose round 0 the (scripted) Planner plans, then counts 6."""
+    return [
         _perceive("question", "number"),
         {
             "role": "planner",
@@ -108,6 +108,11 @@ def test_with_no_direct_kinds_round_0_is_planned_by_the_model(tmp_path: Path) ->
         {"role": "executor", "tool_calls": [WC]},
         {"role": "executor", "content": "6 entries."},
     ]
+
+
+def test_with_no_direct_kinds_round_0_is_planned_by_the_model(tmp_path: Path) -> None:
+    config = NO_ASK.model_copy(update={"direct_kinds": []})
+    entries = _planned()
     result, bodies = _run(tmp_path, entries, QUESTION, config)
     assert result.status == "success"
     assert len(_calls(bodies, "planner")) == 1
@@ -122,15 +127,7 @@ def test_a_log_from_before_direct_kinds_reruns_with_its_planned_first_round(
     model: ``--rerun`` takes it as none, so the logged Planner call is served again rather
     than replaced by today's direct first plan (which asks for no such call and stops)."""
     config = NO_ASK.model_copy(update={"direct_kinds": []})
-    entries = [
-        _perceive("question", "number"),
-        {
-            "role": "planner",
-            "content": {"subtasks": [{"instruction": "Count the lines of inventory/bins.txt"}]},
-        },
-        {"role": "executor", "tool_calls": [WC]},
-        {"role": "executor", "content": "6 entries."},
-    ]
+    entries = _planned()
     _workspace(tmp_path)
     _, store = run_verified(tmp_path, entries, QUESTION, config, operator=lambda request: True)
     (request,) = [e for e in all_events(store) if isinstance(e.body, TaskRequest)]
