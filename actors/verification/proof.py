@@ -182,10 +182,11 @@ def _backers(
             continue
         if number:
             wanted = Decimal(number[0].replace(",", ""))
-            exact, _ = derivable(outputs, terms)
             printed = _printed(outputs)
             derived = listing or not printed  # a listing, or a list of names: count it
-            backed = wanted in printed or (derived and wanted in exact and wanted != 0)
+            backed = wanted in printed or (
+                derived and wanted != 0 and wanted in derivable(outputs, terms)[0]
+            )
         else:  # a name: what the call returned, or the path it read
             backed = traced(value, [*outputs, *read_sources([call])])
         if backed:

@@ -23,19 +23,12 @@ from artoo.actors.verification.proof import (
 )
 from artoo.schemas import Check, Criterion, FileEffect, SubTaskOutcome, ToolCall, Verdict
 
+from .proof_helpers import criterion as _criterion
+from .proof_helpers import read_call as _read
+from .proof_helpers import settle as _settle
+from .proof_helpers import shell_call as _shell
+
 _Q = "What is the total of the amount column in data/sales.csv?"
-
-
-def _shell(command: str, stdout: str, *, exit_code: int = 0, stderr: str = "") -> ToolCall:
-    return ToolCall(
-        tool="shell",
-        args={"command": command},
-        ok=exit_code == 0,
-        exit_code=exit_code,
-        output_preview=f"exit code: {exit_code}\n--- stdout ---\n{stdout}",
-        stdout=stdout,
-        stderr=stderr or None,
-    )
 
 
 def _wrote(command: str, path: str) -> ToolCall:
@@ -49,10 +42,6 @@ def _wrote(command: str, path: str) -> ToolCall:
         sandboxed=True,
         effects=(FileEffect(path=path, change="created"),),
     )
-
-
-def _read(path: str, text: str) -> ToolCall:
-    return ToolCall(tool="read_file", args={"path": path}, target=path, output_preview=text)
 
 
 def _proof(output: str, calls: list[ToolCall], verdicts: list[Verdict] | None = None) -> str | None:
@@ -166,37 +155,6 @@ def test_a_count_read_two_ways_is_two_derivations() -> None:
     request = "How many lines of notes/todo.txt mention TODO?"
     assert derivations("4", [grep, read], request) == 2
     assert derivations("4", [grep, read]) == 1  # without the request's word: grep's alone
-
-
-def _settle(
-    request: str,
-    kind: str,
-    output: str,
-    calls: list[ToolCall],
-    criteria: dict[str, Criterion] | None = None,
-) -> str | None:
-    """``established`` for one outcome of ``calls`` whose criteria and request all passed."""
-    criteria = criteria or {}
-    verdicts = [Verdict(criterion_id=c, passed=True) for c in (*criteria, "request")]
-    return established(
-        request=request,
-        kind=kind,
-        criteria=criteria,
-        task_verdicts=verdicts,
-        outcomes=[SubTaskOutcome(subtask_id="s", output=output, tool_calls=calls)],
-        output=output,
-    )
-
-
-def _criterion(kind: str, path: str, value: str | bool | None = None) -> dict[str, Criterion]:
-    return {
-        "t1": Criterion(
-            id="t1",
-            text="checked",
-            mode="verifiable",
-            check=Check(kind=kind, path=path, value=value),
-        )
-    }
 
 
 def test_a_change_no_check_read_back_is_only_the_models_word() -> None:

@@ -11,61 +11,16 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from artoo.actors.verification.proof import derivations, established, needs_second_derivation
-from artoo.schemas import Check, Criterion, SubTaskOutcome, ToolCall, Verdict
+from artoo.actors.verification.proof import derivations, needs_second_derivation
+from artoo.schemas import Criterion, ToolCall, Verdict
+
+from .proof_helpers import criterion as _criterion
+from .proof_helpers import read_call as _read
+from .proof_helpers import settle as _settle
+from .proof_helpers import shell_call as _shell
 
 CRATES = "item,kg\nbolts,12\nnuts,30\nwashers,8\nhinges,17\n"
 TOTAL = "What is the total kg in yard/crates.csv?"  # 12 + 30 + 8 + 17 = 67
-
-
-def _in(conversation: int) -> dict[str, int]:
-    """``ToolCall.conversation`` when not the first (the field is new: a call of the first
-    conversation is built as before it)."""
-    return {"conversation": conversation} if conversation else {}
-
-
-def _shell(command: str, stdout: str, *, conversation: int = 0, **more: object) -> ToolCall:
-    return ToolCall(
-        tool="shell",
-        args={"command": command, **more},
-        ok=True,
-        exit_code=0,
-        output_preview=f"exit code: 0\n--- stdout ---\n{stdout}",
-        stdout=stdout,
-        **_in(conversation),
-    )
-
-
-def _read(path: str, text: str, *, conversation: int = 0, **more: object) -> ToolCall:
-    return ToolCall(
-        tool="read_file",
-        args={"path": path, **more},
-        target=path,
-        output_preview=text,
-        **_in(conversation),
-    )
-
-
-def _settle(
-    request: str,
-    kind: str,
-    output: str,
-    calls: list[ToolCall],
-    criteria: dict[str, Criterion] | None = None,
-    asked: str = "",
-) -> str | None:
-    """``established`` for one outcome of ``calls`` whose criteria and request all passed
-    (``asked``: the value its first conversation stated and was asked to derive again)."""
-    criteria = criteria or {}
-    verdicts = [Verdict(criterion_id=c, passed=True) for c in (*criteria, "request")]
-    return established(
-        request=request,
-        kind=kind,
-        criteria=criteria,
-        task_verdicts=verdicts,
-        outcomes=[SubTaskOutcome(subtask_id="s", output=output, tool_calls=calls, asked=asked)],
-        output=output,
-    )
 
 
 # --------------------------------------------------------------------------- (a) listings
@@ -159,8 +114,7 @@ BOTH = "count the WARN lines in logs/build.log and write the count to logs/warn_
 
 
 def _counted(path: str = "logs/build.log") -> dict[str, Criterion]:
-    check = Check(kind="count_matches", path=path, value="lines containing WARN")
-    return {"t1": Criterion(id="t1", text="the count", mode="verifiable", check=check)}
+    return _criterion("count_matches", path, "lines containing WARN")
 
 
 def test_an_unsure_request_that_never_touched_the_file_it_names_is_not_proven() -> None:
@@ -254,15 +208,10 @@ def test_a_plain_count_ties_only_a_request_that_counts_its_unit() -> None:
     of the lines holding a text the check names still ties (the check says what it
     counts)."""
     guests = "how many guests in party/list.csv are vegetarian?"
-    lines = _criterion_count("party/list.csv", "lines")
+    lines = _criterion("count_matches", "party/list.csv", "lines")
     wc = _shell("wc -l party/list.csv", "7 party/list.csv\n")
     assert _settle(guests, "question", "7", [wc], lines) == "model"
-    holding = _criterion_count("party/list.csv", "lines containing veg")
+    holding = _criterion("count_matches", "party/list.csv", "lines containing veg")
     assert _settle(guests, "question", "3", [wc], holding) == "code"
     rows = "how many rows does party/list.csv have?"
     assert _settle(rows, "question", "7", [wc], lines) == "code"
-
-
-def _criterion_count(path: str, value: str) -> dict[str, Criterion]:
-    check = Check(kind="count_matches", path=path, value=value)
-    return {"t1": Criterion(id="t1", text="the count", mode="verifiable", check=check)}
