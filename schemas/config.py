@@ -321,8 +321,16 @@ class Config(BaseModel):
     corroborate: bool = Field(
         True,
         description="an answer to a question that one tool call alone backs is derived once "
-        "more, by a different call, before its subtask ends (one of its retries; at most once "
-        "a subtask): without it such an answer ends success, never accept",
+        "more, by a different call, before its subtask ends (at most once a subtask; not a "
+        "retry: see corroborate_after_last_retry): without it such an answer ends success, "
+        "never accept",
+    )
+    corroborate_after_last_retry: bool = Field(
+        True,
+        description="the second derivation (corroborate) is asked for after any attempt "
+        "that passed, the last one max_retries allows too: one attempt more than the "
+        "retries; off, it is one of the retries, and an answer right only on the last "
+        "attempt ends success (a log from before this field replays with it off)",
     )
     direct_kinds: list[Literal["question", "change", "creation"]] = Field(
         ["question", "change", "creation"],

@@ -10,11 +10,15 @@ Responsibilities:
     answer one tool call alone backs, where the proof would need two
     (``proof.needs_second_derivation``), is not given on yet: a CorrectionSignal with
     ``corroborate`` set asks the Executor to derive the value once more with a different
-    command or tool (``Config.corroborate``; one of the retries, once per subtask). The
-    answer that comes back is judged as usual if it passes; if it does not, the subtask
-    ends at once on the earlier answer that passed (:func:`corroboration_fallback`:
-    matched, with every verdict and call of the subtask) — asking for more proof never
-    turns a passing answer into a failed subtask — unless it holds a Law 1 denial.
+    command or tool (``Config.corroborate``; once per subtask). That ask is no retry (it
+    corrects nothing): it follows the last attempt ``max_retries`` allows too, so a
+    subtask runs at most ``max_retries`` + 2 attempts (:func:`may_corroborate`;
+    ``Config.corroborate_after_last_retry`` off, or a log from before it: only with a
+    retry left). The answer that comes back is judged as usual if it passes; if it does
+    not, the subtask ends at once on the earlier answer that passed
+    (:func:`corroboration_fallback`: matched, with every verdict and call of the subtask)
+    — asking for more proof never turns a passing answer into a failed subtask — unless
+    it holds a Law 1 denial.
 
 Input contract:
     SubTask and ExecutionResult, both addressed ``to`` this pair; TaskSpec (the request
@@ -67,6 +71,7 @@ from artoo.actors.verification.ladder import (
 )
 from artoo.actors.verification.proof import Corroboration, needs_second_derivation
 from artoo.schemas import (
+    Config,
     ConfirmationDecision,
     ConfirmationRequest,
     CorrectionSignal,
@@ -88,10 +93,22 @@ __all__ = [
     "IMPLICIT_CRITERION",
     "AgentValidator",
     "corroboration_fallback",
+    "may_corroborate",
     "second_derivation_ask",
 ]
 
 IMPLICIT_CRITERION = Criterion(id="done", text="the subtask completed without error")
+
+
+def may_corroborate(config: Config, attempt: int) -> bool:
+    """Whether a second derivation may be asked for after attempt ``attempt`` passed (pure;
+    once per subtask is the caller's to keep): ``Config.corroborate`` on and — the ask is
+    no retry — after any attempt, the last ``max_retries`` allows too; with
+    ``Config.corroborate_after_last_retry`` off (a log from before it reads so) only with
+    a retry left, as one of the retries."""
+    return config.corroborate and (
+        config.corroborate_after_last_retry or attempt <= config.max_retries
+    )
 
 
 def second_derivation_ask(
@@ -260,7 +277,8 @@ class AgentValidator(Role):
         final = bool(denied) or result.stop == "model_error"  # retrying cannot help
         fclass = majority_class(verdicts)
         retry = result.attempt <= self.ctx.config.max_retries and not final
-        ask = self._corroboration(sub, criteria, verdicts, result) if passed and retry else None
+        # the ask is no retry: it needs none left (may_corroborate)
+        ask = self._corroboration(sub, criteria, verdicts, result) if passed and not final else None
         if ask is not None or (not passed and retry):
             if ask is not None:  # passed, on one call's word: derive it once more
                 sub.asked = (result, verdicts)
@@ -306,8 +324,8 @@ class AgentValidator(Role):
         self, sub: _Sub, criteria: list[Criterion], verdicts: list[Verdict], result: ExecutionResult
     ) -> Corroboration | None:
         """The second derivation to ask for after an attempt that passed, or None: not
-        asked before in the subtask and switched on (``Config.corroborate``)."""
-        if sub.asked is not None or not self.ctx.config.corroborate:
+        asked before in the subtask, and allowed (:func:`may_corroborate`)."""
+        if sub.asked is not None or not may_corroborate(self.ctx.config, result.attempt):
             return None
         return second_derivation_ask(
             request=self.requests.get(sub.task_id, ""),

@@ -90,8 +90,10 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
     rerun's store is scratch), else — a log from before that field — ``Config()`` with
     the effector pairs and the confirmation timeout the log (``envelopes``, else the task's
     own) shows. A log from before ``Config.corroborate`` ran without it (off); one from
-    before ``Config.direct_kinds`` planned every first round with the model (none). The
-    one place every replay reader takes a task's Config from."""
+    before ``Config.corroborate_after_last_retry`` asked for a second derivation only
+    with a retry left (off); one from before ``Config.direct_kinds`` planned every first
+    round with the model (none). The one place every replay reader takes a task's Config
+    from."""
     request = next((e.body for e in task.envelopes if isinstance(e.body, TaskRequest)), None)
     if request is None or not request.config:
         return _inferred_config(task.envelopes if envelopes is None else list(envelopes))
@@ -99,6 +101,8 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
     update: dict[str, Any] = {"durability": "none"}
     if "corroborate" not in request.config:
         update["corroborate"] = False
+    if "corroborate_after_last_retry" not in request.config:
+        update["corroborate_after_last_retry"] = False
     if "direct_kinds" not in request.config:
         update["direct_kinds"] = []
     return logged.model_copy(update=update)
@@ -110,6 +114,7 @@ def _inferred_config(envelopes: list[Envelope]) -> Config:
     update: dict[str, Any] = {
         "durability": "none",
         "corroborate": False,
+        "corroborate_after_last_retry": False,
         "direct_kinds": [],
     }
     if indexes:

@@ -32,7 +32,8 @@ What is recomputed (the checks, by name in :attr:`VerifyReport.checked`):
     derivation (a CorrectionSignal with ``corroborate``) or to give the outcome on: the
     value asked about, recomputed with ``proof.needs_second_derivation`` from the
     attempt's logged verdicts, the subtask's calls so far and the TaskSpec, under the
-    task's ``Config.corroborate`` and ``max_retries``, at most once per subtask.
+    task's ``Config.corroborate``, ``corroborate_after_last_retry`` and ``max_retries``
+    (``agent_validator.may_corroborate``), at most once per subtask.
 ``corroborate_fallback``
     Each Agent-Validator decision on the attempt that followed such an ask: given on as
     usual when it passed or holds a Law 1 denial, else the SubTaskOutcome of the earlier
@@ -379,7 +380,11 @@ class _Task:
     def _corroboration(self, env: Envelope, result: ExecutionResult, sub: SubTask | None) -> None:
         """The Agent-Validator's choice, after an attempt that passed, between asking for
         a second derivation and giving the outcome on (``proof.needs_second_derivation``)."""
-        from artoo.actors.roles.agent_validator import IMPLICIT_CRITERION, second_derivation_ask
+        from artoo.actors.roles.agent_validator import (
+            IMPLICIT_CRITERION,
+            may_corroborate,
+            second_derivation_ask,
+        )
 
         answer = self._judged(env)
         if sub is None or answer is None:
@@ -390,12 +395,7 @@ class _Task:
             return  # a retry after a failure
         if isinstance(body, SubTaskOutcome) and body.status != "matched":
             return
-        cfg = self.config
-        could = (
-            cfg.corroborate
-            and result.attempt <= cfg.max_retries
-            and sub.subtask_id not in self.asked
-        )
+        could = may_corroborate(self.config, result.attempt) and sub.subtask_id not in self.asked
         if not could and not asked:
             return
         spec = self.spec

@@ -274,3 +274,117 @@ def test_verify_finds_a_fallback_that_does_not_hold(tmp_path: Path) -> None:
     )
     report = verify(tmp_path / "store")
     assert [(m.kind, m.field) for m in report.mismatches] == [("SubTaskOutcome", "output")]
+
+
+# ---- the right answer comes on the last attempt: the ask needs no retry left
+def _right_on_the_last_attempt(*calls: dict[str, Any], answer: str | None = None) -> list[Any]:
+    """Attempts 1..``max_retries`` (2) state 12 with no tool call (ungrounded: each retried); the
+    last the retries allow counts the lines with one call (7, right); then the fresh
+    conversation makes ``calls`` (one a turn) and, with ``answer``, answers."""
+    perceiver, *executor = _entries((WC, "7 lines."))
+    unbacked = [{"role": "executor", "content": "12 lines."} for _ in range(CONFIG.max_retries)]
+    tail: list[Any] = [{"role": "executor", "tool_calls": [call]} for call in calls]
+    if answer is not None:
+        tail.append({"role": "executor", "content": answer})
+    return [perceiver, *unbacked, *executor, *tail]
+
+
+def test_a_pass_on_the_last_attempt_is_still_asked_about_and_accepted(tmp_path: Path) -> None:
+    """The real run's shape: two unbacked answers rejected, the third reads the file and
+    is right. The ask for a second derivation is no retry: it follows the last attempt
+    too, and a different call that agrees makes the task accept."""
+    result, events = _run(tmp_path, _right_on_the_last_attempt(GREP, answer="7 lines."))
+    assert result.status == "accept" and result.established == "code"
+    assert result.output == "7 lines."
+    signals = _signals(events)
+    assert [(s.attempt, s.corroborate) for s in signals] == [(1, ""), (2, ""), (3, "7")]
+    results = [e.body for e in events if isinstance(e.body, ExecutionResult)]
+    assert [r.attempt for r in results] == [1, 2, 3, 4]
+    assert [c.conversation for c in results[3].tool_calls] == [1]  # a fresh conversation
+    (outcome,) = [e.body for e in events if isinstance(e.body, SubTaskOutcome)]
+    assert outcome.status == "matched" and outcome.attempts == 4
+    report = verify(tmp_path / "store")
+    assert report.checked["corroborate"] == 1
+    assert rerun(tmp_path / "store").ok
+
+
+@pytest.mark.parametrize(
+    ("answer", "output"),
+    [("4 lines.", "4 lines."), (None, "7 lines.")],
+    ids=["it-answers-4", "it-hits-the-turn-cap"],
+)
+def test_a_pass_on_the_last_attempt_asked_about_and_disagreed_with_ends_success(
+    tmp_path: Path, answer: str | None, output: str
+) -> None:
+    """The fresh conversation counts another thing (4): answered, its own one-call answer
+    is given on; cut off at the turn cap, the last attempt's 7 holds (the fallback). Neither
+    is accept, neither is retried (no retry was left, nor is one ever after the ask)."""
+    if answer is None:  # two turns, both counting TODOs: the turn cap
+        config, entries = CONFIG.model_copy(update={"max_turns": 2}), (TODO, TODO)
+    else:
+        config, entries = CONFIG, (TODO,)
+    result, events = _run(
+        tmp_path, _right_on_the_last_attempt(*entries, answer=answer), config=config
+    )
+    assert (result.status, result.established) == ("success", "model")
+    assert result.output == output and result.replans == 0
+    assert [s.corroborate for s in _signals(events)] == ["", "", "7"]
+    (outcome,) = [e.body for e in events if isinstance(e.body, SubTaskOutcome)]
+    assert outcome.status == "matched" and outcome.attempts == 4
+    assert [v.attempt for v in outcome.verdicts] == [4 if answer else 3]
+    if answer is None:
+        assert verify(tmp_path / "store").checked["corroborate_fallback"] == 1
+
+
+def test_switched_to_the_old_rule_a_pass_on_the_last_attempt_is_not_asked_about(
+    tmp_path: Path,
+) -> None:
+    """``corroborate_after_last_retry`` off: the ask is one of the retries, none is left
+    after the last attempt, and its one-call answer ends success."""
+    config = CONFIG.model_copy(update={"corroborate_after_last_retry": False})
+    result, events = _run(tmp_path, _right_on_the_last_attempt(), config=config)
+    assert (result.status, result.established) == ("success", "model")
+    assert [s.corroborate for s in _signals(events)] == ["", ""]
+    (outcome,) = [e.body for e in events if isinstance(e.body, SubTaskOutcome)]
+    assert outcome.status == "matched" and outcome.attempts == 3
+
+
+def test_a_log_from_before_the_last_attempt_ask_replays_by_the_old_rule(tmp_path: Path) -> None:
+    """A TaskRequest whose logged Config has no ``corroborate_after_last_retry`` ran when
+    the ask was one of the retries: ``--verify`` and ``--rerun`` take it as off, so the
+    last attempt's one-call answer it gave on is no mismatch."""
+    config = CONFIG.model_copy(update={"corroborate_after_last_retry": False})
+    _run(tmp_path, _right_on_the_last_attempt(), config=config)
+    events = all_events(tmp_path / "store")
+    (request,) = [e for e in events if isinstance(e.body, TaskRequest)]
+    older = {k: v for k, v in request.body.config.items() if k != "corroborate_after_last_retry"}
+    rewrite_event(
+        tmp_path / "store",
+        msgspec.structs.replace(request, body=msgspec.structs.replace(request.body, config=older)),
+    )
+    report = verify(tmp_path / "store")
+    assert report.ok, [str(m) for m in report.mismatches]
+    assert report.checked["corroborate"] == 0  # no ask could follow the last attempt then
+    reran = rerun(tmp_path / "store")
+    assert not reran.unanswered, reran.unanswered  # no ask made: no attempt the log lacks
+    # a field added since the log was written shows at its TaskRequest (a known limit)
+    assert reran.divergence is not None and reran.divergence.kind == "TaskRequest"
+    assert "corroborate_after_last_retry" in str(reran.divergence)
+    (row,) = reran.reran
+    assert (row["status"], row["path"]) == (row["recorded_status"], row["recorded_path"])
+
+
+def test_verify_finds_an_ask_the_last_attempt_should_have_made(tmp_path: Path) -> None:
+    """Under the new rule, the old rule's outcome (no ask after the last attempt) is a
+    mismatch: ``--verify`` recomputes the ask with no retry left."""
+    config = CONFIG.model_copy(update={"corroborate_after_last_retry": False})
+    _run(tmp_path, _right_on_the_last_attempt(), config=config)
+    events = all_events(tmp_path / "store")
+    (request,) = [e for e in events if isinstance(e.body, TaskRequest)]
+    newer = {**request.body.config, "corroborate_after_last_retry": True}
+    rewrite_event(
+        tmp_path / "store",
+        msgspec.structs.replace(request, body=msgspec.structs.replace(request.body, config=newer)),
+    )
+    report = verify(tmp_path / "store")
+    assert [(m.kind, m.field) for m in report.mismatches] == [("SubTaskOutcome", "corroborate")]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from artoo.actors.roles.agent_validator import AgentValidator
+from artoo.actors.roles.agent_validator import AgentValidator, may_corroborate
 from artoo.schemas import (
     Check,
     Config,
@@ -192,11 +192,15 @@ def test_an_answer_one_call_backs_is_asked_about_once_then_given_on() -> None:
     assert outcome.body.tool_calls == [WC, WC]
 
 
-def test_no_second_derivation_without_a_value_a_retry_left_or_the_switch() -> None:
+def test_no_second_derivation_without_a_value_or_the_switch() -> None:
     cases = [
         (Config(max_retries=1), _result(1, "Done.", tool_calls=[WC])),  # states nothing
-        (Config(max_retries=0), _result(1, "7 lines.", tool_calls=[WC])),  # no retry left
         (Config(max_retries=1, corroborate=False), _result(1, "7 lines.", tool_calls=[WC])),
+        # the old rule (a log from before the switch): the ask was one of the retries
+        (
+            Config(max_retries=0, corroborate_after_last_retry=False),
+            _result(1, "7 lines.", tool_calls=[WC]),
+        ),
     ]
     for config, result in cases:
         with RoleHarness(AgentValidator, instance="pair-0", config=config) as h:
@@ -206,6 +210,37 @@ def test_no_second_derivation_without_a_value_a_retry_left_or_the_switch() -> No
             (outcome,) = h.wait_for(SubTaskOutcome)
             assert h.published(CorrectionSignal) == [], result.output
         assert outcome.body.status == "matched" and outcome.body.attempts == 1
+
+
+def test_the_ask_needs_no_retry_left() -> None:
+    """``max_retries=0``: the one attempt passed on one call's word, and a second
+    derivation is still asked for (the ask corrects nothing); the attempt after it is
+    judged as ever — given on when it passes, the earlier answer when it fails — and never
+    retried, though it is one beyond the retries."""
+    for second, output in [
+        (_result(2, "7 lines.", tool_calls=[WC]), "7 lines."),
+        (_result(2, "8 lines.", tool_calls=[WC]), "7 lines."),  # ungrounded: the fallback
+    ]:
+        with RoleHarness(AgentValidator, instance="pair-0", config=Config(max_retries=0)) as h:
+            h.send(LINES)
+            h.send(COUNT, to="pair-0")
+            h.send(_result(1, "7 lines.", tool_calls=[WC]), to="pair-0")
+            (signal,) = h.wait_for(CorrectionSignal)
+            assert signal.body.corroborate == "7" and signal.body.failure_class is None
+            h.send(second, to="pair-0")
+            (outcome,) = h.wait_for(SubTaskOutcome)
+            assert len(h.published(CorrectionSignal)) == 1, second.output
+        body = outcome.body
+        assert (body.status, body.attempts, body.output) == ("matched", 2, output)
+        assert body.asked == "7" and body.tool_calls == [WC, WC]
+
+
+def test_may_corroborate_is_the_switch_and_not_the_retries() -> None:
+    assert may_corroborate(Config(max_retries=0), 1)
+    assert may_corroborate(Config(max_retries=2), 3)
+    assert not may_corroborate(Config(corroborate=False), 1)
+    old = Config(max_retries=2, corroborate_after_last_retry=False)
+    assert [may_corroborate(old, a) for a in (1, 2, 3)] == [True, True, False]
 
 
 def test_after_an_ask_an_attempt_that_fails_gives_on_the_answer_that_passed() -> None:
