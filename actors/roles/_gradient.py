@@ -370,11 +370,13 @@ class TaskGradient:
         new_id: Callable[[], str] = new_id,
         request: str = "",
         kind: str = "",
+        shape: str = "",
         redact: Callable[[str], str] = str,
     ) -> None:
         self.task_id = task_id
         self.request = request  # the user's text (TaskSpec.text): what the proof reads
         self.kind = kind  # TaskSpec.kind ("" in older logs: no proof is computed)
+        self.shape = shape  # TaskSpec.shape: a name question's answer states its names
         self.slug = slug
         self.redact = redact
         self.family: str | None = None
@@ -460,6 +462,7 @@ class TaskGradient:
             task_verdicts=message.task_verdicts,
             outcomes=message.outcomes,
             output=message.merged_output,
+            shape=self.shape,
         )
         if state == "accept" and proof == "model":  # a model's word is not proof (Law 0)
             state = "success"

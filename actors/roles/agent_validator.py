@@ -120,10 +120,12 @@ def second_derivation_ask(
     verdicts: Sequence[Verdict],
     calls: Sequence[ToolCall],
     output: str,
+    shape: str = "",
 ) -> Corroboration | None:
     """:func:`~artoo.actors.verification.proof.needs_second_derivation` for an attempt
     judged on the subtask's ``criteria`` (pure): the task's criteria that are not the
-    subtask's (``task_criteria``, from the TaskSpec) are the ones judged later."""
+    subtask's (``task_criteria``, from the TaskSpec) are the ones judged later; ``kind``
+    and ``shape`` are the TaskSpec's."""
     own = {c.id for c in criteria}
     return needs_second_derivation(
         request=request,
@@ -133,6 +135,7 @@ def second_derivation_ask(
         calls=calls,
         output=output,
         pending=[c for c in task_criteria if c.id not in own],
+        shape=shape,
     )
 
 
@@ -201,6 +204,7 @@ class AgentValidator(Role):
         self.subs: dict[str, _Sub] = {}
         self.requests: dict[str, str] = {}
         self.kinds: dict[str, str] = {}  # TaskSpec.kind: the Perceiver's reading
+        self.shapes: dict[str, str] = {}  # TaskSpec.shape: what an answer must state
         self.task_criteria: dict[str, list[Criterion]] = {}  # TaskSpec.criteria
 
     def active_tasks(self) -> list[str]:
@@ -211,12 +215,14 @@ class AgentValidator(Role):
             del self.subs[sid]
         self.requests.pop(task_id, None)
         self.kinds.pop(task_id, None)
+        self.shapes.pop(task_id, None)
         self.task_criteria.pop(task_id, None)
 
     @handles(TaskSpec)
     def on_task_spec(self, env: Envelope) -> None:
         self.requests[env.task_id or ""] = env.body.text
         self.kinds[env.task_id or ""] = env.body.kind
+        self.shapes[env.task_id or ""] = env.body.shape
         self.task_criteria[env.task_id or ""] = list(env.body.criteria)
 
     @handles(SubTask)
@@ -335,6 +341,7 @@ class AgentValidator(Role):
             verdicts=verdicts,
             calls=sub.calls,
             output=result.output,
+            shape=self.shapes.get(sub.task_id, ""),
         )
 
     # ------------------------------------------------------------------ the ladder

@@ -216,6 +216,7 @@ class TaskBook:
                 new_id=new_id,
                 request=body.text,
                 kind=body.kind,
+                shape=body.shape,
                 redact=_redactor(),
             )
         elif isinstance(body, MemoryRecall):

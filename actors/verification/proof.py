@@ -17,10 +17,19 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
   workspace, such a task is ``model``;
 - an answer to a question (:attr:`.request.Duties.answers`) needs either a
   **code-computed** check tied to its value (below) or **two independent derivations**:
-  every value it states (numbers and code-like values) backed by a tool call that
-  worked, and one of them by two different calls — a second, different command or tool
-  agreeing with the first; one command's word (an ``awk`` summing a column that does
-  not exist prints ``0``) is not enough;
+  every value it states (numbers and code-like values; a name question's names, below)
+  backed by a tool call that worked, and one of them by two different calls — a second,
+  different command or tool agreeing with the first; one command's word (an ``awk``
+  summing a column that does not exist prints ``0``) is not enough;
+- an answer to a question that asks for a name (the duties' shape ``name``: which …,
+  the name of …; the model's reading, ``TaskSpec.shape``, where code sees none) states
+  its names too (:func:`.request.named_values`: a capitalised word inside a sentence, a
+  word in markdown emphasis; none the request holds, no stop word), each backed as a
+  code-like value is — its words in what a call returned or the path it read: a name no
+  tool printed is never backed, and one read off a file counts twice only when a fresh
+  conversation states it again. "What is the name of the class in src/shapes.py that has
+  a radius?" answered "… is Circle." once stated no value the proof could see: nothing
+  was asked, and it ended ``success`` however right;
 - a number is backed by a result that prints it (standing alone); a count or sum code
   derives from a result (its lines, the lines holding a word of the request, a column's
   sum) backs it only when that result is a listing (more than three lines: a file, a
@@ -94,7 +103,7 @@ from ._guards import _counts_unit
 from ._paths import mentions
 from .checks import reads_workspace
 from .grounding import derivable, read_sources, stated_numbers, tool_outputs
-from .request import code_values, duties, request_paths, traced
+from .request import code_values, duties, named_values, request_paths, traced
 
 __all__ = [
     "ESTABLISHED_TEXT",
@@ -251,11 +260,14 @@ def established(
     task_verdicts: Sequence[Verdict],
     outcomes: Iterable[SubTaskOutcome],
     output: str,
+    shape: str = "",
 ) -> Established | None:
     """How a round's answer was established (pure; the rule is the module's): ``none``
     when some verdict failed or none passed, ``model`` when some of it rests on a model,
     on one tool call or on a check copied from the request, ``code`` otherwise. None for
-    a task read without a kind (a log from before ``TaskSpec.kind``)."""
+    a task read without a kind (a log from before ``TaskSpec.kind``). ``shape`` is the
+    value an answer must state as the model read it (``TaskSpec.shape``; code's reading
+    wins, :func:`.request.duties`): a name question's answer states its names too."""
     if not kind:
         return None
     outcomes = list(outcomes)
@@ -270,7 +282,8 @@ def established(
     calls = [c for o in outcomes for c in o.tool_calls]
     demand = _demand(request, kind, checks, calls)
     asked = [o.asked for o in outcomes if o.asked]
-    if demand is None or (demand and not _backed(output, calls, request, asked)):
+    named = _named(request, kind, shape)
+    if demand is None or (demand and not _backed(output, calls, request, asked, named)):
         return "model"
     return "human" if any(v.signal == "human" for v in verdicts) else "code"
 
@@ -377,11 +390,13 @@ def needs_second_derivation(
     calls: Sequence[ToolCall],
     output: str,
     pending: Iterable[Criterion] = (),
+    shape: str = "",
 ) -> Corroboration | None:
     """The value a second, different tool call should derive before an attempt's answer
     is given on, or None (pure; the rule is the module's). ``verdicts`` are the attempt's
     (decided on ``criteria``), ``calls`` every call of its subtask so far, ``output`` its
-    answer; ``pending`` the criteria judged later (the task's): each counted as passing —
+    answer; ``shape`` the model's reading of what it must state (as :func:`established`);
+    ``pending`` the criteria judged later (the task's): each counted as passing —
     were one to fail, no derivation would make the task accepted — and one with no check
     (a model will judge it) asks nothing.
 
@@ -391,8 +406,8 @@ def needs_second_derivation(
     values (a question, or an unsure request that changed nothing, with no ``count_matches``
     tied to a how-many request and no check reading back a change); the answer states
     values (the request's own aside), each backed by a tool call that worked, none by two
-    different calls. The value is the first stated (numbers first); the call, the first
-    that backs it."""
+    different calls. The value is the first stated (numbers first, then code-like values,
+    then a name question's names); the call, the first that backs it."""
     if not kind or not verdicts or not all(v.passed for v in verdicts):
         return None
     if any(v.signal == "llm" for v in verdicts):
@@ -403,7 +418,7 @@ def needs_second_derivation(
     checks = [*_checks(criteria, verdicts), *(c.check for c in later if c.check is not None)]
     if _demand(request, kind, checks, calls) is not True:
         return None
-    values = _values(output, request)
+    values = _values(output, request, _named(request, kind, shape))
     backers = [_backers(v, calls, request) for v in values]
     if not values or min(map(len, backers)) < 1 or max(map(len, backers)) >= 2:
         return None
@@ -436,18 +451,32 @@ def _touches(path: str, changed: frozenset[str]) -> bool:
 
 
 def _backed(
-    output: str, calls: Sequence[ToolCall], request: str, asked: Sequence[str] = ()
+    output: str,
+    calls: Sequence[ToolCall],
+    request: str,
+    asked: Sequence[str] = (),
+    named: bool = False,
 ) -> bool:
     """True when the answer states values the request does not hold and each is backed
     by a tool call that worked, one of them by two different calls (pure)."""
-    values = _values(output, request)
+    values = _values(output, request, named)
     backing = [derivations(v, calls, request, asked) for v in values]
     return bool(values) and min(backing) >= 1 and max(backing) >= 2
 
 
-def _values(output: str, request: str) -> list[str]:
+def _named(request: str, kind: str, shape: str) -> bool:
+    """Whether the request asks for a name (pure): its duties' shape, code's reading of
+    the request first, the model's (``shape``) where code sees none."""
+    return duties(request, kind, shape).shape == "name"
+
+
+def _values(output: str, request: str, named: bool = False) -> list[str]:
     """The values an answer states that the request does not hold: numbers, then
-    code-like values (pure)."""
+    code-like values, then — when the request asks for a name (``named``) — the names
+    it states (:func:`.request.named_values`), each not already stated (pure)."""
     values = [*stated_numbers(output, request), *code_values(output, request)]
+    if named:
+        stated = {_norm_value(v) for v in values}
+        values += [n for n in named_values(output, request) if _norm_value(n) not in stated]
     asked = set(_WORD.findall(request))
     return [v for v in values if not set(_WORD.findall(v)) <= asked]

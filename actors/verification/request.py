@@ -36,6 +36,7 @@ __all__ = [
     "code_values",
     "content_words",
     "duties",
+    "named_values",
     "request_tag",
     "traced",
 ]
@@ -218,6 +219,12 @@ _LIST_MARKER = re.compile(r"^[ \t]*(?:[-*][ \t]+)?\d+[.)][ \t]", re.MULTILINE)
 _FIGURE = re.compile(r"-?\d+(?:,\d{3})*(?:\.\d+)?")
 """A figure alone (``800``, ``1,300``, ``12.5``) — not a dotted numeral like ``2.3.1``."""
 _PROPER = re.compile(r"(?<=[^\s.!?:]\s)[A-Z][\w-]+")  # a capitalised word inside a sentence
+_EMPHASIS = re.compile(
+    r"\*\*([^*\n]+)\*\*|__([^_\n]+)__|(?<![*\w])\*([^*\s](?:[^*\n]*[^*\s])?)\*(?![*\w])"
+)
+"""Markdown emphasis: ``**drill**``, ``__drill__``, ``*drill*`` (not ``a * b * c``)."""
+_CODE_SPAN = re.compile(r"`[^`\n]*`")
+_NAME_WORD = re.compile(r"[A-Za-z_]\w*(?:-\w+)*")
 
 
 def _process_sentence(sentence: str) -> bool:
@@ -230,6 +237,28 @@ def code_values(answer: str, request: str) -> list[str]:
     number) — that ``request`` does not already hold (pure):
     what generalised grounding traces to the tool results."""
     return _unasked(_CODEISH.finditer(answer), request)
+
+
+def named_values(answer: str, request: str) -> list[str]:
+    """The names ``answer`` states, for a question that asks for a name (pure, in order,
+    each once): the capitalised words inside a sentence (not a sentence's first word:
+    "… is Circle."), then the words in markdown emphasis (``**drill**``, ``__drill__``,
+    ``*drill*``; not in a code span, not a label such as ``**Answer:**``) — none the
+    request already holds, none a stop word. A plain name is no code-like value
+    (:func:`code_values`); to the proof it is one only where a name is asked for."""
+    found = [m.group() for m in _PROPER.finditer(answer)]
+    prose = _CODE_SPAN.sub(" ", answer)
+    for m in _EMPHASIS.finditer(prose):
+        text = next(g for g in m.groups() if g is not None)
+        if not (text.rstrip().endswith(":") or prose[m.end() : m.end() + 1] == ":"):
+            found += _NAME_WORD.findall(text)  # not a label (**Answer:**, **Answer**:)
+    asked = set(_TOKEN.findall(request))
+    names = []
+    for name in dict.fromkeys(found):
+        tokens = set(_TOKEN.findall(name))
+        if len(name) > 1 and name.lower() not in _STOPWORDS and tokens and not tokens <= asked:
+            names.append(name)
+    return names
 
 
 def _new_values(answer: str, request: str, outputs: Sequence[str] = ()) -> list[str]:

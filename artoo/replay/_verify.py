@@ -407,6 +407,7 @@ class _Task:
             verdicts=body.verdicts,
             calls=self.sub_calls.get(sub.subtask_id, []),
             output=result.output,
+            shape=spec.shape if spec is not None else "",
         )
         recomputed = ask.value if ask is not None and could else ""
         self.report.checked["corroborate"] += 1

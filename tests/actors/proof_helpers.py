@@ -59,9 +59,11 @@ def settle(
     calls: list[ToolCall],
     criteria: dict[str, Criterion] | None = None,
     asked: str = "",
+    shape: str = "",
 ) -> str | None:
     """``established`` for one outcome of ``calls`` whose criteria and request all passed
-    (``asked``: the value its first conversation stated and was asked to derive again)."""
+    (``asked``: the value its first conversation stated and was asked to derive again;
+    ``shape``: the value an answer must state, as the model read it)."""
     criteria = criteria or {}
     verdicts = [Verdict(criterion_id=c, passed=True) for c in (*criteria, "request")]
     return established(
@@ -71,4 +73,5 @@ def settle(
         task_verdicts=verdicts,
         outcomes=[SubTaskOutcome(subtask_id="s", output=output, tool_calls=calls, asked=asked)],
         output=output,
+        shape=shape,
     )
