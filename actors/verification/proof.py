@@ -29,7 +29,9 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
   tool printed is never backed, and one read off a file counts twice only when a fresh
   conversation states it again. "What is the name of the class in src/shapes.py that has
   a radius?" answered "… is Circle." once stated no value the proof could see: nothing
-  was asked, and it ended ``success`` however right;
+  was asked, and it ended ``success`` however right. The value two calls back must then
+  be a name (when the answer states one): "**drill**, priced at 89" with its price
+  printed twice and its name read once proves the price, not the item asked for;
 - a number is backed by a result that prints it (standing alone); a count or sum code
   derives from a result (its lines, the lines holding a word of the request, a column's
   sum) backs it only when that result is a listing (more than three lines: a file, a
@@ -135,6 +137,8 @@ _WORD = re.compile(r"[A-Za-z0-9_]+")
 _HOW_MANY = re.compile(r"\bhow\s+many\b|\bnumber\s+of\b|\bcount\b", re.I)
 """A request that asks to count (not a total or an amount: a sum is no count)."""
 _TERM = re.compile(r"[A-Za-z_][\w-]{1,}")
+_FIGURE = re.compile(r"-?\d+(?:,\d{3})*(?:\.\d+)?")
+"""A figure alone (``89``, ``4,250``, ``89.00``): no name (a version ``2.3.1`` is one)."""
 
 
 def copied_from_request(check: Check, request: str) -> bool:
@@ -406,8 +410,9 @@ def needs_second_derivation(
     values (a question, or an unsure request that changed nothing, with no ``count_matches``
     tied to a how-many request and no check reading back a change); the answer states
     values (the request's own aside), each backed by a tool call that worked, none by two
-    different calls. The value is the first stated (numbers first, then code-like values,
-    then a name question's names); the call, the first that backs it."""
+    different calls (for a name question that states a name: no name by two). The value
+    is the first stated (numbers first, then code-like values; for a name question
+    code-like values, its names, then numbers); the call, the first that backs it."""
     if not kind or not verdicts or not all(v.passed for v in verdicts):
         return None
     if any(v.signal == "llm" for v in verdicts):
@@ -418,9 +423,12 @@ def needs_second_derivation(
     checks = [*_checks(criteria, verdicts), *(c.check for c in later if c.check is not None)]
     if _demand(request, kind, checks, calls) is not True:
         return None
-    values = _values(output, request, _named(request, kind, shape))
+    named = _named(request, kind, shape)
+    values = _values(output, request, named)
     backers = [_backers(v, calls, request) for v in values]
-    if not values or min(map(len, backers)) < 1 or max(map(len, backers)) >= 2:
+    if not values or min(map(len, backers)) < 1:
+        return None
+    if max(len(b) for v, b in zip(values, backers, strict=True) if _primary(v, values, named)) >= 2:
         return None
     return Corroboration(value=values[0], call=backers[0][0])
 
@@ -461,7 +469,18 @@ def _backed(
     by a tool call that worked, one of them by two different calls (pure)."""
     values = _values(output, request, named)
     backing = [derivations(v, calls, request, asked) for v in values]
-    return bool(values) and min(backing) >= 1 and max(backing) >= 2
+    if not values or min(backing) < 1:
+        return False
+    return max(n for v, n in zip(values, backing, strict=True) if _primary(v, values, named)) >= 2
+
+
+def _primary(value: str, values: Sequence[str], named: bool) -> bool:
+    """Whether ``value`` may be the one two derivations back (pure): any value, but for a
+    name question that states a name, only a name — "**drill**, priced at 89" read twice
+    for its 89 and once for its name proves the price, not the name asked for."""
+    if not named or all(_FIGURE.fullmatch(v.strip()) for v in values):
+        return True
+    return not _FIGURE.fullmatch(value.strip())
 
 
 def _named(request: str, kind: str, shape: str) -> bool:
@@ -471,12 +490,14 @@ def _named(request: str, kind: str, shape: str) -> bool:
 
 
 def _values(output: str, request: str, named: bool = False) -> list[str]:
-    """The values an answer states that the request does not hold: numbers, then
-    code-like values, then — when the request asks for a name (``named``) — the names
-    it states (:func:`.request.named_values`), each not already stated (pure)."""
+    """The values an answer states that the request does not hold (pure): numbers, then
+    code-like values; when the request asks for a name (``named``), code-like values,
+    then the names it states (:func:`.request.named_values`, each not already stated),
+    then numbers — the name is what a second derivation is asked about."""
     values = [*stated_numbers(output, request), *code_values(output, request)]
-    if named:
+    if named:  # the names first: they are what is asked, and what a second derivation reads
         stated = {_norm_value(v) for v in values}
-        values += [n for n in named_values(output, request) if _norm_value(n) not in stated]
+        names = [n for n in named_values(output, request) if _norm_value(n) not in stated]
+        values = [*code_values(output, request), *names, *stated_numbers(output, request)]
     asked = set(_WORD.findall(request))
     return [v for v in values if not set(_WORD.findall(v)) <= asked]

@@ -131,17 +131,35 @@ def test_a_name_no_tool_printed_is_never_backed() -> None:
 
 
 def test_a_bold_name_beside_its_price() -> None:
-    """``**drill**, priced at 89``: both are values (the number first, the one asked
-    about). A fresh reading that agrees on 89 proves the answer only when its name was
-    read too: an item the tools never printed is not backed."""
+    """``**drill**, priced at 89``: both are values, the name first — it is what is asked,
+    and what the second derivation is asked about. A fresh reading that agrees on the
+    name proves the answer; one that agrees only on the price does not (a listing read
+    again for 89 once backed the price twice and the name once: the name asked for
+    would have rested on one reading), nor does an item the tools never printed."""
     first = _read("data/inventory.csv", INVENTORY)
     again = _read("data/inventory.csv", INVENTORY, conversation=1)
     assert _settle(PRICIEST, "question", DRILL, [first]) == "model"
     asked = _ask(PRICIEST, DRILL, [first])
-    assert isinstance(asked, Corroboration) and asked.value == "89"
-    assert _settle(PRICIEST, "question", DRILL, [first, again], asked="89") == "code"
+    assert isinstance(asked, Corroboration) and asked.value == "drill"
+    assert _settle(PRICIEST, "question", DRILL, [first, again], asked="drill") == "code"
+    assert _settle(PRICIEST, "question", DRILL, [first, again], asked="89") == "model"
     mallet = DRILL.replace("drill", "mallet")
-    assert _settle(PRICIEST, "question", mallet, [first, again], asked="89") == "model"
+    assert _settle(PRICIEST, "question", mallet, [first, again], asked="mallet") == "model"
+
+
+def test_a_price_printed_twice_does_not_prove_the_name_beside_it() -> None:
+    """Two different commands print 89 (the price is backed twice), one listing shows
+    drill: for a question that asks which item, the name rests on one reading — not
+    proven, and the second derivation is asked about the name."""
+    first = _read("data/inventory.csv", INVENTORY)
+    prices = _shell("sort -t, -k4 -n data/inventory.csv | tail -1 | cut -d, -f4", "89\n")
+    maximum = _shell("awk -F, 'NR>1 && $4>m {m=$4} END {print m}' data/inventory.csv", "89\n")
+    assert _settle(PRICIEST, "question", DRILL, [first, prices, maximum]) == "model"
+    asked = _ask(PRICIEST, DRILL, [first, prices, maximum])
+    assert isinstance(asked, Corroboration) and asked.value == "drill"
+    # a question that asks how much is proven by the two prices alone
+    howmuch = "how much does the most expensive item in data/inventory.csv cost?"
+    assert _settle(howmuch, "question", DRILL, [first, prices, maximum]) == "code"
 
 
 def test_a_capitalised_word_is_a_value_only_in_an_answer_to_a_name_question() -> None:
@@ -188,7 +206,7 @@ _ESTABLISHED = (  # a name question, an answer established by code, and its call
             _read("data/inventory.csv", INVENTORY),
             _read("data/inventory.csv", INVENTORY, conversation=1),
         ],
-        "89",
+        "drill",
     ),
 )
 _PRINTED = set(re.findall(r"\w+", SHAPES + INVENTORY + "src/shapes.py data/inventory.csv"))
