@@ -90,7 +90,8 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
     rerun's store is scratch), else — a log from before that field — ``Config()`` with
     the effector pairs and the confirmation timeout the log (``envelopes``, else the task's
     own) shows. A log from before ``Config.corroborate`` ran without it (off); one from
-    before ``Config.direct_kinds`` planned every first round with the model (none). The
+    before ``Config.direct_kinds`` planned every first round with the model (none); one
+    from before ``Config.request_consent`` asked the operator of every Law 1 action (off). The
     one place every replay reader takes a task's Config from."""
     request = next((e.body for e in task.envelopes if isinstance(e.body, TaskRequest)), None)
     if request is None or not request.config:
@@ -101,6 +102,8 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
         update["corroborate"] = False
     if "direct_kinds" not in request.config:
         update["direct_kinds"] = []
+    if "request_consent" not in request.config:
+        update["request_consent"] = False
     return logged.model_copy(update=update)
 
 
@@ -111,6 +114,7 @@ def _inferred_config(envelopes: list[Envelope]) -> Config:
         "durability": "none",
         "corroborate": False,
         "direct_kinds": [],
+        "request_consent": False,
     }
     if indexes:
         update["max_parallel"] = max(indexes) + 1
