@@ -14,8 +14,10 @@ from typing import Any
 import msgspec
 import pytest
 
-from artoo.replay import read_store, rerun
+from artoo.replay import read_store, rerun, timeline
 from artoo.replay._read import task_config
+from artoo.report import audit_report
+from artoo.report._model import AuditDocument
 from artoo.schemas import (
     Config,
     ConfirmationDecision,
@@ -178,6 +180,47 @@ def test_with_request_consent_off_the_named_file_is_denied_as_before(tmp_path: P
         "no operator attached",
     )
     assert result.law1_denied
+    _reruns_the_same(store)
+
+
+def test_the_operator_answers_only_what_the_request_does_not_consent_to(tmp_path: Path) -> None:
+    """One call the request consents to, one it does not: the operator is asked only of the
+    second; the timeline says who approved; a rerun gives the operator's recorded answer to
+    the second (not the request's approval of the first)."""
+    ws = _workspace(tmp_path)
+    (ws / "b.txt").write_text("beta\n")
+    todo = (ws / "notes" / "todo.txt").read_text()
+    entries = [
+        _perceive("change"),
+        *_executor(_write("notes/todo.txt", todo + TODO), _write("b.txt", "beta\nmore\n")),
+    ]
+    asked: list[str | None] = []
+
+    def operator(request: ConfirmationRequest) -> bool:
+        asked.append(request.target)
+        return False
+
+    result, store = run_verified(tmp_path, entries, APPEND, NO_ASK, operator=operator)
+    bodies = [e.body for e in all_events(store)]
+    assert asked == ["b.txt"]
+    assert [(d.approved, d.by) for d in _decisions(bodies)] == [
+        (True, "request"),
+        (False, "operator"),
+    ]
+    assert (ws / "notes" / "todo.txt").read_text().endswith(TODO)
+    assert (ws / "b.txt").read_text() == "beta\n"
+    (told,) = timeline(store, result.task_id)
+    lines = [e.text for e in told.entries]
+    assert any(
+        line.startswith("confirmation APPROVED by the request: the request names notes/todo.txt")
+        for line in lines
+    ), lines
+    (task,) = msgspec.json.decode(audit_report(store, fmt="json"), type=AuditDocument).tasks
+    said = [(s.kind, s.text) for s in task.timeline if s.kind in ("confirmed", "denied")]
+    assert said == [
+        ("confirmed", "the request: the request names notes/todo.txt as what it changes"),
+        ("denied", "operator"),
+    ]
     _reruns_the_same(store)
 
 
