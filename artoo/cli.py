@@ -69,7 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["deny", "ask"],
         default="deny",
         help="Law 1 confirmations: deny every irreversible action (default), or ask on this "
-        "terminal, showing exactly which files would be deleted or changed",
+        "terminal, showing exactly which files would be deleted or changed; a change to "
+        "exactly the files the request names is approved by the request (request_consent)",
     )
     shown = run.add_mutually_exclusive_group()
     shown.add_argument("--json", action="store_true", help="print the FinalResult as JSON only")
@@ -264,8 +265,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="talk to the Queen: submit tasks, watch them, answer the operator inbox",
         description="An interactive session on a store: free text submits a task (progress "
         "is printed live); /status, /tasks, /inbox, /approve ID, /deny ID, /continue ID, "
-        "/cancel TASK, /audit, /memory, /help, /quit. Confirmations and escalation tickets "
-        "wait in the inbox (a confirmation is denied at its timeout). Line editing and "
+        "/cancel TASK, /audit, /memory, /help, /quit. Confirmations (but those the request "
+        "consents to) and escalation tickets wait in the inbox (a confirmation is denied at "
+        "its timeout). Line editing and "
         "history (<store>/repl_history) by prompt_toolkit.",
     )
     repl.add_argument("store", nargs="?", default="./.artoo", help="the store directory")

@@ -113,8 +113,16 @@ def run_scenario(
     """Run one scenario on ``store`` and read what happened back from its log."""
     script = _data_dir() / "scenarios" / scenario.script
     # the scenarios show the paper's cascade over planned rounds: round 0 is planned by the
-    # (scripted) model too, not the request itself as a question's first round is by default
-    config = Config(durability="batch", max_parallel=2, confirmation_timeout_s=5.0, direct_kinds=[])
+    # (scripted) model too, not the request itself as a question's first round is by default;
+    # scenario 4 shows a Law 1 denial with no operator: its request names the file it
+    # deletes, which the request's own consent (on by default) would approve
+    config = Config(
+        durability="batch",
+        max_parallel=2,
+        confirmation_timeout_s=5.0,
+        direct_kinds=[],
+        request_consent=False,
+    )
     with System.open(store, model=f"scripted:{script}", workspace=workspace, config=config) as s:
         handle = s.submit(scenario.text)
         result = handle.result(timeout)

@@ -351,6 +351,12 @@ class Config(BaseModel):
         "provider's limit); bounds a small model that runs on",
     )
     confirmation_timeout_s: float = Field(60.0, gt=0, description="Law 1 wait before denial")
+    request_consent: bool = Field(
+        True,
+        description="a Law 1 confirmation whose every effect changes a file the user's request "
+        "names as what it changes (a change or creation, no question; a deletion only when it "
+        "asks to remove) is approved by the request itself, without asking the operator",
+    )
     question_timeout_s: float = Field(
         300.0, gt=0, description="how long a task waits for the user's answer to a question"
     )

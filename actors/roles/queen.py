@@ -8,6 +8,17 @@ Responsibilities:
     then it waits for ``System.answer``. An unanswered request is denied at its timeout
     (clock time, checked on the timer tick). Exactly one decision per request.
 
+    The request's own consent (``Config.request_consent``, on by default): the user's
+    request is the operator's own words. A Law 1 request (gate ``law1``) whose every
+    observed effect changes a file the task's request names as what it changes is approved
+    at once, ``by="request"``, with the reason from
+    :func:`~artoo.actors.verification._consent.request_consent` — the request read as a
+    change or creation, no question; each effect a plain change (modified, replaced,
+    deleted; no hazard) of a path it names exactly; a deletion only when it asks to
+    remove. The Queen keeps each task's request text and kind from its TaskSpec for this.
+    Anything else goes to the operator as above. A resumed task's logged decision still
+    comes first.
+
     Take the Judge's EscalationTickets (Hive: the Queen subscribes to tickets on the bus):
 
     - a ticket milder than ``Config.queen.relay_at`` (default ``high``) is acknowledged
@@ -38,19 +49,23 @@ Responsibilities:
     ``ticket_id`` naming the ticket a cancel answered).
 
 Input contract:
-    UserRequest, ConfirmationRequest, EscalationTicket, UserQuestion, CancelRequest,
-    FinalResult (the
-    task's pending requests are denied, its tickets leave the inbox), timer ticks; from
-    the System: :class:`InboxQuery` and :class:`OperatorAnswer`.
+    UserRequest, TaskSpec (the request's text and kind, kept for its consent),
+    ConfirmationRequest, EscalationTicket, UserQuestion, CancelRequest, FinalResult (the
+    task's pending requests are denied, its tickets leave the inbox, its TaskSpec is
+    forgotten), timer ticks; from the System: :class:`InboxQuery` and
+    :class:`OperatorAnswer`.
 
 Output contract:
     TaskRequest, ConfirmationDecision, TicketResolved, QuestionAnswered, TaskCancelled.
 
 Constraints:
     Does NOT plan, execute or judge work; does NOT end tasks (the GGS publishes every
-    FinalResult); does NOT approve anything by itself — silence is a denial; cancels by
-    itself only what the configured policy names. Decides from structured fields
-    (severity, action, ids), never by reading text.
+    FinalResult); approves by itself only one thing — a Law 1 request the user's own
+    request consents to (``Config.request_consent``, above); anything else is the
+    operator's, and silence is a denial; cancels by itself only what the configured
+    policy names. Decides from structured fields (severity, action, gate, effects, ids);
+    the one text it reads is the user's request, for its consent, by the pure
+    :func:`~artoo.actors.verification._consent.request_consent`.
 """
 
 from __future__ import annotations
@@ -60,6 +75,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from artoo.actors.runtime.role import Equipment, Operator, Role, TicketOperator, handles
+from artoo.actors.verification._consent import request_consent
 from artoo.schemas import (
     CancelRequest,
     ConfirmationDecision,
@@ -71,6 +87,7 @@ from artoo.schemas import (
     QuestionAnswered,
     TaskCancelled,
     TaskRequest,
+    TaskSpec,
     TicketResolved,
     UserQuestion,
     UserRequest,
@@ -182,6 +199,7 @@ class Queen(Role):
         EscalationTicket,
         CancelRequest,
         UserQuestion,
+        TaskSpec,
     )
     # the Judge judges a hop behind the bus: a ticket may land after its task's end, and
     # whether it is acknowledged must not depend on that race (a rerun repeats it)
@@ -194,6 +212,8 @@ class Queen(Role):
         self.pending: dict[str, _Pending] = {}
         self.tickets: dict[str, _Ticket] = {}
         self.questions: dict[str, _Pending] = {}
+        self.specs: dict[str, tuple[str, str]] = {}
+        """task id -> its request's (text, kind), from its TaskSpec: what it consents to."""
 
     # ------------------------------------------------------------------ tasks
     @handles(UserRequest)
@@ -212,6 +232,13 @@ class Queen(Role):
             ),
         )
 
+    @handles(TaskSpec)
+    def on_task_spec(self, env: Envelope) -> None:
+        body: TaskSpec = env.body
+        if env.task_id:
+            with self._lock:
+                self.specs[env.task_id] = (body.text, body.kind)
+
     @handles(CancelRequest)
     def on_cancel_request(self, env: Envelope) -> None:
         body: CancelRequest = env.body
@@ -222,6 +249,7 @@ class Queen(Role):
     def on_final_result(self, env: Envelope) -> None:
         result: FinalResult = env.body
         with self._lock:
+            self.specs.pop(result.task_id, None)
             ended = [p.env for p in self.pending.values() if p.env.task_id == result.task_id]
             for ticket_id in [
                 t for t, v in self.tickets.items() if v.env.task_id == result.task_id
@@ -245,6 +273,11 @@ class Queen(Role):
             with self._lock:
                 self._publish_decision(env, logged.approved, logged.reason, logged.by)
             return
+        consent = self._consent(env)
+        if consent is not None:  # the user's request already said yes to exactly this
+            with self._lock:
+                self._publish_decision(env, True, consent, "request")
+            return
         operator = self.ctx.operator
         if operator is None and not self.ctx.hold_confirmations:
             with self._lock:
@@ -261,6 +294,21 @@ class Queen(Role):
             self._decide(env, approved, why)
 
         self.background("operator", _ask)
+
+    def _consent(self, env: Envelope) -> str | None:
+        """Why the task's own request consents to the Law 1 request ``env``
+        (:func:`~artoo.actors.verification._consent.request_consent`), or None: another
+        gate, ``Config.request_consent`` off, or the task's TaskSpec not seen. The Config is
+        the System's, the one its TaskRequest logs (a rerun runs under the logged one)."""
+        body: ConfirmationRequest = env.body
+        if body.gate not in ("law1", "") or not self.ctx.config.request_consent:
+            return None
+        with self._lock:
+            spec = self.specs.get(env.task_id) if env.task_id else None
+        if spec is None:
+            return None
+        text, kind = spec
+        return request_consent(text, kind, body.effects)
 
     def on_tick(self, now: float) -> None:
         with self._lock:

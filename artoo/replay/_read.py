@@ -92,8 +92,9 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
     own) shows. A log from before ``Config.corroborate`` ran without it (off); one from
     before ``Config.corroborate_after_last_retry`` asked for a second derivation only
     with a retry left (off); one from before ``Config.direct_kinds`` planned every first
-    round with the model (none). The one place every replay reader takes a task's Config
-    from."""
+    round with the model (none); one from before ``Config.request_consent`` asked the
+    operator of every Law 1 action (off). The one place every replay reader takes a
+    task's Config from."""
     request = next((e.body for e in task.envelopes if isinstance(e.body, TaskRequest)), None)
     if request is None or not request.config:
         return _inferred_config(task.envelopes if envelopes is None else list(envelopes))
@@ -105,6 +106,8 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
         update["corroborate_after_last_retry"] = False
     if "direct_kinds" not in request.config:
         update["direct_kinds"] = []
+    if "request_consent" not in request.config:
+        update["request_consent"] = False
     return logged.model_copy(update=update)
 
 
@@ -116,6 +119,7 @@ def _inferred_config(envelopes: list[Envelope]) -> Config:
         "corroborate": False,
         "corroborate_after_last_retry": False,
         "direct_kinds": [],
+        "request_consent": False,
     }
     if indexes:
         update["max_parallel"] = max(indexes) + 1

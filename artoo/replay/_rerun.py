@@ -251,10 +251,16 @@ def _run_task(
         served._follow(ts)
         return None
 
-    decisions = [e.body for e in task.envelopes if isinstance(e.body, ConfirmationDecision)]
+    # the operator's answers; the Queen decides its own again (a timeout, no operator, the
+    # task's end, the request's own consent: ``by`` queen or request)
+    decisions = [
+        e.body
+        for e in task.envelopes
+        if isinstance(e.body, ConfirmationDecision) and e.body.by not in ("queen", "request")
+    ]
     operator = None
-    if any(d.by != "queen" for d in decisions):
-        answers = deque(d.approved for d in decisions if d.by != "queen")
+    if decisions:
+        answers = deque(d.approved for d in decisions)
 
         def operator(_request: ConfirmationRequest) -> bool:
             return answers.popleft() if answers else False

@@ -327,7 +327,8 @@ def _describe(env: Envelope) -> tuple[str, list[str]]:
         )
     if isinstance(b, ConfirmationDecision):
         verdict = "APPROVED" if b.approved else "DENIED"
-        return f"confirmation {verdict} by {b.by}" + (f": {b.reason}" if b.reason else ""), []
+        who = "the request" if b.by == "request" else b.by
+        return f"confirmation {verdict} by {who}" + (f": {b.reason}" if b.reason else ""), []
     if isinstance(b, PlanRejected):
         return f"plan rejected (round {b.round})", list(b.violations)
     if isinstance(b, StepFailed):

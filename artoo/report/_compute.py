@@ -355,7 +355,8 @@ def _take(acc: _Acc, env: Envelope) -> None:
                     line=f"denied by {body.by}: {_short(body.reason, 120) or 'no reason given'}",
                 )
             )
-        _step(task, env, "confirmed" if body.approved else "denied", body.by, None)
+        who = f"the request: {_short(body.reason, 140)}" if body.by == "request" else body.by
+        _step(task, env, "confirmed" if body.approved else "denied", who, None)
     elif isinstance(body, TicketResolved):
         # the Judge's task_ended closes what nobody answered; it does not hide an answer
         if acc.tickets.get(body.ticket_id) == "open" or (

@@ -50,7 +50,9 @@ def test_a_law1_denial_never_ends_accept_and_the_output_says_what_was_not_done(
         # the model's false claim: the deletion was denied, the file is there
         {"role": "executor", "times": 0, "content": "I deleted notes/todo.txt."},
     ]
-    result, _ = _run(tmp_path, entries, "delete notes/todo.txt")
+    # the request names what it deletes: with its own consent on it would be approved
+    asks = CONFIG.model_copy(update={"request_consent": False})
+    result, _ = _run(tmp_path, entries, "delete notes/todo.txt", asks)
     assert (tmp_path / "workspace" / "notes" / "todo.txt").exists()
     assert result.law1_denied
     assert result.status not in ("accept", "success")

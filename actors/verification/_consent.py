@@ -1,0 +1,80 @@
+"""The request's own consent to a Law 1 action (pure): the user's request is the operator's
+own words, so when it names a path as what it changes, the operator has already said yes
+to changing that path.
+
+The Queen asks :func:`request_consent` before it relays a Law 1 ConfirmationRequest to the
+operator (``Config.request_consent``); a reason approves the request at once
+(``ConfirmationDecision.by = "request"``), None leaves it to the operator as before. Every
+rule fails closed: anything the request does not plainly ask for is None.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Sequence
+
+from artoo.schemas import FileEffect
+
+from .request import duties, request_paths
+
+__all__ = ["CONSENTED_CHANGES", "asks_removal", "request_consent"]
+
+CONSENTED_CHANGES: frozenset[str] = frozenset({"modified", "replaced", "deleted"})
+"""The changes a request can consent to: changing or removing a file's data (a
+``metadata`` change — mode, owner, times — is never what a request names)."""
+
+_REMOVE = re.compile(r"\b(?:delete|remove|erase|rm|discard)\b|\bget\s+rid\s+of\b", re.I)
+
+
+def asks_removal(text: str) -> bool:
+    """Whether ``text`` asks to remove something: one of delete, remove, erase, rm, get
+    rid of, discard, as a whole word, in any case (pure)."""
+    return _REMOVE.search(text) is not None
+
+
+def _normal(path: str) -> str | None:
+    """``path`` as a workspace-relative POSIX path (``./a//b`` → ``a/b``), or None when it
+    is not one (empty, absolute, or leading out of the workspace)."""
+    if not path or path.startswith("/"):
+        return None
+    norm = posixpath.normpath(path)
+    if norm in (".", "..") or norm.startswith("../"):
+        return None
+    return norm
+
+
+def request_consent(text: str, kind: str, effects: Sequence[FileEffect]) -> str | None:
+    """Why the request ``text`` (read as ``kind``, ``TaskSpec.kind``) already consents to
+    every one of ``effects``, in one line; None when it does not (pure).
+
+    It consents only when all of these hold:
+
+    - the request asks for a change: its :func:`~.request.duties` write files and are
+      sure (the model read a change or a creation and code sees no question);
+    - there are effects (a decision the parser made, with no observed effects, is never
+      consented), and each is a ``modified``, ``replaced`` or ``deleted`` file with no
+      ``hazard``, on a path the request names (:func:`~.request.request_paths`, exactly,
+      both normalised);
+    - a ``deleted`` effect: the request also asks to remove something
+      (:func:`asks_removal`) — "append to notes/todo.txt" does not consent to deleting it.
+    """
+    if not effects:
+        return None
+    reading = duties(text, kind)
+    if not reading.writes or reading.unsure:
+        return None
+    named = {p for p in map(_normal, request_paths(text)) if p is not None}
+    removal = asks_removal(text)
+    paths: list[str] = []
+    for effect in effects:
+        path = _normal(effect.path)
+        if path is None or path not in named:
+            return None
+        if effect.hazard is not None or effect.change not in CONSENTED_CHANGES:
+            return None
+        if effect.change == "deleted" and not removal:
+            return None
+        if path not in paths:
+            paths.append(path)
+    return f"the request names {', '.join(paths)} as what it changes"

@@ -1,0 +1,251 @@
+"""End to end: the request's own consent (``Config.request_consent``). With no operator
+attached, a Law 1 action on exactly the file the user's request names as what it changes
+is approved by the request (``ConfirmationDecision.by = "request"``) and applied; a
+question, an effect on another file, and the setting turned off are denied as before.
+Each store passes ``replay --verify`` and reruns with zero divergence."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from artoo.replay import read_store, rerun, timeline
+from artoo.replay._read import task_config
+from artoo.report import audit_report
+from artoo.report._model import AuditDocument
+from artoo.schemas import (
+    Config,
+    ConfirmationDecision,
+    ConfirmationRequest,
+    ExecutionResult,
+    FinalResult,
+    TaskRequest,
+    ToolCall,
+)
+
+from .helpers import CONFIG, DATA, all_events, rewrite_event, run_verified
+
+NO_ASK = CONFIG.model_copy(update={"corroborate": False})
+SANDBOXED = NO_ASK.model_copy(
+    update={"tools": NO_ASK.tools.model_copy(update={"sandbox": "required"})}
+)
+APPEND = "append the line 'TODO: call Bob' to notes/todo.txt"
+TODO = "TODO: call Bob"
+
+
+def _perceive(kind: str, answer: str = "") -> dict[str, Any]:
+    return {
+        "role": "perceiver",
+        "content": {"intent": "the notes", "kind": kind, "answer": answer, "criteria": []},
+    }
+
+
+def _executor(*calls: dict[str, Any], said: str = "Done.") -> list[dict[str, Any]]:
+    return [
+        {"role": "executor", "tool_calls": list(calls)},
+        {"role": "executor", "times": 0, "content": said},
+    ]
+
+
+def _write(path: str, content: str) -> dict[str, Any]:
+    return {"name": "write_file", "arguments": {"path": path, "content": content}}
+
+
+def _shell(command: str) -> dict[str, Any]:
+    return {"name": "shell", "arguments": {"command": command}}
+
+
+def _run(
+    tmp: Path, entries: list[dict[str, Any]], text: str, config: Config = NO_ASK
+) -> tuple[FinalResult, list[Any], Path]:
+    """Run ``text`` with no operator attached; the result, the logged bodies, the store."""
+    result, store = run_verified(tmp, entries, text, config, operator=None)
+    return result, [e.body for e in all_events(store)], store
+
+
+def _decisions(bodies: list[Any]) -> list[ConfirmationDecision]:
+    return [b for b in bodies if isinstance(b, ConfirmationDecision)]
+
+
+def _calls(bodies: list[Any]) -> list[ToolCall]:
+    return [c for b in bodies if isinstance(b, ExecutionResult) for c in b.tool_calls]
+
+
+def _reruns_the_same(store: Path) -> None:
+    report = rerun(store)
+    assert report.ok, str(report.divergence)
+    assert not report.unanswered, report.unanswered
+
+
+def _append_entries(tmp: Path) -> list[dict[str, Any]]:
+    todo = tmp / "workspace" / "notes" / "todo.txt"
+    return [_perceive("change"), *_executor(_write("notes/todo.txt", todo.read_text() + TODO))]
+
+
+def _workspace(tmp: Path) -> Path:
+    """The demo workspace, with a notes/meeting.txt."""
+    ws = tmp / "workspace"
+    shutil.copytree(DATA / "workspace", ws)
+    (ws / "notes" / "meeting.txt").write_text("monday: budget\n")
+    return ws
+
+
+def test_a_change_to_the_file_the_request_names_is_approved_by_the_request(
+    tmp_path: Path,
+) -> None:
+    ws = _workspace(tmp_path)
+    result, bodies, store = _run(tmp_path, _append_entries(tmp_path), APPEND)
+    assert (ws / "notes" / "todo.txt").read_text().endswith(TODO)  # applied
+    (request,) = [b for b in bodies if isinstance(b, ConfirmationRequest)]
+    assert request.gate == "law1" and request.target == "notes/todo.txt"
+    (decision,) = _decisions(bodies)
+    assert (decision.approved, decision.by) == (True, "request")
+    assert decision.reason == "the request names notes/todo.txt as what it changes"
+    assert not result.law1_denied and result.status in ("success", "accept")
+    assert not any(c.refusal == "law1_denied" for c in _calls(bodies))
+    _reruns_the_same(store)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the sandbox needs Linux")
+def test_a_removal_the_request_asks_for_runs_in_the_sandbox_and_is_applied(
+    tmp_path: Path,
+) -> None:
+    ws = _workspace(tmp_path)
+    text = "Do remove notes/meeting.txt, it is not needed any more"
+    entries = [_perceive("change"), *_executor(_shell("rm notes/meeting.txt"))]
+    config = SANDBOXED
+    result, bodies, store = _run(tmp_path, entries, text, config)
+    assert not (ws / "notes" / "meeting.txt").exists()
+    (request,) = [b for b in bodies if isinstance(b, ConfirmationRequest)]
+    assert [(e.path, e.change) for e in request.effects] == [("notes/meeting.txt", "deleted")]
+    (decision,) = _decisions(bodies)
+    assert (decision.approved, decision.by) == (True, "request")
+    assert not result.law1_denied
+    _reruns_the_same(store)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the sandbox needs Linux")
+def test_a_question_whose_executor_removes_the_file_it_names_is_still_denied(
+    tmp_path: Path,
+) -> None:
+    ws = _workspace(tmp_path)
+    text = "how many lines are in notes/meeting.txt?"
+    entries = [
+        _perceive("question", "number"),
+        *_executor(_shell("rm notes/meeting.txt"), said="1"),
+    ]
+    config = SANDBOXED
+    _, bodies, store = _run(tmp_path, entries, text, config)
+    assert (ws / "notes" / "meeting.txt").exists()
+    (decision,) = _decisions(bodies)
+    assert (decision.approved, decision.by, decision.reason) == (
+        False,
+        "queen",
+        "no operator attached",
+    )
+    assert _calls(bodies)[0].refusal == "law1_denied"
+    _reruns_the_same(store)
+
+
+def test_an_overwrite_of_a_file_the_request_does_not_name_is_denied(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    (ws / "a.txt").write_text("alpha\n")
+    (ws / "b.txt").write_text("beta\n")
+    text = "append the line 'gamma' to a.txt"
+    entries = [_perceive("change"), *_executor(_write("b.txt", "beta\ngamma\n"))]
+    result, bodies, store = _run(tmp_path, entries, text)
+    assert (ws / "b.txt").read_text() == "beta\n"
+    (decision,) = _decisions(bodies)
+    assert (decision.approved, decision.by) == (False, "queen")
+    assert _calls(bodies)[0].refusal == "law1_denied"
+    assert result.law1_denied
+    _reruns_the_same(store)
+
+
+def test_with_request_consent_off_the_named_file_is_denied_as_before(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    before = (ws / "notes" / "todo.txt").read_text()
+    config = NO_ASK.model_copy(update={"request_consent": False})
+    result, bodies, store = _run(tmp_path, _append_entries(tmp_path), APPEND, config)
+    assert (ws / "notes" / "todo.txt").read_text() == before
+    (decision,) = _decisions(bodies)
+    assert (decision.approved, decision.by, decision.reason) == (
+        False,
+        "queen",
+        "no operator attached",
+    )
+    assert result.law1_denied
+    _reruns_the_same(store)
+
+
+def test_the_operator_answers_only_what_the_request_does_not_consent_to(tmp_path: Path) -> None:
+    """One call the request consents to, one it does not: the operator is asked only of the
+    second; the timeline says who approved; a rerun gives the operator's recorded answer to
+    the second (not the request's approval of the first)."""
+    ws = _workspace(tmp_path)
+    (ws / "b.txt").write_text("beta\n")
+    todo = (ws / "notes" / "todo.txt").read_text()
+    entries = [
+        _perceive("change"),
+        *_executor(_write("notes/todo.txt", todo + TODO), _write("b.txt", "beta\nmore\n")),
+    ]
+    asked: list[str | None] = []
+
+    def operator(request: ConfirmationRequest) -> bool:
+        asked.append(request.target)
+        return False
+
+    result, store = run_verified(tmp_path, entries, APPEND, NO_ASK, operator=operator)
+    bodies = [e.body for e in all_events(store)]
+    assert asked == ["b.txt"]
+    assert [(d.approved, d.by) for d in _decisions(bodies)] == [
+        (True, "request"),
+        (False, "operator"),
+    ]
+    assert (ws / "notes" / "todo.txt").read_text().endswith(TODO)
+    assert (ws / "b.txt").read_text() == "beta\n"
+    (told,) = timeline(store, result.task_id)
+    lines = [e.text for e in told.entries]
+    assert any(
+        line.startswith("confirmation APPROVED by the request: the request names notes/todo.txt")
+        for line in lines
+    ), lines
+    (task,) = msgspec.json.decode(audit_report(store, fmt="json"), type=AuditDocument).tasks
+    said = [(s.kind, s.text) for s in task.timeline if s.kind in ("confirmed", "denied")]
+    assert said == [
+        ("confirmed", "the request: the request names notes/todo.txt as what it changes"),
+        ("denied", "operator"),
+    ]
+    _reruns_the_same(store)
+
+
+def test_a_log_from_before_request_consent_reruns_with_its_operators_rules(
+    tmp_path: Path,
+) -> None:
+    """A TaskRequest whose logged Config has no ``request_consent`` asked the operator of
+    every Law 1 action: ``--rerun`` reads it as off, so the logged denial (no operator) is
+    decided again rather than replaced by today's consent."""
+    _workspace(tmp_path)
+    config = NO_ASK.model_copy(update={"request_consent": False})
+    _, bodies, store = _run(tmp_path, _append_entries(tmp_path), APPEND, config)
+    assert [d.by for d in _decisions(bodies)] == ["queen"]
+    (request,) = [e for e in all_events(store) if isinstance(e.body, TaskRequest)]
+    older = {k: v for k, v in request.body.config.items() if k != "request_consent"}
+    rewrite_event(
+        store,
+        msgspec.structs.replace(request, body=msgspec.structs.replace(request.body, config=older)),
+    )
+    _, (task,) = read_store(store)
+    assert task_config(task).request_consent is False
+    report = rerun(store)
+    assert not report.unanswered, report.unanswered
+    # a field added since the log was written shows at its TaskRequest (a known limit)
+    assert report.divergence is not None and report.divergence.kind == "TaskRequest"
+    assert "request_consent" in str(report.divergence)
+    (row,) = report.reran
+    assert (row["status"], row["path"]) == (row["recorded_status"], row["recorded_path"])
