@@ -58,6 +58,11 @@ def request_consent(text: str, kind: str, effects: Sequence[FileEffect]) -> str 
       both normalised);
     - a ``deleted`` effect: the request also asks to remove something
       (:func:`asks_removal`) — "append to notes/todo.txt" does not consent to deleting it.
+
+    A new path with no hazard (``FileEffect.irreversible`` false: Law 1 never asks of
+    it) needs no consent and is passed over — a command that rewrites the named file and
+    leaves a new scratch file beside it is consented; at least one effect must be
+    consented.
     """
     if not effects:
         return None
@@ -68,6 +73,8 @@ def request_consent(text: str, kind: str, effects: Sequence[FileEffect]) -> str 
     removal = asks_removal(text)
     paths: list[str] = []
     for effect in effects:
+        if not effect.irreversible:
+            continue  # a new path: Law 1 asks nothing of it
         path = _normal(effect.path)
         if path is None or path not in named:
             return None
@@ -77,4 +84,6 @@ def request_consent(text: str, kind: str, effects: Sequence[FileEffect]) -> str 
             return None
         if path not in paths:
             paths.append(path)
+    if not paths:
+        return None
     return f"the request names {', '.join(paths)} as what it changes"

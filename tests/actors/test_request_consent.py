@@ -105,6 +105,19 @@ def test_no_effects_metadata_or_a_hazard_is_never_consented() -> None:
     assert request_consent(APPEND, "change", [created]) is None
 
 
+def test_a_new_scratch_file_beside_a_named_change_needs_no_consent() -> None:
+    """A new path with no hazard is one Law 1 never asks of: passed over, so a command
+    that rewrites the named file and leaves a new file beside it is consented — but a
+    new file alone is nothing to consent to, and a hazard is never consented."""
+    scratch = FileEffect(path="notes/todo.txt.bak", change="created", size_after=10)
+    assert request_consent(APPEND, "change", [_modified("notes/todo.txt"), scratch]) == (
+        "the request names notes/todo.txt as what it changes"
+    )
+    assert request_consent(APPEND, "change", [scratch]) is None
+    hook = FileEffect(path="notes/run.sh", change="created", hazard="executable")
+    assert request_consent(APPEND, "change", [_modified("notes/todo.txt"), hook]) is None
+
+
 def test_the_reason_names_each_path_once() -> None:
     text = "change a.txt and b.txt"
     found = [_modified("a.txt"), _modified("b.txt"), _modified("./a.txt")]
@@ -146,7 +159,8 @@ def test_consent_holds_only_for_named_plain_changes(
     reason = request_consent(text, kind, found)
     if reason is not None:
         assert found and "\n" not in reason
-        for effect in found:
+        assert any(e.irreversible for e in found)
+        for effect in (e for e in found if e.irreversible):
             assert effect.path.removeprefix("./").replace("//", "/") in named
             assert effect.hazard is None and effect.change in ("modified", "replaced", "deleted")
             assert effect.change != "deleted" or asks_removal(text)
@@ -171,7 +185,7 @@ def test_a_question_is_never_consented(text: str, kind: str, found: list[FileEff
 def test_adding_an_effect_never_turns_none_into_consent(
     text: str, kind: str, found: list[FileEffect], extra: FileEffect, at: int
 ) -> None:
-    if request_consent(text, kind, found) is None:
+    if request_consent(text, kind, found) is None and any(e.irreversible for e in found):
         more = [*found[:at], extra, *found[at:]]
         assert request_consent(text, kind, more) is None
 
