@@ -321,9 +321,9 @@ class Config(BaseModel):
     corroborate: bool = Field(
         True,
         description="an answer to a question that one tool call alone backs is derived once "
-        "more, by a different call, before its subtask ends (at most once a subtask; not a "
-        "retry: see corroborate_after_last_retry): without it such an answer ends success, "
-        "never accept",
+        "more, by a different call, before its subtask ends (once a subtask, twice when the "
+        "first ask's answer corrects the value: see corroborate_asks; not a retry: see "
+        "corroborate_after_last_retry): without it such an answer ends success, never accept",
     )
     corroborate_after_last_retry: bool = Field(
         True,
@@ -331,6 +331,16 @@ class Config(BaseModel):
         "that passed, the last one max_retries allows too: one attempt more than the "
         "retries; off, it is one of the retries, and an answer right only on the last "
         "attempt ends success (a log from before this field replays with it off)",
+    )
+    corroborate_asks: int = Field(
+        2,
+        ge=1,
+        le=2,
+        description="how many second derivations (corroborate) one subtask may be asked for: "
+        "a second is asked only when the fresh conversation's answer passed with another "
+        "value than the one asked about (it corrected the first answer, and its value stands "
+        "on one derivation too), in a new fresh conversation; 1, the new value is given on "
+        "as it is (a log from before this field replays with 1)",
     )
     direct_kinds: list[Literal["question", "change", "creation"]] = Field(
         ["question", "change", "creation"],

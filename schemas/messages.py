@@ -459,8 +459,9 @@ class SubTaskOutcome(Message, frozen=True, tag="SubTaskOutcome"):
     failure_class: FailureClass | None = None
     reason: str = ""
     asked: str = ""
-    """The value the subtask's first conversation stated and was asked to derive again in
-    a fresh one (``CorrectionSignal.corroborate``); empty when none was asked."""
+    """The value last asked to be derived again in a fresh conversation
+    (``CorrectionSignal.corroborate``): the first conversation's, or — asked a second
+    time — the other value the first fresh one stated; empty when none was asked."""
 
 
 class ReplanRequest(Message, frozen=True, tag="ReplanRequest"):

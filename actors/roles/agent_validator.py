@@ -10,15 +10,20 @@ Responsibilities:
     answer one tool call alone backs, where the proof would need two
     (``proof.needs_second_derivation``), is not given on yet: a CorrectionSignal with
     ``corroborate`` set asks the Executor to derive the value once more with a different
-    command or tool (``Config.corroborate``; once per subtask). That ask is no retry (it
-    corrects nothing): it follows the last attempt ``max_retries`` allows too, so a
-    subtask runs at most ``max_retries`` + 2 attempts (:func:`may_corroborate`;
-    ``Config.corroborate_after_last_retry`` off, or a log from before it: only with a
-    retry left). The answer that comes back is judged as usual if it passes; if it does
-    not, the subtask ends at once on the earlier answer that passed
-    (:func:`corroboration_fallback`: matched, with every verdict and call of the subtask)
-    — asking for more proof never turns a passing answer into a failed subtask — unless
-    it holds a Law 1 denial.
+    command or tool (``Config.corroborate``), in a fresh conversation. That ask is no
+    retry (it corrects nothing): it follows the last attempt ``max_retries`` allows too
+    (:func:`may_corroborate`; ``Config.corroborate_after_last_retry`` off, or a log from
+    before it: only with a retry left). The answer that comes back is judged as usual if
+    it passes — and when it passes stating another value than the one asked about, on
+    one call's word again (the fresh conversation corrected the first answer: a line
+    count of 5 given as a column's total, then 4250 read off the file), that value is
+    asked about in turn, in another fresh conversation (:func:`may_ask_again`; at most
+    ``Config.corroborate_asks`` asks a subtask, 2; 1 for a log from before it), so a
+    subtask runs at most ``max_retries`` + 1 + ``corroborate_asks`` attempts. If the
+    attempt after an ask does not pass, the subtask ends at once on the answer last asked
+    about (:func:`corroboration_fallback`: matched, with every verdict and call of the
+    subtask) — asking for more proof never turns a passing answer into a failed subtask —
+    unless it holds a Law 1 denial.
 
 Input contract:
     SubTask and ExecutionResult, both addressed ``to`` this pair; TaskSpec (the request
@@ -36,10 +41,12 @@ Constraints:
     (``grounding``: a model's figure is never proof). Does NOT retry a subtask
     whose irreversible action the operator denied, or whose attempt ended on a model
     outage (paper §4c: an infrastructure failure ends the subtask at once). Asks for a
-    second derivation at most once per subtask and assumes nothing of it: the
-    SubTaskOutcome carries every call, and the proof decides whether two different calls
-    agree; does NOT retry the attempt that followed the ask, and does NOT give on the
-    earlier answer after a Law 1 denial (the subtask fails: a denial never ends accept).
+    second derivation at most ``Config.corroborate_asks`` times per subtask — again only
+    about a value other than the one last asked about — and assumes nothing of it: the
+    SubTaskOutcome carries every call and the value last asked about, and the proof
+    decides whether two different calls or readings agree; does NOT retry the attempt
+    that followed an ask, and does NOT give on the earlier answer after a Law 1 denial
+    (the subtask fails: a denial never ends accept).
     Decides from structured fields only (``ToolCall.refusal``, ``ExecutionResult.stop``).
     Does NOT execute tools; does NOT judge the whole task (that is the Meta-Validator's
     scope).
@@ -93,6 +100,7 @@ __all__ = [
     "IMPLICIT_CRITERION",
     "AgentValidator",
     "corroboration_fallback",
+    "may_ask_again",
     "may_corroborate",
     "second_derivation_ask",
 ]
@@ -102,13 +110,32 @@ IMPLICIT_CRITERION = Criterion(id="done", text="the subtask completed without er
 
 def may_corroborate(config: Config, attempt: int) -> bool:
     """Whether a second derivation may be asked for after attempt ``attempt`` passed (pure;
-    once per subtask is the caller's to keep): ``Config.corroborate`` on and — the ask is
+    how many a subtask is :func:`may_ask_again`'s): ``Config.corroborate`` on and — the ask is
     no retry — after any attempt, the last ``max_retries`` allows too; with
     ``Config.corroborate_after_last_retry`` off (a log from before it reads so) only with
     a retry left, as one of the retries."""
     return config.corroborate and (
         config.corroborate_after_last_retry or attempt <= config.max_retries
     )
+
+
+def _asked_value(value: str) -> str:
+    """A value as the proof compares it with the one asked about (pure): quotes, backticks
+    and spacing around it aside — kept consistent with ``proof._norm_value``, which is not
+    exported."""
+    return value.strip().strip("`'\"").strip()
+
+
+def may_ask_again(config: Config, asks: int, asked_value: str, value: str) -> bool:
+    """Whether a second derivation of ``value`` may be asked for in a subtask already asked
+    ``asks`` times, the last about ``asked_value`` (pure; :func:`may_corroborate` aside):
+    always before the first ask; after one, only for a value other than the one asked about
+    (the fresh conversation corrected the answer, and the new value stands on one
+    derivation too) and fewer than ``Config.corroborate_asks`` asks so far. The same value
+    again is the ask answered: the proof decides it."""
+    if asks == 0:
+        return True
+    return asks < config.corroborate_asks and _asked_value(value) != _asked_value(asked_value)
 
 
 def second_derivation_ask(
@@ -150,13 +177,13 @@ def corroboration_fallback(
     value: str = "",
 ) -> SubTaskOutcome | None:
     """The outcome of a subtask asked for a second derivation of the answer of attempt
-    ``asked`` (``asked_verdicts`` all passed) when the attempt that followed (``result``,
-    judged ``verdicts``) did not pass (pure): the earlier answer's — matched, its output
-    and verdicts — with ``history`` (every verdict), ``calls`` (every call of every
-    attempt) and ``result``'s attempt number; the task's proof then decides whether two
-    different calls back its value (``value``: the one asked about). None when ``result``
-    passed (it is given on as usual)
-    or holds a Law 1 denial (the subtask fails as usual: a denial never ends accept)."""
+    ``asked`` (the one asked of last; ``asked_verdicts`` all passed) when the attempt that
+    followed (``result``, judged ``verdicts``) did not pass (pure): the earlier answer's —
+    matched, its output and verdicts — with ``history`` (every verdict), ``calls`` (every
+    call of every attempt) and ``result``'s attempt number; the task's proof then decides
+    whether two different calls back its value (``value``: the one asked about). None
+    when ``result`` passed (it is given on, or asked about again, as usual) or holds a
+    Law 1 denial (the subtask fails as usual: a denial never ends accept)."""
     if all(v.passed for v in verdicts) or any(
         c.refusal == "law1_denied" for c in result.tool_calls
     ):
@@ -181,9 +208,11 @@ class _Sub:
     history: list[Verdict] = field(default_factory=list)
     calls: list[ToolCall] = field(default_factory=list)
     asked: tuple[ExecutionResult, list[Verdict]] | None = None
-    """The attempt a second derivation was asked of (its verdicts all passed)."""
+    """The attempt a second derivation was last asked of (its verdicts all passed)."""
     asked_value: str = ""
     """The value that attempt stated and was asked to derive again."""
+    asks: int = 0
+    """How many second derivations the subtask was asked for (``Config.corroborate_asks``)."""
 
 
 class AgentValidator(Role):
@@ -289,6 +318,7 @@ class AgentValidator(Role):
             if ask is not None:  # passed, on one call's word: derive it once more
                 sub.asked = (result, verdicts)
                 sub.asked_value = ask.value
+                sub.asks += 1
                 feedback = ask.feedback()
             else:
                 feedback = "; ".join(
@@ -329,11 +359,13 @@ class AgentValidator(Role):
     def _corroboration(
         self, sub: _Sub, criteria: list[Criterion], verdicts: list[Verdict], result: ExecutionResult
     ) -> Corroboration | None:
-        """The second derivation to ask for after an attempt that passed, or None: not
-        asked before in the subtask, and allowed (:func:`may_corroborate`)."""
-        if sub.asked is not None or not may_corroborate(self.ctx.config, result.attempt):
+        """The second derivation to ask for after an attempt that passed, or None: allowed
+        (:func:`may_corroborate`), and not asked before in the subtask — or asked, but about
+        another value than this attempt's, with an ask left (:func:`may_ask_again`)."""
+        config = self.ctx.config
+        if sub.asks >= config.corroborate_asks or not may_corroborate(config, result.attempt):
             return None
-        return second_derivation_ask(
+        ask = second_derivation_ask(
             request=self.requests.get(sub.task_id, ""),
             kind=self.kinds.get(sub.task_id, ""),
             task_criteria=self.task_criteria.get(sub.task_id, []),
@@ -343,6 +375,9 @@ class AgentValidator(Role):
             output=result.output,
             shape=self.shapes.get(sub.task_id, ""),
         )
+        if ask is None or not may_ask_again(config, sub.asks, sub.asked_value, ask.value):
+            return None
+        return ask
 
     # ------------------------------------------------------------------ the ladder
     def _verdicts(

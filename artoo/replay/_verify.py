@@ -33,14 +33,17 @@ What is recomputed (the checks, by name in :attr:`VerifyReport.checked`):
     value asked about, recomputed with ``proof.needs_second_derivation`` from the
     attempt's logged verdicts, the subtask's calls so far and the TaskSpec, under the
     task's ``Config.corroborate``, ``corroborate_after_last_retry`` and ``max_retries``
-    (``agent_validator.may_corroborate``), at most once per subtask.
+    (``agent_validator.may_corroborate``): once per subtask, and again — up to
+    ``Config.corroborate_asks`` asks — after an attempt that followed an ask and passed
+    with another value than the one asked about (``agent_validator.may_ask_again``).
 ``corroborate_fallback``
     Each Agent-Validator decision on the attempt that followed such an ask: given on as
-    usual when it passed or holds a Law 1 denial, else the SubTaskOutcome of the earlier
-    attempt that passed (``agent_validator.corroboration_fallback``: its output and the
-    ask's verdicts, every verdict and call of the subtask), recomputed from the ask, the
-    earlier ExecutionResult and this attempt's verdicts (a fallback logs them in its
-    ``history``; those a rule decides are recomputed under ``rule_verdict``).
+    usual (or asked about again) when it passed or holds a Law 1 denial, else the
+    SubTaskOutcome of the attempt last asked of, which passed
+    (``agent_validator.corroboration_fallback``: its output and the ask's verdicts, every
+    verdict and call of the subtask), recomputed from the ask, the earlier ExecutionResult
+    and this attempt's verdicts (a fallback logs them in its ``history``; those a rule
+    decides are recomputed under ``rule_verdict``).
 ``law1``, ``law1_confirm``
     Each Law 1 decision a ToolCall logged (``ToolCall.law1``), recomputed from the call's
     effects or command, and the ConfirmationRequest, answer and refusal each asking
@@ -128,8 +131,9 @@ class _Task:
         self.request: str | None = None  # the TaskSpec's text: what grounding reads
         self.spec: TaskSpec | None = None  # its kind and shape: what the request verdict reads
         self.sub_calls: dict[str, list[ToolCall]] = {}  # a subtask's calls, every attempt
-        # subtasks asked for a second derivation: the attempt asked of, and the ask
+        # subtasks asked for a second derivation: the attempt last asked of, and the ask
         self.asked: dict[str, tuple[ExecutionResult, CorrectionSignal]] = {}
+        self.asks: dict[str, int] = {}  # how many asks each subtask was sent
         for env in task.envelopes:
             if env.cause is not None:
                 self.caused.setdefault(env.cause, []).append(env)
@@ -162,8 +166,10 @@ class _Task:
                 if body.subtask_id in subtasks:
                     self.sub_calls.setdefault(body.subtask_id, []).extend(body.tool_calls)
                 self._agent_verdicts(env, body, subtasks.get(body.subtask_id))
-                self._corroboration(env, body, subtasks.get(body.subtask_id))
+                # the fallback first: judged against the ask this attempt followed, not one
+                # it is asked itself
                 self._fallback(env, body, subtasks.get(body.subtask_id))
+                self._corroboration(env, body, subtasks.get(body.subtask_id))
             if isinstance(body, ReplanRequest | OutcomeSummary) and env.sender == "meta_validator":
                 self._task_verdicts(env, body, manifests.get(body.round))
             if book.gradient is None or book.gradient.finished:
@@ -379,9 +385,12 @@ class _Task:
 
     def _corroboration(self, env: Envelope, result: ExecutionResult, sub: SubTask | None) -> None:
         """The Agent-Validator's choice, after an attempt that passed, between asking for
-        a second derivation and giving the outcome on (``proof.needs_second_derivation``)."""
+        a second derivation and giving the outcome on (``proof.needs_second_derivation``):
+        once a subtask, or again about another value than the one asked about
+        (``agent_validator.may_ask_again``)."""
         from artoo.actors.roles.agent_validator import (
             IMPLICIT_CRITERION,
+            may_ask_again,
             may_corroborate,
             second_derivation_ask,
         )
@@ -393,9 +402,12 @@ class _Task:
         asked = body.corroborate if isinstance(body, CorrectionSignal) else ""
         if isinstance(body, CorrectionSignal) and not asked:
             return  # a retry after a failure
-        if isinstance(body, SubTaskOutcome) and body.status != "matched":
-            return
-        could = may_corroborate(self.config, result.attempt) and sub.subtask_id not in self.asked
+        if isinstance(body, SubTaskOutcome) and (
+            body.status != "matched" or self._fell_back(body, result)
+        ):
+            return  # this attempt did not pass
+        asks = self.asks.get(sub.subtask_id, 0)
+        could = may_corroborate(self.config, result.attempt) and asks < self.config.corroborate_asks
         if not could and not asked:
             return
         spec = self.spec
@@ -409,7 +421,14 @@ class _Task:
             output=result.output,
             shape=spec.shape if spec is not None else "",
         )
-        recomputed = ask.value if ask is not None and could else ""
+        prior = self.asked.get(sub.subtask_id)
+        recomputed = (
+            ask.value
+            if ask is not None
+            and could
+            and may_ask_again(self.config, asks, prior[1].corroborate if prior else "", ask.value)
+            else ""
+        )
         self.report.checked["corroborate"] += 1
         if asked != recomputed:
             mismatch(
@@ -423,6 +442,7 @@ class _Task:
             )
         if isinstance(body, CorrectionSignal) and asked:
             self.asked[sub.subtask_id] = (result, body)
+            self.asks[sub.subtask_id] = asks + 1
 
     def _fallback(self, env: Envelope, result: ExecutionResult, sub: SubTask | None) -> None:
         """The Agent-Validator's choice on the attempt that followed an ask for a second

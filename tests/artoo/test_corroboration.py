@@ -99,7 +99,8 @@ def test_a_second_different_call_that_agrees_makes_the_answer_accepted(tmp_path:
     ]
     # the replay tells it as a request, not a failure; verify recomputed the ask
     report = verify(tmp_path / "store")
-    assert report.checked["corroborate"] == 1  # the ask (none can follow it)
+    # the ask, and the choice not to ask again (the fresh conversation agreed on 7)
+    assert report.checked["corroborate"] == 2
     (told,) = timeline(tmp_path / "store", result.task_id)
     (entry,) = [e for e in told.entries if e.kind == "CorrectionSignal"]
     assert "attempt 1 passed, asked for a second derivation of 7" in entry.text
@@ -111,20 +112,25 @@ def test_a_second_different_call_that_agrees_makes_the_answer_accepted(tmp_path:
 
 
 @pytest.mark.parametrize(
-    ("again", "answer"),
-    [(WC, "7 lines."), (TODO, "4 lines.")],
+    ("attempts", "asked"),
+    [
+        (((WC, "7 lines."), (WC, "7 lines.")), ["7"]),
+        # another value: asked about too, and the third conversation runs the same command
+        (((WC, "7 lines."), (TODO, "4 lines."), (TODO, "4 lines.")), ["7", "4"]),
+    ],
     ids=["the-same-call", "a-call-that-disagrees"],
 )
 def test_a_repeated_call_or_a_disagreeing_one_is_never_accepted(
-    tmp_path: Path, again: dict[str, Any], answer: str
+    tmp_path: Path, attempts: tuple[tuple[dict[str, Any], str], ...], asked: list[str]
 ) -> None:
-    result, events = _run(tmp_path, _entries((WC, "7 lines."), (again, answer)))
+    result, events = _run(tmp_path, _entries(*attempts))
     assert result.status == "success" and result.established == "model"
-    assert result.output == answer
-    (signal,) = _signals(events)  # asked once: the second answer, one call's too, is not
-    assert signal.corroborate == "7"
+    assert result.output == attempts[-1][1]
+    # asked about each value once: the same value again, one call's too, is not
+    assert [s.corroborate for s in _signals(events)] == asked
     (outcome,) = [e.body for e in events if isinstance(e.body, SubTaskOutcome)]
-    assert outcome.status == "matched" and outcome.attempts == 2
+    assert outcome.status == "matched" and outcome.attempts == len(attempts)
+    assert outcome.asked == asked[-1]
 
 
 def test_a_count_tied_to_the_question_is_not_asked_about(tmp_path: Path) -> None:
@@ -304,7 +310,7 @@ def test_a_pass_on_the_last_attempt_is_still_asked_about_and_accepted(tmp_path: 
     (outcome,) = [e.body for e in events if isinstance(e.body, SubTaskOutcome)]
     assert outcome.status == "matched" and outcome.attempts == 4
     report = verify(tmp_path / "store")
-    assert report.checked["corroborate"] == 1
+    assert report.checked["corroborate"] == 2  # the ask; not asking again (7 agreed)
     assert rerun(tmp_path / "store").ok
 
 
@@ -316,22 +322,28 @@ def test_a_pass_on_the_last_attempt_is_still_asked_about_and_accepted(tmp_path: 
 def test_a_pass_on_the_last_attempt_asked_about_and_disagreed_with_ends_success(
     tmp_path: Path, answer: str | None, output: str
 ) -> None:
-    """The fresh conversation counts another thing (4): answered, its own one-call answer
-    is given on; cut off at the turn cap, the last attempt's 7 holds (the fallback). Neither
-    is accept, neither is retried (no retry was left, nor is one ever after the ask)."""
+    """The fresh conversation counts another thing (4): answered, its one-call answer is
+    asked about in turn (no retry is needed for that either), and a third conversation
+    that counts the same way is given on; cut off at the turn cap, the last attempt's 7
+    holds (the fallback). Neither is accept, neither is retried (no retry was left, nor
+    is one ever after an ask)."""
     if answer is None:  # two turns, both counting TODOs: the turn cap
         config, entries = CONFIG.model_copy(update={"max_turns": 2}), (TODO, TODO)
-    else:
+    else:  # the third conversation counts the TODOs again
         config, entries = CONFIG, (TODO,)
-    result, events = _run(
-        tmp_path, _right_on_the_last_attempt(*entries, answer=answer), config=config
-    )
+    script = _right_on_the_last_attempt(*entries, answer=answer)
+    if answer is not None:
+        script += [
+            {"role": "executor", "tool_calls": [TODO]},
+            {"role": "executor", "content": answer},
+        ]
+    result, events = _run(tmp_path, script, config=config)
     assert (result.status, result.established) == ("success", "model")
     assert result.output == output and result.replans == 0
-    assert [s.corroborate for s in _signals(events)] == ["", "", "7"]
+    assert [s.corroborate for s in _signals(events)] == ["", "", "7", *(["4"] if answer else [])]
     (outcome,) = [e.body for e in events if isinstance(e.body, SubTaskOutcome)]
-    assert outcome.status == "matched" and outcome.attempts == 4
-    assert [v.attempt for v in outcome.verdicts] == [4 if answer else 3]
+    assert outcome.status == "matched" and outcome.attempts == (5 if answer else 4)
+    assert [v.attempt for v in outcome.verdicts] == [5 if answer else 3]
     if answer is None:
         assert verify(tmp_path / "store").checked["corroborate_fallback"] == 1
 
@@ -388,3 +400,169 @@ def test_verify_finds_an_ask_the_last_attempt_should_have_made(tmp_path: Path) -
     )
     report = verify(tmp_path / "store")
     assert [(m.kind, m.field) for m in report.mismatches] == [("SubTaskOutcome", "corroborate")]
+
+
+# ---- the fresh conversation corrects the first answer: its value is asked about in turn
+TOTAL = "what is the total of the amount column in data/sales.csv?"
+WC_SALES = {"name": "shell", "arguments": {"command": "wc -l < data/sales.csv"}}
+READ_SALES = {"name": "read_file", "arguments": {"path": "data/sales.csv"}}
+HEAD_SALES = {"name": "shell", "arguments": {"command": "head -1 data/sales.csv"}}
+BYTES_SALES = {"name": "shell", "arguments": {"command": "wc -c < data/sales.csv"}}
+
+
+def _corrected(*third: dict[str, Any], answer: str | None = None) -> list[Any]:
+    """The real run's shape: attempt 1 counts the lines of data/sales.csv (5) and answers
+    that as the total, on one command's word; the first fresh conversation reads the file
+    (a listing) and answers 4250, right; then a second fresh conversation makes ``third``
+    (one a turn) and, with ``answer``, answers."""
+    perceiver: dict[str, Any] = {
+        "role": "perceiver",
+        "content": {
+            "intent": "sum the amount column of data/sales.csv",
+            "kind": "question",
+            "answer": "number",
+            "criteria": [],
+        },
+    }
+    tail: list[Any] = [{"role": "executor", "tool_calls": [call]} for call in third]
+    if answer is not None:
+        tail.append({"role": "executor", "content": answer})
+    return [
+        perceiver,
+        {"role": "executor", "tool_calls": [WC_SALES]},
+        {"role": "executor", "content": "The total is 5."},
+        {"role": "executor", "tool_calls": [READ_SALES]},
+        {"role": "executor", "content": "The total is 4250."},
+        *tail,
+    ]
+
+
+def _outcome(events: list[Envelope]) -> SubTaskOutcome:
+    (outcome,) = [e.body for e in events if isinstance(e.body, SubTaskOutcome)]
+    return outcome
+
+
+def test_a_corrected_answer_read_again_afresh_is_accepted(tmp_path: Path) -> None:
+    """The fresh conversation's 4250 stands on one reading (the value asked about was 5):
+    it is asked about in a second fresh conversation, which reads the file and agrees —
+    two independent readings of the value asked about, accept."""
+    result, events = _run(tmp_path, _corrected(READ_SALES, answer="4250"), TOTAL)
+    assert (result.status, result.established) == ("accept", "code")
+    assert result.output == "4250"
+    signals = _signals(events)
+    assert [(s.attempt, s.corroborate) for s in signals] == [(1, "5"), (2, "4250")]
+    assert all(v.passed for s in signals for v in s.verdicts)
+    outcome = _outcome(events)
+    assert (outcome.status, outcome.attempts, outcome.asked) == ("matched", 3, "4250")
+    assert [c.conversation for c in outcome.tool_calls] == [0, 1, 2]  # each afresh
+    # the second ask's conversation sees nothing of either answer
+    calls = [e.body for e in events if isinstance(e.body, LLMCall) and e.body.role == "executor"]
+    first, third = calls[0].request["messages"], calls[4].request["messages"]
+    assert third == first[:2] and "4250" not in str(third)
+    report = verify(tmp_path / "store")
+    assert report.ok, [str(m) for m in report.mismatches]
+    assert report.checked["corroborate"] == 2  # two asks (no third could follow)
+    assert report.checked["corroborate_fallback"] == 2
+    (told,) = timeline(tmp_path / "store", result.task_id)
+    asks = [e.text for e in told.entries if e.kind == "CorrectionSignal"]
+    assert "attempt 2 passed, asked for a second derivation of 4250" in asks[1]
+    assert rerun(tmp_path / "store").ok
+
+
+@pytest.mark.parametrize(
+    ("third", "answer"),
+    [((READ_SALES,), "1300"), ((BYTES_SALES,), "The total is 54.")],
+    ids=["it-reads-another-value", "it-computes-another-value"],
+)
+def test_a_corrected_answer_the_third_conversation_disagrees_with_is_not_accepted(
+    tmp_path: Path, third: tuple[dict[str, Any], ...], answer: str
+) -> None:
+    """The second fresh conversation answers something else: it passed, so it is given on
+    (no third ask: two at most), and the value asked about (4250) is not the one it
+    states — success at best, never accept."""
+    result, events = _run(tmp_path, _corrected(*third, answer=answer), TOTAL)
+    assert result.status != "accept" and result.established != "code"
+    assert result.output == answer
+    assert [s.corroborate for s in _signals(events)] == ["5", "4250"]
+    outcome = _outcome(events)
+    assert (outcome.status, outcome.attempts, outcome.asked) == ("matched", 3, "4250")
+    assert [v.attempt for v in outcome.verdicts] == [3]
+
+
+def test_a_corrected_answer_whose_third_conversation_fails_holds_on_one_reading(
+    tmp_path: Path,
+) -> None:
+    """The second fresh conversation hits the turn cap: the subtask ends on the attempt
+    asked of last (the corrected 4250, attempt 2), with every call — one reading of it
+    still, success."""
+    config = CONFIG.model_copy(update={"max_turns": 2})
+    result, events = _run(tmp_path, _corrected(HEAD_SALES, HEAD_SALES), TOTAL, config=config)
+    assert (result.status, result.established) == ("success", "model")
+    assert result.output == "The total is 4250."
+    outcome = _outcome(events)
+    assert (outcome.status, outcome.attempts, outcome.asked) == ("matched", 3, "4250")
+    assert [v.attempt for v in outcome.verdicts] == [2]
+    assert [v.attempt for v in outcome.history] == [1, 2, 3]
+    assert len(outcome.tool_calls) == 4
+    report = verify(tmp_path / "store")
+    assert report.checked["corroborate_fallback"] == 2
+    (told,) = timeline(tmp_path / "store", result.task_id)
+    (entry,) = [e for e in told.entries if e.kind == "SubTaskOutcome"]
+    assert "on attempt 2's answer" in entry.text
+
+
+def test_one_ask_a_subtask_gives_the_corrected_answer_on(tmp_path: Path) -> None:
+    """``corroborate_asks`` 1, the rule before: the corrected 4250 is given on as it is,
+    on one reading — success, never accept (the real run)."""
+    config = CONFIG.model_copy(update={"corroborate_asks": 1})
+    result, events = _run(tmp_path, _corrected(), TOTAL, config=config)
+    assert (result.status, result.established) == ("success", "model")
+    assert result.output == "The total is 4250."
+    assert [s.corroborate for s in _signals(events)] == ["5"]
+    outcome = _outcome(events)
+    assert (outcome.status, outcome.attempts, outcome.asked) == ("matched", 2, "5")
+
+
+def _relog(store: Path, config: dict[str, Any]) -> None:
+    """Rewrite the logged TaskRequest's Config as ``config`` (the old one given)."""
+    events = all_events(store)
+    (request,) = [e for e in events if isinstance(e.body, TaskRequest)]
+    rewrite_event(
+        store,
+        msgspec.structs.replace(request, body=msgspec.structs.replace(request.body, config=config)),
+    )
+
+
+def test_a_log_from_before_the_second_ask_replays_by_the_old_rule(tmp_path: Path) -> None:
+    """A TaskRequest whose logged Config has no ``corroborate_asks`` ran when a subtask was
+    asked once at most: ``--verify`` and ``--rerun`` read it as 1, so the corrected value
+    it gave on is no mismatch."""
+    config = CONFIG.model_copy(update={"corroborate_asks": 1})
+    _run(tmp_path, _corrected(), TOTAL, config=config)
+    (request,) = [e for e in all_events(tmp_path / "store") if isinstance(e.body, TaskRequest)]
+    _relog(
+        tmp_path / "store",
+        {k: v for k, v in request.body.config.items() if k != "corroborate_asks"},
+    )
+    report = verify(tmp_path / "store")
+    assert report.ok, [str(m) for m in report.mismatches]
+    assert report.checked["corroborate"] == 1  # the one ask; no choice after it then
+    reran = rerun(tmp_path / "store")
+    assert not reran.unanswered, reran.unanswered  # no second ask: no attempt the log lacks
+    assert reran.divergence is not None and reran.divergence.kind == "TaskRequest"
+    assert "corroborate_asks" in str(reran.divergence)
+    (row,) = reran.reran
+    assert (row["status"], row["path"]) == (row["recorded_status"], row["recorded_path"])
+
+
+def test_verify_finds_a_second_ask_that_should_have_been_made(tmp_path: Path) -> None:
+    """Under the new rule, giving the corrected value on is a mismatch: ``--verify``
+    recomputes the second ask."""
+    config = CONFIG.model_copy(update={"corroborate_asks": 1})
+    _run(tmp_path, _corrected(), TOTAL, config=config)
+    (request,) = [e for e in all_events(tmp_path / "store") if isinstance(e.body, TaskRequest)]
+    _relog(tmp_path / "store", {**request.body.config, "corroborate_asks": 2})
+    report = verify(tmp_path / "store")
+    assert [(m.kind, m.field) for m in report.mismatches] == [("SubTaskOutcome", "corroborate")]
+    (found,) = report.mismatches
+    assert (found.logged, found.recomputed) == ("", "4250")

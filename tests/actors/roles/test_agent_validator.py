@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from artoo.actors.roles.agent_validator import AgentValidator, may_corroborate
+from artoo.actors.roles.agent_validator import AgentValidator, may_ask_again, may_corroborate
+from artoo.actors.verification.proof import _norm_value
 from artoo.schemas import (
     Check,
     Config,
@@ -241,6 +242,84 @@ def test_may_corroborate_is_the_switch_and_not_the_retries() -> None:
     assert not may_corroborate(Config(corroborate=False), 1)
     old = Config(max_retries=2, corroborate_after_last_retry=False)
     assert [may_corroborate(old, a) for a in (1, 2, 3)] == [True, True, False]
+
+
+TODO = ToolCall(
+    tool="shell",
+    args={"command": "grep -c TODO notes/todo.txt"},
+    exit_code=0,
+    output_preview="exit code: 0\n--- stdout ---\n4",
+    stdout="4\n",
+)
+
+
+def test_an_ask_whose_answer_passes_with_another_value_is_asked_about_again() -> None:
+    """The fresh conversation corrected the answer (7, then 4 from another call): its 4
+    stands on one call's word too, and is asked about in turn — the second ask, the last
+    — whatever the retries (``max_retries=0``). The attempt after it is judged as after
+    the first: given on when it passes, with the value asked about last; the attempt asked
+    of last when it fails."""
+    for third, output, verdicts in [
+        (_result(3, "4 lines.", tool_calls=[TODO]), "4 lines.", 3),
+        (_result(3, "9 lines.", tool_calls=[TODO]), "4 lines.", 2),  # 9: ungrounded
+        (_result(3, "7 lines.", tool_calls=[WC]), "7 lines.", 3),  # yet another: no third ask
+    ]:
+        with RoleHarness(AgentValidator, instance="pair-0", config=Config(max_retries=0)) as h:
+            h.send(LINES)
+            h.send(COUNT, to="pair-0")
+            h.send(_result(1, "7 lines.", tool_calls=[WC]), to="pair-0")
+            h.wait_for(CorrectionSignal)
+            h.send(_result(2, "4 lines.", tool_calls=[TODO]), to="pair-0")
+            first, second = h.wait_for(CorrectionSignal, count=2)
+            h.send(third, to="pair-0")
+            (outcome,) = h.wait_for(SubTaskOutcome)
+            assert len(h.published(CorrectionSignal)) == 2, third.output
+        assert (first.body.corroborate, second.body.corroborate) == ("7", "4")
+        assert second.body.attempt == 2 and second.body.failure_class is None
+        assert "`grep -c TODO notes/todo.txt`" in second.body.feedback
+        body = outcome.body
+        assert (body.status, body.attempts, body.output) == ("matched", 3, output)
+        assert body.asked == "4" and [v.attempt for v in body.verdicts] == [verdicts]
+        assert body.tool_calls == [WC, TODO, *third.tool_calls]
+
+
+def test_no_second_ask_with_one_allowed_or_no_retry_left_under_the_old_rule() -> None:
+    """``corroborate_asks`` 1 (a log from before the field): the corrected 4 is given on
+    at once, the value asked about still 7; ``corroborate_after_last_retry`` off, the
+    second ask is one of the retries too, and none is left after attempt 2."""
+    for config in [
+        Config(max_retries=2, corroborate_asks=1),
+        Config(max_retries=1, corroborate_after_last_retry=False),
+    ]:
+        with RoleHarness(AgentValidator, instance="pair-0", config=config) as h:
+            h.send(LINES)
+            h.send(COUNT, to="pair-0")
+            h.send(_result(1, "7 lines.", tool_calls=[WC]), to="pair-0")
+            h.wait_for(CorrectionSignal)
+            h.send(_result(2, "4 lines.", tool_calls=[TODO]), to="pair-0")
+            (outcome,) = h.wait_for(SubTaskOutcome)
+            assert len(h.published(CorrectionSignal)) == 1, config
+        body = outcome.body
+        assert (body.status, body.attempts, body.output, body.asked) == (
+            "matched",
+            2,
+            "4 lines.",
+            "7",
+        )
+
+
+def test_may_ask_again_only_about_another_value_with_an_ask_left() -> None:
+    assert may_ask_again(Config(), 0, "", "7")
+    assert may_ask_again(Config(corroborate_asks=1), 0, "", "7")
+    assert may_ask_again(Config(), 1, "7", "4")
+    assert not may_ask_again(Config(), 1, "7", "7")
+    assert not may_ask_again(Config(), 1, "`7`", " '7' ")  # as the proof compares values
+    assert not may_ask_again(Config(), 2, "4", "5")  # two at most
+    assert not may_ask_again(Config(corroborate_asks=1), 1, "7", "4")
+    # the same values as the proof's own comparison (``proof._norm_value``) makes them
+    for a, b in [("`7`", "7"), ("'src/a.py'", "src/a.py"), ("7", "7.0"), ('"x" ', "x")]:
+        same = _norm_value(a) == _norm_value(b)
+        assert may_ask_again(Config(), 1, a, b) is not same, (a, b)
 
 
 def test_after_an_ask_an_attempt_that_fails_gives_on_the_answer_that_passed() -> None:
