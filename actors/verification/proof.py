@@ -38,8 +38,8 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
   table) or prints no number — a short result that prints a number backs only the
   numbers it prints (``wc -l``'s "6 data/scores.csv" once "backed" a count of 1, its one
   line) — and a zero only when a result prints it (the count of anything absent is 0);
-- a value read off listings counts once, however often it is read; only the value the
-  first conversation stated and was asked to derive again (``SubTaskOutcome.asked``)
+- a value read off listings counts once, however often it is read; only the value a
+  conversation stated and was last asked to derive again (``SubTaskOutcome.asked``)
   counts once per conversation that read listings (``ToolCall.conversation``) — a
   fresh conversation that read and stated it again is a second, independent reading,
   but backs no other value ("src/shapes.py" once ended ``accept`` on two glob listings
@@ -77,12 +77,14 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
 
 One derivation asks for a second (:func:`needs_second_derivation`): an attempt whose
 verdicts all passed, held to back a question's values, that states values each backed by
-one tool call and none by two is not given on yet; the Agent-Validator asks the Executor,
-once per subtask, to derive the value again with a different command or tool. Nothing is
-assumed of the answer that comes back: the rules above decide it — two different calls
-agreeing on its value are proof, a repeated call or a second value is not. Should the
-attempt asked fail, the first answer stands (``agent_validator.corroboration_fallback``)
-with every call of both attempts and the value asked about, and the same rules decide it.
+one tool call and none by two is not given on yet; the Agent-Validator asks the Executor
+to derive the value again, in a fresh conversation, with a different command or tool —
+and once more about a new value when the fresh conversation states another one
+(``Config.corroborate_asks``, two by default). Nothing is assumed of the answer that
+comes back: the rules above decide it — two different calls agreeing on its value are
+proof, a repeated call or a second value is not. Should the attempt asked fail, the
+answer asked about stands (``agent_validator.corroboration_fallback``) with every call
+of the subtask and the value asked about, and the same rules decide it.
 
 Pure: reads only the messages.
 """
