@@ -38,6 +38,10 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
   table) or prints no number — a short result that prints a number backs only the
   numbers it prints (``wc -l``'s "6 data/scores.csv" once "backed" a count of 1, its one
   line) — and a zero only when a result prints it (the count of anything absent is 0);
+- derivations that disagree prove nothing: a subtask asked to derive a value again that
+  ends on an answer not stating it is not proven, whatever else backs that answer (5
+  from ``wc -l``, then 4250 read off the file and asked about, then 5 again: the
+  file's five lines and the command's 5 once backed the wrong 5 twice);
 - a value read off listings counts once, however often it is read; only the value a
   conversation stated and was last asked to derive again (``SubTaskOutcome.asked``)
   counts once per conversation that read listings (``ToolCall.conversation``) — a
@@ -291,7 +295,18 @@ def established(
     named = _named(request, kind, shape)
     if demand is None or (demand and not _backed(output, calls, request, asked, named)):
         return "model"
+    if demand and any(_contradicts(o, request, named) for o in outcomes):
+        return "model"
     return "human" if any(v.signal == "human" for v in verdicts) else "code"
+
+
+def _contradicts(outcome: SubTaskOutcome, request: str, named: bool) -> bool:
+    """Whether a subtask asked to derive ``outcome.asked`` again ended on an answer that
+    does not state it (pure): the derivations disagreed, so none of them is proof."""
+    if not outcome.asked:
+        return False
+    stated = {_norm_value(v) for v in _values(outcome.output, request, named)}
+    return _norm_value(outcome.asked) not in stated
 
 
 def _checks(criteria: Mapping[str, Criterion], verdicts: Iterable[Verdict]) -> list[Check]:

@@ -215,3 +215,24 @@ def test_a_plain_count_ties_only_a_request_that_counts_its_unit() -> None:
     assert _settle(guests, "question", "3", [wc], holding) == "code"
     rows = "how many rows does party/list.csv have?"
     assert _settle(rows, "question", "7", [wc], lines) == "code"
+
+
+_SALES = "region,amount\nnorth,1200\nsouth,950\neast,1300\nwest,800\n"
+_SUM_ASKED = "what is the total of the amount column in data/sales.csv?"
+
+
+def test_derivations_that_disagree_prove_nothing() -> None:
+    """5 from ``wc -l``, then 4250 read off the file in a fresh conversation and asked
+    about, then 5 again from ``wc -l``: the command's 5 and the file's five lines back
+    the wrong 5 twice, but the subtask was asked about 4250 and ended on an answer that
+    does not state it — the derivations disagreed. The same calls ending on 4250, as
+    asked, are proof."""
+    count = _shell("wc -l < data/sales.csv", "5\n")
+    read = _read("data/sales.csv", _SALES, conversation=1)
+    again = _shell("wc -l < data/sales.csv", "5\n", conversation=2)
+    five = "The total of the amount column in data/sales.csv is 5."
+    assert _settle(_SUM_ASKED, "question", five, [count, read, again]) == "code"  # no ask: backed
+    assert _settle(_SUM_ASKED, "question", five, [count, read, again], asked="4250") == "model"
+    right = five.replace("is 5", "is 4250")
+    read2 = _read("data/sales.csv", _SALES, conversation=2)
+    assert _settle(_SUM_ASKED, "question", right, [count, read, read2], asked="4250") == "code"
