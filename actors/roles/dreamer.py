@@ -14,7 +14,9 @@ Responsibilities:
       and decision ≥ +3.0 (best practice) or ≤ −3.0 (constraint) is distilled by the
       brain-tier model into one timeless C-level rule (k = 0); the evidence it is shown
       names each episode's request and steps with their commands, and with no model the
-      rule names the approach most of the tag's accepted episodes share. Recall by
+      rule names the approach most of the tag's accepted episodes share — and so does a
+      best practice whose model-written rule names none of the recorded commands'
+      programs or tools (a rule that says nothing of what worked is not kept). Recall by
       meaning writes a family of paraphrases under one tag (the GGS's family tag), so a
       family reaches these thresholds together. A tag that already has a
       live C-level rule of the same kind is not distilled again.
@@ -85,6 +87,7 @@ __all__ = [
     "parse_distillation",
     "plan_columns",
     "plan_pass",
+    "recorded_programs",
 ]
 
 _RULES = DreamerConfig()
@@ -348,12 +351,36 @@ def parse_distillation(
 
     Accepts a JSON object (``{"rule": …}``; also ``sop``, ``content``, ``text`` …), a
     JSON string, fenced JSON, or plain text (a leading "Rule:" label and quotes are
-    dropped). Raises ValueError when no rule text is left.
+    dropped). Raises ValueError when no rule text is left, or when a best practice whose
+    sources recorded commands names none of their programs or tools
+    (:func:`recorded_programs`): "Always use tools that work consistently for the
+    specific task" once replaced the recorded `wc -l` and said nothing of what worked —
+    the caller then builds the rule by code (:func:`fallback_sop`).
     """
     rule = _rule_text(text or "")
     if not rule:
         raise ValueError("the distillation answer holds no rule")
+    programs = recorded_programs(candidate.sources) if candidate.kind == "best_practice" else set()
+    if programs and not programs & set(_WORDS.findall(rule.lower())):
+        raise ValueError("the rule names none of the recorded commands or tools")
     return _sop(candidate, rule, new_id=new_id, now=now, max_chars=max_chars)
+
+
+_WORDS = re.compile(r"[a-z_][\w.-]*")
+
+
+def recorded_programs(sources: Sequence[Megram]) -> set[str]:
+    """The programs and tools the sources' recorded commands ran (pure, lowercase): the
+    first word of each (``wc`` of ``wc -l notes/a.txt``, ``read_file`` of ``read_file
+    notes/a.txt``) — what a best practice must name to say what worked. Empty when no
+    source recorded a command."""
+    return {
+        words[0]
+        for m in sources
+        for step in m.steps
+        for command in step.commands
+        if (words := _WORDS.findall(command.lower()))
+    }
 
 
 def approach(m: Megram) -> str:

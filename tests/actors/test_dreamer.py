@@ -20,10 +20,12 @@ from artoo.actors.roles.dreamer import (
     fallback_sop,
     parse_distillation,
     plan_pass,
+    recorded_programs,
 )
 from artoo.eventstore.megrams import MegramStore, potentials
 from artoo.schemas import (
     DreamerConfig,
+    EpisodeStep,
     Megram,
     MegramDemoted,
     MegramForgotten,
@@ -423,3 +425,28 @@ def test_plan_pass_matches_the_reference(
 def test_the_forget_threshold_is_the_papers() -> None:
     # 0.9·e^(−0.05·t) = 0.1 at t = ln 9 / 0.05 days.
     assert math.log(9) / 0.05 == pytest.approx(43.94, abs=0.01)
+
+
+def _with_steps(m: Megram, *commands: str) -> Megram:
+    step = EpisodeStep(instruction="how many lines are in notes/todo.txt?", commands=list(commands))
+    return msgspec.structs.replace(m, steps=[step], request="how many lines are in notes/todo.txt?")
+
+
+def test_a_best_practice_that_names_nothing_recorded_is_built_by_code() -> None:
+    """The model's rule must name a program or tool the sources' commands ran: "Always use
+    tools that work consistently …" (seen on the local model, replacing a recorded
+    `wc -l`) says nothing of what worked, so it is refused and the Dreamer builds the
+    rule from the records; a rule that names `wc` is kept; a constraint, or sources
+    with no recorded command, keep the model's text as before."""
+    base = candidate()
+    sources = tuple(_with_steps(m, "wc -l notes/todo.txt") for m in base.sources)
+    recorded = msgspec.structs.replace(base, sources=sources)
+    assert recorded_programs(sources) == {"wc"}
+    vague = "Always use tools that work consistently for the specific task."
+    with pytest.raises(ValueError, match="names none"):
+        parse_distillation(vague, recorded, new_id="S", now=T0)
+    kept = parse_distillation("Count lines with `wc -l FILE`.", recorded, new_id="S", now=T0)
+    assert "wc -l FILE" in kept.content
+    assert parse_distillation(vague, base, new_id="S", now=T0).content == vague
+    built = fallback_sop(recorded, new_id="S", now=T0)
+    assert "`wc -l notes/todo.txt`" in built.content
