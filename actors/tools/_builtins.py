@@ -158,6 +158,12 @@ class _Builtins(_Guards):
                 skip -= got
             page = f.read(limit)
             more = bool(f.read(1))
+        if skip > 0:  # a small model guessed an offset: say so, or it reads "" as the file
+            return _Result(
+                f"[offset {offset} is past the end of '{relative}' ({offset - skip:,} "
+                f"characters). Use read_file(path='{relative}', offset=0) to read it.]",
+                relative,
+            )
         if more:
             end = offset + len(page)
             page += (

@@ -143,6 +143,21 @@ def test_a_zero_limit_reads_a_whole_page_and_a_negative_offset_is_refused(
     assert not bad.call.ok and "offset must be >= 0" in (bad.call.error or "")
 
 
+def test_an_offset_past_the_end_says_so(ws: Path, spill: Path) -> None:
+    """A small model guessed ``offset=1000`` for a 435-character file in a fresh
+    conversation, read an empty page and stated a name it never saw: a page past the end
+    says where the end is and how to read from the start; the last page still reads."""
+    tools = registry(ws, spill)
+    past = tools.call("read_file", {"path": "notes.txt", "offset": 1000})
+    assert past.call.ok
+    assert past.output == (
+        "[offset 1000 is past the end of 'notes.txt' (6 characters). "
+        "Use read_file(path='notes.txt', offset=0) to read it.]"
+    )
+    tail = tools.call("read_file", {"path": "notes.txt", "offset": 2})
+    assert tail.call.ok and tail.output == "llo\n"
+
+
 # --------------------------------------------------------------------------- blocked
 def test_blocked_targets_are_refused_on_the_path_and_its_parents(ws: Path, spill: Path) -> None:
     tools = registry(ws, spill, blocked_targets=["secrets"])
