@@ -47,14 +47,17 @@ def test_a_hard_link_to_a_file_outside_is_neither_read_nor_written(ws: Path) -> 
     assert secret.read_text() == "the outside secret"
 
 
-def test_offsets_are_characters_and_a_huge_one_reads_nothing(ws: Path) -> None:
+def test_offsets_are_characters_and_a_huge_one_reads_only_a_note(ws: Path) -> None:
     text = "é" * 3_000_000 + "END"  # more than one skip chunk, multi-byte characters
     (ws / "big.txt").write_text(text, encoding="utf-8")
     tools = registry(ws)
     page = tools.call("read_file", {"path": "big.txt", "offset": 3_000_000, "limit": 10})
     assert page.content == "END"
     beyond = tools.call("read_file", {"path": "big.txt", "offset": 790_000_000, "limit": 100})
-    assert beyond.call.ok and beyond.content == ""
+    assert beyond.call.ok and beyond.content == (
+        "[offset 790000000 is past the end of 'big.txt' (3,000,003 characters). "
+        "Use read_file(path='big.txt', offset=0) to read it.]"
+    )
 
 
 def _alive_with(marker: str) -> list[int]:
