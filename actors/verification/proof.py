@@ -111,7 +111,7 @@ from ._guards import _counts_unit
 from ._paths import mentions
 from .checks import reads_workspace
 from .grounding import derivable, read_sources, stated_numbers, tool_outputs
-from .request import code_values, duties, named_values, request_paths, traced
+from .request import _FIGURE, code_values, duties, named_values, request_paths, traced
 
 __all__ = [
     "ESTABLISHED_TEXT",
@@ -143,8 +143,6 @@ _WORD = re.compile(r"[A-Za-z0-9_]+")
 _HOW_MANY = re.compile(r"\bhow\s+many\b|\bnumber\s+of\b|\bcount\b", re.I)
 """A request that asks to count (not a total or an amount: a sum is no count)."""
 _TERM = re.compile(r"[A-Za-z_][\w-]{1,}")
-_FIGURE = re.compile(r"-?\d+(?:,\d{3})*(?:\.\d+)?")
-"""A figure alone (``89``, ``4,250``, ``89.00``): no name (a version ``2.3.1`` is one)."""
 
 
 def copied_from_request(check: Check, request: str) -> bool:
