@@ -436,6 +436,7 @@ _NUMBERS = st.sampled_from(["3", "7", "12", "40", "4250"])
 _REQUESTS = st.sampled_from(
     [
         LINES,
+        "how many lines are there?",  # no place named: any call may back its value
         "What is the total of the amount column in data/sales.csv?",
         "tell me the port in conf/app.ini",
         "take the port from conf/app.ini and put it in port.txt",
