@@ -339,8 +339,18 @@ class Config(BaseModel):
         description="how many second derivations (corroborate) one subtask may be asked for: "
         "a second is asked only when the fresh conversation's answer passed with another "
         "value than the one asked about (it corrected the first answer, and its value stands "
-        "on one derivation too), in a new fresh conversation; 1, the new value is given on "
-        "as it is (a log from before this field replays with 1)",
+        "on one derivation too), in a new fresh conversation — or, after an ask to show a "
+        "value no tool result showed (corroborate_unbacked), for that value one call now "
+        "backs; 1, the new value is given on as it is (a log from before this field "
+        "replays with 1)",
+    )
+    corroborate_unbacked: bool = Field(
+        True,
+        description="an answer to a question that passed stating a value no tool result "
+        "shows (a mean the model worked out from a file it read) is asked, in the same "
+        "conversation, to compute it with a command or tool that prints it — one of the "
+        "corroborate_asks asks (corroborate on); off, such an answer is given on as it is "
+        "and ends success at best (a log from before this field replays with it off)",
     )
     direct_kinds: list[Literal["question", "change", "creation"]] = Field(
         ["question", "change", "creation"],

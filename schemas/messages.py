@@ -244,7 +244,8 @@ class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
     conversation: int = 0
     """Which conversation of its subtask made the call: 0 the first; 1 the one asked for
     a second derivation, which starts afresh and sees nothing of the first (its value is
-    an independent derivation: ``verification.proof``)."""
+    an independent derivation: ``verification.proof``). An ask to show a value no tool
+    result showed (``CorrectionSignal.unbacked``) continues the conversation it asks."""
 
 
 class ToolSpec(msgspec.Struct, frozen=True, kw_only=True):
@@ -430,7 +431,7 @@ class ToolCallEnded(Message, frozen=True, tag="ToolCallEnded"):
 class CorrectionSignal(Message, frozen=True, tag="CorrectionSignal"):
     """The Agent-Validator's feedback asking the Executor to retry: after a failed
     attempt, or (``corroborate``) after one whose verdicts all passed but whose answer
-    one tool call alone backs."""
+    one tool call alone backs, or no tool result shows (``unbacked``)."""
 
     subtask_id: str
     round: int = 0
@@ -443,6 +444,11 @@ class CorrectionSignal(Message, frozen=True, tag="CorrectionSignal"):
     to derive (``artoo.actors.verification.proof.needs_second_derivation``); its verdicts
     all passed — the retry is no failure. Empty for a retry after a failure, and in logs
     from before this field."""
+    unbacked: bool = False
+    """The value asked about (``corroborate``) is backed by no tool result: the Executor
+    is asked, in the same conversation (``feedback``), to compute it with a tool that
+    prints it, not for a second derivation afresh. False for a second derivation, a retry
+    after a failure, and in logs from before this field."""
 
 
 class SubTaskOutcome(Message, frozen=True, tag="SubTaskOutcome"):

@@ -19,7 +19,13 @@ Responsibilities:
     count of 5 given as a column's total, then 4250 read off the file), that value is
     asked about in turn, in another fresh conversation (:func:`may_ask_again`; at most
     ``Config.corroborate_asks`` asks a subtask, 2; 1 for a log from before it), so a
-    subtask runs at most ``max_retries`` + 1 + ``corroborate_asks`` attempts. If the
+    subtask runs at most ``max_retries`` + 1 + ``corroborate_asks`` attempts. An attempt
+    that passed stating a value no tool call backs (grounding passed it — a mean the model
+    worked out from a file it read — but no result shows it) is asked, by the same kind of
+    CorrectionSignal with ``unbacked`` set, to compute it with a command or tool that
+    prints it, in the same conversation (``Config.corroborate_unbacked``; off for a log
+    from before it): one of the ``corroborate_asks`` asks, and when one call then shows
+    the value, its second derivation may be asked as any other's. If the
     attempt after an ask does not pass, the subtask ends at once on the answer last asked
     about (:func:`corroboration_fallback`: matched, with every verdict and call of the
     subtask) — asking for more proof never turns a passing answer into a failed subtask —
@@ -41,8 +47,9 @@ Constraints:
     (``grounding``: a model's figure is never proof). Does NOT retry a subtask
     whose irreversible action the operator denied, or whose attempt ended on a model
     outage (paper §4c: an infrastructure failure ends the subtask at once). Asks for a
-    second derivation at most ``Config.corroborate_asks`` times per subtask — again only
-    about a value other than the one last asked about — and assumes nothing of it: the
+    derivation at most ``Config.corroborate_asks`` times per subtask — again only about a
+    value other than the one last asked about, or about the one it asked to be shown with
+    a tool, once a call shows it — and assumes nothing of it: the
     SubTaskOutcome carries every call and the value last asked about, and the proof
     decides whether two different calls or readings agree; does NOT retry the attempt
     that followed an ask, and does NOT give on the earlier answer after a Law 1 denial
@@ -126,16 +133,30 @@ def _asked_value(value: str) -> str:
     return value.strip().strip("`'\"").strip()
 
 
-def may_ask_again(config: Config, asks: int, asked_value: str, value: str) -> bool:
-    """Whether a second derivation of ``value`` may be asked for in a subtask already asked
+def may_ask_again(
+    config: Config,
+    asks: int,
+    asked_value: str,
+    value: str,
+    *,
+    asked_unbacked: bool = False,
+    unbacked: bool = False,
+) -> bool:
+    """Whether a derivation of ``value`` may be asked for in a subtask already asked
     ``asks`` times, the last about ``asked_value`` (pure; :func:`may_corroborate` aside):
-    always before the first ask; after one, only for a value other than the one asked about
-    (the fresh conversation corrected the answer, and the new value stands on one
-    derivation too) and fewer than ``Config.corroborate_asks`` asks so far. The same value
-    again is the ask answered: the proof decides it."""
+    always before the first ask; after one, only with fewer than ``Config.corroborate_asks``
+    asks so far, and for a value other than the one asked about (the fresh conversation
+    corrected the answer, and the new value stands on one derivation too) — or for the
+    same value when the last ask was to show it with a tool (``asked_unbacked``: no call
+    backed it) and one call now backs it (not ``unbacked``): its second derivation. The
+    same value again otherwise is the ask answered: the proof decides it."""
     if asks == 0:
         return True
-    return asks < config.corroborate_asks and _asked_value(value) != _asked_value(asked_value)
+    if asks >= config.corroborate_asks:
+        return False
+    if _asked_value(value) != _asked_value(asked_value):
+        return True
+    return asked_unbacked and not unbacked
 
 
 def second_derivation_ask(
@@ -148,11 +169,12 @@ def second_derivation_ask(
     calls: Sequence[ToolCall],
     output: str,
     shape: str = "",
+    unbacked: bool = True,
 ) -> Corroboration | None:
     """:func:`~artoo.actors.verification.proof.needs_second_derivation` for an attempt
     judged on the subtask's ``criteria`` (pure): the task's criteria that are not the
     subtask's (``task_criteria``, from the TaskSpec) are the ones judged later; ``kind``
-    and ``shape`` are the TaskSpec's."""
+    and ``shape`` are the TaskSpec's; ``unbacked``, ``Config.corroborate_unbacked``."""
     own = {c.id for c in criteria}
     return needs_second_derivation(
         request=request,
@@ -163,6 +185,7 @@ def second_derivation_ask(
         output=output,
         pending=[c for c in task_criteria if c.id not in own],
         shape=shape,
+        unbacked=unbacked,
     )
 
 
@@ -211,6 +234,8 @@ class _Sub:
     """The attempt a second derivation was last asked of (its verdicts all passed)."""
     asked_value: str = ""
     """The value that attempt stated and was asked to derive again."""
+    asked_unbacked: bool = False
+    """Whether that ask was to show the value with a tool (no call backed it)."""
     asks: int = 0
     """How many second derivations the subtask was asked for (``Config.corroborate_asks``)."""
 
@@ -315,9 +340,10 @@ class AgentValidator(Role):
         # the ask is no retry: it needs none left (may_corroborate)
         ask = self._corroboration(sub, criteria, verdicts, result) if passed and not final else None
         if ask is not None or (not passed and retry):
-            if ask is not None:  # passed, on one call's word: derive it once more
+            if ask is not None:  # passed, on one call's word or none: derive it
                 sub.asked = (result, verdicts)
                 sub.asked_value = ask.value
+                sub.asked_unbacked = ask.unbacked
                 sub.asks += 1
                 feedback = ask.feedback()
             else:
@@ -334,6 +360,7 @@ class AgentValidator(Role):
                     feedback=feedback,
                     failure_class=None if passed else fclass,
                     corroborate=ask.value if ask is not None else "",
+                    unbacked=ask is not None and ask.unbacked,
                 ),
                 to=self.instance,
             )
@@ -359,9 +386,10 @@ class AgentValidator(Role):
     def _corroboration(
         self, sub: _Sub, criteria: list[Criterion], verdicts: list[Verdict], result: ExecutionResult
     ) -> Corroboration | None:
-        """The second derivation to ask for after an attempt that passed, or None: allowed
+        """The derivation to ask for after an attempt that passed, or None: allowed
         (:func:`may_corroborate`), and not asked before in the subtask — or asked, but about
-        another value than this attempt's, with an ask left (:func:`may_ask_again`)."""
+        another value than this attempt's, or to show this value that one call now backs,
+        with an ask left (:func:`may_ask_again`)."""
         config = self.ctx.config
         if sub.asks >= config.corroborate_asks or not may_corroborate(config, result.attempt):
             return None
@@ -374,8 +402,16 @@ class AgentValidator(Role):
             calls=sub.calls,
             output=result.output,
             shape=self.shapes.get(sub.task_id, ""),
+            unbacked=config.corroborate_unbacked,
         )
-        if ask is None or not may_ask_again(config, sub.asks, sub.asked_value, ask.value):
+        if ask is None or not may_ask_again(
+            config,
+            sub.asks,
+            sub.asked_value,
+            ask.value,
+            asked_unbacked=sub.asked_unbacked,
+            unbacked=ask.unbacked,
+        ):
             return None
         return ask
 

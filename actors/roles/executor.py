@@ -8,7 +8,9 @@ Responsibilities:
     continues the same conversation with the validator's feedback (why the result was
     rejected); an ask for a second derivation (``corroborate``) starts a new conversation
     instead — the subtask alone, nothing of the first answer — whose calls carry
-    ``ToolCall.conversation``: an independent derivation of the value. The subtask's
+    ``ToolCall.conversation``: an independent derivation of the value; an ask to show a
+    value no tool result showed (``corroborate`` with ``unbacked``) continues the same
+    conversation with the validator's feedback (compute it with a tool). The subtask's
     prompt lists only the criteria a model judges: one that code checks is code's to
     decide, not the model's to word.
 
@@ -300,6 +302,12 @@ class Executor(Role):
         if run is None:
             return
         run.cause = env.seq
+        if body.corroborate and body.unbacked:  # passed; no tool result shows its value
+            # the same conversation, told so: it holds what the value was worked out
+            # from, and the value is its own answer's, so naming it tells it nothing new
+            run.messages.append({"role": "user", "content": body.feedback})
+            self._attempt(run)
+            return
         if body.corroborate:  # the answer passed; one call backs it, the proof needs two
             # derived again afresh: a conversation that saw the first answer, or was told
             # it, would repeat it (a small model answered the ask with `glob src`)

@@ -86,7 +86,14 @@ to derive the value again, in a fresh conversation, with a different command or 
 and once more about a new value when the fresh conversation states another one
 (``Config.corroborate_asks``, two by default). Nothing is assumed of the answer that
 comes back: the rules above decide it — two different calls agreeing on its value are
-proof, a repeated call or a second value is not. Should the attempt asked fail, the
+proof, a repeated call or a second value is not. An attempt whose verdicts all passed,
+held to back a question's values, that states a value no tool call backs (grounding
+passed it — a mean of a column rounded — but no result shows it: "what is the mean …?"
+answered right off a ``read_file`` once ended ``success``, nothing asked) is asked to
+compute it with a tool that prints it (a :class:`Corroboration` with no call;
+``Config.corroborate_unbacked``), in the same conversation — one of the
+``corroborate_asks`` asks; shown by one call then, it is asked about again, afresh, as
+any value one call backs. Should the attempt asked fail, the
 answer asked about stands (``agent_validator.corroboration_fallback``) with every call
 of the subtask and the value asked about, and the same rules decide it.
 
@@ -373,14 +380,29 @@ def _untouched(request: str, calls: Sequence[ToolCall]) -> bool:
 
 
 class Corroboration(msgspec.Struct, frozen=True, kw_only=True):
-    """A second derivation to ask for (:func:`needs_second_derivation`): the value an
-    answer states and the one tool call that backs it."""
+    """A derivation to ask for (:func:`needs_second_derivation`): the value an answer
+    states and the one tool call that backs it — a second derivation, by another call —
+    or, with no ``call``, a value no tool call backs (the model computed it in its head:
+    a mean of a column it read), to be computed by a tool that prints it."""
 
     value: str
-    call: ToolCall
+    call: ToolCall | None = None
+    """The one call that backs ``value``; None: none does (:attr:`unbacked`)."""
+
+    @property
+    def unbacked(self) -> bool:
+        """Whether no tool call backs the value: the ask is to show it with a tool."""
+        return self.call is None
 
     def feedback(self) -> str:
         """What the Executor is told (pure)."""
+        if self.call is None:
+            return (
+                f"Your answer states {self.value}, which no tool result shows. Compute it "
+                "with a command or tool whose output prints it, run over what the request "
+                "names (not one that prints a value you give it), then answer again "
+                "starting with the value."
+            )
         return (
             f"Your answer states {self.value}, which one tool call backs "
             f"({_call_text(self.call)}). Derive it once more with a different command or tool "
@@ -410,24 +432,33 @@ def needs_second_derivation(
     output: str,
     pending: Iterable[Criterion] = (),
     shape: str = "",
+    unbacked: bool = True,
 ) -> Corroboration | None:
-    """The value a second, different tool call should derive before an attempt's answer
-    is given on, or None (pure; the rule is the module's). ``verdicts`` are the attempt's
-    (decided on ``criteria``), ``calls`` every call of its subtask so far, ``output`` its
-    answer; ``shape`` the model's reading of what it must state (as :func:`established`);
-    ``pending`` the criteria judged later (the task's): each counted as passing —
-    were one to fail, no derivation would make the task accepted — and one with no check
-    (a model will judge it) asks nothing.
+    """The value a tool call should derive before an attempt's answer is given on — a
+    second, different call, or (no ``call``) a first one that shows it — or None (pure;
+    the rule is the module's). ``verdicts`` are the attempt's (decided on ``criteria``),
+    ``calls`` every call of its subtask so far, ``output`` its answer; ``shape`` the
+    model's reading of what it must state (as :func:`established`); ``pending`` the
+    criteria judged later (the task's): each counted as passing — were one to fail, no
+    derivation would make the task accepted — and one with no check (a model will judge
+    it) asks nothing; ``unbacked`` off (``Config.corroborate_unbacked``, a log from
+    before it) asks nothing about a value no call backs, as before.
 
-    It asks only where :func:`established` would end ``model`` for want of a second
-    derivation alone: every verdict passed and none is a model's; no check is copied
-    from the request unless one reads the workspace; the request's duties demand backed
-    values (a question, or an unsure request that changed nothing, with no ``count_matches``
-    tied to a how-many request and no check reading back a change); the answer states
-    values (the request's own aside), each backed by a tool call that worked, none by two
-    different calls (for a name question that states a name: no name by two). The value
-    is the first stated (numbers first, then code-like values; for a name question
-    code-like values, its names, then numbers); the call, the first that backs it."""
+    It asks only where :func:`established` would end ``model`` for want of a derivation
+    alone: every verdict passed and none is a model's; no check is copied from the
+    request unless one reads the workspace; the request's duties demand backed values (a
+    question, or an unsure request that changed nothing, with no ``count_matches`` tied
+    to a how-many request and no check reading back a change); the answer states values
+    (the request's own aside). Of those, the first that no tool call that worked backs is
+    asked about with no call, when the request asks a question by either reading
+    (:attr:`.request.Duties.answers`; grounding passed the value — a mean of a column read
+    off a file, rounded — yet no result shows it: "what is the mean …?" answered right,
+    off a ``read_file``, once ended ``success`` with nothing asked). Else, each backed by a
+    call and none by two different calls (for a name question that states a name: no
+    name by two), the value is the first stated (numbers first, then code-like values;
+    for a name question code-like values, its names, then numbers); the call, the first
+    that backs it. The ask never proves anything: :func:`established` decides the answer
+    that comes back."""
     if not kind or not verdicts or not all(v.passed for v in verdicts):
         return None
     if any(v.signal == "llm" for v in verdicts):
@@ -441,8 +472,14 @@ def needs_second_derivation(
     named = _named(request, kind, shape)
     values = _values(output, request, named)
     backers = [_backers(v, calls, request) for v in values]
-    if not values or min(map(len, backers)) < 1:
+    if not values:
         return None
+    shown = next((v for v, b in zip(values, backers, strict=True) if not b), None)
+    if shown is not None:  # a value no call backs: asked to be shown by one, or nothing
+        # only an answer to a question (by either reading): an unsure request that asks
+        # for no value ("sixteen parts") states none a tool should compute
+        asks = duties(request, kind, shape).answers
+        return Corroboration(value=shown) if unbacked and asks else None
     if max(len(b) for v, b in zip(values, backers, strict=True) if _primary(v, values, named)) >= 2:
         return None
     return Corroboration(value=values[0], call=backers[0][0])

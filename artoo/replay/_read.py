@@ -92,10 +92,11 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
     own) shows. A log from before ``Config.corroborate`` ran without it (off); one from
     before ``Config.corroborate_after_last_retry`` asked for a second derivation only
     with a retry left (off); one from before ``Config.corroborate_asks`` asked at most once
-    a subtask (1); one from before ``Config.direct_kinds`` planned every first round with
-    the model (none); one from before ``Config.request_consent`` asked the operator of
-    every Law 1 action (off). The one place every replay reader takes a task's Config
-    from."""
+    a subtask (1); one from before ``Config.corroborate_unbacked`` never asked about a
+    value no tool result showed (off); one from before ``Config.direct_kinds`` planned
+    every first round with the model (none); one from before ``Config.request_consent``
+    asked the operator of every Law 1 action (off). The one place every replay reader
+    takes a task's Config from."""
     request = next((e.body for e in task.envelopes if isinstance(e.body, TaskRequest)), None)
     if request is None or not request.config:
         return _inferred_config(task.envelopes if envelopes is None else list(envelopes))
@@ -107,6 +108,8 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
         update["corroborate_after_last_retry"] = False
     if "corroborate_asks" not in request.config:
         update["corroborate_asks"] = 1
+    if "corroborate_unbacked" not in request.config:
+        update["corroborate_unbacked"] = False
     if "direct_kinds" not in request.config:
         update["direct_kinds"] = []
     if "request_consent" not in request.config:
@@ -122,6 +125,7 @@ def _inferred_config(envelopes: list[Envelope]) -> Config:
         "corroborate": False,
         "corroborate_after_last_retry": False,
         "corroborate_asks": 1,
+        "corroborate_unbacked": False,
         "direct_kinds": [],
         "request_consent": False,
     }

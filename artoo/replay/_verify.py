@@ -32,10 +32,13 @@ What is recomputed (the checks, by name in :attr:`VerifyReport.checked`):
     derivation (a CorrectionSignal with ``corroborate``) or to give the outcome on: the
     value asked about, recomputed with ``proof.needs_second_derivation`` from the
     attempt's logged verdicts, the subtask's calls so far and the TaskSpec, under the
-    task's ``Config.corroborate``, ``corroborate_after_last_retry`` and ``max_retries``
-    (``agent_validator.may_corroborate``): once per subtask, and again — up to
-    ``Config.corroborate_asks`` asks — after an attempt that followed an ask and passed
-    with another value than the one asked about (``agent_validator.may_ask_again``).
+    task's ``Config.corroborate``, ``corroborate_after_last_retry``,
+    ``corroborate_unbacked`` and ``max_retries`` (``agent_validator.may_corroborate``),
+    and whether it asked to show a value no tool result showed (``unbacked``): once per
+    subtask, and again — up to ``Config.corroborate_asks`` asks — after an attempt that
+    followed an ask and passed with another value than the one asked about, or with the
+    value an ``unbacked`` ask asked to be shown, one call backing it now
+    (``agent_validator.may_ask_again``).
 ``corroborate_fallback``
     Each Agent-Validator decision on the attempt that followed such an ask: given on as
     usual (or asked about again) when it passed or holds a Law 1 denial, else the
@@ -420,15 +423,24 @@ class _Task:
             calls=self.sub_calls.get(sub.subtask_id, []),
             output=result.output,
             shape=spec.shape if spec is not None else "",
+            unbacked=self.config.corroborate_unbacked,
         )
         prior = self.asked.get(sub.subtask_id)
-        recomputed = (
-            ask.value
+        made = (
+            ask
             if ask is not None
             and could
-            and may_ask_again(self.config, asks, prior[1].corroborate if prior else "", ask.value)
-            else ""
+            and may_ask_again(
+                self.config,
+                asks,
+                prior[1].corroborate if prior else "",
+                ask.value,
+                asked_unbacked=prior[1].unbacked if prior else False,
+                unbacked=ask.unbacked,
+            )
+            else None
         )
+        recomputed = made.value if made is not None else ""
         self.report.checked["corroborate"] += 1
         if asked != recomputed:
             mismatch(
@@ -438,6 +450,17 @@ class _Task:
                 "corroborate",
                 asked,
                 recomputed,
+                answer.task_id,
+            )
+        logged_unbacked = isinstance(body, CorrectionSignal) and body.unbacked
+        if made is not None and asked == recomputed and logged_unbacked != made.unbacked:
+            mismatch(
+                self.report,
+                answer.seq,
+                type(body).__name__,
+                "unbacked",
+                logged_unbacked,
+                made.unbacked,
                 answer.task_id,
             )
         if isinstance(body, CorrectionSignal) and asked:

@@ -6,6 +6,7 @@ second, different call agreeing with the one that backs the answer."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from hypothesis import given
@@ -21,6 +22,7 @@ from artoo.actors.verification.proof import (
     how_established,
     needs_second_derivation,
 )
+from artoo.actors.verification.request import request_paths
 from artoo.schemas import Check, Criterion, FileEffect, SubTaskOutcome, ToolCall, Verdict
 
 from .proof_helpers import criterion as _criterion
@@ -366,7 +368,8 @@ def test_derivations_of_another_place_than_the_request_names_are_no_proof() -> N
     answer = "There are 3 Python files under the 'src' directory."
     assert derivations("3", [everything, python], request) == 0
     assert _settle(request, "question", answer, [everything, python]) != "code"
-    assert _ask(answer, [everything], request=request) is None  # nothing backs it to ask
+    # nothing backs it: asked to compute it with a tool over what the request names
+    assert _ask(answer, [everything], request=request) == Corroboration(value="3")
     right = _shell("find src/models -name '*.py' | wc -l", "1\n")
     listed = _shell("ls src/models", "user.py\n")
     assert derivations("1", [right, listed], request) == 2
@@ -380,11 +383,9 @@ def test_two_different_calls_that_agree_need_nothing_more() -> None:
     assert _ask("7 lines.", [WC, READ]) is None
 
 
-def test_an_unbacked_value_or_no_value_is_never_asked_about() -> None:
-    assert _ask("9 lines.", [WC]) is None  # grounding's to fail, not a second call's
-    assert _ask("7 lines, and 9 of them are TODOs.", [WC]) is None  # one of them unbacked
-    assert _ask("Done.", [WC]) is None  # states nothing: nothing to derive again
-    assert _ask("7 lines.", []) is None
+def test_no_value_is_never_asked_about() -> None:
+    assert _ask("Done.", [WC]) is None  # states nothing: nothing to derive
+    assert _ask("Done.", []) is None
 
 
 def test_a_count_tied_to_a_how_many_request_is_proof_already() -> None:
@@ -432,6 +433,7 @@ def test_what_no_derivation_makes_proof_is_never_asked() -> None:
 
 
 # --------------------------------------------------------------------------- properties
+_VALUES = re.compile(r"\b(?:3|7|12|40|4250)\b")
 _NUMBERS = st.sampled_from(["3", "7", "12", "40", "4250"])
 _REQUESTS = st.sampled_from(
     [
@@ -481,11 +483,13 @@ def _case_proof(case: dict, calls: list[ToolCall]) -> str | None:
 
 @given(_cases())
 def test_asked_only_where_a_second_agreeing_call_turns_model_into_code(case: dict) -> None:
-    """Whenever it asks, the proof is ``model`` now, the value is backed by exactly one
-    call (the one named), and one more different call that agrees makes it ``code``."""
+    """Whenever it asks about a value one call backs, the proof is ``model`` now, the value
+    is backed by exactly one call (the one named), and one more different call that agrees
+    makes it ``code``. (An ask about a value no call backs:
+    :func:`test_an_unbacked_ask_is_about_the_first_value_nothing_backs`.)"""
     ask = _ask(case["output"], case["calls"], request=case["request"], kind=case["kind"],
                criteria=case["criteria"])  # fmt: skip
-    if ask is None:
+    if ask is None or ask.call is None:
         return
     assert _case_proof(case, case["calls"]) == "model"
     assert derivations(ask.value, case["calls"], case["request"]) == 1
@@ -495,13 +499,44 @@ def test_asked_only_where_a_second_agreeing_call_turns_model_into_code(case: dic
 
 
 @given(_cases())
-def test_never_asked_when_a_value_is_backed_twice_or_one_is_unbacked(case: dict) -> None:
-    """Nor where the proof is ``code`` already."""
+def test_never_asked_when_every_value_is_backed_and_one_twice(case: dict) -> None:
+    """Nor where the proof is ``code`` already; and a value no call backs is asked about
+    only as one to show (no call named), never for a second derivation."""
     ask = _ask(case["output"], case["calls"], request=case["request"], kind=case["kind"],
                criteria=case["criteria"])  # fmt: skip
     stated = [v for v in ("3", "7", "12", "40", "4250") if f" {v}" in case["output"]]
     backing = [derivations(v, case["calls"], case["request"]) for v in stated]
-    if backing and (max(backing) >= 2 or min(backing) == 0):
+    if backing and max(backing) >= 2 and min(backing) >= 1:
         assert ask is None
+    if backing and min(backing) == 0:
+        assert ask is None or ask.call is None
     if _case_proof(case, case["calls"]) == "code":
         assert ask is None
+
+
+@given(_cases())
+def test_an_unbacked_ask_is_about_the_first_value_nothing_backs(case: dict) -> None:
+    """An ask with no call: the proof is ``model`` now, the value is the first stated that
+    no call backs, and once every value is printed by two different calls over what the
+    request names, nothing is asked and the proof is ``code`` — the ask adds no proof
+    of its own."""
+    ask = _ask(case["output"], case["calls"], request=case["request"], kind=case["kind"],
+               criteria=case["criteria"])  # fmt: skip
+    if ask is None or ask.call is not None:
+        return
+    request = case["request"]
+    assert _case_proof(case, case["calls"]) == "model"
+    stated = [v for v in _VALUES.findall(case["output"])]
+    backing = [derivations(v, case["calls"], request) for v in stated]
+    assert ask.value == stated[backing.index(0)]
+    assert "which no tool result shows" in ask.feedback() and f" {ask.value}," in ask.feedback()
+    place = " ".join(request_paths(request))
+    shown = [
+        _shell(f"{command} {v}  # {place}", f"{v}\n")
+        for v in stated
+        for command in ("echo", "printf '%s\\n'")
+    ]
+    calls = [*case["calls"], *shown]
+    assert _ask(case["output"], calls, request=request, kind=case["kind"],
+                criteria=case["criteria"]) is None  # fmt: skip
+    assert _case_proof(case, calls) == "code"

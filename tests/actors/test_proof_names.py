@@ -127,7 +127,9 @@ def test_a_name_no_tool_printed_is_never_backed() -> None:
     assert _settle(RADIUS, "question", hexagon, [first, again], asked="Hexagon") == "model"
     both = CIRCLE.replace("Circle.", "Circle, like Hexagon.")
     assert _settle(RADIUS, "question", both, [first, again], asked="Circle") == "model"
-    assert _ask(RADIUS, hexagon, [first]) is None  # nothing backs it: nothing to derive again
+    # nothing backs it: the ask is to show it with a tool (were its verdicts to pass:
+    # grounding fails a name no tool printed), never a second derivation of it
+    assert _ask(RADIUS, hexagon, [first]) == Corroboration(value="Hexagon")
 
 
 def test_a_bold_name_beside_its_price() -> None:

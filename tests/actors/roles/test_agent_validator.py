@@ -20,6 +20,8 @@ from artoo.schemas import (
 )
 from artoo.testing import RoleHarness, write_script
 
+from ..proof_helpers import read_call, shell_call
+
 SAYS_42 = Criterion(
     id="c1", text="says 42", mode="verifiable", check=Check(kind="output_contains", value="42")
 )
@@ -349,3 +351,111 @@ def test_after_an_ask_an_attempt_that_fails_gives_on_the_answer_that_passed() ->
             assert body.output == "7 lines." and body.verdicts == signal.body.verdicts
         else:
             assert body.failure_class == "environmental" and body.verdicts[0].attempt == 2
+
+
+# ---- a value no tool result shows: asked to be shown by a tool, then derived afresh
+MEAN = TaskSpec(
+    text="What is the average parcel weight in depot/parcels.csv?",
+    intent="average",
+    slug="m",
+    kind="question",
+)
+WEIGH = SubTask(subtask_id="s1", instruction="average the kg column of depot/parcels.csv")
+READ_PARCELS = read_call("depot/parcels.csv", "parcel,kg\np1,12\np2,30\np3,8\np4,17\np5,23\n")
+AWK_MEAN = shell_call(
+    "awk -F, 'NR > 1 { s += $2; n++ } END { print s / n }' depot/parcels.csv", "18\n"
+)
+PY_MEAN = shell_call(
+    'python3 -c "import statistics; print(statistics.mean([12, 30, 8, 17, 23]))" '
+    "# depot/parcels.csv",
+    "18\n",
+)
+
+
+def test_a_value_no_call_backs_is_asked_to_be_shown_then_derived_again() -> None:
+    """The attempt passed (grounding takes 18, the column's mean, off the file read), but
+    no call backs it: a CorrectionSignal with ``unbacked`` asks for a tool to show it —
+    one of the asks, no retry, ``max_retries`` 0. Shown by one command, the same 18 is
+    asked about again, for a second derivation; the third attempt is given on with every
+    call and 18 asked about."""
+    with RoleHarness(AgentValidator, instance="pair-0", config=Config(max_retries=0)) as h:
+        h.send(MEAN)
+        h.send(WEIGH, to="pair-0")
+        h.send(_result(1, "The average is 18 kg.", tool_calls=[READ_PARCELS]), to="pair-0")
+        (shown,) = h.wait_for(CorrectionSignal)
+        h.send(_result(2, "18 kg.", tool_calls=[AWK_MEAN]), to="pair-0")
+        shown, again = h.wait_for(CorrectionSignal, count=2)
+        h.send(_result(3, "18 kg.", tool_calls=[PY_MEAN]), to="pair-0")
+        (outcome,) = h.wait_for(SubTaskOutcome)
+    assert (shown.body.corroborate, shown.body.unbacked, shown.body.attempt) == ("18", True, 1)
+    assert all(v.passed for v in shown.body.verdicts) and shown.body.failure_class is None
+    assert "18, which no tool result shows" in shown.body.feedback
+    assert (again.body.corroborate, again.body.unbacked, again.body.attempt) == ("18", False, 2)
+    assert "`awk -F," in again.body.feedback
+    body = outcome.body
+    assert (body.status, body.attempts, body.output, body.asked) == ("matched", 3, "18 kg.", "18")
+    assert body.tool_calls == [READ_PARCELS, AWK_MEAN, PY_MEAN]
+
+
+def test_a_value_still_unbacked_after_the_ask_is_given_on_or_falls_back() -> None:
+    """The model states 18 again with nothing to show it: the ask was answered, it is not
+    repeated (the proof will hold it ``model``); an attempt after the ask that fails (21,
+    which nothing shows or derives: ungrounded) gives the first answer on, 18 asked
+    about."""
+    cases = [
+        (_result(2, "18 kg.", tool_calls=[READ_PARCELS]), "18 kg.", 2),
+        (_result(2, "The average is 21 kg.", tool_calls=[AWK_MEAN]), None, 1),
+    ]
+    for second, output, verdicts in cases:
+        with RoleHarness(AgentValidator, instance="pair-0", config=Config(max_retries=2)) as h:
+            h.send(MEAN)
+            h.send(WEIGH, to="pair-0")
+            first = _result(1, "The average is 18 kg.", tool_calls=[READ_PARCELS])
+            h.send(first, to="pair-0")
+            (signal,) = h.wait_for(CorrectionSignal)
+            h.send(second, to="pair-0")
+            (outcome,) = h.wait_for(SubTaskOutcome)
+            assert len(h.published(CorrectionSignal)) == 1, second.output
+        assert signal.body.unbacked and signal.body.corroborate == "18"
+        body = outcome.body
+        assert (body.status, body.attempts, body.asked) == ("matched", 2, "18")
+        assert body.output == (output or first.output)
+        assert [v.attempt for v in body.verdicts] == [verdicts]
+
+
+def test_no_ask_about_an_unbacked_value_switched_off_or_with_none_left() -> None:
+    """``corroborate_unbacked`` off (a log from before it) or ``corroborate`` off: the
+    answer is given on at once, as before; ``corroborate_asks`` 1: shown by one command
+    after the one ask, 18 is given on with no second derivation."""
+    for config in [Config(corroborate_unbacked=False), Config(corroborate=False)]:
+        with RoleHarness(AgentValidator, instance="pair-0", config=config) as h:
+            h.send(MEAN)
+            h.send(WEIGH, to="pair-0")
+            h.send(_result(1, "The average is 18 kg.", tool_calls=[READ_PARCELS]), to="pair-0")
+            (outcome,) = h.wait_for(SubTaskOutcome)
+            assert h.published(CorrectionSignal) == [], config
+        assert (outcome.body.status, outcome.body.attempts, outcome.body.asked) == (
+            "matched",
+            1,
+            "",
+        )
+    with RoleHarness(AgentValidator, instance="pair-0", config=Config(corroborate_asks=1)) as h:
+        h.send(MEAN)
+        h.send(WEIGH, to="pair-0")
+        h.send(_result(1, "The average is 18 kg.", tool_calls=[READ_PARCELS]), to="pair-0")
+        h.wait_for(CorrectionSignal)
+        h.send(_result(2, "18 kg.", tool_calls=[AWK_MEAN]), to="pair-0")
+        (outcome,) = h.wait_for(SubTaskOutcome)
+        assert len(h.published(CorrectionSignal)) == 1
+    assert (outcome.body.attempts, outcome.body.asked) == (2, "18")
+
+
+def test_may_ask_again_about_the_value_an_unbacked_ask_had_shown() -> None:
+    """After an ask to show a value, the same value may be asked about once more only when
+    one call now backs it; not when it is still unbacked, nor past the asks allowed."""
+    assert may_ask_again(Config(), 1, "18", "18", asked_unbacked=True)
+    assert not may_ask_again(Config(), 1, "18", "18", asked_unbacked=True, unbacked=True)
+    assert not may_ask_again(Config(), 1, "18", "18")  # a second derivation already asked
+    assert not may_ask_again(Config(corroborate_asks=1), 1, "18", "18", asked_unbacked=True)
+    assert may_ask_again(Config(), 1, "18", "18.4", asked_unbacked=True, unbacked=True)
+    assert may_ask_again(Config(), 0, "", "18", unbacked=True)
