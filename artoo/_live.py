@@ -114,7 +114,10 @@ def describe(env: Envelope) -> list[Text]:
             for c in failed
         ]
     if isinstance(body, CorrectionSignal) and body.corroborate:
-        return [_t(f"  second derivation of {shorten(body.corroborate, 60)} asked", "cyan")]
+        value = shorten(body.corroborate, 60)
+        if body.unbacked:  # no tool result showed it
+            return [_t(f"  {value} asked to be computed with a tool", "cyan")]
+        return [_t(f"  second derivation of {value} asked", "cyan")]
     if isinstance(body, CorrectionSignal):
         return [_t(f"  retry: {shorten(body.feedback, 90)}", "yellow")]
     if isinstance(body, SubTaskOutcome):

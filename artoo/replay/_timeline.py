@@ -264,9 +264,15 @@ def _describe(env: Envelope) -> tuple[str, list[str]]:
             [_tool(c) for c in b.tool_calls],
         )
     if isinstance(b, CorrectionSignal) and b.corroborate:  # passed: no failure
+        value = _clip(b.corroborate, 60)
+        what = (  # no tool result showed the value: shown by one, in the same conversation
+            f"to compute {value} with a tool"
+            if b.unbacked
+            else f"for a second derivation of {value}"
+        )
         return (
-            f"subtask {b.subtask_id}: attempt {b.attempt} passed, asked for a second "
-            f"derivation of {_clip(b.corroborate, 60)}: {_clip(b.feedback, 120)}",
+            f"subtask {b.subtask_id}: attempt {b.attempt} passed, asked {what}: "
+            f"{_clip(b.feedback, 120)}",
             [_verdict(v) for v in b.verdicts],
         )
     if isinstance(b, CorrectionSignal):

@@ -280,7 +280,11 @@ def _take(acc: _Acc, env: Envelope) -> None:
             body.round,
         )
     elif isinstance(body, CorrectionSignal) and body.corroborate:
-        text = f"asked for a second derivation of {_short(body.corroborate, 60)}"
+        value = _short(body.corroborate, 60)
+        if body.unbacked:  # no tool result showed it
+            text = f"asked to compute {value} with a tool"
+        else:
+            text = f"asked for a second derivation of {value}"
         _step(task, env, "corroboration", text, body.round)
     elif isinstance(body, CorrectionSignal):
         _step(task, env, "correction", _short(body.feedback, 140), body.round)

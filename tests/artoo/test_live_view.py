@@ -75,6 +75,19 @@ def test_a_shell_command_is_shown_as_typed() -> None:
     assert line.plain == "  $ wc -l notes/todo.txt"
 
 
+def test_an_ask_to_show_a_value_is_told_apart_from_a_second_derivation() -> None:
+    from artoo._live import describe
+    from artoo.schemas import CorrectionSignal
+
+    def line(**kw: object) -> str:
+        signal = CorrectionSignal(subtask_id="s", corroborate="18", **kw)  # type: ignore[arg-type]
+        (text,) = describe(Envelope(1, 0.0, "t", "agent_validator", None, None, signal))
+        return text.plain
+
+    assert line(unbacked=True) == "  18 asked to be computed with a tool"
+    assert line() == "  second derivation of 18 asked"
+
+
 def test_summaries_are_cut_at_a_word_and_say_their_status_once() -> None:
     assert shorten("the quick brown fox jumps over", 18) == "the quick brown…"
     assert summary_of("accept", "accept: every criterion passed") == "every criterion passed"

@@ -9,13 +9,15 @@ file are the tests' own."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from artoo.replay import rerun, verify
+from artoo.replay import rerun, timeline, verify
+from artoo.report import audit_report
 from artoo.schemas import (
     Config,
     CorrectionSignal,
@@ -129,6 +131,13 @@ def test_a_value_no_tool_showed_is_shown_then_derived_again_and_accepted(
     report = verify(tmp_path / "store")
     assert report.ok, [str(m) for m in report.mismatches]
     assert report.checked["corroborate"] == 2  # two asks (no third could follow)
+    (told_log,) = timeline(tmp_path / "store", result.task_id)
+    asks = [e.text for e in told_log.entries if e.kind == "CorrectionSignal"]
+    assert "attempt 1 passed, asked to compute 18 with a tool" in asks[0]
+    assert "attempt 2 passed, asked for a second derivation of 18" in asks[1]
+    (task,) = json.loads(audit_report(tmp_path / "store", fmt="json"))["tasks"]
+    steps = {(st["kind"], st["text"]) for st in task["timeline"]}
+    assert ("corroboration", "asked to compute 18 with a tool") in steps
     assert rerun(tmp_path / "store").ok
 
 
