@@ -38,6 +38,11 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
   table) or prints no number — a short result that prints a number backs only the
   numbers it prints (``wc -l``'s "6 data/scores.csv" once "backed" a count of 1, its one
   line) — and a zero only when a result prints it (the count of anything absent is 0);
+- a call whose arguments already state the number (:func:`_given`: ``echo 18``,
+  ``printf 18``, ``python3 -c "print(18)"``) does not back it, whatever it prints:
+  a command that prints a number it was given derives nothing — asked to compute with a
+  tool a value no result showed, a model could run ``echo 18`` (``# data/x.csv`` added
+  to name the path the request names) and have it count as a derivation of 18;
 - derivations that disagree prove nothing: a subtask asked to derive a value again that
   ends on an answer not stating it is not proven, whatever else backs that answer (5
   from ``wc -l``, then 4250 read off the file and asked about, then 5 again: the
@@ -104,6 +109,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
@@ -177,7 +183,9 @@ def derivations(
     conversation stated it, and a fresh one, which saw nothing of that answer, read and
     stated it again (self-consistency); a listing of a conversation that stated another
     value is no reading of this one. The same command that computed a value (a short
-    result) counts once however often it runs — its error would repeat."""
+    result) counts once however often it runs — its error would repeat. A call whose
+    arguments already state the number (:func:`_given`) backs it in no way: ``echo 18``
+    printed what it was given (:func:`_backers`)."""
     return len(_backers(value, calls, request, asked))
 
 
@@ -185,7 +193,21 @@ def _backers(
     value: str, calls: Sequence[ToolCall], request: str, asked: Iterable[str] = ()
 ) -> list[ToolCall]:
     """The different tool calls that back ``value`` (:func:`derivations`), first of each
-    (tool, arguments) in call order."""
+    (tool, arguments) in call order.
+
+    A number is never backed by a call whose arguments already state it — the same value
+    as a number standing alone in them (:func:`_given`; ``18.0`` and ``1,800`` read as
+    values): ``echo 18``, ``printf 18``, ``python3 -c "print(18)"`` and
+    ``echo 18  # data/x.csv`` print a number they were given, which is no derivation of
+    it, neither by what they print nor by what code derives from it. The rule excludes
+    some calls that did derive: ``head -n 5 data/x.csv`` shows five lines, a count of 5
+    it no longer backs (it does not print "5"; the 5 was chosen, not found), and
+    ``awk -F, '$3 > 80' …`` that prints a row holding 80 no longer backs 80 — acceptable:
+    a count or threshold the command was given is not a result it derived, and the value
+    is still backed by any other call that derives it (a second derivation is asked for
+    where one call is missing). A column reference (``$3``) or a digit inside a word or
+    an option (``-n5``, ``v2``, ``todo2.txt``) states no number. Names keep their rule:
+    a name a call was told to read (its path) is traced to it."""
     terms = list(dict.fromkeys(_TERM.findall(request)))[:40]
     number = stated_numbers(value)
     paths = request_paths(request)
@@ -206,6 +228,8 @@ def _backers(
             continue
         if number:
             wanted = Decimal(number[0].replace(",", ""))
+            if wanted in _given(call):
+                continue  # it printed a number it was given: no derivation of it
             printed = _printed(outputs)
             derived = listing or not printed  # a listing, or a list of names: count it
             backed = wanted in printed or (
@@ -254,6 +278,41 @@ def _printed(outputs: Sequence[str]) -> set[Decimal]:
 
 
 _ALONE = re.compile(r"(?<![\w.])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?!\w)")
+
+
+_GIVEN = (
+    re.compile(r"(?<![\w.$])\d+(?:\.\d+)?(?!\w)"),
+    re.compile(r"(?<![\w.$])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\w)"),
+)
+"""A number an argument states, standing alone: a digit run, decimal or in ``1,234``
+groups (``1,180`` read both as 1180 and as 1 and 180) — not ``$3`` (a column an awk
+reads), nor a digit inside a word, an option or a decimal (``-n5``, ``v2``, ``.5``)."""
+
+
+def _given(call: ToolCall) -> set[Decimal]:
+    """The numbers ``call``'s arguments state (pure): every number standing alone in its
+    text arguments (a shell command, a path, a script), and every number argument
+    (``limit``: 5) — what it was given, so what it prints of them it did not derive
+    (:func:`_backers`). Each text is read as it is, not as JSON: a script's line that
+    begins with 18 is ``\\n18`` in JSON, no number standing alone. A shell command's
+    ``timeout_s`` is how it runs, not what it was given (as in :func:`_call_key`)."""
+    found: set[Decimal] = set()
+    stack: list[object] = [v for k, v in call.args.items() if k != "timeout_s"]
+    while stack:
+        arg = stack.pop()
+        if isinstance(arg, str):
+            found.update(
+                Decimal(m.group().replace(",", "")) for p in _GIVEN for m in p.finditer(arg)
+            )
+        elif isinstance(arg, bool):
+            continue
+        elif isinstance(arg, int | float) and math.isfinite(arg):
+            found.add(Decimal(str(arg)))
+        elif isinstance(arg, Mapping):
+            stack.extend(arg.values())
+        elif isinstance(arg, list | tuple):
+            stack.extend(arg)
+    return found
 
 
 def _norm_value(value: str) -> str:

@@ -494,7 +494,10 @@ def test_asked_only_where_a_second_agreeing_call_turns_model_into_code(case: dic
     assert _case_proof(case, case["calls"]) == "model"
     assert derivations(ask.value, case["calls"], case["request"]) == 1
     assert derivations(ask.value, [ask.call], case["request"]) == 1
-    second = _shell(f"printf '%s\\n' {ask.value}  # again", f"{ask.value}\n")
+    # a different command that computes it (one that prints a number it was given, as
+    # ``printf '%s\\n' 7``, would back nothing: test_proof_given)
+    place = " ".join(request_paths(case["request"]))
+    second = _shell(f"sort -u b.txt | wc -l  # again {place}", f"{ask.value}\n")
     assert _case_proof(case, [*case["calls"], second]) == "code"
 
 
@@ -531,10 +534,10 @@ def test_an_unbacked_ask_is_about_the_first_value_nothing_backs(case: dict) -> N
     assert ask.value == stated[backing.index(0)]
     assert "which no tool result shows" in ask.feedback() and f" {ask.value}," in ask.feedback()
     place = " ".join(request_paths(request))
-    shown = [
-        _shell(f"{command} {v}  # {place}", f"{v}\n")
+    shown = [  # commands that compute each value (not ones that print it as given)
+        _shell(f"{command}  # {place}", f"{v}\n")
         for v in stated
-        for command in ("echo", "printf '%s\\n'")
+        for command in ("awk 'END { print NR }' b.txt", "sort -u b.txt | wc -l")
     ]
     calls = [*case["calls"], *shown]
     assert _ask(case["output"], calls, request=request, kind=case["kind"],

@@ -194,3 +194,29 @@ def test_verify_finds_an_ask_logged_as_the_wrong_kind(tmp_path: Path) -> None:
         ("CorrectionSignal", "unbacked", False, True),
         ("CorrectionSignal", "corroborate", "18", ""),
     ]
+
+
+ECHO = {"name": "shell", "arguments": {"command": "echo 18  # depot/parcels.csv"}}
+PRINTF = {"name": "shell", "arguments": {"command": "printf '%s\\n' 18  # depot/parcels.csv"}}
+
+
+def test_a_command_that_prints_the_value_it_was_given_shows_nothing(tmp_path: Path) -> None:
+    """Asked to compute 18 with a tool, the model echoes it (naming the file in a comment,
+    as the request names it): the echo printed a number it was given, no derivation. Once
+    it counted as one call showing 18, a second derivation was asked, a ``printf`` of 18
+    agreed and the task ended ``accept``; now 18 is still unbacked, the ask is not
+    repeated, and the answer ends ``success`` at best — ``replay --verify`` agrees."""
+    entries = _entries(
+        (READ, "The average is 18 kg."),
+        (ECHO, "18 kg."),
+        (PRINTF, "18 kg."),  # what a second ask would have been answered with
+    )
+    result, events = _run(tmp_path, entries)
+    assert result.status != "accept" and result.established == "model"
+    (signal,) = _signals(events)
+    assert (signal.corroborate, signal.unbacked) == ("18", True)
+    outcome = _outcome(events)
+    assert (outcome.status, outcome.attempts, outcome.asked) == ("matched", 2, "18")
+    assert [c.stdout for c in outcome.tool_calls[1:]] == ["18\n"]
+    report = verify(tmp_path / "store")
+    assert report.ok and report.checked["corroborate"] == 2

@@ -459,3 +459,23 @@ def test_may_ask_again_about_the_value_an_unbacked_ask_had_shown() -> None:
     assert not may_ask_again(Config(corroborate_asks=1), 1, "18", "18", asked_unbacked=True)
     assert may_ask_again(Config(), 1, "18", "18.4", asked_unbacked=True, unbacked=True)
     assert may_ask_again(Config(), 0, "", "18", unbacked=True)
+
+
+def test_an_echo_of_the_value_asked_to_be_shown_shows_nothing() -> None:
+    """Asked to compute 18 with a tool, the model runs ``echo 18`` (naming the file, as
+    the request does): a command that prints a number it was given backs nothing, so 18
+    is still unbacked — the ask is answered, not repeated, and no second derivation is
+    asked of the echo (once it was, naming it as the call that backs 18)."""
+    echo = shell_call("echo 18  # depot/parcels.csv", "18\n")
+    with RoleHarness(AgentValidator, instance="pair-0", config=Config(max_retries=0)) as h:
+        h.send(MEAN)
+        h.send(WEIGH, to="pair-0")
+        h.send(_result(1, "The average is 18 kg.", tool_calls=[READ_PARCELS]), to="pair-0")
+        (shown,) = h.wait_for(CorrectionSignal)
+        h.send(_result(2, "18 kg.", tool_calls=[echo]), to="pair-0")
+        (outcome,) = h.wait_for(SubTaskOutcome)
+        assert len(h.published(CorrectionSignal)) == 1
+    assert (shown.body.corroborate, shown.body.unbacked) == ("18", True)
+    body = outcome.body
+    assert (body.status, body.attempts, body.output, body.asked) == ("matched", 2, "18 kg.", "18")
+    assert body.tool_calls == [READ_PARCELS, echo]
