@@ -237,8 +237,9 @@ class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
     law1: tuple[Law1Check, ...] = ()
     """Law 1's decisions on the call, gate by gate (empty: Law 1 did not judge it)."""
     stdout: str | None = None
-    """A command's standard output as the model was shown it (head and tail when long);
-    None for a tool with no streams, and in logs written before the field existed."""
+    """A command's standard output, head and tail when long (the cut marked without a
+    figure: the proof reads it; ``output_preview`` is what the model was shown); None for
+    a tool with no streams, and in logs written before the field existed."""
     stderr: str | None = None
     """A command's standard error, likewise."""
     content: str | None = None

@@ -10,6 +10,7 @@ registry on a workspace of the test's own, as the log records them."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -118,3 +119,22 @@ def test_a_call_logged_before_the_field_reads_as_it_did() -> None:
     assert old.content is None
     assert tool_outputs([old], strict=True) == [shown]
     assert derivations("0", [old], TOTAL) == 1
+
+
+def test_the_cut_of_a_long_record_states_no_figure(tmp_path: Path) -> None:
+    """A long stream or page is recorded head and tail; the cut's "[330 chars omitted]"
+    would back 330 as a figure the command printed. The record marks the cut with no
+    figure; what the model was shown still says how much was left out."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "ids.txt").write_text("".join(f"{n}\n" for n in range(1000, 1101)))
+    tools = ToolRegistry(ws, tmp_path / "spill", context_limit=200)
+    run = _call(tools, "shell", command="seq 1000 1100")
+    read = _call(tools, "read_file", path="ids.txt")
+    asked = "what does ids.txt list?"
+    for call, record in ((run, run.stdout), (read, read.content)):
+        assert record is not None and "\n… [chars omitted] …\n" in record
+        assert len(record) <= 200
+        omitted = re.search(r"\[(\d+) chars omitted\]", call.output_preview)
+        assert omitted is not None
+        assert derivations(omitted.group(1), [call], asked) == 0
