@@ -15,7 +15,10 @@ the number, not a command's exit or return code unless the request asks about on
 1. a number the request itself states (the user's figure is given, not claimed);
 2. a number code measured for this answer (``measured``: a ``count_matches`` check that
    passed);
-3. a number that occurs in a tool result (any digit run, decimal or ``1,234`` group);
+3. a number that occurs in a tool result (any digit run, decimal or ``1,234`` group) —
+   for a task with a kind, what the workspace gave the call (a command's stdout, another
+   built-in tool's ``ToolCall.content``), not a note the tool adds around it
+   (:func:`tool_outputs`);
 4. a count code derives from one tool result, or from one section of a shell result
    (``--- stdout ---``): its lines, its non-empty lines, its words, the lines that contain
    a word of the request (as ``grep -c``, exact case or any case) — what a model may count
