@@ -237,10 +237,22 @@ class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
     law1: tuple[Law1Check, ...] = ()
     """Law 1's decisions on the call, gate by gate (empty: Law 1 did not judge it)."""
     stdout: str | None = None
-    """A command's standard output as the model was shown it (head and tail when long);
-    None for a tool with no streams, and in logs written before the field existed."""
+    """A command's standard output, head and tail when long (the cut marked without a
+    figure: the proof reads it; ``output_preview`` is what the model was shown); None for
+    a tool with no streams, and in logs written before the field existed."""
     stderr: str | None = None
     """A command's standard error, likewise."""
+    content: str | None = None
+    """What the workspace gave a built-in tool other than ``shell``, without the notes
+    the tool adds around it (``output_preview`` keeps what the model was shown): a
+    ``read_file`` page without "[characters 0–1024 shown; … offset=1024 …]" ("" for a
+    read past the end, which is only a note), a ``glob``'s paths without their count
+    or the notes on hidden matches, a ``load_data`` page without its own note (head and
+    tail when long, the cut marked without a figure). What the proof and grounding read
+    of the call (``verification.grounding.tool_outputs``): a tool's note is no value.
+    None for ``shell`` (its ``stdout`` is that), for a tool whose result is all its own
+    report (``write_file``) or a host's function, and in logs written before the field
+    existed (read as they were then)."""
     conversation: int = 0
     """Which conversation of its subtask made the call: 0 the first; 1 the one asked for
     a second derivation, which starts afresh and sees nothing of the first (its value is

@@ -107,7 +107,7 @@ class _Builtins(_Guards):
             matches = sorted(self.workspace.glob(relative_pattern))
         except (ValueError, NotImplementedError) as exc:
             raise _ToolError(f"bad pattern '{pattern}': {exc}", relative_base) from None
-        lines: list[str] = []
+        lines: list[str] = []  # the paths: what the workspace gave (ToolCall.content)
         hidden = outside = 0
         roots = self._blocked_roots(call)
         for match in matches:
@@ -120,13 +120,14 @@ class _Builtins(_Guards):
                 continue
             shown = match.relative_to(self.workspace).as_posix()
             lines.append(shown + "/" if match.is_dir() else shown)
+        paths = "\n".join(lines)
         # the count first: a small model states it instead of counting the lines itself
         lines.insert(0, f"{len(lines)} match(es):" if lines else "(no matches)")
         if hidden:
             lines.append(f"[{hidden} match(es) under blocked targets not shown]")
         if outside:
             lines.append(f"[{outside} match(es) leading outside the workspace not shown]")
-        return _Result("\n".join(lines), relative_base)
+        return _Result("\n".join(lines), relative_base, content=paths)
 
     def _read_file(
         self, call: _Call, path: str, offset: int = 0, limit: int = SPILL_LIMIT
@@ -158,19 +159,22 @@ class _Builtins(_Guards):
                 skip -= got
             page = f.read(limit)
             more = bool(f.read(1))
+        # the notes below are the tool's, not the file's: the page alone is its content
         if skip > 0:  # a small model guessed an offset: say so, or it reads "" as the file
             return _Result(
                 f"[offset {offset} is past the end of '{relative}' ({offset - skip:,} "
                 f"characters). Use read_file(path='{relative}', offset=0) to read it.]",
                 relative,
+                content="",
             )
+        shown = page
         if more:
             end = offset + len(page)
-            page += (
+            shown += (
                 f"\n[characters {offset}–{end} shown; the file continues. "
                 f"Use read_file(path='{relative}', offset={end}) to read more.]"
             )
-        return _Result(page, relative)
+        return _Result(shown, relative, content=page)
 
     def _write_file(self, call: _Call, path: str, content: str) -> _Result:
         """Create a text file in the workspace, or replace one (asks for confirmation).
@@ -337,6 +341,8 @@ class _Builtins(_Guards):
                 f"[limit cut to {self.spill_limit} characters; use offset/limit to read smaller "
                 "chunks]"
             )
-        return _Result("\n".join([page, *notes]) if notes else page, filename)
+        # its own notes aside; the saved result is as the model was shown it (a command's
+        # display, another tool's notes and all)
+        return _Result("\n".join([page, *notes]) if notes else page, filename, content=page)
 
     # ----------------------------------------------------------------- shell helpers

@@ -253,12 +253,17 @@ class ToolRegistry(_Builtins):
             law1=tuple(call.law1),
             stdout=self._stream(result.stdout),
             stderr=self._stream(result.stderr),
+            content=self._stream(result.content),
         )
         return ToolOutcome(call=record, content=content, output=text)
 
     def _stream(self, text: str | None) -> str | None:
-        """A command's stream as recorded: redacted, head and tail when long."""
-        return None if text is None else head_tail(self._redact(text), self.context_limit)
+        """A command's stream, or a tool's content, as recorded: redacted, head and tail
+        when long — the cut marked without a figure ("[330 chars omitted]" would back 330:
+        a number of the tool's own is no value the proof may read)."""
+        if text is None:
+            return None
+        return head_tail(self._redact(text), self.context_limit, count=False)
 
     def _spill(self, tool: str, text: str) -> str:
         safe = re.sub(r"[^A-Za-z0-9_]", "_", tool)

@@ -84,17 +84,21 @@ def deny(request: ConfirmationNeeded) -> bool:
     return False
 
 
-def head_tail(text: str, limit: int = CONTEXT_LIMIT) -> str:
+def head_tail(text: str, limit: int = CONTEXT_LIMIT, *, count: bool = True) -> str:
     """``text`` itself if it fits in ``limit`` characters, else its head and tail with
-    ``"… [N chars omitted] …"`` between them, ``limit`` characters at most."""
+    ``"… [N chars omitted] …"`` between them, ``limit`` characters at most. Without
+    ``count`` the marker states no figure (``"… [chars omitted] …"``): a record the proof
+    reads (``ToolCall.content``, a command's streams) holds no number of the tool's own."""
     if len(text) <= limit:
         return text
-    marker_len = len(f"\n… [{'9' * len(str(len(text)))} chars omitted] …\n")
+    figure = "9" * len(str(len(text))) + " " if count else ""
+    marker_len = len(f"\n… [{figure}chars omitted] …\n")
     budget = limit - marker_len
     if budget <= 1:
         return text[:limit]
     head, tail = budget - budget // 2, budget // 2
-    return f"{text[:head]}\n… [{len(text) - head - tail} chars omitted] …\n{text[-tail:]}"
+    omitted = f"{len(text) - head - tail} " if count else ""
+    return f"{text[:head]}\n… [{omitted}chars omitted] …\n{text[-tail:]}"
 
 
 # =========================================================================== internals
@@ -143,6 +147,7 @@ class _Result:
     sandboxed: bool = False
     stdout: str | None = None  # a command's streams, recorded as ToolCall.stdout/stderr
     stderr: str | None = None
+    content: str | None = None  # what the workspace gave, without the tool's notes
 
 
 @dataclass(frozen=True, slots=True)

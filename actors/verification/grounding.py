@@ -15,7 +15,10 @@ the number, not a command's exit or return code unless the request asks about on
 1. a number the request itself states (the user's figure is given, not claimed);
 2. a number code measured for this answer (``measured``: a ``count_matches`` check that
    passed);
-3. a number that occurs in a tool result (any digit run, decimal or ``1,234`` group);
+3. a number that occurs in a tool result (any digit run, decimal or ``1,234`` group) —
+   for a task with a kind, what the workspace gave the call (a command's stdout, another
+   built-in tool's ``ToolCall.content``), not a note the tool adds around it
+   (:func:`tool_outputs`);
 4. a count code derives from one tool result, or from one section of a shell result
    (``--- stdout ---``): its lines, its non-empty lines, its words, the lines that contain
    a word of the request (as ``grep -c``, exact case or any case) — what a model may count
@@ -218,7 +221,11 @@ def tool_outputs(calls: Iterable[ToolCall], *, strict: bool = False) -> list[str
     only what a call that worked printed — a failed or refused call, a command that
     exited non-zero or wrote to stderr (``cat missing | wc -l`` prints 0 and exits 0),
     grounds nothing, nor does a command's display header (``exit code: 0`` would back
-    every "0"): a figure printed by a failed command is not proof."""
+    every "0"): a figure printed by a failed command is not proof. Nor does a note a
+    built-in tool adds around what the workspace gave: another tool's result is its
+    ``content`` (a ``read_file`` page without "… Use read_file(…, offset=1024) …", a read
+    past the end "" — its note's ``offset=0`` once backed an awk's wrong total of 0); a
+    call logged before that field, or with none, is read as the model was shown it."""
     texts: list[str] = []
     for call in calls:
         if strict:
@@ -226,6 +233,8 @@ def tool_outputs(calls: Iterable[ToolCall], *, strict: bool = False) -> list[str
                 continue
             if call.stdout is not None or call.stderr is not None:
                 texts.extend(t for t in (call.stdout,) if t)
+            elif call.content is not None and call.tool != "shell":
+                texts.extend(t for t in (call.content,) if t)
             elif call.output_preview and call.tool != "shell":
                 texts.append(call.output_preview)
             elif call.output_preview:  # an older shell record: its stdout section only

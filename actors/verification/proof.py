@@ -37,7 +37,12 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
   sum) backs it only when that result is a listing (more than three lines: a file, a
   table) or prints no number — a short result that prints a number backs only the
   numbers it prints (``wc -l``'s "6 data/scores.csv" once "backed" a count of 1, its one
-  line) — and a zero only when a result prints it (the count of anything absent is 0);
+  line) — and a zero only when a result prints it (the count of anything absent is 0).
+  A result is what the workspace gave the call (:func:`.grounding.tool_outputs`: a
+  command's stdout, another built-in tool's ``ToolCall.content``), never a note the tool
+  adds around it: a fresh conversation's ``read_file`` at ``offset=1024``, past the end
+  of a 54-character file, returned only "… Use read_file(path=…, offset=0) to read it."
+  and its ``0`` once backed an awk's wrong total of 0 a second time;
 - a call whose arguments already state the number (:func:`_given`: ``echo 18``,
   ``printf 18``, ``python3 -c "print(18)"``) does not back it, whatever it prints:
   a command that prints a number it was given derives nothing — asked to compute with a

@@ -1,0 +1,86 @@
+"""End to end: a tool's own note is no second derivation (``ToolCall.content``).
+
+The class, seen on a real model: an ``awk`` summing a column that does not exist printed
+0; asked for a second derivation, the fresh conversation read the file at ``offset=1024``,
+past its end, and got only artoo's note "… Use read_file(path=…, offset=0) to read it." —
+whose ``0`` counted as a second call agreeing on 0, and the wrong total ended ``accept``.
+Run on a workspace of the test's own; ``replay --verify`` of each log is clean."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from artoo.actors.tools import ToolOutcome, ToolRegistry
+from artoo.replay import verify
+from artoo.schemas import CorrectionSignal, FinalResult, ToolCallEnded
+
+from .helpers import CONFIG, all_events, run_verified
+
+CRATES = "crate,weight\nA,12\nB,31\nC,7\nD,44\nE,5\nF,19\n"
+TOTAL = "what is the total of the weight column in yard/crates.csv?"
+AWK = {"name": "shell", "arguments": {"command": "awk '{s += $6} END {print s}' yard/crates.csv"}}
+PAST = {"name": "read_file", "arguments": {"path": "yard/crates.csv", "offset": 1024}}
+WRONG = "The total of the weight column in yard/crates.csv is 0."
+
+
+def _entries() -> list[dict[str, Any]]:
+    """A total asked (no check ties to it), a plan (round 0 is the request itself), the
+    wrong awk and its answer, then the fresh conversation's read past the end and the
+    same answer — as often as the run asks for it."""
+    perceive = {"intent": "sum the weights", "kind": "question", "answer": "number"}
+    plan = {"role": "planner", "times": 0, "content": {"subtasks": [{"instruction": TOTAL}]}}
+    return [
+        {"role": "perceiver", "content": {**perceive, "criteria": []}},
+        plan,
+        {"role": "executor", "tool_calls": [AWK]},
+        {"role": "executor", "content": WRONG},
+        {"role": "executor", "tool_calls": [PAST]},
+        {"role": "executor", "content": WRONG},
+    ]
+
+
+def _run(tmp: Path) -> tuple[FinalResult, list[Any]]:
+    (tmp / "workspace" / "yard").mkdir(parents=True)
+    (tmp / "workspace" / "yard" / "crates.csv").write_text(CRATES)
+    result, store = run_verified(tmp, _entries(), TOTAL, CONFIG)
+    return result, [e.body for e in all_events(store)]
+
+
+def test_a_read_past_the_end_is_no_second_derivation_of_a_wrong_zero(tmp_path: Path) -> None:
+    result, bodies = _run(tmp_path)
+    (signal,) = [b for b in bodies if isinstance(b, CorrectionSignal)]
+    assert signal.corroborate == "0"  # one call backed it: a second derivation was asked
+    ended = [b.call for b in bodies if isinstance(b, ToolCallEnded)]
+    assert [(c.tool, c.conversation) for c in ended] == [("shell", 0), ("read_file", 1)]
+    past = ended[1]
+    assert "past the end" in past.output_preview and past.content == ""
+    assert result.output == WRONG
+    # one derivation of 0 (the awk's), none agreeing: the model's word, not accepted
+    assert (result.status, result.established) == ("success", "model")
+    assert verify(tmp_path / "store").ok  # run_verified checked it too
+
+
+def test_a_log_written_before_the_field_still_verifies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same run by a registry that records no ``content`` (a log from before the
+    field): it decides as artoo did then — the note's 0 backs the awk's — and ``replay
+    --verify`` of that log, with today's rules, is clean."""
+    live = ToolRegistry._outcome
+
+    def old(self: ToolRegistry, *args: Any, **kwargs: Any) -> ToolOutcome:
+        outcome = live(self, *args, **kwargs)
+        return msgspec.structs.replace(
+            outcome, call=msgspec.structs.replace(outcome.call, content=None)
+        )
+
+    monkeypatch.setattr(ToolRegistry, "_outcome", old)
+    result, bodies = _run(tmp_path)
+    ended = [b.call for b in bodies if isinstance(b, ToolCallEnded)]
+    assert all(c.content is None for c in ended)
+    assert (result.status, result.established) == ("accept", "code")  # the old false accept
+    assert verify(tmp_path / "store").ok
