@@ -30,8 +30,12 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
   conversation states it again. "What is the name of the class in src/shapes.py that has
   a radius?" answered "… is Circle." once stated no value the proof could see: nothing
   was asked, and it ended ``success`` however right. The value two calls back must then
-  be a name (when the answer states one): "**drill**, priced at 89" with its price
-  printed twice and its name read once proves the price, not the item asked for;
+  be a name: "**drill**, priced at 89" with its price printed twice and its name read
+  once proves the price, not the item asked for; and a name question answered without a
+  stated name is not proven by a figure it states, nor is a second derivation of the
+  figure asked for — "which item … is the most expensive?" answered "The most expensive
+  item is the hammer, with a price of 15." (a lowercase name, no value the proof sees)
+  once ended ``accept`` on its 15, read off the same listing in two conversations;
 - a number is backed by a result that prints it (standing alone); a count or sum code
   derives from a result (its lines, the lines holding a word of the request, a column's
   sum) backs it only when that result is a listing (more than three lines: a file, a
@@ -518,11 +522,12 @@ def needs_second_derivation(
     (:attr:`.request.Duties.answers`; grounding passed the value — a mean of a column read
     off a file, rounded — yet no result shows it: "what is the mean …?" answered right,
     off a ``read_file``, once ended ``success`` with nothing asked). Else, each backed by a
-    call and none by two different calls (for a name question that states a name: no
-    name by two), the value is the first stated (numbers first, then code-like values;
-    for a name question code-like values, its names, then numbers); the call, the first
-    that backs it. The ask never proves anything: :func:`established` decides the answer
-    that comes back."""
+    call and none by two different calls (for a name question: no name by two), the
+    value is the first stated (numbers first, then code-like values; for a name question
+    code-like values, its names, then numbers); the call, the first that backs it. A name
+    question whose answer states no name (only figures) asks nothing: no derivation of a
+    figure proves the name asked for (:func:`_primary`). The ask never proves anything:
+    :func:`established` decides the answer that comes back."""
     if not kind or not verdicts or not all(v.passed for v in verdicts):
         return None
     if any(v.signal == "llm" for v in verdicts):
@@ -535,9 +540,9 @@ def needs_second_derivation(
         return None
     named = _named(request, kind, shape)
     values = _values(output, request, named)
+    if not any(_primary(v, values, named) for v in values):
+        return None  # no value (or a name question answered with no name): none to derive
     backers = [_backers(v, calls, request) for v in values]
-    if not values:
-        return None
     shown = next((v for v, b in zip(values, backers, strict=True) if not b), None)
     if shown is not None:  # a value no call backs: asked to be shown by one, or nothing
         # only an answer to a question (by either reading): an unsure request that asks
@@ -587,16 +592,18 @@ def _backed(
     backing = [derivations(v, calls, request, asked) for v in values]
     if not values or min(backing) < 1:
         return False
-    return max(n for v, n in zip(values, backing, strict=True) if _primary(v, values, named)) >= 2
+    primary = [n for v, n in zip(values, backing, strict=True) if _primary(v, values, named)]
+    return max(primary, default=0) >= 2  # none: a name question answered with no name
 
 
 def _primary(value: str, values: Sequence[str], named: bool) -> bool:
     """Whether ``value`` may be the one two derivations back (pure): any value, but for a
-    name question that states a name, only a name — "**drill**, priced at 89" read twice
-    for its 89 and once for its name proves the price, not the name asked for."""
-    if not named or all(_FIGURE.fullmatch(v.strip()) for v in values):
-        return True
-    return not _FIGURE.fullmatch(value.strip())
+    name question only a name — "**drill**, priced at 89" read twice for its 89 and once
+    for its name proves the price, not the name asked for — and, where the answer states
+    no name (``values`` all figures), none: "the most expensive item is the hammer, with a
+    price of 15" (a lowercase name, no value the proof sees) once ended ``accept`` on its
+    15, read off the same listing in two conversations."""
+    return not named or not _FIGURE.fullmatch(value.strip())
 
 
 def _named(request: str, kind: str, shape: str) -> bool:
