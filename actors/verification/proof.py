@@ -86,7 +86,13 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
   print?" once ended ``accept`` on a line count that ``count_matches`` proved, with a
   printed text the model made up. Every question is held to this, whatever shape of
   answer the model read: "What is the highest price …?", its shape read as free text,
-  once ended ``accept`` on a CSV row one wrong command printed;
+  once ended ``accept`` on a CSV row one wrong command printed. A count in a plain unit
+  other than files (lines, words …) over several files — a directory or a glob, as the
+  check's logged observation reports (a glob, not yet measured) — ties no how-many
+  request: it sums the files, and the question may ask about one of them ("find the
+  file under src that defines the class Circle and tell me how many lines it has" once
+  ended ``accept`` on 49, the lines of the six files under src; the file has 22); a
+  count of the files a directory holds still ties;
 - a value is backed only by a call that read a place the request names, when it names
   one (a workspace path): "how many python files are under src/models?" once ended
   ``accept`` on 3, which ``find src -type f`` and ``find src -name '*.py'`` agreed on —
@@ -128,7 +134,7 @@ import msgspec
 from artoo.schemas import Check, Criterion, SubTaskOutcome, ToolCall, Verdict
 from artoo.schemas.messages import Established
 
-from ._counting import parse_unit
+from ._counting import parse_unit, spans_files
 from ._guards import _counts_unit
 from ._paths import mentions
 from .checks import reads_workspace
@@ -363,7 +369,7 @@ def established(
         return "model"
     checks = _checks(criteria, verdicts)
     calls = [c for o in outcomes for c in o.tool_calls]
-    demand = _demand(request, kind, checks, calls)
+    demand = _demand(request, kind, checks, calls, _measured(criteria, verdicts))
     asked = [o.asked for o in outcomes if o.asked]
     named = _named(request, kind, shape)
     if demand is None or (demand and not _backed(output, calls, request, asked, named)):
@@ -391,14 +397,36 @@ def _checks(criteria: Mapping[str, Criterion], verdicts: Iterable[Verdict]) -> l
     ]
 
 
+def _measured(criteria: Mapping[str, Criterion], verdicts: Iterable[Verdict]) -> dict[str, str]:
+    """What the ``count_matches`` verdicts observed they counted over (``observed["seen"]``:
+    "'src' holds 6 file(s): 49 lines"), by the check's path (pure; the first observation
+    that reports several files, else the first)."""
+    seen: dict[str, str] = {}
+    for v in verdicts:
+        criterion = criteria.get(v.criterion_id)
+        check = criterion.check if criterion is not None else None
+        if check is None or check.kind != "count_matches" or not v.observed.get("seen"):
+            continue
+        path = _norm(check.path)
+        text = str(v.observed["seen"])
+        if path not in seen or spans_files(check.path, text):
+            seen[path] = text
+    return seen
+
+
 def _demand(
-    request: str, kind: str, checks: Sequence[Check], calls: Sequence[ToolCall]
+    request: str,
+    kind: str,
+    checks: Sequence[Check],
+    calls: Sequence[ToolCall],
+    counted: Mapping[str, str] | None = None,
 ) -> bool | None:
     """What the request's duties demand of the proof of an answer whose ``checks`` passed,
     its verdicts' signals aside (pure): None when nothing proves it (only a model's
     word: a check copied from the request alone, a change not read back), True when its
     stated values must be backed (:func:`_backed`: a question with no check tied to its
-    value), False when its checks are proof enough."""
+    value), False when its checks are proof enough. ``counted``: what the counts
+    observed they counted over, by path (:func:`_measured`)."""
     measured = any(reads_workspace(c) for c in checks)
     if any(copied_from_request(c, request) for c in checks) and not measured:
         return None
@@ -418,22 +446,35 @@ def _demand(
         if duty.shape is None:
             return True
     if duty.answers and not (duty.unsure and read_back):  # a question (a change read back is not)
-        tied = bool(_HOW_MANY.search(request)) and any(_counts_asked(c, request) for c in checks)
+        tied = bool(_HOW_MANY.search(request)) and any(
+            _counts_asked(c, request, counted or {}) for c in checks
+        )
         return not tied
     return False
 
 
-def _counts_asked(check: Check, request: str) -> bool:
+def _counts_asked(check: Check, request: str, counted: Mapping[str, str] | None = None) -> bool:
     """Whether ``check`` is a ``count_matches`` of what the request counts (pure): the
     lines holding a text the check names, or a plain unit (lines, words, files …) the
     words after "how many" name — "how many people in data/scores.csv scored above 80?"
-    once ended ``accept`` on 7, the file's lines, which a plain ``lines`` count tied."""
+    once ended ``accept`` on 7, the file's lines, which a plain ``lines`` count tied.
+
+    A plain unit other than files counted over several files — a directory or a glob, as
+    the check's observation (``counted``, by path: :func:`_measured`) reports, or, not
+    yet measured, a glob — ties nothing: it sums the files, and a how-many question about
+    one of them is not what it measured ("find the file under src that defines the class
+    Circle and tell me how many lines it has" once ended ``accept`` on 49, the lines of
+    the six files under src; the file has 22). A count of the files themselves still
+    ties."""
     if check.kind != "count_matches":
         return False
     parsed = parse_unit(check.value)
     if parsed is None:
         return False
     unit, text = parsed
+    seen = (counted or {}).get(_norm(check.path), "")
+    if text is None and unit != "files" and spans_files(check.path, seen):
+        return False
     return text is not None or _counts_unit(unit, request)
 
 
@@ -536,7 +577,7 @@ def needs_second_derivation(
     if any(c.check is None for c in later):
         return None  # a model will judge it
     checks = [*_checks(criteria, verdicts), *(c.check for c in later if c.check is not None)]
-    if _demand(request, kind, checks, calls) is not True:
+    if _demand(request, kind, checks, calls, _measured(criteria, verdicts)) is not True:
         return None
     named = _named(request, kind, shape)
     values = _values(output, request, named)

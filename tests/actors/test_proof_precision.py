@@ -3,17 +3,24 @@ class the proof (``artoo.actors.verification.proof``) now refuses, with a guard 
 right cases beside them still prove. Requests and files are the tests' own.
 
 - a name question answered without a stated name is proven by a figure it states;
+- a count over several files in a plain unit is tied to a how-many question about one of
+  them;
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from artoo.actors.verification._counting import files_measured, measure
 from artoo.actors.verification.proof import (
     Corroboration,
     derivations,
+    established,
     needs_second_derivation,
 )
-from artoo.schemas import Criterion, ToolCall, Verdict
+from artoo.schemas import Criterion, SubTaskOutcome, ToolCall, Verdict
 
+from .proof_helpers import criterion as _criterion
 from .proof_helpers import read_call as _read
 from .proof_helpers import settle as _settle
 from .proof_helpers import shell_call as _shell
@@ -68,3 +75,106 @@ def test_a_name_question_answered_with_a_name_read_twice_still_proves() -> None:
     # a question that asks how much, not which, is proven by its figure as before
     howmuch = "how much does the heaviest tool in shed/tools.csv weigh?"
     assert _settle(howmuch, "question", NONAME, [first, again], asked="9") == "code"
+
+
+# --------------------------------------------------------------------------- multiplain
+GEAR = "find the file under lib that defines the class Gear and tell me how many lines it has"
+SPREAD = "'lib' holds 4 file(s): 61 lines"  # what measure saw over the directory
+ONE = "'lib/gear.py': 17 lines"
+
+
+def _counted(
+    request: str,
+    output: str,
+    calls: list[ToolCall],
+    path: str,
+    unit: str,
+    seen: str,
+    counts: list[int],
+) -> str | None:
+    """``established`` for an answer whose one ``count_matches`` check of ``path`` passed
+    on what it observed (``seen``, ``counts``), as a verdict in the log holds it."""
+    criteria = _criterion("count_matches", path, unit)
+    observed: dict[str, Any] = {"counts": counts, "seen": seen} if seen else {}
+    verdicts = [
+        Verdict(criterion_id="t1", passed=True, observed=observed),
+        Verdict(criterion_id="request", passed=True),
+    ]
+    return established(
+        request=request,
+        kind="question",
+        criteria=criteria,
+        task_verdicts=verdicts,
+        outcomes=[SubTaskOutcome(subtask_id="s", output=output, tool_calls=calls)],
+        output=output,
+    )
+
+
+def test_a_count_of_lines_over_a_directory_ties_no_how_many_about_one_file() -> None:
+    """The Perceiver's check counted the lines of every file under lib (61): it passed on
+    the answer 61, but the question asks about the one file that defines Gear. The count
+    does not tie the answer, which is held to backing like any question's — one call's
+    word is not proof, and a second derivation is asked."""
+    wc = _shell("cat lib/*.py | wc -l", "61\n")
+    answer = "The file under lib that defines the class Gear has 61 lines."
+    assert _counted(GEAR, answer, [wc], "lib", "lines", SPREAD, [61]) == "model"
+    # a glob, measured or not yet, is several files too
+    glob = "2 file(s) match 'lib/**/*.py': 61 lines"
+    assert _counted(GEAR, answer, [wc], "lib/**/*.py", "lines", glob, [61]) == "model"
+    assert _counted(GEAR, answer, [wc], "lib/**/*.py", "words", "", []) == "model"
+    criteria = _criterion("count_matches", "lib", "lines")
+    observed = {"counts": [61], "seen": SPREAD}
+    ask = needs_second_derivation(
+        request=GEAR,
+        kind="question",
+        criteria=criteria,
+        verdicts=[Verdict(criterion_id="t1", passed=True, observed=observed)],
+        calls=[wc],
+        output=answer,
+    )
+    assert ask == Corroboration(value="61", call=wc)
+    # a pending check of the same path, judged later, is read by that observation
+    ask = needs_second_derivation(
+        request=GEAR,
+        kind="question",
+        criteria=criteria,
+        verdicts=[Verdict(criterion_id="t1", passed=True, observed=observed)],
+        calls=[wc],
+        output=answer,
+        pending=list(_criterion("count_matches", "./lib/", "lines").values()),
+    )
+    assert ask == Corroboration(value="61", call=wc)
+
+
+def test_a_count_of_files_over_a_directory_or_lines_of_one_file_still_ties() -> None:
+    """Guard: how many files lib holds is what a ``files`` count over it measures; a
+    ``lines`` count of the one file (or of a glob that matched one) ties its how-many."""
+    files = "how many files are there under lib?"
+    listed = "'lib' holds 4 file(s)"
+    assert _counted(files, "There are 4 files.", [], "lib", "files", listed, [4]) == "code"
+    single = "how many lines does lib/gear.py have?"
+    wc = _shell("wc -l lib/gear.py", "17 lib/gear.py\n")
+    assert _counted(single, "It has 17 lines.", [wc], "lib/gear.py", "lines", ONE, [17]) == "code"
+    assert _counted(GEAR, "It has 17 lines.", [wc], "lib/gear.py", "lines", ONE, [17]) == "code"
+    one = "1 file(s) match 'lib/g*.py': 17 lines"
+    assert _counted(GEAR, "It has 17 lines.", [wc], "lib/g*.py", "lines", one, [17]) == "code"
+    # an older log's verdict with no observation: a path that is no glob ties as before
+    assert _counted(GEAR, "It has 17 lines.", [wc], "lib/gear.py", "lines", "", []) == "code"
+
+
+def test_the_observation_read_is_the_one_measure_writes(tmp_path: Any) -> None:
+    """:func:`files_measured` reads what :func:`measure` logs: a directory's and a glob's
+    number of files, nothing for one file."""
+    (tmp_path / "lib").mkdir()
+    for name in ("gear.py", "axle.py"):
+        (tmp_path / "lib" / name).write_text("a\nb\n")
+    for path, unit, files in (
+        ("lib", "lines", 2),
+        ("lib", "files", 2),
+        ("lib/*.py", "words", 2),
+        ("lib/g*.py", "lines", 1),
+        ("lib/gear.py", "lines", None),
+    ):
+        measured = measure(path, unit, tmp_path)
+        assert not isinstance(measured, str)
+        assert files_measured(measured[1]) == files, (path, unit, measured)
