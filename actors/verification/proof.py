@@ -55,7 +55,11 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
 - derivations that disagree prove nothing: a subtask asked to derive a value again that
   ends on an answer not stating it is not proven, whatever else backs that answer (5
   from ``wc -l``, then 4250 read off the file and asked about, then 5 again: the
-  file's five lines and the command's 5 once backed the wrong 5 twice);
+  file's five lines and the command's 5 once backed the wrong 5 twice); nor is a round
+  whose subtasks were asked about different values (:func:`_asked_apart`: three
+  subtasks, each answering the whole question, asked about 8, 8 and 0, once merged
+  into "8. 8. 0." and ended ``accept`` on the 8 three row counts backed — the sum asked
+  for was 327);
 - a value read off listings counts once, however often it is read; only the value a
   conversation stated and was last asked to derive again (``SubTaskOutcome.asked``)
   counts once per conversation that read listings (``ToolCall.conversation``) — a
@@ -376,6 +380,8 @@ def established(
         return "model"
     if demand and any(_contradicts(o, request, named) for o in outcomes):
         return "model"
+    if demand and _asked_apart(asked):
+        return "model"  # the round's subtasks were asked about different values
     return "human" if any(v.signal == "human" for v in verdicts) else "code"
 
 
@@ -386,6 +392,16 @@ def _contradicts(outcome: SubTaskOutcome, request: str, named: bool) -> bool:
         return False
     stated = {_norm_value(v) for v in _values(outcome.output, request, named)}
     return _norm_value(outcome.asked) not in stated
+
+
+def _asked_apart(asked: Sequence[str]) -> bool:
+    """Whether the round's outcomes were asked to derive different values again
+    (``SubTaskOutcome.asked``; pure): the derivations disagree across subtasks, as within
+    one (:func:`_contradicts`, whose reading of a value — quotes and backticks aside —
+    this shares) — a round of three subtasks, each answering the whole question, asked
+    about 8, 8 and 0, once merged into "8. 8. 0." and ended ``accept`` on the 8 three row
+    counts backed (the sum asked for was 327)."""
+    return len({_norm_value(a) for a in asked}) > 1
 
 
 def _checks(criteria: Mapping[str, Criterion], verdicts: Iterable[Verdict]) -> list[Check]:

@@ -5,6 +5,7 @@ right cases beside them still prove. Requests and files are the tests' own.
 - a name question answered without a stated name is proven by a figure it states;
 - a count over several files in a plain unit is tied to a how-many question about one of
   them;
+- subtasks of one round asked about different values are taken as agreeing.
 """
 
 from __future__ import annotations
@@ -178,3 +179,64 @@ def test_the_observation_read_is_the_one_measure_writes(tmp_path: Any) -> None:
         measured = measure(path, unit, tmp_path)
         assert not isinstance(measured, str)
         assert files_measured(measured[1]) == files, (path, unit, measured)
+
+
+# --------------------------------------------------------------------------- askdis
+LEDGER = "day,amount\nmon,40\ntue,95\nwed,60\nthu,25\nfri,80\n"
+SUM = "what is the sum of the amount column in till/ledger.csv?"  # 300
+
+
+def _round(outputs_asked: list[tuple[str, str, list[ToolCall]]], merged: str) -> str | None:
+    """``established`` for a round of subtasks that all passed, each with its answer, the
+    value it was asked about again and its calls; ``merged`` the round's answer."""
+    outcomes = [
+        SubTaskOutcome(
+            subtask_id=f"s{n}",
+            output=output,
+            tool_calls=calls,
+            asked=asked,
+            verdicts=[Verdict(criterion_id=f"done{n}", passed=True)],
+        )
+        for n, (output, asked, calls) in enumerate(outputs_asked)
+    ]
+    return established(
+        request=SUM,
+        kind="question",
+        criteria={},
+        task_verdicts=[Verdict(criterion_id="request", passed=True)],
+        outcomes=outcomes,
+        output=merged,
+    )
+
+
+def test_subtasks_asked_about_different_values_prove_nothing() -> None:
+    """Three subtasks each answered the whole question: two were asked about 6 (the
+    ledger's lines, counted two ways), one about 0 (an awk over a column that is not
+    there). Merged, "6. 6. 0." states values each backed, 6 by three calls — but the
+    round's derivations disagree on what the answer is: not established by code."""
+    wc = _shell("wc -l till/ledger.csv", "6 till/ledger.csv\n")
+    cut = _shell("cut -d, -f1 till/ledger.csv | wc -l", "6\n", conversation=1)
+    awk = _shell("awk -F, '{s+=$5} END {print s}' till/ledger.csv", "0\n")
+    again = _shell("awk -F, '{t+=$4} END {print t}' till/ledger.csv", "0\n", conversation=1)
+    rows = _shell("grep -c . till/ledger.csv", "6\n")
+    six, zero = "The sum is 6.", "The sum is 0."
+    subtasks = [(six, "6", [wc, cut]), (six, "6", [rows]), (zero, "0", [awk, again])]
+    assert _round(subtasks, "6. 6. 0.") == "model"
+    assert _round([(six, "`6`", [wc, cut]), (zero, "0", [awk, again])], "6. 0.") == "model"
+
+
+def test_subtasks_asked_about_the_same_value_still_prove() -> None:
+    """Guard: two subtasks asked about the same value (300, once in backticks), each
+    backed by two different calls, agree: established by code, as is a round where one
+    subtask was asked nothing."""
+    awk = _shell("awk -F, 'NR>1 {s+=$2} END {print s}' till/ledger.csv", "300\n")
+    read = _read("till/ledger.csv", LEDGER, conversation=1)
+    py = _shell(
+        "python3 -c \"import csv; print(sum(int(r['amount']) for r in "
+        "csv.DictReader(open('till/ledger.csv'))))\"",
+        "300\n",
+        conversation=1,
+    )
+    answer = "The sum is 300."
+    assert _round([(answer, "300", [awk, read]), (answer, "`300`", [awk, py])], answer) == "code"
+    assert _round([(answer, "300", [awk, read]), (answer, "", [py])], answer) == "code"
