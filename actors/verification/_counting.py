@@ -19,9 +19,11 @@ __all__ = [
     "MAX_ENTRIES",
     "UNITS",
     "count_command",
+    "files_measured",
     "glob_regex",
     "measure",
     "parse_unit",
+    "spans_files",
     "stated_number",
 ]
 
@@ -166,6 +168,29 @@ def measure(
     if unit == "files":
         return {len(files)}, what
     return _content(root, files, unit, what, containing)
+
+
+_HOLDS = re.compile(r"^'.*' holds (\d+) file\(s\)(?::|$)|^(\d+) file\(s\) match '", re.S)
+
+
+def files_measured(seen: str) -> int | None:
+    """How many files a count's observation (what :func:`measure` saw, logged as a
+    ``count_matches`` verdict's ``observed["seen"]``) reports it counted over — a
+    directory's ("'src' holds 6 file(s): 49 lines") or a glob's ("2 file(s) match …") —
+    or None for one file named by its path ("'src/a.py': 22 lines") or no observation
+    (pure)."""
+    m = _HOLDS.match(seen)
+    return None if m is None else int(m.group(1) or m.group(2))
+
+
+def spans_files(path: str, seen: str = "") -> bool:
+    """Whether a ``count_matches`` of ``path`` counts over other than one file (pure): a
+    directory or a glob over 0 or several files, as its observation (``seen``,
+    :func:`files_measured`) reports; with none (a check not yet measured), a glob."""
+    if seen:
+        n = files_measured(seen)
+        return n is not None and n != 1
+    return _WILD.search(path) is not None
 
 
 def _kind(root: Path, relative: str) -> str | None:

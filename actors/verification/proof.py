@@ -30,8 +30,12 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
   conversation states it again. "What is the name of the class in src/shapes.py that has
   a radius?" answered "… is Circle." once stated no value the proof could see: nothing
   was asked, and it ended ``success`` however right. The value two calls back must then
-  be a name (when the answer states one): "**drill**, priced at 89" with its price
-  printed twice and its name read once proves the price, not the item asked for;
+  be a name: "**drill**, priced at 89" with its price printed twice and its name read
+  once proves the price, not the item asked for; and a name question answered without a
+  stated name is not proven by a figure it states, nor is a second derivation of the
+  figure asked for — "which item … is the most expensive?" answered "The most expensive
+  item is the hammer, with a price of 15." (a lowercase name, no value the proof sees)
+  once ended ``accept`` on its 15, read off the same listing in two conversations;
 - a number is backed by a result that prints it (standing alone); a count or sum code
   derives from a result (its lines, the lines holding a word of the request, a column's
   sum) backs it only when that result is a listing (more than three lines: a file, a
@@ -51,7 +55,11 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
 - derivations that disagree prove nothing: a subtask asked to derive a value again that
   ends on an answer not stating it is not proven, whatever else backs that answer (5
   from ``wc -l``, then 4250 read off the file and asked about, then 5 again: the
-  file's five lines and the command's 5 once backed the wrong 5 twice);
+  file's five lines and the command's 5 once backed the wrong 5 twice); nor is a round
+  whose subtasks were asked about different values (:func:`_asked_apart`: three
+  subtasks, each answering the whole question, asked about 8, 8 and 0, once merged
+  into "8. 8. 0." and ended ``accept`` on the 8 three row counts backed — the sum asked
+  for was 327);
 - a value read off listings counts once, however often it is read; only the value a
   conversation stated and was last asked to derive again (``SubTaskOutcome.asked``)
   counts once per conversation that read listings (``ToolCall.conversation``) — a
@@ -82,7 +90,13 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
   print?" once ended ``accept`` on a line count that ``count_matches`` proved, with a
   printed text the model made up. Every question is held to this, whatever shape of
   answer the model read: "What is the highest price …?", its shape read as free text,
-  once ended ``accept`` on a CSV row one wrong command printed;
+  once ended ``accept`` on a CSV row one wrong command printed. A count in a plain unit
+  other than files (lines, words …) over several files — a directory or a glob, as the
+  check's logged observation reports (a glob, not yet measured) — ties no how-many
+  request: it sums the files, and the question may ask about one of them ("find the
+  file under src that defines the class Circle and tell me how many lines it has" once
+  ended ``accept`` on 49, the lines of the six files under src; the file has 22); a
+  count of the files a directory holds still ties;
 - a value is backed only by a call that read a place the request names, when it names
   one (a workspace path): "how many python files are under src/models?" once ended
   ``accept`` on 3, which ``find src -type f`` and ``find src -name '*.py'`` agreed on —
@@ -124,7 +138,7 @@ import msgspec
 from artoo.schemas import Check, Criterion, SubTaskOutcome, ToolCall, Verdict
 from artoo.schemas.messages import Established
 
-from ._counting import parse_unit
+from ._counting import parse_unit, spans_files
 from ._guards import _counts_unit
 from ._paths import mentions
 from .checks import reads_workspace
@@ -359,13 +373,15 @@ def established(
         return "model"
     checks = _checks(criteria, verdicts)
     calls = [c for o in outcomes for c in o.tool_calls]
-    demand = _demand(request, kind, checks, calls)
+    demand = _demand(request, kind, checks, calls, _measured(criteria, verdicts))
     asked = [o.asked for o in outcomes if o.asked]
     named = _named(request, kind, shape)
     if demand is None or (demand and not _backed(output, calls, request, asked, named)):
         return "model"
     if demand and any(_contradicts(o, request, named) for o in outcomes):
         return "model"
+    if demand and _asked_apart(asked):
+        return "model"  # the round's subtasks were asked about different values
     return "human" if any(v.signal == "human" for v in verdicts) else "code"
 
 
@@ -378,6 +394,16 @@ def _contradicts(outcome: SubTaskOutcome, request: str, named: bool) -> bool:
     return _norm_value(outcome.asked) not in stated
 
 
+def _asked_apart(asked: Sequence[str]) -> bool:
+    """Whether the round's outcomes were asked to derive different values again
+    (``SubTaskOutcome.asked``; pure): the derivations disagree across subtasks, as within
+    one (:func:`_contradicts`, whose reading of a value — quotes and backticks aside —
+    this shares) — a round of three subtasks, each answering the whole question, asked
+    about 8, 8 and 0, once merged into "8. 8. 0." and ended ``accept`` on the 8 three row
+    counts backed (the sum asked for was 327)."""
+    return len({_norm_value(a) for a in asked}) > 1
+
+
 def _checks(criteria: Mapping[str, Criterion], verdicts: Iterable[Verdict]) -> list[Check]:
     """The checks of the criteria the verdicts decided."""
     return [
@@ -387,14 +413,36 @@ def _checks(criteria: Mapping[str, Criterion], verdicts: Iterable[Verdict]) -> l
     ]
 
 
+def _measured(criteria: Mapping[str, Criterion], verdicts: Iterable[Verdict]) -> dict[str, str]:
+    """What the ``count_matches`` verdicts observed they counted over (``observed["seen"]``:
+    "'src' holds 6 file(s): 49 lines"), by the check's path (pure; the first observation
+    that reports several files, else the first)."""
+    seen: dict[str, str] = {}
+    for v in verdicts:
+        criterion = criteria.get(v.criterion_id)
+        check = criterion.check if criterion is not None else None
+        if check is None or check.kind != "count_matches" or not v.observed.get("seen"):
+            continue
+        path = _norm(check.path)
+        text = str(v.observed["seen"])
+        if path not in seen or spans_files(check.path, text):
+            seen[path] = text
+    return seen
+
+
 def _demand(
-    request: str, kind: str, checks: Sequence[Check], calls: Sequence[ToolCall]
+    request: str,
+    kind: str,
+    checks: Sequence[Check],
+    calls: Sequence[ToolCall],
+    counted: Mapping[str, str] | None = None,
 ) -> bool | None:
     """What the request's duties demand of the proof of an answer whose ``checks`` passed,
     its verdicts' signals aside (pure): None when nothing proves it (only a model's
     word: a check copied from the request alone, a change not read back), True when its
     stated values must be backed (:func:`_backed`: a question with no check tied to its
-    value), False when its checks are proof enough."""
+    value), False when its checks are proof enough. ``counted``: what the counts
+    observed they counted over, by path (:func:`_measured`)."""
     measured = any(reads_workspace(c) for c in checks)
     if any(copied_from_request(c, request) for c in checks) and not measured:
         return None
@@ -414,22 +462,35 @@ def _demand(
         if duty.shape is None:
             return True
     if duty.answers and not (duty.unsure and read_back):  # a question (a change read back is not)
-        tied = bool(_HOW_MANY.search(request)) and any(_counts_asked(c, request) for c in checks)
+        tied = bool(_HOW_MANY.search(request)) and any(
+            _counts_asked(c, request, counted or {}) for c in checks
+        )
         return not tied
     return False
 
 
-def _counts_asked(check: Check, request: str) -> bool:
+def _counts_asked(check: Check, request: str, counted: Mapping[str, str] | None = None) -> bool:
     """Whether ``check`` is a ``count_matches`` of what the request counts (pure): the
     lines holding a text the check names, or a plain unit (lines, words, files …) the
     words after "how many" name — "how many people in data/scores.csv scored above 80?"
-    once ended ``accept`` on 7, the file's lines, which a plain ``lines`` count tied."""
+    once ended ``accept`` on 7, the file's lines, which a plain ``lines`` count tied.
+
+    A plain unit other than files counted over several files — a directory or a glob, as
+    the check's observation (``counted``, by path: :func:`_measured`) reports, or, not
+    yet measured, a glob — ties nothing: it sums the files, and a how-many question about
+    one of them is not what it measured ("find the file under src that defines the class
+    Circle and tell me how many lines it has" once ended ``accept`` on 49, the lines of
+    the six files under src; the file has 22). A count of the files themselves still
+    ties."""
     if check.kind != "count_matches":
         return False
     parsed = parse_unit(check.value)
     if parsed is None:
         return False
     unit, text = parsed
+    seen = (counted or {}).get(_norm(check.path), "")
+    if text is None and unit != "files" and spans_files(check.path, seen):
+        return False
     return text is not None or _counts_unit(unit, request)
 
 
@@ -518,11 +579,12 @@ def needs_second_derivation(
     (:attr:`.request.Duties.answers`; grounding passed the value — a mean of a column read
     off a file, rounded — yet no result shows it: "what is the mean …?" answered right,
     off a ``read_file``, once ended ``success`` with nothing asked). Else, each backed by a
-    call and none by two different calls (for a name question that states a name: no
-    name by two), the value is the first stated (numbers first, then code-like values;
-    for a name question code-like values, its names, then numbers); the call, the first
-    that backs it. The ask never proves anything: :func:`established` decides the answer
-    that comes back."""
+    call and none by two different calls (for a name question: no name by two), the
+    value is the first stated (numbers first, then code-like values; for a name question
+    code-like values, its names, then numbers); the call, the first that backs it. A name
+    question whose answer states no name (only figures) asks nothing: no derivation of a
+    figure proves the name asked for (:func:`_primary`). The ask never proves anything:
+    :func:`established` decides the answer that comes back."""
     if not kind or not verdicts or not all(v.passed for v in verdicts):
         return None
     if any(v.signal == "llm" for v in verdicts):
@@ -531,13 +593,13 @@ def needs_second_derivation(
     if any(c.check is None for c in later):
         return None  # a model will judge it
     checks = [*_checks(criteria, verdicts), *(c.check for c in later if c.check is not None)]
-    if _demand(request, kind, checks, calls) is not True:
+    if _demand(request, kind, checks, calls, _measured(criteria, verdicts)) is not True:
         return None
     named = _named(request, kind, shape)
     values = _values(output, request, named)
+    if not any(_primary(v, values, named) for v in values):
+        return None  # no value (or a name question answered with no name): none to derive
     backers = [_backers(v, calls, request) for v in values]
-    if not values:
-        return None
     shown = next((v for v, b in zip(values, backers, strict=True) if not b), None)
     if shown is not None:  # a value no call backs: asked to be shown by one, or nothing
         # only an answer to a question (by either reading): an unsure request that asks
@@ -587,16 +649,18 @@ def _backed(
     backing = [derivations(v, calls, request, asked) for v in values]
     if not values or min(backing) < 1:
         return False
-    return max(n for v, n in zip(values, backing, strict=True) if _primary(v, values, named)) >= 2
+    primary = [n for v, n in zip(values, backing, strict=True) if _primary(v, values, named)]
+    return max(primary, default=0) >= 2  # none: a name question answered with no name
 
 
 def _primary(value: str, values: Sequence[str], named: bool) -> bool:
     """Whether ``value`` may be the one two derivations back (pure): any value, but for a
-    name question that states a name, only a name — "**drill**, priced at 89" read twice
-    for its 89 and once for its name proves the price, not the name asked for."""
-    if not named or all(_FIGURE.fullmatch(v.strip()) for v in values):
-        return True
-    return not _FIGURE.fullmatch(value.strip())
+    name question only a name — "**drill**, priced at 89" read twice for its 89 and once
+    for its name proves the price, not the name asked for — and, where the answer states
+    no name (``values`` all figures), none: "the most expensive item is the hammer, with a
+    price of 15" (a lowercase name, no value the proof sees) once ended ``accept`` on its
+    15, read off the same listing in two conversations."""
+    return not named or not _FIGURE.fullmatch(value.strip())
 
 
 def _named(request: str, kind: str, shape: str) -> bool:

@@ -245,12 +245,13 @@ def test_a_question_of_any_shape_needs_its_value_backed() -> None:
     shape read as free text, ended ``accept`` on the CSV row one wrong ``sort`` printed.
     Every question needs a tied check or two derivations, whatever shape was read; and a
     ``count_matches`` ties only to a request that asks to count, not to a total. Tested
-    on other questions."""
+    on other questions (a name question's answer states its name — Oslo, capitalised: a
+    row stating only a lowercase name is proven by no figure of it)."""
     request = "Which city in data/towns.csv is the largest?"
-    sort = _shell("sort -t, -k3 -n data/towns.csv | tail -1", "oslo,no,700000")
-    output = "The largest is oslo,no,700000."
+    sort = _shell("sort -t, -k3 -n data/towns.csv | tail -1", "Oslo,no,700000")
+    output = "The largest is Oslo,no,700000."
     assert _settle(request, "question", output, [sort]) == "model"  # one command's word
-    read = _read("data/towns.csv", "city,country,pop\nbergen,no,290000\noslo,no,700000\n")
+    read = _read("data/towns.csv", "city,country,pop\nBergen,no,290000\nOslo,no,700000\n")
     assert _settle(request, "question", output, [sort, read]) == "code"  # a second call agrees
     lines = _criterion("count_matches", "data/towns.csv", "lines")
     wc = _shell("wc -l data/towns.csv", "3 data/towns.csv")
