@@ -33,8 +33,9 @@ from artoo.actors.llm import (
 )
 from artoo.actors.roles.auditor import AuditNow, Auditor
 from artoo.actors.roles.dreamer import Dreamer, DreamNow
-from artoo.actors.roles.judge import Judge
+from artoo.actors.roles.judge import Judge, Settle
 from artoo.actors.roles.memory import Memory
+from artoo.actors.roles.queen import Queen
 from artoo.actors.roles.roster import CONTRACTS, ROSTER
 from artoo.actors.runtime.bus import Bus, Delivery
 from artoo.actors.runtime.clock import Clock, IdSource, SystemClock
@@ -895,6 +896,34 @@ class System(OperatorInbox):
         except Exception:
             logger.exception("ending running tasks at close failed")
 
+    def _settle(self, until: float) -> None:
+        """Before the roles stop: log what is published about a task after its end. The
+        Judge judges a hop behind the bus, so its tickets about a task that just ended (and
+        their ``task_ended`` resolutions) may not be out yet; the Queen acknowledges each
+        ticket below ``queen.relay_at`` even after the end. Stopping the roles all at once
+        raced those two — the Judge's stop-time tickets reached a Queen already stopped or
+        not — so whether a log held the Queen's TicketResolved depended on thread timing,
+        and a rerun of the log could differ from it. Here the Judge judges everything
+        committed, the Queen handles what that delivered, until nothing new is published."""
+        try:
+            judge, queen = self.runner.ref(Judge), self.runner.ref(Queen)
+        except KeyError:  # not this System's Judge (a fleet's elected one), or no roles
+            return
+        for _ in range(4):
+            before = self.bus.last_seq
+            for ref, message in ((judge, Settle()), (queen, _Sync())):
+                left = until - time.monotonic()
+                if left <= 0:
+                    return
+                try:
+                    ref.ask(message, timeout=left)
+                except (pykka.Timeout, pykka.ActorDeadError):
+                    return
+                if not self.bus.flush(max(0.0, until - time.monotonic())):
+                    return
+            if self.bus.last_seq == before:
+                return
+
     def _shutdown(self, bound_s: float) -> None:
         self._closed = True
         if hasattr(self, "pauses"):
@@ -903,6 +932,7 @@ class System(OperatorInbox):
         try:
             self.bus.flush(max(0.1, bound_s / 3))
             self.bus.caught_up(timeout=max(0.1, bound_s / 3))  # the last results told
+            self._settle(deadline - 0.5 - bound_s / 6)
         except Exception:
             logger.exception("flush on close failed")
         self.runner.stop_all(max(0.1, deadline - time.monotonic() - 0.5))

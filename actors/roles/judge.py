@@ -128,6 +128,7 @@ from ._judge_rung import (
 
 __all__ = [
     "Judge",
+    "Settle",
     "budget_burn",
     "call_key",
     "cycle_at",
@@ -299,6 +300,9 @@ class Judge(Role):
         if isinstance(message, _Opinion):
             self._drain()
             self._opinion(message)
+            return None
+        if isinstance(message, Settle):
+            self._drain_to(self.ctx.bus.last_seq)
             return None
         return super().on_receive(message)
 
@@ -665,6 +669,13 @@ class Judge(Role):
 
 
 _TERMINAL = frozenset({"accept", "success", "abandon"})
+
+
+@dataclass(frozen=True)
+class Settle:
+    """Asked by the System before it stops the roles: judge everything committed so far
+    now, not a tap's hop later — so the tickets (and ``task_ended`` resolutions) about a
+    task that just ended are published while the Queen still runs to answer them."""
 
 
 @dataclass(frozen=True)
