@@ -40,6 +40,12 @@ from ._read import TaskLog
 
 __all__ = ["_Served", "_ServedTools"]
 
+_EXECUTOR_REFUSALS = frozenset({"blocked_tool", "repeated_failure", "caution_denied"})
+"""Refusals the Executor makes itself, without asking its tool runner: a rerun's Executor
+makes them again (or, differing, diverges on its own), so they are never a served call —
+served, the call after one in its attempt would meet the refused one and be "not in the
+log"."""
+
 
 # --------------------------------------------------------------------------- serving
 class _Served:
@@ -90,10 +96,12 @@ class _Served:
                         self.shown[str(message.get("tool_call_id"))] = shown
             elif isinstance(body, ToolCallEnded):
                 call = body.call
-                self.tools[(call.subtask_id, call.attempt)].append((call, body.shown))
+                if call.refusal not in _EXECUTOR_REFUSALS:
+                    self.tools[(call.subtask_id, call.attempt)].append((call, body.shown))
             elif isinstance(body, ExecutionResult) and not events:
                 for call in body.tool_calls:
-                    self.tools[(body.subtask_id, body.attempt)].append((call, None))
+                    if call.refusal not in _EXECUTOR_REFUSALS:
+                        self.tools[(body.subtask_id, body.attempt)].append((call, None))
             elif isinstance(body, CorrectionSignal | SubTaskOutcome):
                 for v in [*body.verdicts, *getattr(body, "history", [])]:
                     key = VerdictKey(v.criterion_id, subtask_id=body.subtask_id, attempt=v.attempt)
