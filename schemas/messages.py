@@ -109,8 +109,11 @@ Refusal = Literal[
     "unsafe_file",
     "caution_denied",
     "repeated_failure",
+    "repeated_call",
 ]
-"""Why a tool call was refused before or instead of running (ToolCall.refusal)."""
+"""Why a tool call was refused before or instead of running (ToolCall.refusal). Members are
+only ever added, as ``repeated_failure`` and ``repeated_call`` were: every older log still
+decodes (a log holding a newer member does not decode in an artoo older than it)."""
 StopReason = Literal["answer", "doom_loop", "turn_cap", "model_error", "task_ended"]
 """Why an Executor attempt stopped (ExecutionResult.stop)."""
 EndReason = Literal[

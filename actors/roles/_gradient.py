@@ -319,6 +319,11 @@ def _blocked_tools(outcomes: Iterable[SubTaskOutcome], failed_only: bool = True)
 
 
 def _failed(call: ToolCall) -> bool:
+    """A call that did not work, was refused, or exited non-zero — but not a call refused
+    as one the conversation already made (``repeated_call``): its tool worked the first
+    time, and the model repeating it says nothing of the tool."""
+    if call.refusal == "repeated_call":
+        return False
     return not call.ok or call.refusal is not None or call.exit_code not in (None, 0)
 
 

@@ -46,6 +46,14 @@ def test_a_command_that_exited_non_zero_or_a_refused_call_blocks_its_tool() -> N
     assert _blocked(_logical(_shell("ls logs"), refused)) == (["glob"], ["glob"])
 
 
+def test_a_call_refused_as_a_repeat_does_not_block_its_tool() -> None:
+    """A model that cycled ``echo`` commands until the doom loop had each repeat refused
+    (``repeated_call``): its commands worked, and ``shell`` is still the tool that counts."""
+    echo = _shell("echo $decision")
+    repeat = ToolCall(tool="shell", args=echo.args, ok=False, refusal="repeated_call")
+    assert _blocked(_logical(echo, repeat, repeat)) == ([], [])
+
+
 def test_a_failed_call_in_a_matched_subtask_blocks_nothing() -> None:
     missing = ToolCall(tool="read_file", args={"path": "logs/nope.log"}, ok=False, error="ENOENT")
     matched = outcome("s2", [v("s2.c", True)], calls=[missing])
@@ -57,7 +65,7 @@ _CALLS = st.builds(
     tool=st.sampled_from(["shell", "read_file", "glob"]),
     ok=st.booleans(),
     exit_code=st.sampled_from([None, 0, 1, 2]),
-    refusal=st.sampled_from([None, None, "repeated_failure"]),
+    refusal=st.sampled_from([None, None, "repeated_failure", "repeated_call"]),
 )
 
 
@@ -66,6 +74,8 @@ def test_only_tools_with_a_failed_call_are_blocked(calls: list[ToolCall]) -> Non
     blocked, _ = _blocked(_logical(*calls))
 
     def failed(c: ToolCall) -> bool:
+        if c.refusal == "repeated_call":  # a repeat refused says nothing of the tool
+            return False
         return not c.ok or c.refusal is not None or c.exit_code not in (None, 0)
 
     assert set(blocked) == {c.tool for c in calls if failed(c)}
