@@ -360,6 +360,15 @@ class Config(BaseModel):
     )
     max_parallel: int = Field(8, ge=1, le=256, description="subtasks of one group run at once")
     max_turns: int = Field(8, ge=1, le=1000, description="tool-calling turns per Executor attempt")
+    refuse_repeated_calls: bool = Field(
+        True,
+        description="a tool call identical to one the Executor's conversation already made "
+        "(same tool, same arguments) that gave a result, with no change to the workspace "
+        "since, is not run again (refusal repeated_call: its result is above), and a call "
+        "made the third time in an attempt, in a row or not, or two such refusals in a row, "
+        "end the attempt as a doom loop; off, only the same call three times in a row does "
+        "(a log from before this field replays with it off)",
+    )
     task_timeout_s: float = Field(300.0, gt=0, description="deadline of a task")
     role_timeout_s: float = Field(
         120.0, ge=0.1, description="longest one role step may take (at least 0.1 s)"

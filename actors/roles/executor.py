@@ -30,10 +30,22 @@ Constraints:
     Does NOT judge its own output; does NOT query memory (its context comes from the
     Planner through SubTask.context); does NOT call a blocked tool or touch a blocked
     target; at most ``max_turns`` model turns per attempt; the same call three times in
-    a row ends the attempt as a doom loop; a tool that failed the same way twice in the
-    subtask is not called a third time with the same kind of argument (refusal
-    ``repeated_failure``: the tool is not run); two such refusals in a row end the attempt
-    as a doom loop, and a retry does not offer a tool refused so (a small model repeats the
+    a row ends the attempt as a doom loop. A call the conversation already made (the same
+    tool and arguments, :func:`request_key`) is not made again when it would give the
+    same result — it gave one (a built-in file tool that worked, a command run in the
+    sandbox that changed nothing) and the workspace has not changed since: refused
+    (``repeated_call``), the model told in one line that its result is above. A call that
+    changed the workspace, or whose changes are unknown (a command run outside the
+    sandbox, a host's function), starts that record afresh; one that failed is the
+    repeated-failure rule's. A retry continues the conversation, so the record spans its
+    attempts; a second derivation (a new conversation) starts it empty. A call made the
+    third time in the record, in a row or not, or two such refusals in a row, end the
+    attempt as a doom loop (a small model cycled three ``echo`` commands for 24 calls,
+    never one three times in a row; ``Config.refuse_repeated_calls``, off for a log from
+    before it). A tool that failed the same way twice in the subtask is not called a
+    third time with the same kind of argument (refusal ``repeated_failure``: the tool is
+    not run); two such refusals in a row end the attempt as a doom loop, and a retry does
+    not offer a tool refused so (a small model repeats the
     refused call in every retry of the same conversation). Until an attempt's first tool call the
     model is asked for one (``tool_choice="required"``): an answer no tool result
     supports cannot be true but by luck, and a retry redoes the work; a retry after
@@ -48,7 +60,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -82,9 +94,13 @@ __all__ = [
     "NO_TOOL_YET",
     "Executor",
     "failure_kind",
+    "gave_result",
     "is_doom_loop",
     "is_refusal_loop",
+    "may_have_changed",
+    "repeated_call",
     "repeated_failure",
+    "request_key",
     "subtask_prompt",
 ]
 
@@ -199,20 +215,69 @@ def repeated_failure(failed: Sequence[ToolCall], repeats: int = FAILURE_REPEATS)
     )
 
 
-def is_doom_loop(calls: list[tuple[str, str]], repeats: int = DOOM_REPEATS) -> bool:
-    """True when the last ``repeats`` calls are the same (name, arguments)."""
-    return len(calls) >= repeats and len(set(calls[-repeats:])) == 1
+def request_key(tool: str, args: Mapping[str, Any]) -> tuple[str, str]:
+    """What makes two calls the same call (pure): the tool and its arguments as the model
+    gave them."""
+    return (tool, json.dumps(args, sort_keys=True))
+
+
+def is_doom_loop(calls: Sequence[Hashable], repeats: int = DOOM_REPEATS) -> bool:
+    """True when the last call of ``calls`` (keys, :func:`request_key`) is made for the
+    ``repeats``-th time in them, in a row or not (pure). Over the last ``repeats`` calls
+    alone: the same call ``repeats`` times in a row."""
+    return bool(calls) and list(calls).count(calls[-1]) >= repeats
 
 
 def is_refusal_loop(calls: Sequence[ToolCall]) -> bool:
-    """True when the last two calls were both refused as a repeated failure of one kind
-    (pure): the model repeats a call that will not be made, and nothing new can come of
-    another turn."""
+    """True when the last two calls were both refused as a repeated failure of one kind, or
+    both as a repeated call (pure): the model repeats calls that will not be made, and
+    nothing new can come of another turn."""
     last = list(calls)[-2:]
+    if len(last) < 2:
+        return False
+    if all(c.refusal == "repeated_call" for c in last):
+        return True
+    return all(c.refusal == "repeated_failure" for c in last) and failure_kind(
+        last[0].tool, last[0].args
+    ) == failure_kind(last[1].tool, last[1].args)
+
+
+_KNOWN_EFFECTS = frozenset({"read_file", "glob", "load_data", "write_file"})
+"""Built-in tools whose result the workspace decides and whose every change to it is known
+(``ToolCall.effects``); so is a command run in the sandbox. A command run outside it, or a
+host's function, may have changed anything."""
+
+
+def _effects_known(call: ToolCall) -> bool:
+    return call.tool in _KNOWN_EFFECTS or (call.tool == "shell" and call.sandboxed)
+
+
+def gave_result(call: ToolCall) -> bool:
+    """The call ran, changed nothing and gave a result the workspace alone decides (pure): a
+    built-in file tool that worked, or a command run in the sandbox (whatever its exit
+    code). Made again with the workspace unchanged, it gives the same result. A call that
+    failed is not one: the repeated-failure rule is its (:func:`repeated_failure`)."""
     return (
-        len(last) == 2
-        and all(c.refusal == "repeated_failure" for c in last)
-        and failure_kind(last[0].tool, last[0].args) == failure_kind(last[1].tool, last[1].args)
+        call.refusal is None
+        and (call.ok or call.exit_code is not None)
+        and _effects_known(call)
+        and not call.effects
+    )
+
+
+def may_have_changed(call: ToolCall) -> bool:
+    """The call changed the workspace, or may have (pure): it was not refused and changed
+    something, or what it changed is not known (a command run outside the sandbox, a host's
+    function). A call made after it may give another result."""
+    return call.refusal is None and (bool(call.effects) or not _effects_known(call))
+
+
+def repeated_call(tool: str, args: Mapping[str, Any]) -> str:
+    """What the model is told of a call it already made, not made again (pure; one line)."""
+    shown = json.dumps(dict(args), sort_keys=True)[:60]
+    return (
+        f"you already made this call ({tool} {shown}) and its result is above: not run "
+        "again; answer from that result or make a different call"
     )
 
 
@@ -230,6 +295,10 @@ class _Run:
     """Tools a call of which was refused as a repeated failure: not offered to a retry."""
     conversation: int = 0
     """Which conversation the attempts are in: a second derivation starts a new one."""
+    made: list[tuple[str, str]] = field(default_factory=list)
+    """The calls of this conversation (every attempt of it: their results are in it) that
+    gave a result (:func:`gave_result`) since the workspace last changed, each repeat
+    refused included, by :func:`request_key` (``Config.refuse_repeated_calls``)."""
 
 
 @dataclass
@@ -312,6 +381,7 @@ class Executor(Role):
             # derived again afresh: a conversation that saw the first answer, or was told
             # it, would repeat it (a small model answered the ask with `glob src`)
             run.conversation += 1
+            run.made = []  # it has seen no result
             run.messages = [
                 {"role": "system", "content": SYSTEM_PROMPT},
                 {"role": "user", "content": subtask_prompt(run.subtask)},
@@ -381,6 +451,7 @@ class Executor(Role):
         specs = [s for s in specs if s.name not in run.refused]  # empty: answer from results
         calls: list[ToolCall] = []
         seen: list[tuple[str, str]] = []
+        refuse = self.ctx.config.refuse_repeated_calls
         output, error = "", None
         stop: StopReason = "turn_cap"
         for _turn in range(self.ctx.config.max_turns):
@@ -415,8 +486,9 @@ class Executor(Role):
                 if self._cancelled(run, attempt):  # no tool starts after a cancel
                     ended = True
                     break
-                seen.append((tc.name, json.dumps(tc.arguments, sort_keys=True)))
-                call, content = self._call(run, attempt, runner, tc.name, dict(tc.arguments))
+                key = request_key(tc.name, tc.arguments)
+                seen.append(key)
+                call, content = self._call(run, attempt, runner, key, dict(tc.arguments))
                 if run.conversation:
                     call = msgspec.structs.replace(call, conversation=run.conversation)
                 calls.append(call)
@@ -430,11 +502,19 @@ class Executor(Role):
                 )
                 if call.effects and call.refusal is None:
                     self._persist()  # what changed the workspace is in the log before we go on
+                if refuse and (call.refusal == "repeated_call" or gave_result(call)):
+                    run.made.append(key)
+                elif refuse and may_have_changed(call):
+                    run.made = []  # a call made again may give another result now
                 if is_refusal_loop(calls):
-                    doom = f"{tc.name} refused twice in a row as a repeated failure"
+                    why = "call" if call.refusal == "repeated_call" else "failure"
+                    doom = f"{tc.name} refused twice in a row as a repeated {why}"
                     break
-                if is_doom_loop(seen):
+                if is_doom_loop(seen[-DOOM_REPEATS:]):
                     doom = f"the same call {tc.name} {DOOM_REPEATS} times in a row"
+                    break
+                if refuse and run.made[-1:] == [key] and is_doom_loop(run.made):
+                    doom = f"the same call {tc.name} made {DOOM_REPEATS} times"
                     break
             if ended:
                 stop, error = "task_ended", "task ended"
@@ -464,11 +544,19 @@ class Executor(Role):
         )
 
     def _call(
-        self, run: _Run, attempt: _Attempt, runner: ToolRunner, name: str, args: dict[str, Any]
+        self,
+        run: _Run,
+        attempt: _Attempt,
+        runner: ToolRunner,
+        key: tuple[str, str],
+        args: dict[str, Any],
     ) -> tuple[ToolCall, str]:
-        """One tool call: refused when its tool is blocked or its Caution target is denied,
-        else run; the record and the text the model is shown."""
+        """One tool call: refused when its tool is blocked, it repeats a call the
+        conversation made (``Config.refuse_repeated_calls``), it is the third of a kind
+        that failed, or its Caution target is denied, else run; the record and the text
+        the model is shown."""
         st = run.subtask
+        name = key[0]
         if name in st.blocked_tools:
             call = ToolCall(
                 tool=name,
@@ -478,6 +566,18 @@ class Executor(Role):
                 subtask_id=st.subtask_id,
                 attempt=run.attempt,
                 refusal="blocked_tool",
+            )
+            return call, f"error: {call.error}"
+        if self.ctx.config.refuse_repeated_calls and key in run.made:
+            # its result is in the conversation, and nothing changed since: the same again
+            call = ToolCall(
+                tool=name,
+                args=args,
+                ok=False,
+                error=repeated_call(name, args),
+                subtask_id=st.subtask_id,
+                attempt=run.attempt,
+                refusal="repeated_call",
             )
             return call, f"error: {call.error}"
         kind = failure_kind(name, args)

@@ -95,7 +95,9 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
     a subtask (1); one from before ``Config.corroborate_unbacked`` never asked about a
     value no tool result showed (off); one from before ``Config.direct_kinds`` planned
     every first round with the model (none); one from before ``Config.request_consent``
-    asked the operator of every Law 1 action (off). The one place every replay reader
+    asked the operator of every Law 1 action (off); one from before
+    ``Config.refuse_repeated_calls`` ran every repeated call and ended an attempt as a
+    doom loop only on the same call three times in a row (off). The one place every replay reader
     takes a task's Config from."""
     request = next((e.body for e in task.envelopes if isinstance(e.body, TaskRequest)), None)
     if request is None or not request.config:
@@ -114,6 +116,8 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
         update["direct_kinds"] = []
     if "request_consent" not in request.config:
         update["request_consent"] = False
+    if "refuse_repeated_calls" not in request.config:
+        update["refuse_repeated_calls"] = False
     return logged.model_copy(update=update)
 
 
@@ -128,6 +132,7 @@ def _inferred_config(envelopes: list[Envelope]) -> Config:
         "corroborate_unbacked": False,
         "direct_kinds": [],
         "request_consent": False,
+        "refuse_repeated_calls": False,
     }
     if indexes:
         update["max_parallel"] = max(indexes) + 1

@@ -40,7 +40,9 @@ from ._read import TaskLog
 
 __all__ = ["_Served", "_ServedTools"]
 
-_EXECUTOR_REFUSALS = frozenset({"blocked_tool", "repeated_failure", "caution_denied"})
+_EXECUTOR_REFUSALS = frozenset(
+    {"blocked_tool", "repeated_failure", "caution_denied", "repeated_call"}
+)
 """Refusals the Executor makes itself, without asking its tool runner: a rerun's Executor
 makes them again (or, differing, diverges on its own), so they are never a served call —
 served, the call after one in its attempt would meet the refused one and be "not in the

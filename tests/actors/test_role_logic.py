@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from artoo.actors.roles.dispatcher import group_subtasks, inject_outputs
-from artoo.actors.roles.executor import is_doom_loop, subtask_prompt
+from artoo.actors.roles.executor import DOOM_REPEATS, is_doom_loop, subtask_prompt
 from artoo.actors.roles.meta_validator import merge_outputs
 from artoo.actors.verification.answers import CriterionAnswer, make_criteria, slugify
 from artoo.schemas import Check, SubTask, SubTaskOutcome
@@ -45,6 +45,38 @@ def test_doom_loop_is_three_identical_calls_in_a_row() -> None:
     assert is_doom_loop([b, a, a, a])
     assert not is_doom_loop([a, a, b])
     assert not is_doom_loop([a, b, a])
+
+
+_KEYS = st.lists(st.sampled_from("abcdef"), max_size=24)
+
+
+@given(_KEYS)
+def test_a_call_made_the_repeats_th_time_is_a_doom_loop_in_a_row_or_not(calls: list[str]) -> None:
+    """A kept real-model run cycled ``echo $decision``, ``echo $action``,
+    ``echo $next_meeting`` for 24 calls, never three times in a row: any call made for
+    the DOOM_REPEATS-th time is a doom loop at that call, and not before."""
+    counts: dict[str, int] = {}
+    for i, key in enumerate(calls):
+        counts[key] = counts.get(key, 0) + 1
+        assert is_doom_loop(calls[: i + 1]) == (counts[key] == DOOM_REPEATS)
+        if counts[key] == DOOM_REPEATS:
+            break
+
+
+@given(st.lists(st.text(max_size=4), unique=True, max_size=24))
+def test_distinct_calls_are_never_a_doom_loop(calls: list[str]) -> None:
+    assert not any(is_doom_loop(calls[: i + 1]) for i in range(len(calls)))
+
+
+@given(st.lists(st.integers(0, 9), unique=True, max_size=12), st.data())
+def test_one_call_interleaved_with_distinct_ones_is_a_doom_loop_at_its_third(
+    others: list[int], data: st.DataObject
+) -> None:
+    calls: list[object] = list(others)
+    for _ in range(DOOM_REPEATS):  # the repeated call, anywhere among the others
+        calls.insert(data.draw(st.integers(0, len(calls))), "x")
+    at = [i for i, c in enumerate(calls) if c == "x"][-1]
+    assert [is_doom_loop(calls[: i + 1]) for i in range(len(calls))].index(True) == at
 
 
 def test_subtask_prompt_states_criteria_context_and_must_not() -> None:

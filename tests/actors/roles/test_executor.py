@@ -249,3 +249,129 @@ def test_is_refusal_loop_needs_two_refusals_of_one_kind_in_a_row() -> None:
     assert not is_refusal_loop([call(refusal="blocked_tool"), call(refusal="blocked_tool")])
     assert not is_refusal_loop([call(), call(tool="load_data", filename="x")])
     assert is_refusal_loop([call(refusal=None), call(), call()])
+
+
+# ---------------------------------------------------------------- repeated calls, cycles
+def _cycle_run(
+    tmp_path: Path, entries: list[dict[str, Any]], config: Config | None = None
+) -> tuple[ExecutionResult, list[str], int]:
+    """One attempt over a workspace of one file: its result, what the model was shown of
+    each call, and how many model calls it made."""
+    from artoo.schemas import LLMCall, ToolCallEnded
+
+    ws = tmp_path / "ws"
+    ws.mkdir(parents=True)
+    (ws / "meeting.txt").write_text("decision: ship\naction: test\n", encoding="utf-8")
+    model = write_script(tmp_path / "s.toml", entries)
+    config = config or Config(max_turns=8)
+    with RoleHarness(Executor, instance="pair-0", model=model, config=config, workspace=ws) as h:
+        h.send(SubTask(subtask_id="s1", instruction="count the lines"), to="pair-0")
+        (result,) = h.wait_for(ExecutionResult)
+        shown = [e.body.shown for e in h.published(ToolCallEnded)]
+        asked = len(h.published(LLMCall))
+    return result.body, shown, asked
+
+
+READS = [
+    _call("read_file", path="meeting.txt"),
+    _call("glob", pattern="*.txt"),
+    _call("read_file", path="meeting.txt", offset=8),
+]
+
+
+def test_a_cycle_of_three_calls_ends_as_a_doom_loop_before_the_turn_cap(tmp_path: Path) -> None:
+    """A kept real-model run cycled ``echo $decision``, ``echo $action``,
+    ``echo $next_meeting`` for three attempts of 8 turns each, never the same call three
+    times in a row (here three reads): each repeat is refused without running (its result
+    is above), and two such refusals in a row end the attempt as a doom loop, well before
+    the turn cap."""
+    result, shown, asked = _cycle_run(tmp_path, [*READS, *READS, *READS])
+    calls = result.tool_calls
+    assert result.stop == "doom_loop" and not result.ok
+    assert asked == len(calls) == 5 < 8
+    assert [(c.tool, c.args) for c in calls] == [(c["name"], c["arguments"]) for c in [
+        *(e["tool_calls"][0] for e in READS), *(e["tool_calls"][0] for e in READS[:2])
+    ]]  # fmt: skip
+    assert [c.refusal for c in calls] == [None, None, None, "repeated_call", "repeated_call"]
+    assert all(c.ok for c in calls[:3])
+    refused = calls[3]  # not run: nothing read
+    assert not refused.ok and refused.content is None and refused.output_preview == ""
+    assert "already made this call" in shown[3] and "\n" not in shown[3]
+    assert "decision" in shown[0] and "decision" not in shown[3]
+    assert "refused twice in a row as a repeated call" in (result.error or "")
+
+
+def test_a_call_made_a_third_time_among_others_is_a_doom_loop(tmp_path: Path) -> None:
+    again = _call("glob", pattern="*")
+    entries = [again, READS[0], again, READS[1], again, READS[2]]
+    result, _shown, asked = _cycle_run(tmp_path, entries)
+    calls = result.tool_calls
+    assert [c.refusal for c in calls] == [None, None, "repeated_call", None, "repeated_call"]
+    assert result.stop == "doom_loop" and asked == 5
+    assert "the same call glob made 3 times" in (result.error or "")
+
+
+def test_a_command_run_outside_the_sandbox_is_run_again(tmp_path: Path) -> None:
+    """What a command run outside the sandbox changed is not known: it is run whenever
+    asked, and a read after it is run again too (the same call three times in a row is
+    still a doom loop)."""
+    echo = _call("shell", command="echo hi")
+    entries = [READS[0], echo, READS[0], echo, {"role": "executor", "content": "2"}]
+    result, _shown, _asked = _cycle_run(tmp_path, entries)
+    assert [c.refusal for c in result.tool_calls] == [None] * 4
+    assert not any(c.sandboxed for c in result.tool_calls) and result.stop == "answer"
+    result, _shown, _asked = _cycle_run(tmp_path / "b", [echo, echo, echo])
+    assert result.stop == "doom_loop" and len(result.tool_calls) == 3
+
+
+def test_a_call_after_the_workspace_changed_or_a_failed_one_is_run_again(tmp_path: Path) -> None:
+    """A read after a write may read something new, and a call that failed is the
+    repeated-failure rule's (refused at the third failure of its kind): both run."""
+    listed = _call("glob", pattern="*.txt")
+    write = _call("write_file", path="count.txt", content="2\n")
+    missing = _call("read_file", path="gone.txt")
+    entries = [listed, write, listed, missing, missing, {"role": "executor", "content": "2"}]
+    result, shown, _asked = _cycle_run(tmp_path, entries)
+    calls = result.tool_calls
+    assert [c.refusal for c in calls] == [None] * 5
+    assert calls[1].effects and not calls[3].ok and not calls[4].ok
+    assert result.stop == "answer"
+    assert "count.txt" not in shown[0] and "count.txt" in shown[2]
+
+
+def test_off_a_cycle_runs_to_the_turn_cap_as_before(tmp_path: Path) -> None:
+    config = Config(max_turns=8, refuse_repeated_calls=False)
+    result, _shown, asked = _cycle_run(tmp_path, [*READS, *READS, *READS], config)
+    assert result.stop == "turn_cap" and asked == 8
+    assert [c.refusal for c in result.tool_calls] == [None] * 8
+
+
+def test_a_retry_of_the_same_conversation_is_refused_a_call_it_made_a_fresh_one_is_not(
+    tmp_path: Path,
+) -> None:
+    """A retry continues the conversation: the result of a call made in an earlier attempt
+    is above, and the call is refused; a second derivation starts a new conversation, which
+    has seen nothing, and the call runs."""
+    from artoo.schemas import CorrectionSignal
+
+    wc = READS[0]
+    answer = {"role": "executor", "content": "2 lines"}
+    entries = [wc, answer, wc, answer, wc, answer]
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "meeting.txt").write_text("a\nb\n", encoding="utf-8")
+    model = write_script(tmp_path / "s.toml", entries)
+    with RoleHarness(
+        Executor, instance="pair-0", model=model, config=Config(max_turns=8), workspace=ws
+    ) as h:
+        h.send(SubTask(subtask_id="s1", instruction="count the lines"), to="pair-0")
+        h.wait_for(ExecutionResult)
+        h.send(CorrectionSignal(subtask_id="s1", feedback="say lines"), to="pair-0")
+        h.wait_for(ExecutionResult, 2)
+        h.send(CorrectionSignal(subtask_id="s1", feedback="again", corroborate="2"), to="pair-0")
+        results = [e.body for e in h.wait_for(ExecutionResult, 3)]
+    assert [[c.refusal for c in r.tool_calls] for r in results] == [
+        [None], ["repeated_call"], [None]
+    ]  # fmt: skip
+    assert [r.stop for r in results] == ["answer"] * 3
+    assert results[2].tool_calls[0].conversation == 1

@@ -1,0 +1,167 @@
+"""End to end: a call the Executor's conversation already made, with the workspace
+unchanged since, is not run again (refusal ``repeated_call``), and a call made the third
+time in an attempt — in a row or not — ends it as a doom loop. A kept real-model run
+cycled ``echo $decision``, ``echo $action``, ``echo $next_meeting`` through three attempts
+of 8 turns each, never the same call three times in a row. ``replay --rerun`` re-executes
+such a log; a log from before ``Config.refuse_repeated_calls`` replays as it ran."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from artoo.replay import rerun, verify
+from artoo.schemas import (
+    Config,
+    Envelope,
+    ExecutionResult,
+    FinalResult,
+    LLMCall,
+    TaskRequest,
+    ToolCallEnded,
+)
+
+from .helpers import CONFIG, all_events, rewrite_event, run_verified
+
+
+def _sandbox_missing() -> str | None:
+    if sys.platform != "linux":
+        return "the sandbox needs Linux"
+    from artoo.actors.tools._sandbox import probe
+
+    return probe()
+
+
+sandboxed = pytest.mark.skipif(
+    _sandbox_missing() is not None, reason="a command's effects are known only in the sandbox"
+)
+
+LINES = "how many lines are in notes/todo.txt?"
+SANDBOXED = CONFIG.model_copy(
+    update={"tools": CONFIG.tools.model_copy(update={"sandbox": "required"})}
+)
+
+
+def _shell(command: str) -> dict[str, Any]:
+    return {
+        "role": "executor",
+        "tool_calls": [{"name": "shell", "arguments": {"command": command}}],
+    }
+
+
+ECHOES = [_shell(f"echo ${name}") for name in ("decision", "action", "next_meeting")]
+READS = [
+    {"role": "executor", "tool_calls": [{"name": name, "arguments": args}]}
+    for name, args in [
+        ("read_file", {"path": "notes/todo.txt"}),
+        ("glob", {"pattern": "notes/*"}),
+        ("read_file", {"path": "notes/todo.txt", "offset": 4}),
+    ]
+]
+WC = _shell("wc -l notes/todo.txt")
+GREP = _shell("grep -c '' notes/todo.txt")
+
+
+def _entries(*executor: dict[str, Any]) -> list[dict[str, Any]]:
+    perceiver = {
+        "role": "perceiver",
+        "content": {
+            "intent": "count the lines of notes/todo.txt",
+            "kind": "question",
+            "answer": "number",
+            "criteria": [],
+        },
+    }
+    return [perceiver, *executor]
+
+
+def _run(
+    tmp: Path, entries: list[dict[str, Any]], config: Config
+) -> tuple[FinalResult, list[Envelope]]:
+    result, store = run_verified(tmp, entries, LINES, config)
+    return result, all_events(store)
+
+
+def _results(events: list[Envelope]) -> list[ExecutionResult]:
+    return [e.body for e in events if isinstance(e.body, ExecutionResult)]
+
+
+def _relog(store: Path, config: dict[str, Any]) -> None:
+    """Rewrite the logged TaskRequest's Config as ``config``."""
+    (request,) = [e for e in all_events(store) if isinstance(e.body, TaskRequest)]
+    rewrite_event(
+        store,
+        msgspec.structs.replace(request, body=msgspec.structs.replace(request.body, config=config)),
+    )
+
+
+@sandboxed
+def test_a_repeat_is_refused_and_the_attempt_goes_on_to_the_answer(tmp_path: Path) -> None:
+    """The repeated ``echo`` is refused, not run; the model then counts, and the fresh
+    conversation asked for a second derivation agrees: ``accept``. The rerun serves the
+    command made after the refusal (the refused call was never the runner's to serve)."""
+    answer = {"role": "executor", "content": "7 lines."}
+    entries = _entries(ECHOES[0], ECHOES[1], ECHOES[0], WC, answer, GREP, answer)
+    result, events = _run(tmp_path, entries, SANDBOXED)
+    assert (result.status, result.established) == ("accept", "code")
+    first, fresh = _results(events)
+    assert [c.refusal for c in first.tool_calls] == [None, None, "repeated_call", None]
+    assert all(c.sandboxed for c in first.tool_calls if c.refusal is None)
+    assert first.stop == "answer" and fresh.stop == "answer"
+    ended = [e.body for e in events if isinstance(e.body, ToolCallEnded)]
+    assert "already made this call" in ended[2].shown and ended[2].call.exit_code is None
+    reran = rerun(tmp_path / "store")
+    assert reran.ok, (reran.unanswered, reran.divergence)
+
+
+@sandboxed
+def test_a_cycle_of_three_commands_ends_as_a_doom_loop_before_the_turn_cap(
+    tmp_path: Path,
+) -> None:
+    config = SANDBOXED.model_copy(
+        update={"max_retries": 0, "ggs": CONFIG.ggs.model_copy(update={"max_replans": 0})}
+    )
+    result, events = _run(tmp_path, _entries(*ECHOES, *ECHOES, *ECHOES), config)
+    assert result.status == "abandon"
+    (execution,) = _results(events)
+    assert execution.stop == "doom_loop"
+    assert [c.refusal for c in execution.tool_calls] == [None] * 3 + ["repeated_call"] * 2
+    asked = [e for e in events if isinstance(e.body, LLMCall) and e.body.role == "executor"]
+    assert len(asked) == 5 < config.max_turns
+    assert rerun(tmp_path / "store").ok
+
+
+def test_a_log_from_before_the_field_replays_as_it_ran(tmp_path: Path) -> None:
+    """Off, a cycle of reads ran every call until the turn cap; a logged Config without the field
+    is read so: it verifies, and reruns as it ran — every call served, the only difference
+    the field itself at the TaskRequest (a field newer than the log shows there, a known
+    limit), none once that is set aside (a what-if to the value it is read as); read with
+    it on, the rerun refuses a call the log ran and diverges there."""
+    config = CONFIG.model_copy(
+        update={
+            "max_retries": 0,
+            "ggs": CONFIG.ggs.model_copy(update={"max_replans": 0}),
+            "refuse_repeated_calls": False,
+        }
+    )
+    _result, events = _run(tmp_path, _entries(*READS, *READS, *READS), config)
+    (execution,) = _results(events)
+    assert execution.stop == "turn_cap" and len(execution.tool_calls) == config.max_turns
+    (request,) = [e for e in events if isinstance(e.body, TaskRequest)]
+    logged = dict(request.body.config)
+    store = tmp_path / "store"
+    _relog(store, {k: v for k, v in logged.items() if k != "refuse_repeated_calls"})
+    assert verify(store).ok
+    reran = rerun(store)
+    assert not reran.unanswered, reran.unanswered
+    assert reran.divergence is not None and reran.divergence.kind == "TaskRequest"
+    assert reran.divergence.diff == [("body.config.refuse_repeated_calls", None, False)]
+    same = rerun(store, settings=["refuse_repeated_calls=false"])
+    assert same.ok and not same.unanswered, (same.unanswered, same.divergence)
+    changed = rerun(store, settings=["refuse_repeated_calls=true"])
+    assert changed.divergence is not None and changed.divergence.kind == "ToolCallEnded"
+    assert ("body.call.refusal", None, "repeated_call") in changed.divergence.diff
