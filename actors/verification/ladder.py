@@ -193,12 +193,18 @@ def last_exit_code(calls: list[ToolCall]) -> int | None:
     return None
 
 
+def _environment_failed(call: ToolCall) -> bool:
+    """The call did not work — but not one refused as a call its conversation already made
+    (``repeated_call``): that is the model repeating itself, not the environment failing."""
+    return not call.ok and call.refusal != "repeated_call"
+
+
 def execution_failure_class(result: ExecutionResult) -> FailureClass:
     """Why an execution failed, from its structured ``stop``: doom loops and turn caps are
     logical; model outages, and a run whose tools were refused or failed, environmental."""
     if result.stop in ("doom_loop", "turn_cap"):
         return "logical"
-    if result.stop == "model_error" or any(not c.ok for c in result.tool_calls):
+    if result.stop == "model_error" or any(_environment_failed(c) for c in result.tool_calls):
         return "environmental"
     return "logical"
 
@@ -277,7 +283,8 @@ def _attribute(criterion: Criterion, suggested: str | None, calls: list[ToolCall
     (refused, or an error); when no call ever tried to make it, or the calls that did
     succeeded, the work is wrong — an executor that only *claims* it wrote the file gets a
     logical failure. For the other checks a tool the environment refused explains the miss
-    better than the check can.
+    better than the check can. A call refused as a repeat (``repeated_call``) is no sign
+    of the environment either way.
     """
     check = criterion.check
     missing = check is not None and (
@@ -286,8 +293,8 @@ def _attribute(criterion: Criterion, suggested: str | None, calls: list[ToolCall
     )
     if check is not None and missing:
         touching = [c for c in calls if _names(c, check.path)]
-        return "environmental" if any(not c.ok for c in touching) else "logical"
-    if suggested == "environmental" or any(not c.ok for c in calls):
+        return "environmental" if any(_environment_failed(c) for c in touching) else "logical"
+    if suggested == "environmental" or any(_environment_failed(c) for c in calls):
         return "environmental"
     return "logical"
 

@@ -81,6 +81,18 @@ def test_rule_verdict_blames_the_environment_when_a_tool_failed(tmp_path: Path) 
     assert rule_verdict(criterion, "the total is 42", [], tmp_path).passed
 
 
+def test_a_call_refused_as_a_repeat_is_no_failure_of_the_environment(tmp_path: Path) -> None:
+    """The model read the file, made the same call again (refused: its result was above)
+    and answered wrong: the work is wrong, not the environment."""
+    criterion = Criterion(
+        id="c", text="total", mode="verifiable", check=Check(kind="output_contains", value="42")
+    )
+    read = ToolCall(tool="read_file", args={"path": "x.csv"}, target="x.csv")
+    again = ToolCall(tool="read_file", args={"path": "x.csv"}, ok=False, refusal="repeated_call")
+    verdict = rule_verdict(criterion, "the total is 41", [read, again], tmp_path)
+    assert not verdict.passed and verdict.failure_class == "logical"
+
+
 def test_majority_class() -> None:
     def v(fc: str | None, passed: bool = False) -> Verdict:
         return Verdict(criterion_id="c", passed=passed, failure_class=fc)  # type: ignore[arg-type]
