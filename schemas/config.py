@@ -363,11 +363,11 @@ class Config(BaseModel):
     refuse_repeated_calls: bool = Field(
         True,
         description="a tool call identical to one the Executor's conversation already made "
-        "(same tool, same arguments) that gave a result, with no change to the workspace "
-        "since, is not run again (refusal repeated_call: its result is above), and a call "
-        "made the third time in an attempt, in a row or not, or two such refusals in a row, "
-        "end the attempt as a doom loop; off, only the same call three times in a row does "
-        "(a log from before this field replays with it off)",
+        "(same tool, same arguments; a retry continues the conversation) that gave a result, "
+        "with no change to the workspace since, is not run again (refusal repeated_call: its "
+        "result is above); a call made so the third time, in a row or not, or two such "
+        "refusals in a row, end the attempt as a doom loop; off, only the same call three "
+        "times in a row does (a log from before this field replays with it off)",
     )
     task_timeout_s: float = Field(300.0, gt=0, description="deadline of a task")
     role_timeout_s: float = Field(

@@ -97,8 +97,8 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
     every first round with the model (none); one from before ``Config.request_consent``
     asked the operator of every Law 1 action (off); one from before
     ``Config.refuse_repeated_calls`` ran every repeated call and ended an attempt as a
-    doom loop only on the same call three times in a row (off). The one place every replay reader
-    takes a task's Config from."""
+    doom loop only on the same call three times in a row (off). The one place every
+    replay reader takes a task's Config from."""
     request = next((e.body for e in task.envelopes if isinstance(e.body, TaskRequest)), None)
     if request is None or not request.config:
         return _inferred_config(task.envelopes if envelopes is None else list(envelopes))
