@@ -206,6 +206,16 @@ class FileEffect(msgspec.Struct, frozen=True, kw_only=True):
     """A short description for a person, e.g. ``"+2 -5 lines"`` or ``"mode 644 -> 600"``."""
     hazard: Hazard | None = None
     """Set when the effect is irreversible for what it plants, not for what it destroys."""
+    diff: str | None = None
+    """For a text file ``created`` or ``modified``: the lines it lost and gained, one a
+    line — ``-`` and the line removed, ``+`` and the line added — with no context, no
+    headers and no hunk markers, in file order (a replaced block's removed lines before
+    its added ones). Lines are split at ``\n`` only (a ``\r`` stays in its line);
+    whether the text ends with a newline is not shown; ``""``: no line changed. Exact or
+    absent, never cut (a cut diff could hide a change): None when a side is not UTF-8 or
+    over 256 KiB, when its changed lines are too many to compare exactly, when the diff
+    is over 4,000 characters (``actors.tools._observe.line_diff``), for any other change
+    or kind, and in logs written before the field."""
 
     @property
     def irreversible(self) -> bool:
