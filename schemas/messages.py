@@ -215,7 +215,8 @@ class FileEffect(msgspec.Struct, frozen=True, kw_only=True):
     absent, never cut (a cut diff could hide a change): None when a side is not UTF-8 or
     over 256 KiB, when its changed lines are too many to compare exactly, when the diff
     is over 4,000 characters (``actors.tools._observe.line_diff``), for any other change
-    or kind, and in logs written before the field."""
+    or kind, and in logs written before the field. What the proof reads back by effect
+    (``verification.proof.read_back_by_effect``)."""
 
     @property
     def irreversible(self) -> bool:

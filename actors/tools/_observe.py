@@ -30,7 +30,7 @@ _DIFF_BYTES = 256 * 1024  # larger text files get sizes only, no line counts
 _DIFF_CELLS = 250_000  # difflib only on middles whose product of line counts is below
 DIFF_CHARS = 4000
 """The longest ``FileEffect.diff`` kept: a longer one is None, never cut — a cut diff
-could hide a change."""
+could hide a change the proof must see (``verification.proof.read_back_by_effect``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -71,7 +71,18 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
   holds (an applied effect of one of its tool calls: Law 1's observed effects; that a
   file exists is not what it holds — a "copy" of README.md holding one made-up line
   once ended ``accept`` on ``file_exists``; a removal's ``file_exists`` = false is
-  enough); with none, its
+  enough) — or, ``Config.read_back_by_effect`` on (off for a log from before it), is
+  **read back by effect** (:func:`read_back_by_effect`): what Law 1 observed the task's
+  calls (this round's and earlier rounds') change, each text file's lines removed and
+  added (``FileEffect.diff``), is the change the request asks for — every file changed
+  one the request names, created or modified; every word of every line added or removed
+  a word of the request (no collateral change, no value it does not state: a count the
+  model worked out and wrote is not read back so, nor is a changed line whose other
+  words the request does not hold); every text it quotes ('…', "…", `…`) in an added
+  line, verbatim; at least one line changed. A deletion, a link, a mode change, a
+  binary or oversized file (no diff, as in a log from before the field), a wrong write
+  put right later, and a call whose changes were not observed (a command run outside
+  the sandbox, a host's function) are not read back. With neither, its
   "Done" is only the model's word → ``model`` (a failed command answered "done" once
   passed every rule and ended ``accept`` with the file untouched; a check of the file
   the task read, not the one it was to write, proves nothing about the write);
@@ -79,7 +90,7 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
   because the model gave no valid kind (``unknown``: it may be a question or a change;
   "make a copy of README.md named README.bak", read with no kind, once ended ``accept``
   on "Done." and an unchecked write; an older log with no kind at all is not judged)
-  is held to both: with no such read-back check, it must be a
+  is held to both: with no such read-back (by a check or by effect), it must be a
   question answered with backed values (below) and must have changed nothing — "read
   the VERSION … and write it to VERSION.txt", read as a question, once ended
   ``accept`` on a reply that stated nothing and wrote no file;
@@ -143,7 +154,15 @@ from ._guards import _counts_unit
 from ._paths import mentions
 from .checks import reads_workspace
 from .grounding import derivable, read_sources, stated_numbers, tool_outputs
-from .request import _FIGURE, code_values, duties, named_values, request_paths, traced
+from .request import (
+    _FIGURE,
+    change_words,
+    code_values,
+    duties,
+    named_values,
+    request_paths,
+    traced,
+)
 
 __all__ = [
     "ESTABLISHED_TEXT",
@@ -154,6 +173,7 @@ __all__ = [
     "established",
     "how_established",
     "needs_second_derivation",
+    "read_back_by_effect",
 ]
 
 ESTABLISHED_TEXT: dict[str, str] = {
@@ -354,13 +374,19 @@ def established(
     outcomes: Iterable[SubTaskOutcome],
     output: str,
     shape: str = "",
+    by_effect: bool = True,
+    earlier: Sequence[ToolCall] = (),
 ) -> Established | None:
     """How a round's answer was established (pure; the rule is the module's): ``none``
     when some verdict failed or none passed, ``model`` when some of it rests on a model,
     on one tool call or on a check copied from the request, ``code`` otherwise. None for
     a task read without a kind (a log from before ``TaskSpec.kind``). ``shape`` is the
     value an answer must state as the model read it (``TaskSpec.shape``; code's reading
-    wins, :func:`.request.duties`): a name question's answer states its names too."""
+    wins, :func:`.request.duties`): a name question's answer states its names too.
+    ``by_effect`` (``Config.read_back_by_effect``; off for a log from before it): a
+    change may be read back by what Law 1 observed it changed
+    (:func:`read_back_by_effect`), over the round's calls and ``earlier``, the calls of
+    the task's earlier rounds (their changes are the task's too)."""
     if not kind:
         return None
     outcomes = list(outcomes)
@@ -373,7 +399,15 @@ def established(
         return "model"
     checks = _checks(criteria, verdicts)
     calls = [c for o in outcomes for c in o.tool_calls]
-    demand = _demand(request, kind, checks, calls, _measured(criteria, verdicts))
+    demand = _demand(
+        request,
+        kind,
+        checks,
+        calls,
+        _measured(criteria, verdicts),
+        by_effect=by_effect,
+        earlier=earlier,
+    )
     asked = [o.asked for o in outcomes if o.asked]
     named = _named(request, kind, shape)
     if demand is None or (demand and not _backed(output, calls, request, asked, named)):
@@ -436,20 +470,26 @@ def _demand(
     checks: Sequence[Check],
     calls: Sequence[ToolCall],
     counted: Mapping[str, str] | None = None,
+    *,
+    by_effect: bool = True,
+    earlier: Sequence[ToolCall] = (),
 ) -> bool | None:
     """What the request's duties demand of the proof of an answer whose ``checks`` passed,
     its verdicts' signals aside (pure): None when nothing proves it (only a model's
     word: a check copied from the request alone, a change not read back), True when its
     stated values must be backed (:func:`_backed`: a question with no check tied to its
     value), False when its checks are proof enough. ``counted``: what the counts
-    observed they counted over, by path (:func:`_measured`)."""
+    observed they counted over, by path (:func:`_measured`). A change is read back by a
+    check that read a file it changed, or — ``by_effect`` — by its effects
+    (:func:`read_back_by_effect`, over ``earlier``, the task's earlier rounds' calls, and
+    ``calls``)."""
     measured = any(reads_workspace(c) for c in checks)
     if any(copied_from_request(c, request) for c in checks) and not measured:
         return None
     changed = changed_paths(calls)
     read_back = any(
         reads_workspace(c) and _touches(c.path, changed) and not _existence_only(c) for c in checks
-    )
+    ) or (by_effect and read_back_by_effect(request, [*earlier, *calls]))
     duty = duties(request, kind)
     if duty.writes and not (duty.answers or duty.unsure) and not read_back:
         return None  # a change no check read back: its "done" is only the model's word
@@ -558,6 +598,7 @@ def needs_second_derivation(
     pending: Iterable[Criterion] = (),
     shape: str = "",
     unbacked: bool = True,
+    by_effect: bool = True,
 ) -> Corroboration | None:
     """The value a tool call should derive before an attempt's answer is given on — a
     second, different call, or (no ``call``) a first one that shows it — or None (pure;
@@ -567,7 +608,8 @@ def needs_second_derivation(
     criteria judged later (the task's): each counted as passing — were one to fail, no
     derivation would make the task accepted — and one with no check (a model will judge
     it) asks nothing; ``unbacked`` off (``Config.corroborate_unbacked``, a log from
-    before it) asks nothing about a value no call backs, as before.
+    before it) asks nothing about a value no call backs, as before; ``by_effect``
+    (``Config.read_back_by_effect``) as :func:`established`'s.
 
     It asks only where :func:`established` would end ``model`` for want of a derivation
     alone: every verdict passed and none is a model's; no check is copied from the
@@ -593,7 +635,8 @@ def needs_second_derivation(
     if any(c.check is None for c in later):
         return None  # a model will judge it
     checks = [*_checks(criteria, verdicts), *(c.check for c in later if c.check is not None)]
-    if _demand(request, kind, checks, calls, _measured(criteria, verdicts)) is not True:
+    counted = _measured(criteria, verdicts)
+    if _demand(request, kind, checks, calls, counted, by_effect=by_effect) is not True:
         return None
     named = _named(request, kind, shape)
     values = _values(output, request, named)
@@ -615,6 +658,110 @@ def changed_paths(calls: Iterable[ToolCall]) -> frozenset[str]:
     """The workspace paths the calls changed (pure): the effects of every call that
     worked and was not refused — what Law 1 observed was applied."""
     return frozenset(_norm(e.path) for c in calls if c.ok and c.refusal is None for e in c.effects)
+
+
+_READ_ONLY_TOOLS = frozenset({"read_file", "glob", "load_data"})
+"""The built-in tools that change nothing (``tools.catalog.BUILTIN_TOOLS`` but
+``write_file`` and ``shell``)."""
+_QUOTED = re.compile(
+    r"(?<!\w)'(.+?)'(?!\w)|(?<!\w)\"(.+?)\"(?!\w)|`([^`\n]+)`|\u2018(.+?)\u2019|\u201c(.+?)\u201d"
+)
+"""A text a request quotes: in straight quotes (an apostrophe inside a word is none:
+"Bob's"), backticks, or typographic quotes, on one line."""
+
+
+def _quoted(request: str) -> list[str]:
+    """The texts ``request`` quotes ('…', "…", `…`, ‘…’, “…”), in order (pure)."""
+    found = (next(g for g in m.groups() if g is not None) for m in _QUOTED.finditer(request))
+    return [q for q in found if q.strip()]
+
+
+def _diff_lines(diff: str) -> tuple[list[str], list[str]] | None:
+    """The lines a ``FileEffect.diff`` removed and added (pure); None for a text that is
+    no such diff (a line that is neither ``-`` nor ``+`` …)."""
+    removed: list[str] = []
+    added: list[str] = []
+    for line in diff.split("\n") if diff else ():
+        if line.startswith("+"):
+            added.append(line[1:])
+        elif line.startswith("-"):
+            removed.append(line[1:])
+        else:
+            return None
+    return removed, added
+
+
+def _effect_lines(request: str, calls: Sequence[ToolCall]) -> dict[str, tuple[int, int]] | None:
+    """The lines added and removed in each file the calls that worked changed, by path in
+    the order first changed, when they read back as the request (:func:`read_back_by_effect`);
+    None when they do not (pure)."""
+    named = {_norm(p) for p in request_paths(request)}
+    words = change_words(request)
+    files: dict[str, tuple[int, int]] = {}
+    added_texts: list[str] = []
+    dirs: list[str] = []
+    for call in calls:
+        if call.refusal is not None:
+            continue  # not run: nothing of it was applied
+        if call.tool == "shell" and not call.sandboxed:
+            return None  # run outside the sandbox: what it changed was never observed
+        if call.tool not in _READ_ONLY_TOOLS and call.tool not in ("shell", "write_file"):
+            return None  # a host's function: what it changed is not observed
+        for effect in call.effects:  # a failed call's too: a command's are applied anyway
+            path = _norm(effect.path)
+            if effect.kind == "dir" and effect.change == "created":
+                dirs.append(path)
+                continue
+            if effect.kind != "file" or effect.change not in ("created", "modified"):
+                return None  # a deletion, a link, a mode, a file replaced …
+            lines = None if effect.diff is None else _diff_lines(effect.diff)
+            if lines is None or path not in named:
+                return None  # not known line by line, or a file the request does not name
+            removed, added = lines
+            if any(not change_words(line) <= words for line in (*removed, *added)):
+                return None  # a word the request does not hold: collateral, or derived
+            if call.ok:
+                plus, minus = files.get(path, (0, 0))
+                files[path] = (plus + len(added), minus + len(removed))
+                added_texts.append("\n".join(added))
+    if not any(plus or minus for plus, minus in files.values()):
+        return None  # no file changed, or no line of one
+    if any(not any(f.startswith(f"{d}/") for f in files) for d in dirs):
+        return None  # a directory no changed file is in
+    for text in _quoted(request):
+        if _norm(text) not in named and not any(text in added for added in added_texts):
+            return None  # a text the request quotes that no added line holds
+    return files
+
+
+def read_back_by_effect(request: str, calls: Sequence[ToolCall]) -> bool:
+    """Whether what Law 1 observed the ``calls`` change reads back as the change the
+    ``request`` asks for (pure): True when all of these hold —
+
+    - the calls that worked and were not refused (:func:`changed_paths`) changed a file;
+    - every effect of a call not refused — one that failed too: a command's effects are
+      applied whatever its exit code — is a file ``created`` or ``modified`` whose
+      ``FileEffect.diff`` is known (not None: a binary file, an oversized one, a log from
+      before the field), or a directory ``created`` that a changed file is in (``mkdir -p
+      out`` for ``out/names.txt``); a deletion, a link, a mode change, a replaced path or
+      anything else is not read back;
+    - every such file is one the request names (:func:`.request.request_paths`);
+    - every word of every line added or removed is a word of the request
+      (:func:`.request.change_words`: stop words aside; a single letter or digit counts):
+      no collateral change, no value the request does not state — a count the model
+      computed and wrote ("write the number of ERROR lines into report.txt") is not read
+      back by this rule; and the other words of a changed line place it, so changing the
+      east row's 800 to 850 where the request names the west row is not it;
+    - every text the request quotes ('…', "…", `…`) is in the added lines of one effect,
+      verbatim (a quoted path aside): "append 'TODO: call Bob'" is not proven by a file
+      gaining "bob";
+    - at least one line was added or removed.
+
+    A file several calls changed is held to every call's diff: a wrong write later put
+    right is not read back (fail closed). Every call not refused must be one whose
+    changes are observed: a built-in tool, ``shell`` only when sandboxed — a command run
+    outside the sandbox or a host's function may have changed anything."""
+    return _effect_lines(request, calls) is not None
 
 
 def _existence_only(check: Check) -> bool:

@@ -33,7 +33,8 @@ What is recomputed (the checks, by name in :attr:`VerifyReport.checked`):
     value asked about, recomputed with ``proof.needs_second_derivation`` from the
     attempt's logged verdicts, the subtask's calls so far and the TaskSpec, under the
     task's ``Config.corroborate``, ``corroborate_after_last_retry``,
-    ``corroborate_unbacked`` and ``max_retries`` (``agent_validator.may_corroborate``),
+    ``corroborate_unbacked``, ``read_back_by_effect`` and ``max_retries``
+    (``agent_validator.may_corroborate``),
     and whether it asked to show a value no tool result showed (``unbacked``): once per
     subtask, and again — up to ``Config.corroborate_asks`` asks — after an attempt that
     followed an ask and passed with another value than the one asked about, or with the
@@ -151,7 +152,13 @@ class _Task:
         directive: PlanDirective | None = None
         for env in self.task.envelopes:
             body = env.body
-            book.see(body, self.task.task_id, self.config.ggs, ids.popleft)
+            book.see(
+                body,
+                self.task.task_id,
+                self.config.ggs,
+                ids.popleft,
+                by_effect=self.config.read_back_by_effect,
+            )
             if isinstance(body, TaskSpec):
                 self.request = body.text
                 self.spec = body
@@ -424,6 +431,7 @@ class _Task:
             output=result.output,
             shape=spec.shape if spec is not None else "",
             unbacked=self.config.corroborate_unbacked,
+            by_effect=self.config.read_back_by_effect,
         )
         prior = self.asked.get(sub.subtask_id)
         made = (

@@ -1,0 +1,101 @@
+"""End to end: a change whose only check is that its file exists — no check read it
+back — is proven by code from what Law 1 observed it change (``Config.read_back_by_effect``):
+``accept``. Off, it ends ``success`` on the model's word, as before; a log from before
+the field replays as it ran, the diff it needs in its logged ToolCallEnded. The request
+and its file are the tests' own."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from artoo.replay import verify
+from artoo.schemas import Config, Envelope, FinalResult, TaskRequest, ToolCallEnded
+
+from .helpers import CONFIG, DATA, all_events, rewrite_event, run_verified
+
+REQUEST = "add the line 'port = 8080' to settings.ini"
+
+
+def _entries(command: str) -> list[dict[str, Any]]:
+    exists = {"kind": "file_exists", "path": "settings.ini"}
+    return [
+        {
+            "role": "perceiver",
+            "content": {
+                "intent": "add the port to settings.ini",
+                "kind": "change",
+                "criteria": [
+                    {"text": "settings.ini exists", "mode": "verifiable", "check": exists}
+                ],
+            },
+        },
+        {"role": "executor", "tool_calls": [{"name": "shell", "arguments": {"command": command}}]},
+        {"role": "executor", "times": 0, "content": "Added the line to settings.ini."},
+    ]
+
+
+def _run(
+    tmp: Path, command: str = "echo 'port = 8080' >> settings.ini", config: Config = CONFIG
+) -> tuple[FinalResult, list[Envelope]]:
+    workspace = tmp / "workspace"
+    shutil.copytree(DATA / "workspace", workspace)
+    (workspace / "settings.ini").write_text("host = example.org\n", encoding="utf-8")
+    result, store = run_verified(tmp, _entries(command), REQUEST, config)
+    return result, all_events(store)
+
+
+def _relog(store: Path, config: dict[str, Any]) -> None:
+    """Rewrite the logged TaskRequest's Config as ``config``."""
+    (request,) = [e for e in all_events(store) if isinstance(e.body, TaskRequest)]
+    rewrite_event(
+        store,
+        msgspec.structs.replace(request, body=msgspec.structs.replace(request.body, config=config)),
+    )
+
+
+def test_a_change_read_back_by_effect_is_accepted_and_says_so(tmp_path: Path) -> None:
+    result, events = _run(tmp_path)
+    assert (tmp_path / "workspace" / "settings.ini").read_text() == (
+        "host = example.org\nport = 8080\n"
+    )
+    assert (result.status, result.established) == ("accept", "code")
+    # the proof is the log's: the diff is in the logged call
+    (ended,) = [e.body for e in events if isinstance(e.body, ToolCallEnded)]
+    assert [(e.path, e.diff) for e in ended.call.effects] == [("settings.ini", "+port = 8080")]
+
+
+def test_a_collateral_change_is_not_read_back(tmp_path: Path) -> None:
+    """The same line, but the file overwritten: its old line is gone — the model's word."""
+    result, _ = _run(tmp_path, "echo 'port = 8080' > settings.ini")
+    assert (result.status, result.established) == ("success", "model")
+
+
+def test_off_a_change_no_check_read_back_is_the_models_word(tmp_path: Path) -> None:
+    off = CONFIG.model_copy(update={"read_back_by_effect": False})
+    result, _ = _run(tmp_path, config=off)
+    assert (result.status, result.established) == ("success", "model")
+
+
+def test_a_log_from_before_the_field_replays_as_it_ran(tmp_path: Path) -> None:
+    """Run with the field off (as before it), then its logged Config without it: read as
+    off, giving ``success`` is no mismatch; read with it on, ``--verify`` finds the
+    ``accept`` that should have been."""
+    off = CONFIG.model_copy(update={"read_back_by_effect": False})
+    result, events = _run(tmp_path, config=off)
+    assert result.status == "success"
+    (request,) = [e for e in events if isinstance(e.body, TaskRequest)]
+    logged = dict(request.body.config)
+    _relog(tmp_path / "store", {k: v for k, v in logged.items() if k != "read_back_by_effect"})
+    report = verify(tmp_path / "store")
+    assert report.ok, [str(m) for m in report.mismatches]
+    _relog(tmp_path / "store", {**logged, "read_back_by_effect": True})
+    found = {(m.kind, m.field) for m in verify(tmp_path / "store").mismatches}
+    assert {
+        ("GGSDecision", "directive"),
+        ("FinalResult", "status"),
+        ("FinalResult", "established"),
+    } <= found
