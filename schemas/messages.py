@@ -570,6 +570,11 @@ class FinalResult(Message, frozen=True, tag="FinalResult"):
     established: Established | None = None
     """How the answer was established (``code`` / ``model`` / ``human`` / ``none``); None in logs
     from before this field, and for tasks read without a ``TaskSpec.kind``."""
+    established_by: str = ""
+    """The rule that established it by code, in words, where one is named: a change read
+    back by what Law 1 observed it changed ("read back by effect: notes/todo.txt +1 line,
+    every changed word in the request": ``verification.proof.read_back_note``); empty
+    otherwise and in logs from before this field."""
     resumed_from: int | None = None
     """The task was resumed after its process stopped: the last seq of the task the log
     held then (its roles were rebuilt from the log up to it; None: never resumed)."""

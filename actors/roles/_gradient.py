@@ -16,7 +16,7 @@ from typing import Literal
 import msgspec
 
 from artoo.actors.runtime.clock import new_id
-from artoo.actors.verification.proof import established
+from artoo.actors.verification.proof import established, read_back_note
 from artoo.schemas import (
     Criterion,
     EpisodeStep,
@@ -473,6 +473,18 @@ class TaskGradient:
             by_effect=self.read_back_by_effect,
             earlier=self._calls,
         )
+        by = ""
+        if proof in ("code", "human") and self.read_back_by_effect:
+            by = read_back_note(
+                request=self.request,
+                kind=self.kind,
+                criteria=self._criteria,
+                task_verdicts=message.task_verdicts,
+                outcomes=message.outcomes,
+                output=message.merged_output,
+                shape=self.shape,
+                earlier=self._calls,
+            )
         self._calls += [c for o in message.outcomes for c in o.tool_calls]
         if state == "accept" and proof == "model":  # a model's word is not proof (Law 0)
             state = "success"
@@ -534,6 +546,7 @@ class TaskGradient:
             replans=self.replans,
             reason=reason,
             established=None if proof is None else (proof if status != "abandon" else "none"),
+            established_by=by if status != "abandon" else "",
         )
         steps = episode_steps(self.plan, message.outcomes, self.redact)
         megram = self._intent_megram(status, summary, now, steps)

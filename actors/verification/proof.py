@@ -82,7 +82,9 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
   line, verbatim; at least one line changed. A deletion, a link, a mode change, a
   binary or oversized file (no diff, as in a log from before the field), a wrong write
   put right later, and a call whose changes were not observed (a command run outside
-  the sandbox, a host's function) are not read back. With neither, its
+  the sandbox, a host's function) are not read back; ``FinalResult.established_by``
+  says when a change was proven so ("read back by effect: notes/todo.txt +1 line, every
+  changed word in the request"). With neither, its
   "Done" is only the model's word → ``model`` (a failed command answered "done" once
   passed every rule and ended ``accept`` with the file untouched; a check of the file
   the task read, not the one it was to write, proves nothing about the write);
@@ -174,6 +176,7 @@ __all__ = [
     "how_established",
     "needs_second_derivation",
     "read_back_by_effect",
+    "read_back_note",
 ]
 
 ESTABLISHED_TEXT: dict[str, str] = {
@@ -185,10 +188,14 @@ ESTABLISHED_TEXT: dict[str, str] = {
 """How ``FinalResult.established`` reads to a person (``artoo run``, replay, the report)."""
 
 
-def how_established(value: str | None) -> str:
+def how_established(value: str | None, by: str = "") -> str:
     """The words for a FinalResult's ``established`` (pure; empty for None, an older
-    log)."""
-    return ESTABLISHED_TEXT.get(value, value) if value else ""
+    log), with ``by`` (``FinalResult.established_by``: the rule that proved it, in
+    words) after them when given."""
+    if not value:
+        return ""
+    text = ESTABLISHED_TEXT.get(value, value)
+    return f"{text} — {by}" if by else text
 
 
 _WORD = re.compile(r"[A-Za-z0-9_]+")
@@ -762,6 +769,51 @@ def read_back_by_effect(request: str, calls: Sequence[ToolCall]) -> bool:
     changes are observed: a built-in tool, ``shell`` only when sandboxed — a command run
     outside the sandbox or a host's function may have changed anything."""
     return _effect_lines(request, calls) is not None
+
+
+def read_back_note(
+    *,
+    request: str,
+    kind: str,
+    criteria: Mapping[str, Criterion],
+    task_verdicts: Sequence[Verdict],
+    outcomes: Iterable[SubTaskOutcome],
+    output: str,
+    shape: str = "",
+    earlier: Sequence[ToolCall] = (),
+) -> str:
+    """How a change :func:`established` proves by code only because it was read back by
+    effect says so to a person (pure; ``FinalResult.established_by``): "read back by
+    effect: notes/todo.txt +1 line, every changed word in the request"; "" when the
+    answer is established otherwise (the arguments are :func:`established`'s, with
+    ``by_effect`` on)."""
+    outcomes = list(outcomes)
+
+    def proof(by_effect: bool) -> Established | None:
+        return established(
+            request=request,
+            kind=kind,
+            criteria=criteria,
+            task_verdicts=task_verdicts,
+            outcomes=outcomes,
+            output=output,
+            shape=shape,
+            by_effect=by_effect,
+            earlier=earlier,
+        )
+
+    found = proof(True)
+    if found not in ("code", "human") or proof(False) == found:
+        return ""
+    files = _effect_lines(request, [*earlier, *(c for o in outcomes for c in o.tool_calls)])
+    shown = []
+    for path, (plus, minus) in (files or {}).items():
+        if plus or minus:
+            counts = " ".join(
+                n for n in (f"+{plus}" if plus else "", f"-{minus}" if minus else "") if n
+            )
+            shown.append(f"{path} {counts} line{'' if plus + minus == 1 else 's'}")
+    return f"read back by effect: {' and '.join(shown)}, every changed word in the request"
 
 
 def _existence_only(check: Check) -> bool:

@@ -6,10 +6,17 @@ line, and at least one line changed. The requests and files are the tests' own."
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from artoo.actors.verification.proof import established, read_back_by_effect
+from artoo.actors.verification.proof import (
+    established,
+    how_established,
+    read_back_by_effect,
+    read_back_note,
+)
 from artoo.actors.verification.request import change_words
 from artoo.schemas import Check, Criterion, FileEffect, SubTaskOutcome, ToolCall, Verdict
 
@@ -245,3 +252,56 @@ def test_a_change_of_an_earlier_round_is_held_to_it_too() -> None:
     stray = shell(effect("notes.txt", "+scratch"))
     assert _established(calls, earlier=[stray]) == "model"
     assert _established(calls, earlier=[read("settings.ini")]) == "code"
+
+
+def test_the_note_says_how_it_was_read_back_only_when_that_decided_it() -> None:
+    calls = [shell(effect("settings.ini", "+port = 8080"))]
+    verdicts = [Verdict(criterion_id=c, passed=True) for c in (*EXISTS, "request")]
+    outcome = SubTaskOutcome(subtask_id="s", output="Added.", tool_calls=calls)
+    args = {
+        "request": PORT,
+        "kind": "change",
+        "criteria": EXISTS,
+        "task_verdicts": verdicts,
+        "outcomes": [outcome],
+        "output": "Added.",
+    }
+    note = read_back_note(**args)  # type: ignore[arg-type]
+    assert note == "read back by effect: settings.ini +1 line, every changed word in the request"
+    assert how_established("code", note) == (
+        "established by code (every criterion proven by code) — " + note
+    )
+    reads = {
+        "t1": Criterion(
+            id="t1",
+            text="holds the port",
+            mode="verifiable",
+            check=Check(kind="file_contains", path="settings.ini", value="port = 8080"),
+        )
+    }
+    assert read_back_note(**{**args, "criteria": reads}) == ""  # type: ignore[arg-type]
+    binary = shell(effect("settings.ini", None))
+    second = SubTaskOutcome(subtask_id="s2", output="Added.", tool_calls=[binary])
+    assert read_back_note(**{**args, "outcomes": [outcome, second]}) == ""  # type: ignore[arg-type]
+
+
+def test_the_notes_counts_read_plus_and_minus_lines() -> None:
+    request = "in settings.ini and ports.ini change port = 80 to port = 8080"
+    calls = [
+        shell(effect("settings.ini", "-port = 80\n+port = 8080")),
+        write("ports.ini", "+port = 8080\n+port = 8080", "created"),
+    ]
+    verdicts = [Verdict(criterion_id="request", passed=True)]
+    note = read_back_note(
+        request=request,
+        kind="change",
+        criteria={},
+        task_verdicts=verdicts,
+        outcomes=[SubTaskOutcome(subtask_id="s", output="Done.", tool_calls=calls)],
+        output="Done.",
+    )
+    assert re.fullmatch(
+        r"read back by effect: settings\.ini \+1 -1 lines and ports\.ini \+2 lines, "
+        r"every changed word in the request",
+        note,
+    ), note
