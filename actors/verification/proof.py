@@ -82,10 +82,10 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
   line, verbatim; at least one line changed. A deletion, a link, a mode change, a
   binary or oversized file (no diff, as in a log from before the field), a wrong write
   put right later, and a call whose changes were not observed (a command run outside
-  the sandbox, a host's function) are not read back; ``FinalResult.established_by``
-  says when a change was proven so ("read back by effect: notes/todo.txt +1 line, every
-  changed word in the request"). With neither, its
-  "Done" is only the model's word → ``model`` (a failed command answered "done" once
+  the sandbox, a host's function that worked) are not read back;
+  ``FinalResult.established_by`` says when a change was proven so ("read back by
+  effect: notes/todo.txt +1 line, every changed word in the request"). With neither,
+  its "Done" is only the model's word → ``model`` (a failed command answered "done" once
   passed every rule and ended ``accept`` with the file untouched; a check of the file
   the task read, not the one it was to write, proves nothing about the write);
 - a request whose kind is unsure because the model's reading and code's disagree, or
@@ -710,10 +710,8 @@ def _effect_lines(request: str, calls: Sequence[ToolCall]) -> dict[str, tuple[in
     for call in calls:
         if call.refusal is not None:
             continue  # not run: nothing of it was applied
-        if call.tool == "shell" and not call.sandboxed:
-            return None  # run outside the sandbox: what it changed was never observed
-        if call.tool not in _READ_ONLY_TOOLS and call.tool not in ("shell", "write_file"):
-            return None  # a host's function: what it changed is not observed
+        if _unobserved(call):
+            return None  # what it changed, if anything, no one observed
         for effect in call.effects:  # a failed call's too: a command's are applied anyway
             path = _norm(effect.path)
             if effect.kind == "dir" and effect.change == "created":
@@ -741,6 +739,21 @@ def _effect_lines(request: str, calls: Sequence[ToolCall]) -> dict[str, tuple[in
     return files
 
 
+def _unobserved(call: ToolCall) -> bool:
+    """Whether ``call`` may have changed the workspace unseen (pure): a ``shell`` command
+    that ran outside the sandbox (it has output streams or an exit code: one that failed
+    before running has neither), or a host's function that worked. A call of any other
+    name that failed is taken to have changed nothing — most often a tool the model made
+    up, which never ran; a host's function that changed files and then raised is the
+    case this misses."""
+    if call.tool == "shell":
+        ran = call.stdout is not None or call.exit_code is not None
+        return ran and not call.sandboxed
+    if call.tool in _READ_ONLY_TOOLS or call.tool == "write_file":
+        return False
+    return call.ok
+
+
 def read_back_by_effect(request: str, calls: Sequence[ToolCall]) -> bool:
     """Whether what Law 1 observed the ``calls`` change reads back as the change the
     ``request`` asks for (pure): True when all of these hold —
@@ -766,8 +779,9 @@ def read_back_by_effect(request: str, calls: Sequence[ToolCall]) -> bool:
 
     A file several calls changed is held to every call's diff: a wrong write later put
     right is not read back (fail closed). Every call not refused must be one whose
-    changes are observed: a built-in tool, ``shell`` only when sandboxed — a command run
-    outside the sandbox or a host's function may have changed anything."""
+    changes are observed (:func:`_unobserved`): a built-in tool, ``shell`` only when
+    sandboxed — a command run outside the sandbox or a host's function that worked may
+    have changed anything."""
     return _effect_lines(request, calls) is not None
 
 

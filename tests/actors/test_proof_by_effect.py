@@ -33,14 +33,14 @@ def shell(
     *effects: FileEffect, ok: bool = True, sandboxed: bool = True, **more: object
 ) -> ToolCall:
     """A shell call whose observed effects are ``effects`` (applied when it worked)."""
+    fields: dict[str, object] = {"exit_code": 0 if ok else 1, **more}
     return ToolCall(
         tool="shell",
         args={"command": "…"},
         ok=ok,
-        exit_code=0 if ok else 1,
         sandboxed=sandboxed,
         effects=effects,
-        **more,  # type: ignore[arg-type]
+        **fields,  # type: ignore[arg-type]
     )
 
 
@@ -156,11 +156,18 @@ def test_every_call_that_changed_the_file_is_held_to_it() -> None:
 
 
 def test_a_change_no_one_observed_is_not_read_back() -> None:
-    """A command run outside the sandbox, or a host's function, may have changed anything."""
+    """A command run outside the sandbox, or a host's function that worked, may have
+    changed anything; a shell call that never ran (bad arguments, no sandbox to run in)
+    or a call of a tool the model made up (it failed: no such tool) changed nothing."""
     good = write("settings.ini", "+port = 8080")
     assert not read_back_by_effect(PORT, [shell(sandboxed=False), good])
+    timed_out = shell(sandboxed=False, ok=False, exit_code=None, stdout="")
+    assert not read_back_by_effect(PORT, [timed_out, good])
     host = ToolCall(tool="update_settings", args={"port": 8080})
     assert not read_back_by_effect(PORT, [host, good])
+    never_ran = ToolCall(tool="shell", args={}, ok=False, error="bad arguments")
+    made_up = ToolCall(tool="cat", args={"path": "settings.ini"}, ok=False, error="unknown")
+    assert read_back_by_effect(PORT, [never_ran, made_up, good])
 
 
 # --------------------------------------------------------------------------- properties
