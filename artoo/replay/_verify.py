@@ -9,8 +9,9 @@ What is recomputed (the checks, by name in :attr:`VerifyReport.checked`):
     cost) it caused — by stepping a :class:`~artoo.actors.roles._gradient.TaskGradient` through
     the task's TaskSpec, DispatchManifests and fan-ins (ReplanRequest, OutcomeSummary,
     PlanRejected, StepFailed), under the GGSConfig the decision logged (``params``; the
-    given config's for logs older than that field), with its logged ``elapsed_ms`` and
-    clock time (its Megram's ``created_at``).
+    given config's for logs older than that field) and the task's
+    ``Config.read_back_by_effect`` (the proof of a change), with its logged ``elapsed_ms``
+    and clock time (its Megram's ``created_at``).
 ``quantization``
     Each MegramRecorded's ``(f, σ, k)`` against the §6.3 matrix for its state.
 ``calibration``
