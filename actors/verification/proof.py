@@ -79,7 +79,7 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
   a word of the request (no collateral change, no value it does not state: a count the
   model worked out and wrote is not read back so, nor is a changed line whose other
   words the request does not hold); every text it quotes ('…', "…", `…`) in an added
-  line, verbatim; at least one line changed. A deletion, a link, a mode change, a
+  line, verbatim; a line that holds a word changed. A deletion, a link, a mode change, a
   binary or oversized file (no diff, as in a log from before the field), a wrong write
   put right later, and a call whose changes were not observed (a command run outside
   the sandbox, a host's function that worked) are not read back;
@@ -707,6 +707,7 @@ def _effect_lines(request: str, calls: Sequence[ToolCall]) -> dict[str, tuple[in
     files: dict[str, tuple[int, int]] = {}
     added_texts: list[str] = []
     dirs: list[str] = []
+    worded = False  # a line that worked holds a word: not only blank lines or punctuation
     for call in calls:
         if call.refusal is not None:
             continue  # not run: nothing of it was applied
@@ -729,8 +730,9 @@ def _effect_lines(request: str, calls: Sequence[ToolCall]) -> dict[str, tuple[in
                 plus, minus = files.get(path, (0, 0))
                 files[path] = (plus + len(added), minus + len(removed))
                 added_texts.append("\n".join(added))
-    if not any(plus or minus for plus, minus in files.values()):
-        return None  # no file changed, or no line of one
+                worded = worded or any(change_words(line) for line in (*removed, *added))
+    if not worded:
+        return None  # no file changed, or no line of one that holds a word
     if any(not any(f.startswith(f"{d}/") for f in files) for d in dirs):
         return None  # a directory no changed file is in
     for text in _quoted(request):
@@ -775,7 +777,8 @@ def read_back_by_effect(request: str, calls: Sequence[ToolCall]) -> bool:
     - every text the request quotes ('…', "…", `…`) is in the added lines of one effect,
       verbatim (a quoted path aside): "append 'TODO: call Bob'" is not proven by a file
       gaining "bob";
-    - at least one line was added or removed.
+    - at least one line that holds a word was added or removed (a blank line appended to
+      notes/todo.txt is no todo added).
 
     A file several calls changed is held to every call's diff: a wrong write later put
     right is not read back (fail closed). Every call not refused must be one whose

@@ -136,6 +136,11 @@ def test_what_no_line_shows_is_not_read_back() -> None:
     ):
         assert not read_back_by_effect(PORT, [call]), call.effects
     assert not read_back_by_effect(PORT, [])
+    # only a blank line, or punctuation: no word the request asks for was written
+    unquoted = "add a todo to call Bob in notes/todo.txt"
+    for diff in ("+", "+---", "+\n+  "):
+        assert not read_back_by_effect(unquoted, [write("notes/todo.txt", diff)]), diff
+    assert read_back_by_effect(unquoted, [write("notes/todo.txt", "+\n+todo: call Bob")])
     assert not read_back_by_effect(PORT, [shell(effect("settings.ini", " port = 8080"))])
 
 
