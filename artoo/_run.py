@@ -109,7 +109,7 @@ def run_command(args: argparse.Namespace, console: Console) -> int:
         if result.output and not args.quiet:
             console.print(literal(result.output))
         if result.established is not None:  # how the answer was established (issue 23)
-            console.print(literal(how_established(result.established)))
+            console.print(literal(how_established(result.established, result.established_by)))
         if not args.quiet:
             console.print(
                 f"[dim]task {handle.task_id}; cost: {c.model_calls} model calls "

@@ -352,6 +352,16 @@ class Config(BaseModel):
         "corroborate_asks asks (corroborate on); off, such an answer is given on as it is "
         "and ends success at best (a log from before this field replays with it off)",
     )
+    read_back_by_effect: bool = Field(
+        True,
+        description="a change or creation is proven by code when what Law 1 observed it "
+        "change reads back as the request (proof.read_back_by_effect): every file changed "
+        "is one the request names, created or modified and known line by line "
+        "(FileEffect.diff), every word of every line added or removed is a word of the "
+        "request, and every text it quotes is in an added line; off, a change needs a "
+        "check that read a file it changed back, else it ends success at best (a log from "
+        "before this field replays with it off)",
+    )
     direct_kinds: list[Literal["question", "change", "creation"]] = Field(
         ["question", "change", "creation"],
         description="request kinds whose first plan is the request itself, one subtask, with "

@@ -209,6 +209,17 @@ class FileEffect(msgspec.Struct, frozen=True, kw_only=True):
     """A short description for a person, e.g. ``"+2 -5 lines"`` or ``"mode 644 -> 600"``."""
     hazard: Hazard | None = None
     """Set when the effect is irreversible for what it plants, not for what it destroys."""
+    diff: str | None = None
+    """For a text file ``created`` or ``modified``: the lines it lost and gained, one a
+    line — ``-`` and the line removed, ``+`` and the line added — with no context, no
+    headers and no hunk markers, in file order (a replaced block's removed lines before
+    its added ones). Lines are split at ``\n`` only (a ``\r`` stays in its line);
+    whether the text ends with a newline is not shown; ``""``: no line changed. Exact or
+    absent, never cut (a cut diff could hide a change): None when a side is not UTF-8 or
+    over 256 KiB, when its changed lines are too many to compare exactly, when the diff
+    is over 4,000 characters (``actors.tools._observe.line_diff``), for any other change
+    or kind, and in logs written before the field. What the proof reads back by effect
+    (``verification.proof.read_back_by_effect``)."""
 
     @property
     def irreversible(self) -> bool:
@@ -562,6 +573,11 @@ class FinalResult(Message, frozen=True, tag="FinalResult"):
     established: Established | None = None
     """How the answer was established (``code`` / ``model`` / ``human`` / ``none``); None in logs
     from before this field, and for tasks read without a ``TaskSpec.kind``."""
+    established_by: str = ""
+    """The rule that established it by code, in words, where one is named: a change read
+    back by what Law 1 observed it changed ("read back by effect: notes/todo.txt +1 line,
+    every changed word in the request": ``verification.proof.read_back_note``); empty
+    otherwise and in logs from before this field."""
     resumed_from: int | None = None
     """The task was resumed after its process stopped: the last seq of the task the log
     held then (its roles were rebuilt from the log up to it; None: never resumed)."""

@@ -16,7 +16,7 @@ from typing import Literal
 import msgspec
 
 from artoo.actors.runtime.clock import new_id
-from artoo.actors.verification.proof import established
+from artoo.actors.verification.proof import established, read_back_note
 from artoo.schemas import (
     Criterion,
     EpisodeStep,
@@ -377,6 +377,7 @@ class TaskGradient:
         kind: str = "",
         shape: str = "",
         redact: Callable[[str], str] = str,
+        read_back_by_effect: bool = True,
     ) -> None:
         self.task_id = task_id
         self.request = request  # the user's text (TaskSpec.text): what the proof reads
@@ -402,6 +403,12 @@ class TaskGradient:
         self.denied: list[str] = []
         """The Law 1 actions the operator denied so far (fed by the GGS's TaskBook)."""
         self.final: FinalResult | None = None
+        self.read_back_by_effect = read_back_by_effect
+        """A change may be proven by what Law 1 observed it changed
+        (``Config.read_back_by_effect``; replay reads a log from before it as off)."""
+        self._calls: list[ToolCall] = []
+        """The tool calls of the rounds decided so far: their changes are the task's too
+        (the proof's read-back by effect reads them with the round's)."""
         self.failed_tools_only = True
         """Block only the tools that failed (:func:`_blocked_tools`); replay ``--verify``
         sets what a logged decision says it ran by."""
@@ -468,7 +475,22 @@ class TaskGradient:
             outcomes=message.outcomes,
             output=message.merged_output,
             shape=self.shape,
+            by_effect=self.read_back_by_effect,
+            earlier=self._calls,
         )
+        by = ""
+        if proof in ("code", "human") and self.read_back_by_effect:
+            by = read_back_note(
+                request=self.request,
+                kind=self.kind,
+                criteria=self._criteria,
+                task_verdicts=message.task_verdicts,
+                outcomes=message.outcomes,
+                output=message.merged_output,
+                shape=self.shape,
+                earlier=self._calls,
+            )
+        self._calls += [c for o in message.outcomes for c in o.tool_calls]
         if state == "accept" and proof == "model":  # a model's word is not proof (Law 0)
             state = "success"
             rationale = (
@@ -529,6 +551,7 @@ class TaskGradient:
             replans=self.replans,
             reason=reason,
             established=None if proof is None else (proof if status != "abandon" else "none"),
+            established_by=by if status != "abandon" else "",
         )
         steps = episode_steps(self.plan, message.outcomes, self.redact)
         megram = self._intent_megram(status, summary, now, steps)

@@ -170,11 +170,13 @@ def second_derivation_ask(
     output: str,
     shape: str = "",
     unbacked: bool = True,
+    by_effect: bool = True,
 ) -> Corroboration | None:
     """:func:`~artoo.actors.verification.proof.needs_second_derivation` for an attempt
     judged on the subtask's ``criteria`` (pure): the task's criteria that are not the
     subtask's (``task_criteria``, from the TaskSpec) are the ones judged later; ``kind``
-    and ``shape`` are the TaskSpec's; ``unbacked``, ``Config.corroborate_unbacked``."""
+    and ``shape`` are the TaskSpec's; ``unbacked``, ``Config.corroborate_unbacked``;
+    ``by_effect``, ``Config.read_back_by_effect``."""
     own = {c.id for c in criteria}
     return needs_second_derivation(
         request=request,
@@ -186,6 +188,7 @@ def second_derivation_ask(
         pending=[c for c in task_criteria if c.id not in own],
         shape=shape,
         unbacked=unbacked,
+        by_effect=by_effect,
     )
 
 
@@ -403,6 +406,7 @@ class AgentValidator(Role):
             output=result.output,
             shape=self.shapes.get(sub.task_id, ""),
             unbacked=config.corroborate_unbacked,
+            by_effect=config.read_back_by_effect,
         )
         if ask is None or not may_ask_again(
             config,

@@ -203,9 +203,16 @@ class TaskBook:
     ran_out: list[str] = field(default_factory=list)  # roles a scripted model had no entry for
 
     def see(
-        self, body: Message, task_id: str, params: GGSConfig, new_id: Callable[[], str]
+        self,
+        body: Message,
+        task_id: str,
+        params: GGSConfig,
+        new_id: Callable[[], str],
+        *,
+        by_effect: bool = True,
     ) -> None:
-        """Take one of the task's messages in (the kinds the GGS keeps books on)."""
+        """Take one of the task's messages in (the kinds the GGS keeps books on);
+        ``by_effect``: ``Config.read_back_by_effect``, for the task's gradient."""
         if isinstance(body, TaskSpec):
             self.gradient = TaskGradient(
                 task_id,
@@ -218,6 +225,7 @@ class TaskBook:
                 kind=body.kind,
                 shape=body.shape,
                 redact=_redactor(),
+                read_back_by_effect=by_effect,
             )
         elif isinstance(body, MemoryRecall):
             if body.round == 0 and self.gradient is not None:
@@ -331,7 +339,8 @@ class GGS(Role):
     def on_books(self, env: Envelope) -> None:
         book = self._book(env)
         if book is not None:
-            book.see(env.body, env.task_id or "", self.params, self.ctx.new_id)
+            by_effect = self.ctx.config.read_back_by_effect
+            book.see(env.body, env.task_id or "", self.params, self.ctx.new_id, by_effect=by_effect)
 
     @handles(LLMCall)
     def on_llm_call(self, env: Envelope) -> None:

@@ -17,7 +17,7 @@ import os
 import stat
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Literal
@@ -28,6 +28,9 @@ MAX_LISTED = 1000
 """Files listed one by one in a confirmation; beyond, one line sums up the rest."""
 _DIFF_BYTES = 256 * 1024  # larger text files get sizes only, no line counts
 _DIFF_CELLS = 250_000  # difflib only on middles whose product of line counts is below
+DIFF_CHARS = 4000
+"""The longest ``FileEffect.diff`` kept: a longer one is None, never cut — a cut diff
+could hide a change the proof must see (``verification.proof.read_back_by_effect``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +216,60 @@ def _line_counts(a: bytes, b: bytes) -> str | None:
     return f"+{added} -{removed} lines"
 
 
+def _lines(text: str) -> list[str]:
+    """``text``'s lines, split at ``\n`` only (a ``\r`` stays in its line); a final
+    newline ends the last line and adds none."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def line_diff(a: bytes, b: bytes) -> str | None:
+    """``FileEffect.diff`` of a text file whose content ``a`` became ``b`` (pure): ``-``
+    and each line removed, ``+`` and each line added, no context, no headers, no hunk
+    markers, in file order (a replaced block's removed lines first), joined by ``\n``;
+    ``""`` when no line changed (only the final newline, or nothing). None — never a part
+    — when a side is not UTF-8, when a side is over ``_DIFF_BYTES``, when its changed
+    middle is too long to compare exactly (``_DIFF_CELLS``) or when the diff is over
+    :data:`DIFF_CHARS` characters."""
+    if max(len(a), len(b)) > _DIFF_BYTES:
+        return None
+    try:
+        old, new = _lines(a.decode("utf-8")), _lines(b.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None
+    head = 0
+    while head < len(old) and head < len(new) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < len(old) - head and tail < len(new) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    mid_old, mid_new = old[head : len(old) - tail], new[head : len(new) - tail]
+    if len(mid_old) * len(mid_new) > _DIFF_CELLS:
+        return None
+    out: list[str] = []
+    matcher = difflib.SequenceMatcher(None, mid_old, mid_new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "equal":
+            out += [f"-{line}" for line in mid_old[i1:i2]]
+            out += [f"+{line}" for line in mid_new[j1:j2]]
+    diff = "\n".join(out)
+    return diff if len(diff) <= DIFF_CHARS else None
+
+
+def _created_diff(size: int, read: Callable[[], bytes]) -> str | None:
+    """The diff of a new file of ``size`` bytes whose content ``read`` gives: None
+    unread when it is too large for its diff to be kept (every character is in it, and a
+    character is at most four bytes)."""
+    if size > 4 * (DIFF_CHARS + 1):
+        return None
+    try:
+        return line_diff(b"", read())
+    except OSError:
+        return None
+
+
 def _summary(a: bytes | None, b: bytes | None, size_before: int, size_after: int) -> str:
     """``"+2 -1 lines, 6 -> 8 bytes"`` (text), ``"binary, …"``, or only the sizes when a
     side is too large to compare line by line (``None``)."""
@@ -223,13 +280,18 @@ def _summary(a: bytes | None, b: bytes | None, size_before: int, size_after: int
     return f"{lines}, {sizes}" if lines else f"binary, {sizes}"
 
 
-def _diff_summary(before: Path, after: Path, size_before: int, size_after: int) -> str:
+def _diff_summary(
+    before: Path, after: Path, size_before: int, size_after: int
+) -> tuple[str, str | None]:
+    """The summary and the diff (:func:`line_diff`) of a file changed from ``before`` to
+    ``after``."""
     if max(size_before, size_after) > _DIFF_BYTES:
-        return _summary(None, None, size_before, size_after)
+        return _summary(None, None, size_before, size_after), None
     try:
-        return _summary(before.read_bytes(), after.read_bytes(), size_before, size_after)
+        a, b = before.read_bytes(), after.read_bytes()
     except OSError:
-        return _summary(None, None, size_before, size_after)
+        return _summary(None, None, size_before, size_after), None
+    return _summary(a, b, size_before, size_after), line_diff(a, b)
 
 
 def write_effect(
@@ -237,7 +299,8 @@ def write_effect(
 ) -> FileEffect | None:
     """The effect of writing ``after`` to ``path`` whose content is ``before`` (None: no
     such file; ``mode``: the existing file's) — None when nothing changes. A file the host
-    may run later (:func:`hazard_of`) carries its hazard."""
+    may run later (:func:`hazard_of`) carries its hazard; a text file, its lines removed
+    and added (``diff``: :func:`line_diff`)."""
     hazard = hazard_of(path, mode)
     if before is None:
         return FileEffect(
@@ -246,6 +309,7 @@ def write_effect(
             size_after=len(after),
             hazard=hazard,
             summary=_HAZARD_TEXT.get(hazard or "", ""),
+            diff=_created_diff(len(after), lambda: after),
         )
     if before == after:
         return None
@@ -259,6 +323,7 @@ def write_effect(
             before if small else None, after if small else None, len(before), len(after)
         ),
         hazard=hazard,
+        diff=line_diff(before, after),
     )
 
 
@@ -468,6 +533,9 @@ class _Walk:
         if hazard is None and rel.endswith(".git/config") and stat.S_ISREG(ust.st_mode):
             with open(self.upper / rel, "rb") as f:
                 hazard = git_config_hazard(rel, f.read(1 << 16))
+        diff = None
+        if stat.S_ISREG(ust.st_mode):
+            diff = _created_diff(ust.st_size, (self.upper / rel).read_bytes)
         self.effect(
             rel,
             "created",
@@ -475,6 +543,7 @@ class _Walk:
             size_after=ust.st_size,
             hazard=hazard,
             summary=_HAZARD_TEXT.get(hazard or "", ""),
+            diff=diff,
         )
 
     def entry(self, rel: str) -> bool | None:
@@ -528,14 +597,16 @@ class _Walk:
             elif _index_refresh(rel, self.lower / rel, up):
                 return None  # git refreshed its cache of file times: no entry changed
             elif lst.st_size != ust.st_size or not _same_content(self.lower / rel, up):
+                summary, diff = _diff_summary(self.lower / rel, up, lst.st_size, ust.st_size)
                 self.effect(
                     rel,
                     "modified",
                     ust,
                     size_before=lst.st_size,
                     size_after=ust.st_size,
-                    summary=_diff_summary(self.lower / rel, up, lst.st_size, ust.st_size),
+                    summary=summary,
                     hazard=hazard_of(rel, ust.st_mode),
+                    diff=diff,
                 )
                 self.ops.append(_Op("file", rel, stamp))
             else:

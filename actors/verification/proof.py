@@ -71,15 +71,28 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
   holds (an applied effect of one of its tool calls: Law 1's observed effects; that a
   file exists is not what it holds — a "copy" of README.md holding one made-up line
   once ended ``accept`` on ``file_exists``; a removal's ``file_exists`` = false is
-  enough); with none, its
-  "Done" is only the model's word → ``model`` (a failed command answered "done" once
+  enough) — or, ``Config.read_back_by_effect`` on (off for a log from before it), is
+  **read back by effect** (:func:`read_back_by_effect`): what Law 1 observed the task's
+  calls (this round's and earlier rounds') change, each text file's lines removed and
+  added (``FileEffect.diff``), is the change the request asks for — every file changed
+  one the request names, created or modified; every word of every line added or removed
+  a word of the request (no collateral change, no value it does not state: a count the
+  model worked out and wrote is not read back so, nor is a changed line whose other
+  words the request does not hold); every text it quotes ('…', "…", `…`) in an added
+  line, verbatim; a line that holds a word changed. A deletion, a link, a mode change, a
+  binary or oversized file (no diff, as in a log from before the field), a wrong write
+  put right later, and a call whose changes were not observed (a command run outside
+  the sandbox, a host's function that worked) are not read back;
+  ``FinalResult.established_by`` says when a change was proven so ("read back by
+  effect: notes/todo.txt +1 line, every changed word in the request"). With neither,
+  its "Done" is only the model's word → ``model`` (a failed command answered "done" once
   passed every rule and ended ``accept`` with the file untouched; a check of the file
   the task read, not the one it was to write, proves nothing about the write);
 - a request whose kind is unsure because the model's reading and code's disagree, or
   because the model gave no valid kind (``unknown``: it may be a question or a change;
   "make a copy of README.md named README.bak", read with no kind, once ended ``accept``
   on "Done." and an unchecked write; an older log with no kind at all is not judged)
-  is held to both: with no such read-back check, it must be a
+  is held to both: with no such read-back (by a check or by effect), it must be a
   question answered with backed values (below) and must have changed nothing — "read
   the VERSION … and write it to VERSION.txt", read as a question, once ended
   ``accept`` on a reply that stated nothing and wrote no file;
@@ -143,7 +156,15 @@ from ._guards import _counts_unit
 from ._paths import mentions
 from .checks import reads_workspace
 from .grounding import derivable, read_sources, stated_numbers, tool_outputs
-from .request import _FIGURE, code_values, duties, named_values, request_paths, traced
+from .request import (
+    _FIGURE,
+    change_words,
+    code_values,
+    duties,
+    named_values,
+    request_paths,
+    traced,
+)
 
 __all__ = [
     "ESTABLISHED_TEXT",
@@ -154,6 +175,8 @@ __all__ = [
     "established",
     "how_established",
     "needs_second_derivation",
+    "read_back_by_effect",
+    "read_back_note",
 ]
 
 ESTABLISHED_TEXT: dict[str, str] = {
@@ -165,10 +188,14 @@ ESTABLISHED_TEXT: dict[str, str] = {
 """How ``FinalResult.established`` reads to a person (``artoo run``, replay, the report)."""
 
 
-def how_established(value: str | None) -> str:
+def how_established(value: str | None, by: str = "") -> str:
     """The words for a FinalResult's ``established`` (pure; empty for None, an older
-    log)."""
-    return ESTABLISHED_TEXT.get(value, value) if value else ""
+    log), with ``by`` (``FinalResult.established_by``: the rule that proved it, in
+    words) after them when given."""
+    if not value:
+        return ""
+    text = ESTABLISHED_TEXT.get(value, value)
+    return f"{text} — {by}" if by else text
 
 
 _WORD = re.compile(r"[A-Za-z0-9_]+")
@@ -354,13 +381,19 @@ def established(
     outcomes: Iterable[SubTaskOutcome],
     output: str,
     shape: str = "",
+    by_effect: bool = True,
+    earlier: Sequence[ToolCall] = (),
 ) -> Established | None:
     """How a round's answer was established (pure; the rule is the module's): ``none``
     when some verdict failed or none passed, ``model`` when some of it rests on a model,
     on one tool call or on a check copied from the request, ``code`` otherwise. None for
     a task read without a kind (a log from before ``TaskSpec.kind``). ``shape`` is the
     value an answer must state as the model read it (``TaskSpec.shape``; code's reading
-    wins, :func:`.request.duties`): a name question's answer states its names too."""
+    wins, :func:`.request.duties`): a name question's answer states its names too.
+    ``by_effect`` (``Config.read_back_by_effect``; off for a log from before it): a
+    change may be read back by what Law 1 observed it changed
+    (:func:`read_back_by_effect`), over the round's calls and ``earlier``, the calls of
+    the task's earlier rounds (their changes are the task's too)."""
     if not kind:
         return None
     outcomes = list(outcomes)
@@ -373,7 +406,15 @@ def established(
         return "model"
     checks = _checks(criteria, verdicts)
     calls = [c for o in outcomes for c in o.tool_calls]
-    demand = _demand(request, kind, checks, calls, _measured(criteria, verdicts))
+    demand = _demand(
+        request,
+        kind,
+        checks,
+        calls,
+        _measured(criteria, verdicts),
+        by_effect=by_effect,
+        earlier=earlier,
+    )
     asked = [o.asked for o in outcomes if o.asked]
     named = _named(request, kind, shape)
     if demand is None or (demand and not _backed(output, calls, request, asked, named)):
@@ -436,20 +477,26 @@ def _demand(
     checks: Sequence[Check],
     calls: Sequence[ToolCall],
     counted: Mapping[str, str] | None = None,
+    *,
+    by_effect: bool = True,
+    earlier: Sequence[ToolCall] = (),
 ) -> bool | None:
     """What the request's duties demand of the proof of an answer whose ``checks`` passed,
     its verdicts' signals aside (pure): None when nothing proves it (only a model's
     word: a check copied from the request alone, a change not read back), True when its
     stated values must be backed (:func:`_backed`: a question with no check tied to its
     value), False when its checks are proof enough. ``counted``: what the counts
-    observed they counted over, by path (:func:`_measured`)."""
+    observed they counted over, by path (:func:`_measured`). A change is read back by a
+    check that read a file it changed, or — ``by_effect`` — by its effects
+    (:func:`read_back_by_effect`, over ``earlier``, the task's earlier rounds' calls, and
+    ``calls``)."""
     measured = any(reads_workspace(c) for c in checks)
     if any(copied_from_request(c, request) for c in checks) and not measured:
         return None
     changed = changed_paths(calls)
     read_back = any(
         reads_workspace(c) and _touches(c.path, changed) and not _existence_only(c) for c in checks
-    )
+    ) or (by_effect and read_back_by_effect(request, [*earlier, *calls]))
     duty = duties(request, kind)
     if duty.writes and not (duty.answers or duty.unsure) and not read_back:
         return None  # a change no check read back: its "done" is only the model's word
@@ -558,6 +605,7 @@ def needs_second_derivation(
     pending: Iterable[Criterion] = (),
     shape: str = "",
     unbacked: bool = True,
+    by_effect: bool = True,
 ) -> Corroboration | None:
     """The value a tool call should derive before an attempt's answer is given on — a
     second, different call, or (no ``call``) a first one that shows it — or None (pure;
@@ -567,7 +615,8 @@ def needs_second_derivation(
     criteria judged later (the task's): each counted as passing — were one to fail, no
     derivation would make the task accepted — and one with no check (a model will judge
     it) asks nothing; ``unbacked`` off (``Config.corroborate_unbacked``, a log from
-    before it) asks nothing about a value no call backs, as before.
+    before it) asks nothing about a value no call backs, as before; ``by_effect``
+    (``Config.read_back_by_effect``) as :func:`established`'s.
 
     It asks only where :func:`established` would end ``model`` for want of a derivation
     alone: every verdict passed and none is a model's; no check is copied from the
@@ -593,7 +642,8 @@ def needs_second_derivation(
     if any(c.check is None for c in later):
         return None  # a model will judge it
     checks = [*_checks(criteria, verdicts), *(c.check for c in later if c.check is not None)]
-    if _demand(request, kind, checks, calls, _measured(criteria, verdicts)) is not True:
+    counted = _measured(criteria, verdicts)
+    if _demand(request, kind, checks, calls, counted, by_effect=by_effect) is not True:
         return None
     named = _named(request, kind, shape)
     values = _values(output, request, named)
@@ -615,6 +665,172 @@ def changed_paths(calls: Iterable[ToolCall]) -> frozenset[str]:
     """The workspace paths the calls changed (pure): the effects of every call that
     worked and was not refused — what Law 1 observed was applied."""
     return frozenset(_norm(e.path) for c in calls if c.ok and c.refusal is None for e in c.effects)
+
+
+_READ_ONLY_TOOLS = frozenset({"read_file", "glob", "load_data"})
+"""The built-in tools that change nothing (``tools.catalog.BUILTIN_TOOLS`` but
+``write_file`` and ``shell``)."""
+_QUOTED = re.compile(
+    r"(?<!\w)'(.+?)'(?!\w)|(?<!\w)\"(.+?)\"(?!\w)|`([^`\n]+)`|\u2018(.+?)\u2019|\u201c(.+?)\u201d"
+)
+"""A text a request quotes: in straight quotes (an apostrophe inside a word is none:
+"Bob's"), backticks, or typographic quotes, on one line."""
+
+
+def _quoted(request: str) -> list[str]:
+    """The texts ``request`` quotes ('…', "…", `…`, ‘…’, “…”), in order (pure)."""
+    found = (next(g for g in m.groups() if g is not None) for m in _QUOTED.finditer(request))
+    return [q for q in found if q.strip()]
+
+
+def _diff_lines(diff: str) -> tuple[list[str], list[str]] | None:
+    """The lines a ``FileEffect.diff`` removed and added (pure); None for a text that is
+    no such diff (a line that is neither ``-`` nor ``+`` …)."""
+    removed: list[str] = []
+    added: list[str] = []
+    for line in diff.split("\n") if diff else ():
+        if line.startswith("+"):
+            added.append(line[1:])
+        elif line.startswith("-"):
+            removed.append(line[1:])
+        else:
+            return None
+    return removed, added
+
+
+def _effect_lines(request: str, calls: Sequence[ToolCall]) -> dict[str, tuple[int, int]] | None:
+    """The lines added and removed in each file the calls that worked changed, by path in
+    the order first changed, when they read back as the request (:func:`read_back_by_effect`);
+    None when they do not (pure)."""
+    named = {_norm(p) for p in request_paths(request)}
+    words = change_words(request)
+    files: dict[str, tuple[int, int]] = {}
+    added_texts: list[str] = []
+    dirs: list[str] = []
+    worded = False  # a line that worked holds a word: not only blank lines or punctuation
+    for call in calls:
+        if call.refusal is not None:
+            continue  # not run: nothing of it was applied
+        if _unobserved(call):
+            return None  # what it changed, if anything, no one observed
+        for effect in call.effects:  # a failed call's too: a command's are applied anyway
+            path = _norm(effect.path)
+            if effect.kind == "dir" and effect.change == "created":
+                dirs.append(path)
+                continue
+            if effect.kind != "file" or effect.change not in ("created", "modified"):
+                return None  # a deletion, a link, a mode, a file replaced …
+            lines = None if effect.diff is None else _diff_lines(effect.diff)
+            if lines is None or path not in named:
+                return None  # not known line by line, or a file the request does not name
+            removed, added = lines
+            if any(not change_words(line) <= words for line in (*removed, *added)):
+                return None  # a word the request does not hold: collateral, or derived
+            if call.ok:
+                plus, minus = files.get(path, (0, 0))
+                files[path] = (plus + len(added), minus + len(removed))
+                added_texts.append("\n".join(added))
+                worded = worded or any(change_words(line) for line in (*removed, *added))
+    if not worded:
+        return None  # no file changed, or no line of one that holds a word
+    if any(not any(f.startswith(f"{d}/") for f in files) for d in dirs):
+        return None  # a directory no changed file is in
+    for text in _quoted(request):
+        if _norm(text) not in named and not any(text in added for added in added_texts):
+            return None  # a text the request quotes that no added line holds
+    return files
+
+
+def _unobserved(call: ToolCall) -> bool:
+    """Whether ``call`` may have changed the workspace unseen (pure): a ``shell`` command
+    that ran outside the sandbox (it has output streams or an exit code: one that failed
+    before running has neither), or a host's function that worked. A call of any other
+    name that failed is taken to have changed nothing — most often a tool the model made
+    up, which never ran; a host's function that changed files and then raised is the
+    case this misses."""
+    if call.tool == "shell":
+        ran = call.stdout is not None or call.exit_code is not None
+        return ran and not call.sandboxed
+    if call.tool in _READ_ONLY_TOOLS or call.tool == "write_file":
+        return False
+    return call.ok
+
+
+def read_back_by_effect(request: str, calls: Sequence[ToolCall]) -> bool:
+    """Whether what Law 1 observed the ``calls`` change reads back as the change the
+    ``request`` asks for (pure): True when all of these hold —
+
+    - the calls that worked and were not refused (:func:`changed_paths`) changed a file;
+    - every effect of a call not refused — one that failed too: a command's effects are
+      applied whatever its exit code — is a file ``created`` or ``modified`` whose
+      ``FileEffect.diff`` is known (not None: a binary file, an oversized one, a log from
+      before the field), or a directory ``created`` that a changed file is in (``mkdir -p
+      out`` for ``out/names.txt``); a deletion, a link, a mode change, a replaced path or
+      anything else is not read back;
+    - every such file is one the request names (:func:`.request.request_paths`);
+    - every word of every line added or removed is a word of the request
+      (:func:`.request.change_words`: stop words aside; a single letter or digit counts):
+      no collateral change, no value the request does not state — a count the model
+      computed and wrote ("write the number of ERROR lines into report.txt") is not read
+      back by this rule; and the other words of a changed line place it, so changing the
+      east row's 800 to 850 where the request names the west row is not it;
+    - every text the request quotes ('…', "…", `…`) is in the added lines of one effect,
+      verbatim (a quoted path aside): "append 'TODO: call Bob'" is not proven by a file
+      gaining "bob";
+    - at least one line that holds a word was added or removed (a blank line appended to
+      notes/todo.txt is no todo added).
+
+    A file several calls changed is held to every call's diff: a wrong write later put
+    right is not read back (fail closed). Every call not refused must be one whose
+    changes are observed (:func:`_unobserved`): a built-in tool, ``shell`` only when
+    sandboxed — a command run outside the sandbox or a host's function that worked may
+    have changed anything."""
+    return _effect_lines(request, calls) is not None
+
+
+def read_back_note(
+    *,
+    request: str,
+    kind: str,
+    criteria: Mapping[str, Criterion],
+    task_verdicts: Sequence[Verdict],
+    outcomes: Iterable[SubTaskOutcome],
+    output: str,
+    shape: str = "",
+    earlier: Sequence[ToolCall] = (),
+) -> str:
+    """How a change :func:`established` proves by code only because it was read back by
+    effect says so to a person (pure; ``FinalResult.established_by``): "read back by
+    effect: notes/todo.txt +1 line, every changed word in the request"; "" when the
+    answer is established otherwise (the arguments are :func:`established`'s, with
+    ``by_effect`` on)."""
+    outcomes = list(outcomes)
+
+    def proof(by_effect: bool) -> Established | None:
+        return established(
+            request=request,
+            kind=kind,
+            criteria=criteria,
+            task_verdicts=task_verdicts,
+            outcomes=outcomes,
+            output=output,
+            shape=shape,
+            by_effect=by_effect,
+            earlier=earlier,
+        )
+
+    found = proof(True)
+    if found not in ("code", "human") or proof(False) == found:
+        return ""
+    files = _effect_lines(request, [*earlier, *(c for o in outcomes for c in o.tool_calls)])
+    shown = []
+    for path, (plus, minus) in (files or {}).items():
+        if plus or minus:
+            counts = " ".join(
+                n for n in (f"+{plus}" if plus else "", f"-{minus}" if minus else "") if n
+            )
+            shown.append(f"{path} {counts} line{'' if plus + minus == 1 else 's'}")
+    return f"read back by effect: {' and '.join(shown)}, every changed word in the request"
 
 
 def _existence_only(check: Check) -> bool:

@@ -31,6 +31,7 @@ __all__ = [
     "Duties",
     "RequestKind",
     "answer_problem",
+    "change_words",
     "code_kind",
     "code_shape",
     "code_values",
@@ -79,6 +80,18 @@ def content_words(text: str) -> set[str]:
     paths = {m.group().strip(".") for m in _PATH.finditer(low)}
     rest = _PATH.sub(" ", low)
     return paths | {w for w in _WORD.findall(rest) if len(w) > 1 and w not in _STOPWORDS}
+
+
+def change_words(text: str) -> set[str]:
+    """The words of ``text`` a change is held to (pure): as :func:`content_words` — its
+    paths whole, its other words lowercase, no stop words — but a single letter or digit
+    counts too (``x = 5`` → ``x``, ``5``: a one-digit value is a value). What every line a
+    change read back by effect added or removed must share with the request
+    (:func:`.proof.read_back_by_effect`)."""
+    low = text.lower()
+    paths = {m.group().strip(".") for m in _PATH.finditer(low)}
+    rest = _PATH.sub(" ", low)
+    return paths | {w for w in _WORD.findall(rest) if w not in _STOPWORDS}
 
 
 def request_tag(text: str, limit: int = 48) -> str:

@@ -370,7 +370,11 @@ def _describe(env: Envelope) -> tuple[str, list[str]]:
             f"FINAL {b.status.upper()} ({b.reason}){resumed}: {_clip(b.summary, 240)}",
             [
                 f"output: {_clip(b.output, 200)!r}",
-                *([how_established(b.established)] if b.established is not None else []),
+                *(
+                    [how_established(b.established, b.established_by)]
+                    if b.established is not None
+                    else []
+                ),
                 f"cost: {c.model_calls} model calls ({c.sequential_calls} sequential), "
                 f"{c.tokens_in} tokens in, {c.tokens_out} out, {c.elapsed_ms / 1000:.2f} s; "
                 f"{b.replans} replans",

@@ -9,8 +9,9 @@ What is recomputed (the checks, by name in :attr:`VerifyReport.checked`):
     cost) it caused — by stepping a :class:`~artoo.actors.roles._gradient.TaskGradient` through
     the task's TaskSpec, DispatchManifests and fan-ins (ReplanRequest, OutcomeSummary,
     PlanRejected, StepFailed), under the GGSConfig the decision logged (``params``; the
-    given config's for logs older than that field), with its logged ``elapsed_ms`` and
-    clock time (its Megram's ``created_at``).
+    given config's for logs older than that field) and the task's
+    ``Config.read_back_by_effect`` (the proof of a change), with its logged ``elapsed_ms``
+    and clock time (its Megram's ``created_at``).
 ``quantization``
     Each MegramRecorded's ``(f, σ, k)`` against the §6.3 matrix for its state.
 ``calibration``
@@ -33,7 +34,8 @@ What is recomputed (the checks, by name in :attr:`VerifyReport.checked`):
     value asked about, recomputed with ``proof.needs_second_derivation`` from the
     attempt's logged verdicts, the subtask's calls so far and the TaskSpec, under the
     task's ``Config.corroborate``, ``corroborate_after_last_retry``,
-    ``corroborate_unbacked`` and ``max_retries`` (``agent_validator.may_corroborate``),
+    ``corroborate_unbacked``, ``read_back_by_effect`` and ``max_retries``
+    (``agent_validator.may_corroborate``),
     and whether it asked to show a value no tool result showed (``unbacked``): once per
     subtask, and again — up to ``Config.corroborate_asks`` asks — after an attempt that
     followed an ask and passed with another value than the one asked about, or with the
@@ -151,7 +153,13 @@ class _Task:
         directive: PlanDirective | None = None
         for env in self.task.envelopes:
             body = env.body
-            book.see(body, self.task.task_id, self.config.ggs, ids.popleft)
+            book.see(
+                body,
+                self.task.task_id,
+                self.config.ggs,
+                ids.popleft,
+                by_effect=self.config.read_back_by_effect,
+            )
             if isinstance(body, TaskSpec):
                 self.request = body.text
                 self.spec = body
@@ -424,6 +432,7 @@ class _Task:
             output=result.output,
             shape=spec.shape if spec is not None else "",
             unbacked=self.config.corroborate_unbacked,
+            by_effect=self.config.read_back_by_effect,
         )
         prior = self.asked.get(sub.subtask_id)
         made = (

@@ -643,6 +643,7 @@ def _task_row(t: _Task) -> TaskRow:
         answer=_short(final.output, 300) if final else "",
         law1_denied=final.law1_denied if final else False,
         established=final.established if final else None,
+        established_by=final.established_by if final else "",
         decisions=t.decisions,
         timeline=t.steps,
     )

@@ -331,7 +331,8 @@ def render_html(doc: AuditDocument) -> str:
         ]
         answer = f"<p><b>answer:</b> {e(t.answer)}</p>" if t.answer else ""
         if t.established:
-            answer += f"<p><b>established:</b> {e(how_established(t.established))}</p>"
+            how = how_established(t.established, t.established_by)
+            answer += f"<p><b>established:</b> {e(how)}</p>"
         parts.append(
             f"<details>{head}<p><b>request:</b> {e(t.text)}</p>{answer}"
             f"<p><b>summary:</b> {e(t.summary)}</p>"

@@ -91,7 +91,7 @@ def render_markdown(doc: AuditDocument) -> str:
         out += ["", "Answers:", ""]
         out += [
             f"- `{t.short_id or t.task_id}`: {' '.join(t.answer.split())}"
-            + (f" ({how_established(t.established)})" if t.established else "")
+            + (f" ({how_established(t.established, t.established_by)})" if t.established else "")
             for t in answered
         ]
     out += ["", "## Roles", ""]

@@ -103,6 +103,9 @@ class TaskRow(msgspec.Struct, frozen=True, kw_only=True):
     established: str | None = None
     """How the answer was established (``FinalResult.established``: code / model / none;
     None for a task still running or from an older log)."""
+    established_by: str = ""
+    """The rule that established it by code, in words (``FinalResult.established_by``;
+    empty when none is named)."""
     decisions: list[Decision] = []
     timeline: list[Step] = []
     answer: str = ""

@@ -384,6 +384,7 @@ def test_write_file_onto_an_existing_file_asks_and_is_refused_when_denied(
         size_before=6,
         size_after=3,
         summary="+1 -1 lines, 6 -> 3 bytes",
+        diff="-hello\n+new",
     )
     assert outcome.call.effects == (effect,)
     assert operator.requests == [
