@@ -47,6 +47,13 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
   adds around it: a fresh conversation's ``read_file`` at ``offset=1024``, past the end
   of a 54-character file, returned only "… Use read_file(path=…, offset=0) to read it."
   and its ``0`` once backed an awk's wrong total of 0 a second time;
+- a count code derives from a result — its lines, its non-empty lines, its words, the
+  lines holding a word of the request (``ls`` naming one file counts 1) — backs a number
+  only when the request asks to count (how many, number of, count — not a total or an
+  amount: a sum is no count); the numbers a result prints, its total and its columns'
+  sums back any: "what is the total of the amount column in data/sales.csv?" answered
+  5, the file's line count, once had it backed twice, by ``wc -l``'s 5 and by the five
+  lines of the file read (the total is 4250);
 - a call whose arguments already state the number (:func:`_given`: ``echo 18``,
   ``printf 18``, ``python3 -c "print(18)"``) does not back it, whatever it prints:
   a command that prints a number it was given derives nothing — asked to compute with a
@@ -191,8 +198,9 @@ def derivations(
     value: str, calls: Sequence[ToolCall], request: str = "", asked: Iterable[str] = ()
 ) -> int:
     """How many different tool calls that worked back ``value`` (pure): a number as
-    grounding derives it from that call's output alone (the lines holding a word of the
-    ``request`` counted too), a code-like value by its words. Calls with the same tool and
+    grounding derives it from that call's output alone (its lines, words and the lines
+    holding a word of the ``request`` counted only when the request asks to count: how
+    many, number of, count), a code-like value by its words. Calls with the same tool and
     arguments count once (a shell command by its text: ``timeout_s`` aside); where the
     request names workspace paths, only calls whose arguments name one of them (or a path
     under one) count. A number is backed by a result that prints it, or one code derives
@@ -226,11 +234,18 @@ def _backers(
     is still backed by any other call that derives it (a second derivation is asked for
     where one call is missing). A column reference (``$3``) or a digit inside a word or
     an option (``-n5``, ``v2``, ``todo2.txt``) states no number. Names keep their rule:
-    a name a call was told to read (its path) is traced to it."""
+    a name a call was told to read (its path) is traced to it.
+
+    What code counts in a result — its lines, non-empty lines, words, the lines holding a
+    word of the request (``derivable``'s ``counts``) — backs a number only when the
+    request asks to count (``_HOW_MANY``): a total of 5 once had the five lines of the
+    file read as a second derivation of the line count ``wc -l`` printed. The numbers a
+    result prints, its total and its columns' sums back any number, as before."""
     terms = list(dict.fromkeys(_TERM.findall(request)))[:40]
     number = stated_numbers(value)
     paths = request_paths(request)
     agreed = _norm_value(value) in {_norm_value(a) for a in asked}
+    counts = bool(_HOW_MANY.search(request))  # a listing's counts answer only a count
     seen: set[tuple[str, ...]] = set()
     found: list[ToolCall] = []
     for call in calls:
@@ -252,7 +267,7 @@ def _backers(
             printed = _printed(outputs)
             derived = listing or not printed  # a listing, or a list of names: count it
             backed = wanted in printed or (
-                derived and wanted != 0 and wanted in derivable(outputs, terms)[0]
+                derived and wanted != 0 and wanted in derivable(outputs, terms, counts=counts)[0]
             )
         else:  # a name: what the call returned, or the path it read
             backed = traced(value, [*outputs, *read_sources([call])])
@@ -289,7 +304,8 @@ def _printed(outputs: Sequence[str]) -> set[Decimal]:
     """The numbers a tool result prints, standing alone (pure: not the 0 of ``v0``). What
     code derives from a result — its line count, the lines holding a word of the request,
     a column's sum — backs a value only from a listing (more than three lines) or a
-    result that prints no number (``ls`` naming one file counts 1): a short result that
+    result that prints no number (``ls`` naming one file counts 1 — for a request that
+    asks to count: a count backs nothing else, :func:`_backers`): a short result that
     prints a number says that number (``wc -l``'s "6 data/scores.csv" once "backed" a
     count of 1, its one line), and a zero is the count of anything absent (a read of
     data/sales.csv once "backed" an awk's wrong total of 0)."""

@@ -380,7 +380,7 @@ def test_derivations_of_another_place_than_the_request_names_are_no_proof() -> N
 
 
 def test_two_different_calls_that_agree_need_nothing_more() -> None:
-    assert derivations("7", [WC, READ]) == 2
+    assert derivations("7", [WC, READ], LINES) == 2  # the file's 7 lines: a count asked
     assert _ask("7 lines.", [WC, READ]) is None
 
 
