@@ -47,13 +47,19 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
   adds around it: a fresh conversation's ``read_file`` at ``offset=1024``, past the end
   of a 54-character file, returned only "… Use read_file(path=…, offset=0) to read it."
   and its ``0`` once backed an awk's wrong total of 0 a second time;
-- a count code derives from a result — its lines, its non-empty lines, its words, the
-  lines holding a word of the request (``ls`` naming one file counts 1) — backs a number
-  only when the request asks to count (how many, number of, count — not a total or an
-  amount: a sum is no count); the numbers a result prints, its total and its columns'
-  sums back any: "what is the total of the amount column in data/sales.csv?" answered
-  5, the file's line count, once had it backed twice, by ``wc -l``'s 5 and by the five
-  lines of the file read (the total is 4250);
+- a count backs a number only when the request asks to count (how many, number of,
+  count — not a total or an amount: a sum is no count): what code counts in a result
+  (its lines, its non-empty lines, its words, the lines holding a word of the request;
+  ``ls`` naming one file counts 1) backs nothing else, and what a counting command
+  prints (:func:`_counts_lines`: ``wc -l``, ``wc -w``, ``grep -c`` as its last stage) is
+  its word alone, never a second derivation; the other numbers a result prints, its
+  total and its columns' sums back any number. "What is the total of the amount column
+  in data/sales.csv?" answered 5, the file's line count, once had it backed twice, by
+  ``wc -l``'s 5 and by the five lines of the file read (the total is 4250); "what is the
+  sum of the qty column in data/inventory.csv?" answered 1 once ended ``accept`` on
+  ``grep -c 'qty'``'s 1 (the header, the one line holding "qty") and the file read,
+  whose rows print a price of 1 (the sum is 327) — the file's 1 is one derivation, and a
+  second is asked for;
 - a call whose arguments already state the number (:func:`_given`: ``echo 18``,
   ``printf 18``, ``python3 -c "print(18)"``) does not back it, whatever it prints:
   a command that prints a number it was given derives nothing — asked to compute with a
@@ -200,11 +206,12 @@ def derivations(
     """How many different tool calls that worked back ``value`` (pure): a number as
     grounding derives it from that call's output alone (its lines, words and the lines
     holding a word of the ``request`` counted only when the request asks to count: how
-    many, number of, count), a code-like value by its words. Calls with the same tool and
-    arguments count once (a shell command by its text: ``timeout_s`` aside); where the
-    request names workspace paths, only calls whose arguments name one of them (or a path
-    under one) count. A number is backed by a result that prints it, or one code derives
-    from a listing (:func:`_printed`). A value the model read off listings (results of
+    many, number of, count; else a counting command's count is no second derivation), a
+    code-like value by its words. Calls with the same tool and arguments count once (a
+    shell command by its text: ``timeout_s`` aside); where the request names workspace
+    paths, only calls whose arguments name one of them (or a path under one) count. A
+    number is backed by a result that prints it, or one code derives from a listing
+    (:func:`_printed`). A value the model read off listings (results of
     more than three lines: a file, a table) counts once — and once per conversation that
     read them (``ToolCall.conversation``) when it is the value ``asked`` about: the first
     conversation stated it, and a fresh one, which saw nothing of that answer, read and
@@ -236,11 +243,17 @@ def _backers(
     an option (``-n5``, ``v2``, ``todo2.txt``) states no number. Names keep their rule:
     a name a call was told to read (its path) is traced to it.
 
-    What code counts in a result — its lines, non-empty lines, words, the lines holding a
-    word of the request (``derivable``'s ``counts``) — backs a number only when the
-    request asks to count (``_HOW_MANY``): a total of 5 once had the five lines of the
-    file read as a second derivation of the line count ``wc -l`` printed. The numbers a
-    result prints, its total and its columns' sums back any number, as before."""
+    A count backs a number only when the request asks to count (``_HOW_MANY``). Else
+    what code counts in a result — its lines, non-empty lines, words, the lines holding a
+    word of the request (``derivable``'s ``counts``) — backs nothing, and what a counting
+    command prints (:func:`_counts_lines`: ``wc -l``, ``grep -c``) backs the value only
+    where no other call does, and as one call whatever the counters: its word alone, so
+    a second derivation is asked for, not an unbacked value to be shown (its result does
+    show it), and never a second derivation. A total of 5 once had the five lines of the
+    file read as a second derivation of the line count ``wc -l`` printed; a sum of 1 once
+    ended ``accept`` on ``grep -c 'qty'``'s 1 and a file read printing a price of 1. The
+    other numbers a result prints, its total and its columns' sums back any number, as
+    before."""
     terms = list(dict.fromkeys(_TERM.findall(request)))[:40]
     number = stated_numbers(value)
     paths = request_paths(request)
@@ -274,7 +287,46 @@ def _backers(
         if backed:
             seen.add(key)
             found.append(call)
+    if number and not counts:  # a count a command printed: its word alone, never a second
+        return [c for c in found if not _counts_lines(c)] or found[:1]
     return found
+
+
+_STAGES = re.compile(r"\|\|?|&&|;|\n")
+"""What separates a shell command's stages: a pipe, a list (``;``, ``&&``, ``||``)."""
+_GREPS = frozenset({"grep", "egrep", "fgrep", "rg"})
+
+
+def _counts_lines(call: ToolCall) -> bool:
+    """Whether ``call`` is a command whose output is a count (pure): its last stage a
+    ``wc`` of lines or words (``-l``, ``-w``, ``--lines``, ``--words``; not ``-c``, a
+    size) or a ``grep -c`` (``--count``, an option holding ``c``: ``-ic``). What it prints
+    is a count of lines or words, whatever it was told to match — a derivation only of
+    what a request that counts asks (:func:`_backers`). Read from the command's text: a
+    count made another way (``awk 'END {print NR}'``, ``sed -n '$='``, a script) is not
+    seen."""
+    command = call.args.get("command") if call.tool == "shell" else None
+    if not isinstance(command, str):
+        return False
+    stages = [s for s in _STAGES.split(command) if s.strip()]
+    words = stages[-1].split() if stages else []
+    if not words:
+        return False
+    options = [w for w in words[1:] if w.startswith("-")]
+    if words[0] == "wc":
+        short = [o[1:] for o in options if not o.startswith("--")]
+        long = [o for o in options if o.startswith("--")]
+        if not short and not long:
+            return False  # lines, words and bytes: a size among them
+        return all(o and set(o) <= {"l", "w"} for o in short) and all(
+            o in ("--lines", "--words") for o in long
+        )
+    if words[0] in _GREPS:
+        return any(
+            o == "--count" or (not o.startswith("--") and o[1:].isalpha() and "c" in o[1:])
+            for o in options
+        )
+    return False
 
 
 def _call_key(call: ToolCall) -> tuple[str, ...]:

@@ -1,12 +1,14 @@
-"""A count code derives from a listing backs a number only for a request that asks to
-count (``artoo.actors.verification.proof``). Requests and files are the tests' own.
+"""A count backs a number only for a request that asks to count (how many, number of,
+count; ``artoo.actors.verification.proof``): what code counts in a listing (its lines,
+words, the lines holding a word of the request) and what a counting command prints
+(``wc -l``, ``grep -c``). Requests and files are the tests' own.
 
-A real-model run (Qwen2.5-Coder-1.5B) asked "what is the sum of the qty column in
-data/inventory.csv?" answered 1 after ``read_file`` of the file and
-``grep -c 'qty' data/inventory.csv`` (printing 1): the listing's lines holding a word of
-the request (its header) counted 1 too, and two derivations "agreed" on a sum no one
-computed. A listing's line, word and term counts are what a request that counts asks
-(how many, number of, count); a total is no count.
+Real-model runs (Qwen2.5-Coder-1.5B): "what is the total of the amount column in
+data/sales.csv?" answered 5 had it backed by ``wc -l``'s 5 and by the five lines of the
+file read; "what is the sum of the qty column in data/inventory.csv?" answered 1 ended
+``accept`` on ``grep -c 'qty'`` printing 1 (the header's line) and the file read, which
+prints a price of 1 in one row — two derivations "agreed" on a sum no one computed (327).
+A total is no count.
 """
 
 from __future__ import annotations
@@ -46,16 +48,68 @@ def _ask(request: str, output: str, calls: list[ToolCall]) -> Corroboration | No
 
 
 def test_a_total_is_not_backed_by_the_lines_holding_its_column_name() -> None:
-    """The worked case: ``grep -c price`` prints 1, the header is the one line of the
-    listing holding "price". The listing's count of it is no derivation of a total: one
-    call backs 1, so the answer is not established by code and a second derivation of 1
-    is asked for, by another call than the grep."""
+    """``grep -c price`` prints 1, the header is the one line of the listing holding
+    "price". The listing's count of it is no derivation of a total: grep's word alone
+    backs 1 — so the answer is not established by code, and a second derivation of 1 is
+    asked for, by another call than the grep."""
     listing = _read("shop/items.csv", ITEMS)
     grep = _shell("grep -c price shop/items.csv", "1\n")
     assert derivations("1", [listing], TOTAL) == 0
     assert derivations("1", [listing, grep], TOTAL) == 1
     assert _settle(TOTAL, "question", WRONG, [listing, grep]) == "model"
     assert _ask(TOTAL, WRONG, [listing, grep]) == Corroboration(value="1", call=grep)
+
+
+def test_a_total_a_listing_prints_as_a_cell_is_one_derivation_not_two() -> None:
+    """The real case's shape: the listing prints a 1 in one row (a price), which backs a
+    stated 1 as a number it prints; ``grep -c qty`` printing 1 is a count, no second
+    derivation of a sum. One call backs 1: not established by code, and a second
+    derivation is asked for, by another call than the file read."""
+    stock = "item,kind,qty,price\nmug,home,14,6\npen,office,30,1\nink,office,5,9\n"
+    listing = _read("shop/stock.csv", stock)
+    grep = _shell("grep -c 'qty' shop/stock.csv", "1\n")
+    request = "what is the sum of the qty column in shop/stock.csv?"
+    wrong = "The sum of the qty column in shop/stock.csv is 1."
+    assert derivations("1", [listing, grep], request) == 1
+    assert _settle(request, "question", wrong, [listing, grep]) == "model"
+    assert _ask(request, wrong, [listing, grep]) == Corroboration(value="1", call=listing)
+    # the count answers a request that counts: two derivations, established by code
+    rows = "how many lines of shop/stock.csv hold the word qty?"
+    assert derivations("1", [listing, grep], rows) == 2
+    assert _settle(rows, "question", "1 line holds qty.", [listing, grep]) == "code"
+
+
+def test_counting_commands_are_no_second_derivation_but_of_a_count() -> None:
+    """``wc -l``, ``wc -w``, ``grep -c`` (as a pipeline's last stage) print counts. For a
+    how-many answer two of them are two derivations; for a total, one is its own word
+    (it backs the value, and a second derivation is asked for) but never a second one —
+    beside another counter or another call. ``wc -c`` prints a size, and a command whose
+    last stage is no counter (an awk's sum) is a derivation of any number it prints."""
+    lines = "how many lines does shop/items.csv have?"
+    awk = _shell("awk -F, 'NR>1 {s+=$3} END {print s}' shop/items.csv", "5\n")
+    counters = [
+        _shell(command, "5\n")
+        for command in (
+            "wc -l shop/items.csv",
+            "cat shop/items.csv | wc -l",
+            "wc -w < shop/items.csv",
+            "grep -ic garden shop/items.csv",
+            "grep --count garden shop/items.csv",
+            "test -f shop/items.csv && grep -c garden shop/items.csv",
+        )
+    ]
+    for counted in counters:
+        assert derivations("5", [counted], TOTAL) == 1
+        assert derivations("5", [counted, awk], TOTAL) == 1  # the awk's alone
+        assert derivations("5", [counted, counters[0]], lines) == 2 - (counted is counters[0])
+    assert derivations("5", counters, TOTAL) == 1
+    assert _ask(TOTAL, "The total is 5.", [awk, *counters]) == Corroboration(value="5", call=awk)
+    for command in (
+        "wc -c shop/items.csv",
+        "wc -l shop/items.csv; awk -F, 'NR>1 {s+=$3} END {print s}' shop/items.csv",
+        "grep --color garden shop/items.csv",
+    ):
+        assert derivations("5", [_shell(command, "5\n"), awk], TOTAL) == 2, command
 
 
 def test_a_total_is_still_backed_by_a_column_sum_and_a_printed_sum() -> None:
