@@ -134,10 +134,13 @@ def _line_count(text: str) -> int:
 
 
 def derivable(
-    outputs: Iterable[str], terms: Sequence[str] = ()
+    outputs: Iterable[str], terms: Sequence[str] = (), *, counts: bool = True
 ) -> tuple[set[Decimal], list[Decimal]]:
     """What the tool results ``outputs`` back (pure): the exact values (rules 3–5 of the
-    module docstring, but means) and the means (matched after rounding)."""
+    module docstring, but means) and the means (matched after rounding). ``counts`` off
+    leaves out rule 4 — the lines, non-empty lines, words and lines holding a term — for
+    a value that is no count (the proof's reading of a request that does not ask to
+    count: ``proof._backers``); the numbers printed, the sums and the means stay."""
     exact: set[Decimal] = set()
     means: list[Decimal] = []
     for output in outputs:
@@ -147,18 +150,19 @@ def derivable(
                 exact.add(value)
         section = output
         lines = section.splitlines()
-        exact.update(
-            Decimal(n)
-            for n in (
-                _line_count(section),
-                sum(1 for line in lines if line.strip()),
-                len(section.split()),
+        if counts:
+            exact.update(
+                Decimal(n)
+                for n in (
+                    _line_count(section),
+                    sum(1 for line in lines if line.strip()),
+                    len(section.split()),
+                )
             )
-        )
-        for term in terms:
-            exact.add(Decimal(sum(term in line for line in lines)))
-            low = term.lower()
-            exact.add(Decimal(sum(low in line.lower() for line in lines)))
+            for term in terms:
+                exact.add(Decimal(sum(term in line for line in lines)))
+                low = term.lower()
+                exact.add(Decimal(sum(low in line.lower() for line in lines)))
         columns: list[list[Decimal]] = []
         total = Decimal(0)
         for line in lines:

@@ -47,6 +47,19 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
   adds around it: a fresh conversation's ``read_file`` at ``offset=1024``, past the end
   of a 54-character file, returned only "… Use read_file(path=…, offset=0) to read it."
   and its ``0`` once backed an awk's wrong total of 0 a second time;
+- a count backs a number only when the request asks to count (how many, number of,
+  count — not a total or an amount: a sum is no count): what code counts in a result
+  (its lines, its non-empty lines, its words, the lines holding a word of the request;
+  ``ls`` naming one file counts 1) backs nothing else, and what a counting command
+  prints (:func:`_counts_lines`: ``wc -l``, ``wc -w``, ``grep -c`` as its last stage) is
+  its word alone, never a second derivation; the other numbers a result prints, its
+  total and its columns' sums back any number. "What is the total of the amount column
+  in data/sales.csv?" answered 5, the file's line count, once had it backed twice, by
+  ``wc -l``'s 5 and by the five lines of the file read (the total is 4250); "what is the
+  sum of the qty column in data/inventory.csv?" answered 1 once ended ``accept`` on
+  ``grep -c 'qty'``'s 1 (the header, the one line holding "qty") and the file read,
+  whose rows print a price of 1 (the sum is 327) — the file's 1 is one derivation, and a
+  second is asked for;
 - a call whose arguments already state the number (:func:`_given`: ``echo 18``,
   ``printf 18``, ``python3 -c "print(18)"``) does not back it, whatever it prints:
   a command that prints a number it was given derives nothing — asked to compute with a
@@ -218,12 +231,14 @@ def derivations(
     value: str, calls: Sequence[ToolCall], request: str = "", asked: Iterable[str] = ()
 ) -> int:
     """How many different tool calls that worked back ``value`` (pure): a number as
-    grounding derives it from that call's output alone (the lines holding a word of the
-    ``request`` counted too), a code-like value by its words. Calls with the same tool and
-    arguments count once (a shell command by its text: ``timeout_s`` aside); where the
-    request names workspace paths, only calls whose arguments name one of them (or a path
-    under one) count. A number is backed by a result that prints it, or one code derives
-    from a listing (:func:`_printed`). A value the model read off listings (results of
+    grounding derives it from that call's output alone (its lines, words and the lines
+    holding a word of the ``request`` counted only when the request asks to count: how
+    many, number of, count; else a counting command's count is no second derivation), a
+    code-like value by its words. Calls with the same tool and arguments count once (a
+    shell command by its text: ``timeout_s`` aside); where the request names workspace
+    paths, only calls whose arguments name one of them (or a path under one) count. A
+    number is backed by a result that prints it, or one code derives from a listing
+    (:func:`_printed`). A value the model read off listings (results of
     more than three lines: a file, a table) counts once — and once per conversation that
     read them (``ToolCall.conversation``) when it is the value ``asked`` about: the first
     conversation stated it, and a fresh one, which saw nothing of that answer, read and
@@ -253,11 +268,24 @@ def _backers(
     is still backed by any other call that derives it (a second derivation is asked for
     where one call is missing). A column reference (``$3``) or a digit inside a word or
     an option (``-n5``, ``v2``, ``todo2.txt``) states no number. Names keep their rule:
-    a name a call was told to read (its path) is traced to it."""
+    a name a call was told to read (its path) is traced to it.
+
+    A count backs a number only when the request asks to count (``_HOW_MANY``). Else
+    what code counts in a result — its lines, non-empty lines, words, the lines holding a
+    word of the request (``derivable``'s ``counts``) — backs nothing, and what a counting
+    command prints (:func:`_counts_lines`: ``wc -l``, ``grep -c``) backs the value only
+    where no other call does, and as one call whatever the counters: its word alone, so
+    a second derivation is asked for, not an unbacked value to be shown (its result does
+    show it), and never a second derivation. A total of 5 once had the five lines of the
+    file read as a second derivation of the line count ``wc -l`` printed; a sum of 1 once
+    ended ``accept`` on ``grep -c 'qty'``'s 1 and a file read printing a price of 1. The
+    other numbers a result prints, its total and its columns' sums back any number, as
+    before."""
     terms = list(dict.fromkeys(_TERM.findall(request)))[:40]
     number = stated_numbers(value)
     paths = request_paths(request)
     agreed = _norm_value(value) in {_norm_value(a) for a in asked}
+    counts = bool(_HOW_MANY.search(request))  # a listing's counts answer only a count
     seen: set[tuple[str, ...]] = set()
     found: list[ToolCall] = []
     for call in calls:
@@ -279,14 +307,53 @@ def _backers(
             printed = _printed(outputs)
             derived = listing or not printed  # a listing, or a list of names: count it
             backed = wanted in printed or (
-                derived and wanted != 0 and wanted in derivable(outputs, terms)[0]
+                derived and wanted != 0 and wanted in derivable(outputs, terms, counts=counts)[0]
             )
         else:  # a name: what the call returned, or the path it read
             backed = traced(value, [*outputs, *read_sources([call])])
         if backed:
             seen.add(key)
             found.append(call)
+    if number and not counts:  # a count a command printed: its word alone, never a second
+        return [c for c in found if not _counts_lines(c)] or found[:1]
     return found
+
+
+_STAGES = re.compile(r"\|\|?|&&|;|\n")
+"""What separates a shell command's stages: a pipe, a list (``;``, ``&&``, ``||``)."""
+_GREPS = frozenset({"grep", "egrep", "fgrep", "rg"})
+
+
+def _counts_lines(call: ToolCall) -> bool:
+    """Whether ``call`` is a command whose output is a count (pure): its last stage a
+    ``wc`` of lines or words (``-l``, ``-w``, ``--lines``, ``--words``; not ``-c``, a
+    size) or a ``grep -c`` (``--count``, an option holding ``c``: ``-ic``). What it prints
+    is a count of lines or words, whatever it was told to match — a derivation only of
+    what a request that counts asks (:func:`_backers`). Read from the command's text: a
+    count made another way (``awk 'END {print NR}'``, ``sed -n '$='``, a script) is not
+    seen."""
+    command = call.args.get("command") if call.tool == "shell" else None
+    if not isinstance(command, str):
+        return False
+    stages = [s for s in _STAGES.split(command) if s.strip()]
+    words = stages[-1].split() if stages else []
+    if not words:
+        return False
+    options = [w for w in words[1:] if w.startswith("-")]
+    if words[0] == "wc":
+        short = [o[1:] for o in options if not o.startswith("--")]
+        long = [o for o in options if o.startswith("--")]
+        if not short and not long:
+            return False  # lines, words and bytes: a size among them
+        return all(o and set(o) <= {"l", "w"} for o in short) and all(
+            o in ("--lines", "--words") for o in long
+        )
+    if words[0] in _GREPS:
+        return any(
+            o == "--count" or (not o.startswith("--") and o[1:].isalpha() and "c" in o[1:])
+            for o in options
+        )
+    return False
 
 
 def _call_key(call: ToolCall) -> tuple[str, ...]:
@@ -316,7 +383,8 @@ def _printed(outputs: Sequence[str]) -> set[Decimal]:
     """The numbers a tool result prints, standing alone (pure: not the 0 of ``v0``). What
     code derives from a result — its line count, the lines holding a word of the request,
     a column's sum — backs a value only from a listing (more than three lines) or a
-    result that prints no number (``ls`` naming one file counts 1): a short result that
+    result that prints no number (``ls`` naming one file counts 1 — for a request that
+    asks to count: a count backs nothing else, :func:`_backers`): a short result that
     prints a number says that number (``wc -l``'s "6 data/scores.csv" once "backed" a
     count of 1, its one line), and a zero is the count of anything absent (a read of
     data/sales.csv once "backed" an awk's wrong total of 0)."""

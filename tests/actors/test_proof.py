@@ -380,7 +380,7 @@ def test_derivations_of_another_place_than_the_request_names_are_no_proof() -> N
 
 
 def test_two_different_calls_that_agree_need_nothing_more() -> None:
-    assert derivations("7", [WC, READ]) == 2
+    assert derivations("7", [WC, READ], LINES) == 2  # the file's 7 lines: a count asked
     assert _ask("7 lines.", [WC, READ]) is None
 
 
@@ -498,7 +498,7 @@ def test_asked_only_where_a_second_agreeing_call_turns_model_into_code(case: dic
     # a different command that computes it (one that prints a number it was given, as
     # ``printf '%s\\n' 7``, would back nothing: test_proof_given)
     place = " ".join(request_paths(case["request"]))
-    second = _shell(f"sort -u b.txt | wc -l  # again {place}", f"{ask.value}\n")
+    second = _shell(f"sort -u b.txt | paste -sd+ | bc  # again {place}", f"{ask.value}\n")
     assert _case_proof(case, [*case["calls"], second]) == "code"
 
 
@@ -538,7 +538,7 @@ def test_an_unbacked_ask_is_about_the_first_value_nothing_backs(case: dict) -> N
     shown = [  # commands that compute each value (not ones that print it as given)
         _shell(f"{command}  # {place}", f"{v}\n")
         for v in stated
-        for command in ("awk 'END { print NR }' b.txt", "sort -u b.txt | wc -l")
+        for command in ("awk 'END { print NR }' b.txt", "sort -u b.txt | paste -sd+ | bc")
     ]
     calls = [*case["calls"], *shown]
     assert _ask(case["output"], calls, request=request, kind=case["kind"],

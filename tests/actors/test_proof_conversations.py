@@ -224,16 +224,22 @@ _SUM_ASKED = "what is the total of the amount column in data/sales.csv?"
 
 def test_derivations_that_disagree_prove_nothing() -> None:
     """5 from ``wc -l``, then 4250 read off the file in a fresh conversation and asked
-    about, then 5 again from ``wc -l``: the command's 5 and the file's five lines back
-    the wrong 5 twice, but the subtask was asked about 4250 and ended on an answer that
-    does not state it — the derivations disagreed. The same calls ending on 4250, as
-    asked, are proof."""
+    about, then 5 again from ``wc -l``: the command's 5 and the file's five lines once
+    backed the wrong 5 twice — a count backs no total now (test_proof_counts). Two
+    different commands that print a wrong total (the last three rows' 3050) back it
+    twice, but the subtask was asked about 4250 and ended on an answer that does not
+    state it — the derivations disagreed. The same calls ending on 4250, as asked, are
+    proof."""
     count = _shell("wc -l < data/sales.csv", "5\n")
     read = _read("data/sales.csv", _SALES, conversation=1)
     again = _shell("wc -l < data/sales.csv", "5\n", conversation=2)
     five = "The total of the amount column in data/sales.csv is 5."
-    assert _settle(_SUM_ASKED, "question", five, [count, read, again]) == "code"  # no ask: backed
-    assert _settle(_SUM_ASKED, "question", five, [count, read, again], asked="4250") == "model"
+    assert _settle(_SUM_ASKED, "question", five, [count, read, again]) == "model"  # wc alone
+    rows = _shell("awk -F, 'NR > 2 { s += $2 } END { print s }' data/sales.csv", "3050\n")
+    tail = _shell("tail -n 3 data/sales.csv | awk -F, '{ s += $2 } END { print s }'", "3050\n")
+    wrong = "The total of the amount column in data/sales.csv is 3050."
+    assert _settle(_SUM_ASKED, "question", wrong, [rows, read, tail]) == "code"  # no ask: backed
+    assert _settle(_SUM_ASKED, "question", wrong, [rows, read, tail], asked="4250") == "model"
     right = five.replace("is 5", "is 4250")
     read2 = _read("data/sales.csv", _SALES, conversation=2)
     assert _settle(_SUM_ASKED, "question", right, [count, read, read2], asked="4250") == "code"
