@@ -36,6 +36,13 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
   figure asked for — "which item … is the most expensive?" answered "The most expensive
   item is the hammer, with a price of 15." (a lowercase name, no value the proof sees)
   once ended ``accept`` on its 15, read off the same listing in two conversations;
+- a zero is never the value derivations prove (:func:`_primary`): 0 is what a command
+  prints over nothing — a column that holds no numbers, a pattern that matches no line,
+  a missing file — so two different wrong commands agree on it ("what is the sum of the
+  qty column in data/inventory.csv?" answered 0 once ended ``accept`` on two awks that
+  summed the item names and the categories, each printing 0; the sum was 327). Only a
+  code check tied to it proves a zero; with none, nothing is asked and the answer rests
+  on the model's word;
 - a number is backed by a result that prints it (standing alone); a count or sum code
   derives from a result (its lines, the lines holding a word of the request, a column's
   sum) backs it only when that result is a listing (more than three lines: a file, a
@@ -943,8 +950,24 @@ def _primary(value: str, values: Sequence[str], named: bool) -> bool:
     for its name proves the price, not the name asked for — and, where the answer states
     no name (``values`` all figures), none: "the most expensive item is the hammer, with a
     price of 15" (a lowercase name, no value the proof sees) once ended ``accept`` on its
-    15, read off the same listing in two conversations."""
+    15, read off the same listing in two conversations. Never a zero: 0 is what a
+    command prints over nothing (an absent column, no match), so two wrong commands
+    agree on it — two awks summing text columns once "proved" a sum of 0."""
+    if _zero(value):
+        return False
     return not named or not _FIGURE.fullmatch(value.strip())
+
+
+def _zero(value: str) -> bool:
+    """Whether ``value`` states the number zero and nothing else (pure): ``0``, ``0.0``,
+    ``0.00``; not ``10``, ``v0`` or ``0x1f``."""
+    numbers = stated_numbers(value)
+    if len(numbers) != 1 or _norm_value(value) != numbers[0]:
+        return False
+    try:
+        return Decimal(numbers[0].replace(",", "")) == 0
+    except ArithmeticError:
+        return False
 
 
 def _named(request: str, kind: str, shape: str) -> bool:

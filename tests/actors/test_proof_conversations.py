@@ -92,7 +92,9 @@ def test_a_stated_zero_is_backed_only_by_a_result_that_prints_zero() -> None:
     assert _settle(PARROTS, "question", "0 rows mention parrots.", [awk, read]) == "model"
     grep = _shell("grep -ci parrot zoo/pets.csv", "0\n")
     assert derivations("0", [awk, grep], PARROTS) == 2  # two printed zeros
-    assert _settle(PARROTS, "question", "0 rows mention parrots.", [awk, grep]) == "code"
+    # but a zero is never what derivations prove (test_proof_zero): two commands over
+    # nothing print 0 alike, so only a code check tied to it would prove it
+    assert _settle(PARROTS, "question", "0 rows mention parrots.", [awk, grep]) == "model"
 
 
 def test_a_zero_stands_alone_to_be_printed() -> None:

@@ -10,6 +10,8 @@ still does. Requests and files are the tests' own."""
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -156,4 +158,6 @@ def test_any_command_stating_n_does_not_back_n(
     call = _shell(command, f"{n}\n")
     assert derivations(n, [call], TOTAL_NO_PLACE) == 0
     answer = f"The crates weigh {n} kg in total."
-    assert _ask(answer, [call], TOTAL_NO_PLACE) == Corroboration(value=n)
+    # a zero is never what derivations prove (test_proof_zero): nothing is asked of it
+    expected = None if Decimal(n.replace(",", "")) == 0 else Corroboration(value=n)
+    assert _ask(answer, [call], TOTAL_NO_PLACE) == expected
