@@ -93,7 +93,9 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
     before ``Config.corroborate_after_last_retry`` asked for a second derivation only
     with a retry left (off); one from before ``Config.corroborate_asks`` asked at most once
     a subtask (1); one from before ``Config.corroborate_unbacked`` never asked about a
-    value no tool result showed (off); one from before ``Config.direct_kinds`` planned
+    value no tool result showed (off); one from before ``Config.corroborate_keeps_answer``
+    gave on an attempt after an ask that passed stating no answer (off); one from before
+    ``Config.direct_kinds`` planned
     every first round with the model (none); one from before ``Config.request_consent``
     asked the operator of every Law 1 action (off). The one place every replay reader
     takes a task's Config from."""
@@ -110,6 +112,8 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
         update["corroborate_asks"] = 1
     if "corroborate_unbacked" not in request.config:
         update["corroborate_unbacked"] = False
+    if "corroborate_keeps_answer" not in request.config:
+        update["corroborate_keeps_answer"] = False
     if "direct_kinds" not in request.config:
         update["direct_kinds"] = []
     if "request_consent" not in request.config:
@@ -126,6 +130,7 @@ def _inferred_config(envelopes: list[Envelope]) -> Config:
         "corroborate_after_last_retry": False,
         "corroborate_asks": 1,
         "corroborate_unbacked": False,
+        "corroborate_keeps_answer": False,
         "direct_kinds": [],
         "request_consent": False,
     }
