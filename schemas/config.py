@@ -362,6 +362,15 @@ class Config(BaseModel):
         "check that read a file it changed back, else it ends success at best (a log from "
         "before this field replays with it off)",
     )
+    corroborate_keeps_answer: bool = Field(
+        True,
+        description="the attempt that follows an ask for a second derivation (corroborate) "
+        "and passes but does not answer the request — a question's answer that states no "
+        "asked-for value, by the Meta-Validator's own rule — derives nothing: the subtask "
+        "ends on the answer asked about, as when that attempt fails; off, it is given on "
+        "and the task's request check fails it (a log from before this field replays with "
+        "it off)",
+    )
     direct_kinds: list[Literal["question", "change", "creation"]] = Field(
         ["question", "change", "creation"],
         description="request kinds whose first plan is the request itself, one subtask, with "

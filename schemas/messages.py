@@ -490,6 +490,10 @@ class SubTaskOutcome(Message, frozen=True, tag="SubTaskOutcome"):
     tool_calls: list[ToolCall] = []
     failure_class: FailureClass | None = None
     reason: str = ""
+    """Why a failed subtask failed; for a matched one, empty — but when the attempt after
+    an ask for a second derivation passed without answering the request and the answer
+    asked about was kept (``Config.corroborate_keeps_answer``), why: "attempt 2 did not
+    answer: …"."""
     asked: str = ""
     """The value last asked to be derived again in a fresh conversation
     (``CorrectionSignal.corroborate``): the first conversation's, or — asked a second

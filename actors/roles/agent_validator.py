@@ -26,10 +26,14 @@ Responsibilities:
     prints it, in the same conversation (``Config.corroborate_unbacked``; off for a log
     from before it): one of the ``corroborate_asks`` asks, and when one call then shows
     the value, its second derivation may be asked as any other's. If the
-    attempt after an ask does not pass, the subtask ends at once on the answer last asked
+    attempt after an ask does not pass — or passes without answering the request, by the
+    Meta-Validator's own rule (``ladder.request_problem``: "There is no subtask to
+    answer." to a how-many question states no number; ``Config.corroborate_keeps_answer``,
+    off for a log from before it) — the subtask ends at once on the answer last asked
     about (:func:`corroboration_fallback`: matched, with every verdict and call of the
-    subtask) — asking for more proof never turns a passing answer into a failed subtask —
-    unless it holds a Law 1 denial.
+    subtask; for a non-answer, its ``reason`` says so) — asking for more proof never turns
+    a passing answer into a failed subtask, nor a non-answer into a derivation — unless it
+    holds a Law 1 denial.
 
 Input contract:
     SubTask and ExecutionResult, both addressed ``to`` this pair; TaskSpec (the request
@@ -52,8 +56,10 @@ Constraints:
     a tool, once a call shows it — and assumes nothing of it: the
     SubTaskOutcome carries every call and the value last asked about, and the proof
     decides whether two different calls or readings agree; does NOT retry the attempt
-    that followed an ask, and does NOT give on the earlier answer after a Law 1 denial
-    (the subtask fails: a denial never ends accept).
+    that followed an ask, does NOT give that attempt on in place of the answer asked
+    about when it states no answer to a request held to answer (a change is not), and
+    does NOT give on the earlier answer after a Law 1 denial (the subtask fails: a denial
+    never ends accept).
     Decides from structured fields only (``ToolCall.refusal``, ``ExecutionResult.stop``).
     Does NOT execute tools; does NOT judge the whole task (that is the Meta-Validator's
     scope).
@@ -78,6 +84,7 @@ from artoo.actors.verification.ladder import (
     grounding_verdicts,
     majority_class,
     model_verdicts,
+    request_problem,
     rule_verdict,
     tool_results_text,
     ungrounded,
@@ -201,19 +208,37 @@ def corroboration_fallback(
     history: Sequence[Verdict],
     calls: Sequence[ToolCall],
     value: str = "",
+    request: str = "",
+    kind: str = "",
+    shape: str = "",
+    keeps_answer: bool = False,
 ) -> SubTaskOutcome | None:
     """The outcome of a subtask asked for a second derivation of the answer of attempt
     ``asked`` (the one asked of last; ``asked_verdicts`` all passed) when the attempt that
-    followed (``result``, judged ``verdicts``) did not pass (pure): the earlier answer's —
-    matched, its output and verdicts — with ``history`` (every verdict), ``calls`` (every
-    call of every attempt) and ``result``'s attempt number; the task's proof then decides
-    whether two different calls back its value (``value``: the one asked about). None
-    when ``result`` passed (it is given on, or asked about again, as usual) or holds a
-    Law 1 denial (the subtask fails as usual: a denial never ends accept)."""
-    if all(v.passed for v in verdicts) or any(
-        c.refusal == "law1_denied" for c in result.tool_calls
-    ):
+    followed (``result``, judged ``verdicts``) did not pass, or — ``keeps_answer``
+    (``Config.corroborate_keeps_answer``) — passed without answering the request (pure):
+    the earlier answer's — matched, its output and verdicts — with ``history`` (every
+    verdict), ``calls`` (every call of every attempt) and ``result``'s attempt number; the
+    task's proof then decides whether two different calls back its value (``value``: the
+    one asked about). An attempt that passed answers unless the Meta-Validator's rule for
+    the request (``ladder.request_problem``: ``request``, ``kind`` and ``shape`` are the
+    TaskSpec's, the values ``calls`` printed those the answer may state) finds a problem
+    — "There is no subtask to answer." to a how-many question states no number: it
+    derives nothing, and given on it would fail the task's request check; the outcome's
+    ``reason`` then says so. A request not held to answer (a change) never falls back
+    so. None when ``result`` passed and answers (it is given on, or asked about again, as
+    usual) or holds a Law 1 denial (the subtask fails as usual: a denial never ends
+    accept)."""
+    if any(c.refusal == "law1_denied" for c in result.tool_calls):
         return None
+    reason = ""
+    if all(v.passed for v in verdicts):
+        problem = (
+            request_problem(request, kind, shape, result.output, calls) if keeps_answer else None
+        )
+        if problem is None:
+            return None
+        reason = f"attempt {result.attempt} did not answer: {problem}"
     return SubTaskOutcome(
         subtask_id=result.subtask_id,
         round=result.round,
@@ -223,6 +248,7 @@ def corroboration_fallback(
         history=list(history),
         attempts=result.attempt,
         tool_calls=list(calls),
+        reason=reason,
         asked=value,
     )
 
@@ -322,7 +348,7 @@ class AgentValidator(Role):
         else:
             verdicts = self._verdicts(env, criteria, result, sub)
         sub.history.extend(verdicts)
-        if sub.asked is not None:  # the attempt after an ask: it passes, or the earlier one holds
+        if sub.asked is not None:  # after an ask: it passes and answers, or the earlier one holds
             fallback = corroboration_fallback(
                 asked=sub.asked[0],
                 asked_verdicts=sub.asked[1],
@@ -331,6 +357,10 @@ class AgentValidator(Role):
                 history=sub.history,
                 calls=sub.calls,
                 value=sub.asked_value,
+                request=self.requests.get(sub.task_id, ""),
+                kind=self.kinds.get(sub.task_id, ""),
+                shape=self.shapes.get(sub.task_id, ""),
+                keeps_answer=self.ctx.config.corroborate_keeps_answer,
             )
             if fallback is not None:
                 self.reply(env, fallback)

@@ -31,6 +31,7 @@ __all__ = [
     "majority_class",
     "model_verdict",
     "model_verdicts",
+    "request_problem",
     "request_verdict",
     "rule_verdict",
     "tool_results_text",
@@ -137,8 +138,7 @@ def request_verdict(
     tool calls — a word the answer shares with what they printed is a value it states."""
     if not kind:
         return None
-    outputs = tool_outputs(calls, strict=True)
-    problem = answer_problem(request, output, duties(request, kind, shape), outputs)
+    problem = request_problem(request, kind, shape, output, calls)
     return Verdict(
         criterion_id=REQUEST_CRITERION,
         passed=problem is None,
@@ -146,6 +146,20 @@ def request_verdict(
         evidence=problem or "the answer answers the request",
         signal="rule",
     )
+
+
+def request_problem(
+    request: str, kind: str, shape: str, output: str, calls: Sequence[ToolCall] = ()
+) -> str | None:
+    """Why ``output`` does not answer ``request``, or None (pure): the rule of
+    :func:`request_verdict` — :func:`.request.answer_problem` under the request's
+    :func:`.request.duties`, with what ``calls`` printed as the values the answer may
+    state — and None for a request no one holds to answer (``duty.answers`` false) and for
+    a log from before ``TaskSpec.kind`` (empty ``kind``)."""
+    if not kind:
+        return None
+    outputs = tool_outputs(calls, strict=True)
+    return answer_problem(request, output, duties(request, kind, shape), outputs)
 
 
 def _code_measured(criterion: Criterion, verdict: Verdict) -> bool:

@@ -93,13 +93,14 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
     before ``Config.corroborate_after_last_retry`` asked for a second derivation only
     with a retry left (off); one from before ``Config.corroborate_asks`` asked at most once
     a subtask (1); one from before ``Config.corroborate_unbacked`` never asked about a
-    value no tool result showed (off); one from before ``Config.read_back_by_effect``
-    never read a change back by its effects (off); one from before
-    ``Config.direct_kinds`` planned every first round with the model (none); one from
-    before ``Config.request_consent`` asked the operator of every Law 1 action (off); one
-    from before ``Config.refuse_repeated_calls`` ran every repeated call and ended an
-    attempt as a doom loop only on the same call three times in a row (off). The one place
-    every replay reader takes a task's Config from."""
+    value no tool result showed (off); one from before ``Config.corroborate_keeps_answer``
+    gave on an attempt after an ask that passed stating no answer (off); one from before
+    ``Config.read_back_by_effect`` never read a change back by its effects (off); one
+    from before ``Config.direct_kinds`` planned every first round with the model (none);
+    one from before ``Config.request_consent`` asked the operator of every Law 1 action
+    (off); one from before ``Config.refuse_repeated_calls`` ran every repeated call and
+    ended an attempt as a doom loop only on the same call three times in a row (off). The
+    one place every replay reader takes a task's Config from."""
     request = next((e.body for e in task.envelopes if isinstance(e.body, TaskRequest)), None)
     if request is None or not request.config:
         return _inferred_config(task.envelopes if envelopes is None else list(envelopes))
@@ -115,6 +116,8 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
         update["corroborate_unbacked"] = False
     if "read_back_by_effect" not in request.config:
         update["read_back_by_effect"] = False
+    if "corroborate_keeps_answer" not in request.config:
+        update["corroborate_keeps_answer"] = False
     if "direct_kinds" not in request.config:
         update["direct_kinds"] = []
     if "request_consent" not in request.config:
@@ -134,6 +137,7 @@ def _inferred_config(envelopes: list[Envelope]) -> Config:
         "corroborate_asks": 1,
         "corroborate_unbacked": False,
         "read_back_by_effect": False,
+        "corroborate_keeps_answer": False,
         "direct_kinds": [],
         "request_consent": False,
         "refuse_repeated_calls": False,

@@ -285,7 +285,8 @@ def _describe(env: Envelope) -> tuple[str, list[str]]:
         earlier = sorted({v.attempt for v in b.verdicts if v.attempt != b.attempts})
         return (
             f"subtask {b.subtask_id}: {b.status} after {b.attempts} attempts"
-            # a fallback: the attempt after an ask for a second derivation did not pass
+            # a fallback: the attempt after an ask for a second derivation did not pass,
+            # or passed without answering (its reason says so)
             + (f", on attempt {earlier[0]}'s answer" if len(earlier) == 1 else "")
             + (f" ({b.failure_class})" if b.failure_class else "")
             + (f" — {_clip(b.reason, 120)}" if b.reason else ""),

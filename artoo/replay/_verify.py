@@ -43,12 +43,14 @@ What is recomputed (the checks, by name in :attr:`VerifyReport.checked`):
     (``agent_validator.may_ask_again``).
 ``corroborate_fallback``
     Each Agent-Validator decision on the attempt that followed such an ask: given on as
-    usual (or asked about again) when it passed or holds a Law 1 denial, else the
-    SubTaskOutcome of the attempt last asked of, which passed
+    usual (or asked about again) when it passed and answers the request or holds a Law 1
+    denial, else the SubTaskOutcome of the attempt last asked of, which passed
     (``agent_validator.corroboration_fallback``: its output and the ask's verdicts, every
     verdict and call of the subtask), recomputed from the ask, the earlier ExecutionResult
     and this attempt's verdicts (a fallback logs them in its ``history``; those a rule
-    decides are recomputed under ``rule_verdict``).
+    decides are recomputed under ``rule_verdict``) — and, under the task's
+    ``Config.corroborate_keeps_answer``, from this attempt's output, the TaskSpec and
+    the subtask's calls (whether it answers: ``ladder.request_problem``).
 ``law1``, ``law1_confirm``
     Each Law 1 decision a ToolCall logged (``ToolCall.law1``), recomputed from the call's
     effects or command, and the ConfirmationRequest, answer and refusal each asking
@@ -496,6 +498,10 @@ class _Task:
             history=body.history if isinstance(body, SubTaskOutcome) else [],
             calls=self.sub_calls.get(sub.subtask_id, []),
             value=earlier[1].corroborate,
+            request=self.request or "",
+            kind=self.spec.kind if self.spec is not None else "",
+            shape=self.spec.shape if self.spec is not None else "",
+            keeps_answer=self.config.corroborate_keeps_answer,
         )
         self.report.checked["corroborate_fallback"] += 1
         if fell_back and expected is not None:

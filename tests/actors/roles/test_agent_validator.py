@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from artoo.actors.roles.agent_validator import AgentValidator, may_ask_again, may_corroborate
+from artoo.actors.roles.agent_validator import (
+    AgentValidator,
+    corroboration_fallback,
+    may_ask_again,
+    may_corroborate,
+)
 from artoo.actors.verification.proof import _norm_value
 from artoo.schemas import (
     Check,
@@ -17,6 +22,7 @@ from artoo.schemas import (
     SubTaskOutcome,
     TaskSpec,
     ToolCall,
+    Verdict,
 )
 from artoo.testing import RoleHarness, write_script
 
@@ -479,3 +485,118 @@ def test_an_echo_of_the_value_asked_to_be_shown_shows_nothing() -> None:
     body = outcome.body
     assert (body.status, body.attempts, body.output, body.asked) == ("matched", 2, "18 kg.", "18")
     assert body.tool_calls == [READ_PARCELS, echo]
+
+
+# ---- the attempt after the ask passes but does not answer: it derives nothing
+TODO_TEXT = (
+    "TODO: write the README\nmeeting notes from monday\nTODO: fix the release script\n"
+    "TODO: answer the mail from Ana\nideas: a faster bus\nTODO: book the train\nend of notes\n"
+)
+READ_TODO = read_call("notes/todo.txt", TODO_TEXT, conversation=1)
+SILENT = "There is no subtask to answer."
+CHANGE = TaskSpec(
+    text="Write the line count of notes/todo.txt to count.txt",
+    intent="write the count",
+    slug="w",
+    kind="change",
+)
+
+
+def _fallback_after(
+    second: ExecutionResult,
+    spec: TaskSpec = LINES,
+    keeps_answer: bool = True,
+    verdicts: list[Verdict] | None = None,
+) -> SubTaskOutcome | None:
+    """:func:`corroboration_fallback` on ``second``, the attempt after an ask about the 7
+    that attempt 1 read off ``wc -l`` (its verdicts, and ``second``'s unless given, pass)."""
+    first = _result(1, "7 lines.", tool_calls=[WC])
+    passed = [Verdict(criterion_id="done", passed=True, signal="rule", attempt=1)]
+    judged = verdicts or [Verdict(criterion_id="done", passed=True, signal="rule", attempt=2)]
+    return corroboration_fallback(
+        asked=first,
+        asked_verdicts=passed,
+        result=second,
+        verdicts=judged,
+        history=[*passed, *judged],
+        calls=[WC, *second.tool_calls],
+        value="7",
+        request=spec.text,
+        kind=spec.kind,
+        shape=spec.shape,
+        keeps_answer=keeps_answer,
+    )
+
+
+def test_an_attempt_after_the_ask_that_states_no_number_keeps_the_answer_asked_about() -> None:
+    """The real run's shape: asked about the 7 ``wc -l`` printed, the fresh conversation
+    reads the file and says "There is no subtask to answer." — its verdicts pass (the
+    implicit criterion), but it states no number for a how-many question, by the
+    Meta-Validator's own rule: no derivation. The subtask ends matched on attempt 1's
+    answer and verdicts, with both attempts' calls (the proof then sees ``wc -l`` and the
+    listing read afresh) and the reason it was kept."""
+    second = _result(2, SILENT, tool_calls=[READ_TODO])
+    outcome = _fallback_after(second)
+    assert outcome is not None
+    assert (outcome.status, outcome.attempts, outcome.output) == ("matched", 2, "7 lines.")
+    assert [v.attempt for v in outcome.verdicts] == [1]
+    assert [v.attempt for v in outcome.history] == [1, 2] and outcome.history[1].passed
+    assert outcome.tool_calls == [WC, READ_TODO] and outcome.asked == "7"
+    assert outcome.reason == (
+        "attempt 2 did not answer: the request asks how many (a number) and the answer states none"
+    )
+    # the role decides so: no retry, no second ask, attempt 1's answer given on
+    with RoleHarness(AgentValidator, instance="pair-0", config=Config(max_retries=2)) as h:
+        h.send(LINES)
+        h.send(COUNT, to="pair-0")
+        h.send(_result(1, "7 lines.", tool_calls=[WC]), to="pair-0")
+        (signal,) = h.wait_for(CorrectionSignal)
+        h.send(second, to="pair-0")
+        (got,) = h.wait_for(SubTaskOutcome)
+        assert len(h.published(CorrectionSignal)) == 1
+    body = got.body
+    assert (body.status, body.attempts, body.output, body.asked) == ("matched", 2, "7 lines.", "7")
+    assert body.verdicts == signal.body.verdicts and body.tool_calls == [WC, READ_TODO]
+    assert body.reason == outcome.reason
+
+
+def test_an_attempt_after_the_ask_that_answers_is_judged_as_before() -> None:
+    """Another number (4, which ``grep -c TODO`` printed) answers the question: no
+    fallback — the role asks about the 4 in turn, as before. An answer that fails still
+    falls back, with no reason; a Law 1 denial still fails the subtask."""
+    assert _fallback_after(_result(2, "4 lines.", tool_calls=[TODO])) is None
+    with RoleHarness(AgentValidator, instance="pair-0", config=Config(max_retries=2)) as h:
+        h.send(LINES)
+        h.send(COUNT, to="pair-0")
+        h.send(_result(1, "7 lines.", tool_calls=[WC]), to="pair-0")
+        h.wait_for(CorrectionSignal)
+        h.send(_result(2, "4 lines.", tool_calls=[TODO]), to="pair-0")
+        _, again = h.wait_for(CorrectionSignal, count=2)
+        assert h.published(SubTaskOutcome) == []
+    assert again.body.corroborate == "4" and again.body.attempt == 2
+    failed = [Verdict(criterion_id="done", passed=False, failure_class="logical", attempt=2)]
+    kept = _fallback_after(_result(2, SILENT, tool_calls=[READ_TODO]), verdicts=failed)
+    assert kept is not None and kept.output == "7 lines." and kept.reason == ""
+    denied = ToolCall(tool="shell", ok=False, error="denied", refusal="law1_denied")
+    assert _fallback_after(_result(2, SILENT, tool_calls=[denied])) is None
+
+
+def test_a_request_not_held_to_answer_or_the_old_config_gives_the_attempt_on() -> None:
+    """A change is not held to answer: "Done." after the ask is no reason to keep the
+    earlier answer. ``corroborate_keeps_answer`` off (a log from before it): the attempt
+    that passed is given on, stating no number, as before."""
+    done = _result(2, "Done.", tool_calls=[READ_TODO])
+    assert _fallback_after(done, spec=CHANGE) is None
+    silent = _result(2, SILENT, tool_calls=[READ_TODO])
+    assert _fallback_after(silent, keeps_answer=False) is None
+    config = Config(max_retries=2, corroborate_keeps_answer=False)
+    with RoleHarness(AgentValidator, instance="pair-0", config=config) as h:
+        h.send(LINES)
+        h.send(COUNT, to="pair-0")
+        h.send(_result(1, "7 lines.", tool_calls=[WC]), to="pair-0")
+        h.wait_for(CorrectionSignal)
+        h.send(silent, to="pair-0")
+        (outcome,) = h.wait_for(SubTaskOutcome)
+    body = outcome.body
+    assert (body.status, body.attempts, body.output, body.reason) == ("matched", 2, SILENT, "")
+    assert [v.attempt for v in body.verdicts] == [2]
