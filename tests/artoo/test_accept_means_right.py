@@ -252,8 +252,8 @@ def test_a_number_printed_by_a_failed_command_does_not_ground_the_answer(
 def test_an_awk_sum_of_a_missing_column_is_one_derivation_not_proof(tmp_path: Path) -> None:
     """awk summing a column that does not exist prints 0 (exit 0, no error): grounded in
     that output, passed by the model, but one command's word — success at best, never
-    accept, even when the Executor, asked for a second derivation, runs the same command
-    again; a second, different tool that agrees makes it proof."""
+    accept; and a zero is never what derivations prove, so nothing is asked of it; a
+    second, different tool that agrees on a non-zero total makes it proof."""
 
     def entries(calls: list[dict[str, Any]], answer: str, times: int = 1) -> list[dict[str, Any]]:
         return [
@@ -282,7 +282,9 @@ def test_an_awk_sum_of_a_missing_column_is_one_derivation_not_proof(tmp_path: Pa
     result, store = _run(tmp_path / "a", entries(wrong, "The total is 0.", times=2), text)
     assert result.status == "success" and result.established == "model"
     asked = [e.body.corroborate for e in all_events(store) if isinstance(e.body, CorrectionSignal)]
-    assert asked == ["0"]  # the same awk again is still one derivation
+    # a zero is never what derivations prove (tests/actors/test_proof_zero.py): no
+    # second derivation of it is asked for
+    assert asked == []
     awk2 = "awk -F, 'NR > 1 { s += $2 } END { print s }' data/sales.csv"
     right = [
         {"name": "shell", "arguments": {"command": awk2}},
