@@ -4,6 +4,8 @@ The class, seen on a real model: an ``awk`` summing a column that does not exist
 0; asked for a second derivation, the fresh conversation read the file at ``offset=1024``,
 past its end, and got only artoo's note "… Use read_file(path=…, offset=0) to read it." —
 whose ``0`` counted as a second call agreeing on 0, and the wrong total ended ``accept``.
+(A zero is no longer proven by derivations at all, so the test's wrong total is the
+file's size, 41, which ``wc -c`` prints and the note states as its character count.)
 Run on a workspace of the test's own; ``replay --verify`` of each log is clean."""
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ from .helpers import CONFIG, all_events, run_verified
 
 CRATES = "crate,weight\nA,12\nB,31\nC,7\nD,44\nE,5\nF,19\n"
 TOTAL = "what is the total of the weight column in yard/crates.csv?"
-AWK = {"name": "shell", "arguments": {"command": "awk '{s += $6} END {print s}' yard/crates.csv"}}
+AWK = {"name": "shell", "arguments": {"command": "wc -c yard/crates.csv"}}
 PAST = {"name": "read_file", "arguments": {"path": "yard/crates.csv", "offset": 1024}}
-WRONG = "The total of the weight column in yard/crates.csv is 0."
+WRONG = "The total of the weight column in yard/crates.csv is 41."
 
 
 def _entries() -> list[dict[str, Any]]:
@@ -50,16 +52,16 @@ def _run(tmp: Path) -> tuple[FinalResult, list[Any]]:
     return result, [e.body for e in all_events(store)]
 
 
-def test_a_read_past_the_end_is_no_second_derivation_of_a_wrong_zero(tmp_path: Path) -> None:
+def test_a_read_past_the_end_is_no_second_derivation_of_a_wrong_total(tmp_path: Path) -> None:
     result, bodies = _run(tmp_path)
     (signal,) = [b for b in bodies if isinstance(b, CorrectionSignal)]
-    assert signal.corroborate == "0"  # one call backed it: a second derivation was asked
+    assert signal.corroborate == "41"  # one call backed it: a second derivation was asked
     ended = [b.call for b in bodies if isinstance(b, ToolCallEnded)]
     assert [(c.tool, c.conversation) for c in ended] == [("shell", 0), ("read_file", 1)]
     past = ended[1]
     assert "past the end" in past.output_preview and past.content == ""
     assert result.output == WRONG
-    # one derivation of 0 (the awk's), none agreeing: the model's word, not accepted
+    # one derivation of 41 (wc's), none agreeing: the model's word, not accepted
     assert (result.status, result.established) == ("success", "model")
     assert verify(tmp_path / "store").ok  # run_verified checked it too
 
@@ -68,7 +70,7 @@ def test_a_log_written_before_the_field_still_verifies(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The same run by a registry that records no ``content`` (a log from before the
-    field): it decides as artoo did then — the note's 0 backs the awk's — and ``replay
+    field): it decides as artoo did then — the note's 41 backs wc's — and ``replay
     --verify`` of that log, with today's rules, is clean."""
     live = ToolRegistry._outcome
 
