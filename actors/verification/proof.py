@@ -150,9 +150,10 @@ answered right off a ``read_file`` once ended ``success``, nothing asked) is ask
 compute it with a tool that prints it (a :class:`Corroboration` with no call;
 ``Config.corroborate_unbacked``), in the same conversation — one of the
 ``corroborate_asks`` asks; shown by one call then, it is asked about again, afresh, as
-any value one call backs. Should the attempt asked fail, the
-answer asked about stands (``agent_validator.corroboration_fallback``) with every call
-of the subtask and the value asked about, and the same rules decide it.
+any value one call backs. Should the attempt asked fail, or pass without answering the
+request (it states no asked-for value: ``Config.corroborate_keeps_answer``), the answer
+asked about stands (``agent_validator.corroboration_fallback``) with every call of the
+subtask and the value asked about, and the same rules decide it.
 
 Pure: reads only the messages.
 """
