@@ -187,6 +187,17 @@ def link_hazard(rel: str, target: str) -> Hazard | None:
 
 
 # =========================================================================== diff summary
+def _middles(old: list[str], new: list[str]) -> tuple[list[str], list[str]]:
+    """The changed middles of two line lists (pure): their common head and tail trimmed."""
+    head = 0
+    while head < len(old) and head < len(new) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < len(old) - head and tail < len(new) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    return old[head : len(old) - tail], new[head : len(new) - tail]
+
+
 def _line_counts(a: bytes, b: bytes) -> str | None:
     """``"+A -R lines"`` in time linear in the size (common head and tail trimmed; difflib
     only on a small middle, else lines counted as multisets), None for binary data."""
@@ -194,13 +205,7 @@ def _line_counts(a: bytes, b: bytes) -> str | None:
         old, new = a.decode("utf-8").splitlines(), b.decode("utf-8").splitlines()
     except UnicodeDecodeError:
         return None
-    head = 0
-    while head < len(old) and head < len(new) and old[head] == new[head]:
-        head += 1
-    tail = 0
-    while tail < len(old) - head and tail < len(new) - head and old[-1 - tail] == new[-1 - tail]:
-        tail += 1
-    mid_old, mid_new = old[head : len(old) - tail], new[head : len(new) - tail]
+    mid_old, mid_new = _middles(old, new)
     added = removed = 0
     if len(mid_old) * len(mid_new) <= _DIFF_CELLS:
         matcher = difflib.SequenceMatcher(None, mid_old, mid_new, autojunk=False)
@@ -239,13 +244,7 @@ def line_diff(a: bytes, b: bytes) -> str | None:
         old, new = _lines(a.decode("utf-8")), _lines(b.decode("utf-8"))
     except UnicodeDecodeError:
         return None
-    head = 0
-    while head < len(old) and head < len(new) and old[head] == new[head]:
-        head += 1
-    tail = 0
-    while tail < len(old) - head and tail < len(new) - head and old[-1 - tail] == new[-1 - tail]:
-        tail += 1
-    mid_old, mid_new = old[head : len(old) - tail], new[head : len(new) - tail]
+    mid_old, mid_new = _middles(old, new)
     if len(mid_old) * len(mid_new) > _DIFF_CELLS:
         return None
     out: list[str] = []
