@@ -16,7 +16,7 @@ from typing import Literal
 import msgspec
 
 from artoo.actors.runtime.clock import new_id
-from artoo.actors.verification.proof import established, read_back_note
+from artoo.actors.verification.proof import established_and_note
 from artoo.schemas import (
     Criterion,
     EpisodeStep,
@@ -467,7 +467,7 @@ class TaskGradient:
         state, reason, rationale = _choose(
             d, p, omega, grad, self.worsening, self.replans, clean=clean, params=params
         )
-        proof = established(
+        proof, by = established_and_note(
             request=self.request,
             kind=self.kind,
             criteria=self._criteria,
@@ -478,18 +478,6 @@ class TaskGradient:
             by_effect=self.read_back_by_effect,
             earlier=self._calls,
         )
-        by = ""
-        if proof in ("code", "human") and self.read_back_by_effect:
-            by = read_back_note(
-                request=self.request,
-                kind=self.kind,
-                criteria=self._criteria,
-                task_verdicts=message.task_verdicts,
-                outcomes=message.outcomes,
-                output=message.merged_output,
-                shape=self.shape,
-                earlier=self._calls,
-            )
         self._calls += [c for o in message.outcomes for c in o.tool_calls]
         if state == "accept" and proof == "model":  # a model's word is not proof (Law 0)
             state = "success"

@@ -194,6 +194,7 @@ __all__ = [
     "copied_from_request",
     "derivations",
     "established",
+    "established_and_note",
     "how_established",
     "needs_second_derivation",
     "read_back_by_effect",
@@ -879,10 +880,38 @@ def read_back_note(
     effect says so to a person (pure; ``FinalResult.established_by``): "read back by
     effect: notes/todo.txt +1 line, every changed word in the request"; "" when the
     answer is established otherwise (the arguments are :func:`established`'s, with
-    ``by_effect`` on)."""
+    ``by_effect`` on; :func:`established_and_note` gives both at once)."""
+    return established_and_note(
+        request=request,
+        kind=kind,
+        criteria=criteria,
+        task_verdicts=task_verdicts,
+        outcomes=outcomes,
+        output=output,
+        shape=shape,
+        by_effect=True,
+        earlier=earlier,
+    )[1]
+
+
+def established_and_note(
+    *,
+    request: str,
+    kind: str,
+    criteria: Mapping[str, Criterion],
+    task_verdicts: Sequence[Verdict],
+    outcomes: Iterable[SubTaskOutcome],
+    output: str,
+    shape: str = "",
+    by_effect: bool = True,
+    earlier: Sequence[ToolCall] = (),
+) -> tuple[Established | None, str]:
+    """:func:`established` and, when ``by_effect`` made it ``code`` or ``human``, its
+    :func:`read_back_note` (else "") — the round judged once with the read-back, and once
+    more without it only when it proved something (pure)."""
     outcomes = list(outcomes)
 
-    def proof(by_effect: bool) -> Established | None:
+    def proof(effect: bool) -> Established | None:
         return established(
             request=request,
             kind=kind,
@@ -891,13 +920,13 @@ def read_back_note(
             outcomes=outcomes,
             output=output,
             shape=shape,
-            by_effect=by_effect,
+            by_effect=effect,
             earlier=earlier,
         )
 
-    found = proof(True)
-    if found not in ("code", "human") or proof(False) == found:
-        return ""
+    found = proof(by_effect)
+    if not by_effect or found not in ("code", "human") or proof(False) == found:
+        return found, ""
     files = _effect_lines(request, [*earlier, *(c for o in outcomes for c in o.tool_calls)])
     shown = []
     for path, (plus, minus) in (files or {}).items():
@@ -906,7 +935,8 @@ def read_back_note(
                 n for n in (f"+{plus}" if plus else "", f"-{minus}" if minus else "") if n
             )
             shown.append(f"{path} {counts} line{'' if plus + minus == 1 else 's'}")
-    return f"read back by effect: {' and '.join(shown)}, every changed word in the request"
+    note = f"read back by effect: {' and '.join(shown)}, every changed word in the request"
+    return found, note
 
 
 def _existence_only(check: Check) -> bool:
