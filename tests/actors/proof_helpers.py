@@ -3,7 +3,7 @@ for one outcome whose criteria all passed."""
 
 from __future__ import annotations
 
-from artoo.actors.verification.proof import established
+from artoo.actors.verification.proof import Corroboration, established, needs_second_derivation
 from artoo.schemas import Check, Criterion, SubTaskOutcome, ToolCall, Verdict
 
 
@@ -72,6 +72,20 @@ def settle(
         criteria=criteria,
         task_verdicts=verdicts,
         outcomes=[SubTaskOutcome(subtask_id="s", output=output, tool_calls=calls, asked=asked)],
+        output=output,
+        shape=shape,
+    )
+
+
+def ask(request: str, output: str, calls: list[ToolCall], shape: str = "") -> Corroboration | None:
+    """What :func:`needs_second_derivation` asks of a question's answer whose one
+    (implicit) criterion passed, with no task criteria."""
+    return needs_second_derivation(
+        request=request,
+        kind="question",
+        criteria={},
+        verdicts=[Verdict(criterion_id="done", passed=True)],
+        calls=calls,
         output=output,
         shape=shape,
     )

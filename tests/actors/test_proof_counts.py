@@ -22,10 +22,9 @@ from artoo.actors.verification.grounding import derivable
 from artoo.actors.verification.proof import (
     Corroboration,
     derivations,
-    needs_second_derivation,
 )
-from artoo.schemas import ToolCall, Verdict
 
+from .proof_helpers import ask as _ask
 from .proof_helpers import read_call as _read
 from .proof_helpers import settle as _settle
 from .proof_helpers import shell_call as _shell
@@ -34,17 +33,6 @@ ITEMS = "item,aisle,price\nkettle,home,24\nlamp,home,38\nrope,garden,9\nshovel,g
 """A listing whose header holds "price" once, and no cell that reads 1."""
 TOTAL = "what is the total of the price column in shop/items.csv?"
 WRONG = "The total of the price column in shop/items.csv is 1."
-
-
-def _ask(request: str, output: str, calls: list[ToolCall]) -> Corroboration | None:
-    return needs_second_derivation(
-        request=request,
-        kind="question",
-        criteria={},
-        verdicts=[Verdict(criterion_id="done", passed=True)],
-        calls=calls,
-        output=output,
-    )
 
 
 def test_a_total_is_not_backed_by_the_lines_holding_its_column_name() -> None:

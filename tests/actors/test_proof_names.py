@@ -19,11 +19,11 @@ from hypothesis import strategies as st
 from artoo.actors.verification.proof import (
     Corroboration,
     derivations,
-    needs_second_derivation,
 )
 from artoo.actors.verification.request import named_values
-from artoo.schemas import ToolCall, Verdict
+from artoo.schemas import ToolCall
 
+from .proof_helpers import ask as _ask
 from .proof_helpers import read_call as _read
 from .proof_helpers import settle as _settle
 from .proof_helpers import shell_call as _shell
@@ -54,18 +54,6 @@ CIRCLE = "The name of the class in src/shapes.py that has a radius is Circle."
 PARENT = "what is the parent class of Square in src/shapes.py?"
 PRICIEST = "which item in data/inventory.csv is the most expensive?"
 DRILL = "The most expensive item in data/inventory.csv is **drill**, priced at 89."
-
-
-def _ask(request: str, output: str, calls: list[ToolCall], shape: str = "") -> object:
-    return needs_second_derivation(
-        request=request,
-        kind="question",
-        criteria={},
-        verdicts=[Verdict(criterion_id="done", passed=True)],
-        calls=calls,
-        output=output,
-        shape=shape,
-    )
 
 
 def test_the_names_an_answer_states() -> None:

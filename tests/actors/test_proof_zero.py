@@ -13,25 +13,14 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from artoo.actors.verification.proof import _zero, needs_second_derivation
-from artoo.schemas import ToolCall, Verdict
+from artoo.actors.verification.proof import _zero
 
+from .proof_helpers import ask as _ask
 from .proof_helpers import criterion
 from .proof_helpers import settle as _settle
 from .proof_helpers import shell_call as _shell
 
 REQUEST = "what is the total of the weight column in cargo/crates.csv?"
-
-
-def _ask(request: str, output: str, calls: list[ToolCall]) -> object:
-    return needs_second_derivation(
-        request=request,
-        kind="question",
-        criteria={},
-        verdicts=[Verdict(criterion_id="done", passed=True)],
-        calls=calls,
-        output=output,
-    )
 
 
 def test_two_commands_that_print_zero_do_not_prove_a_zero() -> None:
