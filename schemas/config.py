@@ -388,6 +388,15 @@ class Config(BaseModel):
         "refusals in a row, end the attempt as a doom loop; off, only the same call three "
         "times in a row does (a log from before this field replays with it off)",
     )
+    refuse_lost_lines: bool = Field(
+        True,
+        description="a change that would lose lines of an existing file (FileEffect.diff: a "
+        "line removed that no added line keeps, moved or changed in place, holding a word "
+        "the request does not) is refused the first time for that file in a subtask, "
+        "unasked, and the model told which lines and how to keep them (refusal lost_lines); "
+        "made again, the operator is asked; the request's own consent never covers it (a "
+        "log from before this field replays with it off)",
+    )
     task_timeout_s: float = Field(300.0, gt=0, description="deadline of a task")
     role_timeout_s: float = Field(
         120.0, ge=0.1, description="longest one role step may take (at least 0.1 s)"

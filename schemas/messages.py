@@ -110,10 +110,12 @@ Refusal = Literal[
     "caution_denied",
     "repeated_failure",
     "repeated_call",
+    "lost_lines",
 ]
 """Why a tool call was refused before or instead of running (ToolCall.refusal). Members are
-only ever added, as ``repeated_failure`` and ``repeated_call`` were: every older log still
-decodes (a log holding a newer member does not decode in an artoo older than it)."""
+only ever added, as ``repeated_failure``, ``repeated_call`` and ``lost_lines`` were: every
+older log still decodes (a log holding a newer member does not decode in an artoo older
+than it)."""
 StopReason = Literal["answer", "doom_loop", "turn_cap", "model_error", "task_ended"]
 """Why an Executor attempt stopped (ExecutionResult.stop)."""
 EndReason = Literal[

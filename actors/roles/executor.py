@@ -50,6 +50,12 @@ Constraints:
     model is asked for one (``tool_choice="required"``): an answer no tool result
     supports cannot be true but by luck, and a retry redoes the work; a retry after
     attempts that called no tool says so (``NO_TOOL_YET``).
+    A change Law 1 would ask about that loses lines of an existing file — removed, not
+    moved or changed in place, holding a word the request does not — is refused unasked
+    the first time for that file in the subtask (refusal ``lost_lines``: nothing applied,
+    the model told which lines and how to keep them: append, edit the one line, or write
+    them back; a small model "appended" a line by writing it alone over the file); the
+    next such change of that file is the operator's (``Config.refuse_lost_lines``).
     After each turn's tool results the model is told to answer if they do
     (``AFTER_RESULT``, a user message: small models otherwise repeat the call until the
     doom loop).
@@ -69,7 +75,8 @@ import msgspec
 from artoo.actors.llm import LLMError, LLMRequest, assistant_message, tool_message
 from artoo.actors.runtime.bus import BusError
 from artoo.actors.runtime.role import Equipment, Inbox, Role, handles
-from artoo.actors.tools import ConfirmationNeeded, ToolRegistry, ToolRunner
+from artoo.actors.tools import ConfirmationNeeded, ToolRegistry, ToolRunner, Unasked
+from artoo.actors.verification._lines import lost_lines
 from artoo.actors.verification._paths import mentions
 from artoo.schemas import (
     ConfirmationDecision,
@@ -77,6 +84,7 @@ from artoo.schemas import (
     CorrectionSignal,
     Envelope,
     ExecutionResult,
+    FileEffect,
     FinalResult,
     LLMCall,
     Message,
@@ -97,6 +105,8 @@ __all__ = [
     "gave_result",
     "is_doom_loop",
     "is_refusal_loop",
+    "losses",
+    "lost_lines_refusal",
     "may_have_changed",
     "repeated_call",
     "repeated_failure",
@@ -281,6 +291,33 @@ def repeated_call(tool: str, args: Mapping[str, Any]) -> str:
     )
 
 
+def losses(request: str, effects: Sequence[FileEffect]) -> dict[str, list[str]]:
+    """The lines each existing file of ``effects`` would lose that ``request`` does not
+    account for, by path (pure; :func:`~artoo.actors.verification._lines.lost_lines`):
+    only ``modified`` files whose diff is known and loses a line are in it."""
+    out: dict[str, list[str]] = {}
+    for effect in effects:
+        if effect.change != "modified":
+            continue
+        lost = lost_lines(request, effect.diff)
+        if lost:
+            out.setdefault(effect.path, []).extend(lost)
+    return out
+
+
+def lost_lines_refusal(path: str, lost: Sequence[str]) -> str:
+    """What the model is told of a change refused for the lines it would lose (pure; one
+    line): how many, the first of them, and how to keep them."""
+    many = f"{len(lost)} lines" if len(lost) != 1 else "1 line"
+    first = lost[0].strip()[:60]
+    return (
+        f"not run: it would remove {many} of {path} that the request does not ask to "
+        f"change (first: {first!r}); keep them: to add a line, append it (shell: printf "
+        f"'%s\\n' 'the line' >> {path}); to change a line, edit only that line (shell: "
+        f"sed -i 's/old/new/' {path}); or write the whole text with those lines in it"
+    )
+
+
 @dataclass
 class _Run:
     subtask: SubTask
@@ -299,6 +336,9 @@ class _Run:
     """The calls of this conversation (every attempt of it: their results are in it) that
     gave a result (:func:`gave_result`) since the workspace last changed, each repeat
     refused included, by :func:`request_key` (``Config.refuse_repeated_calls``)."""
+    kept: set[str] = field(default_factory=set)
+    """Files a change of which was refused for the lines it would lose (every attempt):
+    the next such change of one is the operator's (``Config.refuse_lost_lines``)."""
 
 
 @dataclass
@@ -598,6 +638,8 @@ class Executor(Role):
         if refused is not None:
             return refused, f"error: {refused.error}"
         outcome = runner.call(name, args, subtask_id=st.subtask_id, attempt=run.attempt)
+        if outcome.call.refusal == "lost_lines":  # from the record: a rerun serves it so
+            run.kept.update(losses(st.request or st.instruction, outcome.call.effects))
         if not outcome.call.ok:
             run.failed.setdefault(kind, []).append(outcome.call)
         return outcome.call, outcome.content
@@ -648,8 +690,17 @@ class Executor(Role):
         """Ask the operator (through the Queen) and wait for the one decision.
 
         The Queen always decides (a denial at the request's timeout, clock time); the wait
-        also ends, as a denial, when the task ends or the bus stops.
+        also ends, as a denial, when the task ends or the bus stops. A Law 1 change that
+        would lose lines of a file (:func:`losses`, ``Config.refuse_lost_lines``) is
+        refused unasked the first time for that file (:class:`Unasked`, ``lost_lines``:
+        the model is told which lines and how to keep them); asked again, the operator is.
         """
+        if gate == "law1" and not needed.gate and self.ctx.config.refuse_lost_lines:
+            lost = losses(run.subtask.request or run.subtask.instruction, needed.effects)
+            new = {p: lines for p, lines in lost.items() if p not in run.kept}
+            if new:  # ``run.kept`` is updated from the refused call's record (``_call``)
+                path, lines = next(iter(new.items()))
+                raise Unasked(lost_lines_refusal(path, lines), "lost_lines")
         request_id = self.ctx.new_id()
         self.publish(
             ConfirmationRequest(

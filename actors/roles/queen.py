@@ -308,7 +308,9 @@ class Queen(Role):
         if spec is None:
             return None
         text, kind = spec
-        return request_consent(text, kind, body.effects)
+        return request_consent(
+            text, kind, body.effects, keep_lines=self.ctx.config.refuse_lost_lines
+        )
 
     def on_tick(self, now: float) -> None:
         with self._lock:

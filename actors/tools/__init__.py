@@ -65,6 +65,7 @@ from ._types import (
     ToolOutcome,
     ToolRunner,
     ToolRunnerFactory,
+    Unasked,
     deny,
     head_tail,
 )
@@ -83,6 +84,7 @@ __all__ = [
     "ToolRegistry",
     "ToolRunner",
     "ToolRunnerFactory",
+    "Unasked",
     "cleanup_spill",
     "deny",
     "head_tail",

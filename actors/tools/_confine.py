@@ -14,7 +14,7 @@ from artoo.actors.law1 import ShellSyntaxError, parse_commands
 from artoo.schemas import FileEffect, Law1Check
 
 from ._spill import _record_args
-from ._types import ConfirmationNeeded, _Call, _ToolError
+from ._types import ConfirmationNeeded, Unasked, _Call, _ToolError
 
 _PATHISH = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}$")
 
@@ -109,7 +109,8 @@ class _Guards:
         *,
         sandboxed: bool = False,
     ) -> None:
-        """Law 1: ask ``confirm``; a denial (or a failing confirm) refuses the call.
+        """Law 1: ask ``confirm``; a denial (or a failing confirm) refuses the call, and so
+        does a confirm that raises :class:`Unasked` (with its refusal, not a denial).
         ``effects`` is what approving changes (shown to the operator and logged)."""
         request = ConfirmationNeeded(
             effects=effects,
@@ -123,6 +124,10 @@ class _Guards:
         )
         try:
             approved = self._confirm(request) is True
+        except Unasked as exc:  # refused without asking: its own reason, no denial
+            raise _ToolError(
+                exc.message, target, exc.refusal, effects=effects, sandboxed=sandboxed
+            ) from None
         except Exception as exc:
             approved = False
             reason = f"{reason} (confirmation failed: {type(exc).__name__}: {exc})"

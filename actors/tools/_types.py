@@ -102,6 +102,18 @@ def head_tail(text: str, limit: int = CONTEXT_LIMIT, *, count: bool = True) -> s
 
 
 # =========================================================================== internals
+class Unasked(Exception):
+    """Raised by a ``confirm`` callback that refuses an action without asking anyone, for
+    a reason of its own (``refusal``, ``message``: what the model is shown after
+    ``"error: "``). The call is refused as a Law 1 denial is — nothing of it applied — but
+    with this refusal, not ``law1_denied``: no one denied it."""
+
+    def __init__(self, message: str, refusal: Refusal) -> None:
+        super().__init__(message)
+        self.message = message
+        self.refusal = refusal
+
+
 class _ToolError(Exception):
     """A call that could not run (refused or failed before producing output)."""
 

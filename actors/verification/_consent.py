@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from artoo.schemas import FileEffect
 
+from ._lines import lost_lines
 from .request import duties, request_paths
 
 __all__ = ["CONSENTED_CHANGES", "asks_removal", "request_consent"]
@@ -44,7 +45,9 @@ def _normal(path: str) -> str | None:
     return norm
 
 
-def request_consent(text: str, kind: str, effects: Sequence[FileEffect]) -> str | None:
+def request_consent(
+    text: str, kind: str, effects: Sequence[FileEffect], *, keep_lines: bool = True
+) -> str | None:
     """Why the request ``text`` (read as ``kind``, ``TaskSpec.kind``) already consents to
     every one of ``effects``, in one line; None when it does not (pure).
 
@@ -57,7 +60,12 @@ def request_consent(text: str, kind: str, effects: Sequence[FileEffect]) -> str 
       ``hazard``, on a path the request names (:func:`~.request.request_paths`, exactly,
       both normalised);
     - a ``deleted`` effect: the request also asks to remove something
-      (:func:`asks_removal`) — "append to notes/todo.txt" does not consent to deleting it.
+      (:func:`asks_removal`) — "append to notes/todo.txt" does not consent to deleting it;
+    - a ``modified`` effect, with ``keep_lines`` (``Config.refuse_lost_lines``): its
+      ``FileEffect.diff`` is known and loses no line the request does not account for
+      (:func:`~._lines.lost_lines`) — the request consents to changing the file it
+      names, not to losing its other lines ("append the line … to notes/todo.txt" does
+      not consent to a ``write_file`` of that line alone, which loses the seven others).
 
     A new path with no hazard (``FileEffect.irreversible`` false: Law 1 never asks of
     it) needs no consent and is passed over — a command that rewrites the named file and
@@ -82,6 +90,8 @@ def request_consent(text: str, kind: str, effects: Sequence[FileEffect]) -> str 
             return None
         if effect.change == "deleted" and not removal:
             return None
+        if keep_lines and effect.change == "modified" and lost_lines(text, effect.diff) != []:
+            return None  # lines lost, or a diff not known: the operator's to decide
         if path not in paths:
             paths.append(path)
     if not paths:

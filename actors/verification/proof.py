@@ -174,6 +174,7 @@ from artoo.schemas.messages import Established
 
 from ._counting import parse_unit, spans_files
 from ._guards import _counts_unit
+from ._lines import diff_sides
 from ._paths import mentions
 from .checks import reads_workspace
 from .grounding import derivable, read_sources, stated_numbers, tool_outputs
@@ -760,21 +761,6 @@ def _quoted(request: str) -> list[str]:
     return [q for q in found if q.strip()]
 
 
-def _diff_lines(diff: str) -> tuple[list[str], list[str]] | None:
-    """The lines a ``FileEffect.diff`` removed and added (pure); None for a text that is
-    no such diff (a line that is neither ``-`` nor ``+`` …)."""
-    removed: list[str] = []
-    added: list[str] = []
-    for line in diff.split("\n") if diff else ():
-        if line.startswith("+"):
-            added.append(line[1:])
-        elif line.startswith("-"):
-            removed.append(line[1:])
-        else:
-            return None
-    return removed, added
-
-
 def _effect_lines(request: str, calls: Sequence[ToolCall]) -> dict[str, tuple[int, int]] | None:
     """The lines added and removed in each file the calls that worked changed, by path in
     the order first changed, when they read back as the request (:func:`read_back_by_effect`);
@@ -797,7 +783,7 @@ def _effect_lines(request: str, calls: Sequence[ToolCall]) -> dict[str, tuple[in
                 continue
             if effect.kind != "file" or effect.change not in ("created", "modified"):
                 return None  # a deletion, a link, a mode, a file replaced …
-            lines = None if effect.diff is None else _diff_lines(effect.diff)
+            lines = None if effect.diff is None else diff_sides(effect.diff)
             if lines is None or path not in named:
                 return None  # not known line by line, or a file the request does not name
             removed, added = lines

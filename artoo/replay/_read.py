@@ -99,7 +99,9 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
     from before ``Config.direct_kinds`` planned every first round with the model (none);
     one from before ``Config.request_consent`` asked the operator of every Law 1 action
     (off); one from before ``Config.refuse_repeated_calls`` ran every repeated call and
-    ended an attempt as a doom loop only on the same call three times in a row (off). The
+    ended an attempt as a doom loop only on the same call three times in a row (off); one
+    from before ``Config.refuse_lost_lines`` ran a change that lost lines and let the
+    request consent to it (off). The
     one place every replay reader takes a task's Config from."""
     request = next((e.body for e in task.envelopes if isinstance(e.body, TaskRequest)), None)
     if request is None or not request.config:
@@ -124,6 +126,8 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
         update["request_consent"] = False
     if "refuse_repeated_calls" not in request.config:
         update["refuse_repeated_calls"] = False
+    if "refuse_lost_lines" not in request.config:
+        update["refuse_lost_lines"] = False
     return logged.model_copy(update=update)
 
 
@@ -141,6 +145,7 @@ def _inferred_config(envelopes: list[Envelope]) -> Config:
         "direct_kinds": [],
         "request_consent": False,
         "refuse_repeated_calls": False,
+        "refuse_lost_lines": False,
     }
     if indexes:
         update["max_parallel"] = max(indexes) + 1

@@ -243,6 +243,8 @@ class _Served:
         asked = next(
             (r for r in self.asked[subtask] if r.args == args and r.gate != "caution"), None
         )
+        if call.refusal == "lost_lines":
+            asked = None  # refused unasked: a later call with the same arguments asked
         if asked is not None:
             self.asked[subtask].remove(asked)
             confirm(

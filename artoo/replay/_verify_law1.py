@@ -16,6 +16,9 @@ them, and the confirmations they needed checked against what happened.
     call whose request was denied, or never answered (a timeout, the task's end), was
     refused (``law1_denied``) and did not run (fail closed), with no later gate; an approved
     call, or one no gate asked about, was not refused by Law 1; no request is left over.
+    A call the Executor refused unasked for the lines it would lose (``lost_lines``,
+    ``Config.refuse_lost_lines``) logged no request: its logged effects lose lines the
+    task's request does not account for (recomputed), and it did not run.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from artoo.schemas import (
     Envelope,
     ExecutionResult,
     Law1Check,
+    TaskRequest,
     ToolCall,
 )
 
@@ -64,6 +68,7 @@ def verify_law1(task: TaskLog, report: VerifyReport) -> None:
     """Recompute every Law 1 decision of ``task`` and check its confirmations."""
     caused: dict[int, list[Envelope]] = {}
     answers: dict[str, ConfirmationDecision] = {}
+    text = next((e.body.text for e in task.envelopes if isinstance(e.body, TaskRequest)), None)
     for env in task.envelopes:
         if env.cause is not None:
             caused.setdefault(env.cause, []).append(env)
@@ -79,7 +84,7 @@ def verify_law1(task: TaskLog, report: VerifyReport) -> None:
                 and e.body.subtask_id == env.body.subtask_id
                 and e.seq < env.seq
             ]
-            _Attempt(env, deque(requests), answers, report).run()
+            _Attempt(env, deque(requests), answers, report, text).run()
 
 
 def _law1_gate(request: ConfirmationRequest) -> bool:
@@ -104,8 +109,10 @@ class _Attempt:
         requests: deque[Envelope],
         answers: dict[str, ConfirmationDecision],
         report: VerifyReport,
+        request: str | None = None,
     ) -> None:
         self.env = env
+        self.request = request  # the task's text (TaskRequest), None when not logged
         self.result: ExecutionResult = env.body
         self.requests = requests
         self.answers = answers
@@ -152,11 +159,14 @@ class _Attempt:
                             b.get(key),
                         )
                 decision = redo
-            if decision.ask and not self.confirmed(where, call, decision):
+            if decision.ask and call.refusal == "lost_lines":
+                self.unasked(where, call)  # refused unasked: no request was logged
+                denied = decision
+            elif decision.ask and not self.confirmed(where, call, decision):
                 denied = decision
         self.report.checked["law1_confirm"] += 1
         if denied is not None:
-            if call.refusal != "law1_denied":
+            if call.refusal not in ("law1_denied", "lost_lines"):
                 self.mismatch(
                     self.env.seq, "ExecutionResult", f"{where}.refusal", call.refusal, "law1_denied"
                 )
@@ -165,6 +175,20 @@ class _Attempt:
                 self.mismatch(self.env.seq, "ExecutionResult", f"{where}.(ran)", True, False)
         elif call.refusal == "law1_denied":
             self.mismatch(self.env.seq, "ExecutionResult", f"{where}.refusal", "law1_denied", None)
+
+    def unasked(self, where: str, call: ToolCall) -> None:
+        """A ``lost_lines`` refusal: its logged effects lose lines the request does not
+        account for (the Executor's :func:`~artoo.actors.roles.executor.losses`,
+        recomputed; not checked when the task's text is not logged). Which subtask's
+        text the Executor read — the request it carries, else its instruction — is not in
+        the ToolCall: the task's text is the one checked."""
+        from artoo.actors.roles.executor import losses
+
+        if self.request is None:
+            self.report.skipped["law1_confirm"] += 1
+            return
+        if not losses(self.request, call.effects):
+            self.mismatch(self.env.seq, "ExecutionResult", f"{where}.refusal", "lost_lines", None)
 
     def confirmed(self, where: str, call: ToolCall, decision: Law1Check) -> bool:
         """Match the next ConfirmationRequest to ``decision``; True when it was approved."""

@@ -8,12 +8,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from artoo.actors.verification._consent import asks_removal, request_consent
+from artoo.actors.verification._lines import lost_lines
 from artoo.actors.verification.request import request_paths
 from artoo.schemas import FileEffect
 
 
-def _modified(path: str) -> FileEffect:
-    return FileEffect(path=path, change="modified", size_before=10, size_after=14)
+def _modified(path: str, diff: str | None = "+x") -> FileEffect:
+    """A change of ``path``: by default one line added, none lost."""
+    return FileEffect(path=path, change="modified", size_before=10, size_after=14, diff=diff)
 
 
 def _deleted(path: str) -> FileEffect:
@@ -204,6 +206,7 @@ def test_only_a_sure_change_or_creation_consents(text: str, found: list[FileEffe
             FileEffect,
             path=st.sampled_from(_NAMED),
             change=st.sampled_from(["modified", "replaced", "deleted"]),
+            diff=st.sampled_from([None, "+x", "-TODO: keep me\n+x", "-old line\n+old lines"]),
         ),
         min_size=1,
         max_size=4,
@@ -213,7 +216,9 @@ def test_a_change_request_consents_to_plain_changes_of_what_it_names(
     text: str, kind: str, found: list[FileEffect]
 ) -> None:
     named = set(request_paths(text))
-    expected = all(e.path in named for e in found) and (
-        asks_removal(text) or all(e.change != "deleted" for e in found)
+    expected = (
+        all(e.path in named for e in found)
+        and (asks_removal(text) or all(e.change != "deleted" for e in found))
+        and all(e.change != "modified" or lost_lines(text, e.diff) == [] for e in found)
     )
     assert (request_consent(text, kind, found) is not None) == expected

@@ -282,7 +282,7 @@ def test_a_sandboxed_task_verifies_and_its_edited_effects_are_named(tmp_path: Pa
     )
     entries = _shell_entries(
         "echo fresh > fresh.txt",  # creates: applied without asking
-        "echo more > notes/todo.txt",  # overwrites: asked, approved, applied
+        "echo more >> notes/todo.txt",  # changes: asked, approved, applied
         "rm archive/old.log",  # deletes: asked, denied, discarded
     )
     store = _run(tmp_path, entries, "tidy up", config=config, operator=_approve_todo)

@@ -1,0 +1,136 @@
+"""The lines a change loses (``artoo.actors.verification._lines``): worked examples — the
+whole-file writes a small model made for "append" and "rename" requests, and the edits
+that should have been made instead — and properties."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from artoo.actors.roles.executor import losses, lost_lines_refusal
+from artoo.actors.verification._lines import diff_sides, lost_lines, pair_lines
+from artoo.schemas import FileEffect
+
+TODO = [
+    "TODO: write the README",
+    "meeting notes from monday",
+    "TODO: fix the release script",
+    "ideas: a faster bus",
+    "end of notes",
+]
+APPEND = "append the line 'TODO: call Bob' to notes/todo.txt"
+RENAME = "rename the function shout to yell in src/textutil.py"
+
+
+def _diff(removed: list[str], added: list[str]) -> str:
+    return "\n".join([*(f"-{r}" for r in removed), *(f"+{a}" for a in added)])
+
+
+def test_a_write_of_the_new_line_alone_loses_every_other_line() -> None:
+    diff = _diff(TODO, ["TODO: call Bob"])
+    assert lost_lines(APPEND, diff) == TODO
+
+
+def test_an_append_loses_nothing() -> None:
+    assert lost_lines(APPEND, "+TODO: call Bob") == []
+
+
+def test_a_rename_in_place_loses_nothing_and_a_rewrite_loses_the_rest() -> None:
+    sed = _diff(["def shout(text: str) -> str:"], ["def yell(text: str) -> str:"])
+    assert lost_lines(RENAME, sed) == []
+    rewrite = _diff(
+        ["def shout(text: str) -> str:", '    return text.upper() + "!"', "def slugify(text):"],
+        ["def yell(message): print(message.upper())"],
+    )
+    assert lost_lines(RENAME, rewrite) == [
+        "def shout(text: str) -> str:",
+        '    return text.upper() + "!"',
+        "def slugify(text):",
+    ]
+
+
+def test_a_value_changed_in_place_loses_nothing() -> None:
+    text = "in data/sales.csv change the amount of the west region from 800 to 850"
+    assert lost_lines(text, _diff(["west,800"], ["west,850"])) == []
+
+
+def test_a_line_the_request_removes_is_not_lost() -> None:
+    text = "remove the line 'ideas: a faster bus' from notes/todo.txt"
+    assert lost_lines(text, "-ideas: a faster bus") == []
+    assert lost_lines(text, "-ideas: a faster bus\n-end of notes") == ["end of notes"]
+
+
+def test_moved_lines_and_blank_lines_are_not_lost() -> None:
+    sort = _diff(["b", "a"], ["a", "b"])  # what a sort looks like as a diff
+    assert lost_lines("sort the lines of x.txt", sort) == []
+    assert lost_lines(APPEND, "-\n-  \n- --- \n+TODO: call Bob") == []
+
+
+def test_an_unknown_diff_is_none() -> None:
+    assert lost_lines(APPEND, None) is None
+    assert lost_lines(APPEND, "TODO: no sign") is None
+    assert diff_sides("") == ([], [])
+
+
+def test_losses_reads_only_modified_files_that_lose_lines() -> None:
+    lossy = FileEffect(path="notes/todo.txt", change="modified", diff=_diff(TODO, ["x"]))
+    kept = FileEffect(path="a.txt", change="modified", diff="+x")
+    unknown = FileEffect(path="b.bin", change="modified", diff=None)
+    new = FileEffect(path="c.txt", change="created", diff="+x")
+    gone = FileEffect(path="d.txt", change="deleted")
+    assert losses(APPEND, [kept, unknown, new, gone]) == {}
+    assert losses(APPEND, [kept, lossy]) == {"notes/todo.txt": TODO}
+
+
+def test_the_refusal_names_the_lines_and_how_to_keep_them() -> None:
+    told = lost_lines_refusal("notes/todo.txt", TODO)
+    assert "5 lines of notes/todo.txt" in told and "'TODO: write the README'" in told
+    assert ">> notes/todo.txt" in told and "sed -i" in told and "\n" not in told
+    assert "1 line of a.txt" in lost_lines_refusal("a.txt", ["x"])
+
+
+# --------------------------------------------------------------------------- properties
+lines = st.text(alphabet="abcdefgh xyz:-0123", min_size=0, max_size=20)
+requests = st.text(alphabet="abcdefgh xyz'", max_size=40)
+
+
+@given(requests, st.lists(lines, max_size=6))
+def test_added_lines_alone_lose_nothing(request: str, added: list[str]) -> None:
+    assert lost_lines(request, _diff([], added)) == []
+
+
+@given(requests, st.lists(lines, max_size=6), st.lists(lines, max_size=6))
+def test_lost_lines_are_removed_lines_and_never_ones_added_back(
+    request: str, removed: list[str], added: list[str]
+) -> None:
+    lost = lost_lines(request, _diff(removed, added))
+    assert lost is not None
+    assert all(line in removed for line in lost)
+    for line in lost:  # a line is lost only when it is removed more often than added back
+        key = line.strip()
+        assert sum(r.strip() == key for r in removed) > sum(a.strip() == key for a in added)
+
+
+@given(requests, st.lists(lines, max_size=6))
+def test_every_removed_line_added_back_loses_nothing(request: str, removed: list[str]) -> None:
+    assert lost_lines(request, _diff(removed, list(reversed(removed)))) == []
+
+
+@given(requests, st.text(alphabet="abcdefgh xyz", max_size=20), st.lists(lines, max_size=6))
+def test_more_words_in_the_request_never_lose_more(
+    request: str, more: str, removed: list[str]
+) -> None:
+    diff = _diff(removed, ["zzz"])
+    fewer = lost_lines(f"{request} {more}", diff)
+    base = lost_lines(request, diff)
+    assert fewer is not None and base is not None
+    assert set(fewer) <= set(base)
+
+
+@given(st.lists(lines, max_size=6), st.lists(lines, max_size=6))
+def test_an_added_line_keeps_one_removed_line_at_most(removed: list[str], added: list[str]) -> None:
+    pairs = pair_lines(removed, added)
+    assert [r for r, _ in pairs] == removed
+    used = [a for _, a in pairs if a is not None]
+    for a in set(used):
+        assert used.count(a) <= added.count(a)

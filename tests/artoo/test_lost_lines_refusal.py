@@ -1,0 +1,135 @@
+"""End to end: a change that would lose lines of a file is refused unasked the first time
+and the model told how to keep them (``Config.refuse_lost_lines``, refusal ``lost_lines``);
+the request's own consent never covers it; the same loss again is the operator's; off, it
+runs as before. The request and its file are the tests' own: a small model asked to
+"append" wrote the new line alone over the file."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from artoo.replay import rerun, verify
+from artoo.schemas import (
+    ConfirmationDecision,
+    ConfirmationRequest,
+    Envelope,
+    ExecutionResult,
+    FinalResult,
+    ToolCallEnded,
+)
+
+from .helpers import CONFIG, DATA, all_events, rewrite_event, run_verified
+
+REQUEST = "add the line 'butter' to shopping.txt"
+BEFORE = "milk\neggs\nbread\n"
+
+
+def _write(content: str) -> dict[str, Any]:
+    return {"name": "write_file", "arguments": {"path": "shopping.txt", "content": content}}
+
+
+def _entries(*writes: str) -> list[dict[str, Any]]:
+    exists = {"kind": "file_exists", "path": "shopping.txt"}
+    return [
+        {
+            "role": "perceiver",
+            "content": {
+                "intent": "add butter to shopping.txt",
+                "kind": "change",
+                "criteria": [
+                    {"text": "shopping.txt exists", "mode": "verifiable", "check": exists}
+                ],
+            },
+        },
+        *({"role": "executor", "tool_calls": [_write(w)]} for w in writes),
+        {"role": "executor", "times": 0, "content": "Added butter to shopping.txt."},
+    ]
+
+
+def _run(
+    tmp: Path, *writes: str, operator: Any = None, config: Any = CONFIG
+) -> tuple[FinalResult, list[Envelope]]:
+    workspace = tmp / "workspace"
+    shutil.copytree(DATA / "workspace", workspace)
+    (workspace / "shopping.txt").write_text(BEFORE, encoding="utf-8")
+    result, store = run_verified(tmp, _entries(*writes), REQUEST, config, operator=operator)
+    return result, all_events(store)
+
+
+def _ended(events: list[Envelope]) -> list[ToolCallEnded]:
+    return [e.body for e in events if isinstance(e.body, ToolCallEnded)]
+
+
+def test_a_lossy_write_is_refused_unasked_and_the_kept_write_accepted(tmp_path: Path) -> None:
+    result, events = _run(tmp_path, "butter\n", BEFORE + "butter\n")
+    assert (tmp_path / "workspace" / "shopping.txt").read_text() == BEFORE + "butter\n"
+    lossy, kept = _ended(events)
+    assert lossy.call.refusal == "lost_lines" and not lossy.call.ok
+    assert "3 lines of shopping.txt" in lossy.shown and ">> shopping.txt" in lossy.shown
+    assert [e.diff for e in lossy.call.effects] == ["-milk\n-eggs\n-bread\n+butter"]
+    assert kept.call.ok and kept.call.refusal is None
+    # only the kept write was asked, and the request consented to it
+    asked = [e.body for e in events if isinstance(e.body, ConfirmationRequest)]
+    decided = [e.body for e in events if isinstance(e.body, ConfirmationDecision)]
+    assert len(asked) == 1 and asked[0].effects[0].diff == "+butter"
+    assert [(d.approved, d.by) for d in decided] == [(True, "request")]
+    assert (result.status, result.established, result.law1_denied) == ("accept", "code", False)
+    reran = rerun(tmp_path / "store")  # the refusal is served from the log, as it was made
+    assert reran.ok, (reran.unanswered, reran.divergence)
+
+
+def test_the_same_loss_again_is_the_operators_never_the_requests(tmp_path: Path) -> None:
+    seen: list[ConfirmationRequest] = []
+
+    def operator(request: ConfirmationRequest) -> bool:
+        seen.append(request)
+        return True
+
+    _, events = _run(tmp_path, "butter\n", "butter\n", operator=operator)
+    first, second = _ended(events)
+    assert first.call.refusal == "lost_lines"
+    assert second.call.ok and second.call.refusal is None  # the operator said yes
+    assert len(seen) == 1 and seen[0].effects[0].diff == "-milk\n-eggs\n-bread\n+butter"
+    decided = [e.body for e in events if isinstance(e.body, ConfirmationDecision)]
+    assert [d.by for d in decided] != ["request"]
+    assert (tmp_path / "workspace" / "shopping.txt").read_text() == "butter\n"
+    # rerun: the first refusal served from the log, the second asks the operator again
+    reran = rerun(tmp_path / "store")
+    assert reran.ok, (reran.unanswered, reran.divergence)
+
+
+def test_denied_by_no_operator_it_is_a_law1_denial(tmp_path: Path) -> None:
+    result, events = _run(tmp_path, "butter\n", "butter\n")
+    first, second = _ended(events)
+    assert (first.call.refusal, second.call.refusal) == ("lost_lines", "law1_denied")
+    assert (tmp_path / "workspace" / "shopping.txt").read_text() == BEFORE
+    assert result.status != "accept" and result.law1_denied
+
+
+def test_off_the_request_consents_to_the_loss_as_before(tmp_path: Path) -> None:
+    config = CONFIG.model_copy(update={"refuse_lost_lines": False})
+    _, events = _run(tmp_path, "butter\n", config=config)
+    (only,) = _ended(events)
+    assert only.call.ok and only.call.refusal is None
+    assert (tmp_path / "workspace" / "shopping.txt").read_text() == "butter\n"
+
+
+def test_verify_recomputes_the_refusal_from_the_logged_effects(tmp_path: Path) -> None:
+    _run(tmp_path, "butter\n", BEFORE + "butter\n")
+    store = tmp_path / "store"
+    env = next(e for e in all_events(store) if isinstance(e.body, ExecutionResult))
+    lossy, kept = env.body.tool_calls
+    assert lossy.refusal == "lost_lines"
+    # the refused write's effects edited into one that loses nothing: no reason to refuse
+    effects = tuple(msgspec.structs.replace(e, diff="+butter") for e in lossy.effects)
+    body = msgspec.structs.replace(
+        env.body, tool_calls=[msgspec.structs.replace(lossy, effects=effects), kept]
+    )
+    rewrite_event(store, msgspec.structs.replace(env, body=body))
+    found = {(m.seq, m.kind, m.field): m for m in verify(store).mismatches}
+    m = found[(env.seq, "ExecutionResult", "tool_calls[0].refusal")]
+    assert (m.logged, m.recomputed) == ("lost_lines", None)
