@@ -70,7 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
         default="deny",
         help="Law 1 confirmations: deny every irreversible action (default), or ask on this "
         "terminal, showing exactly which files would be deleted or changed; a change to "
-        "exactly the files the request names is approved by the request (request_consent)",
+        "exactly the files the request names that loses none of their lines is approved by "
+        "the request (request_consent, refuse_lost_lines)",
     )
     shown = run.add_mutually_exclusive_group()
     shown.add_argument("--json", action="store_true", help="print the FinalResult as JSON only")

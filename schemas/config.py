@@ -397,6 +397,14 @@ class Config(BaseModel):
         "made again, the operator is asked; the request's own consent never covers it (a "
         "log from before this field replays with it off)",
     )
+    change_needs_effect: bool = Field(
+        True,
+        description="a subtask that is the request itself, a sure change or creation, passes "
+        "only once one of its calls changed the workspace (or "
+        "wrote a file that already held the text): an attempt whose change was refused or "
+        "never made is retried, told so, whatever its answer says (a log from before this "
+        "field replays with it off)",
+    )
     task_timeout_s: float = Field(300.0, gt=0, description="deadline of a task")
     role_timeout_s: float = Field(
         120.0, ge=0.1, description="longest one role step may take (at least 0.1 s)"

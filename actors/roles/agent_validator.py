@@ -63,6 +63,11 @@ Constraints:
     Decides from structured fields only (``ToolCall.refusal``, ``ExecutionResult.stop``).
     Does NOT execute tools; does NOT judge the whole task (that is the Meta-Validator's
     scope).
+    A subtask that is the request itself, a sure change or creation, passes only once
+    one of its calls changed the workspace (or wrote a file that
+    already held the text): an attempt whose change was refused — ``lost_lines``, say — and
+    that answered anyway is retried, told so (``proof.unchanged``,
+    ``Config.change_needs_effect``; off for a log from before it).
     Does NOT ask the model about an attempt a rule already decided — a check failed it, a
     figure is ungrounded, or a check that read the workspace passed (code measured what
     the answer states): its plausible criteria stay unjudged that attempt.
@@ -90,7 +95,7 @@ from artoo.actors.verification.ladder import (
     ungrounded,
     verdict_prompt,
 )
-from artoo.actors.verification.proof import Corroboration, needs_second_derivation
+from artoo.actors.verification.proof import Corroboration, needs_second_derivation, unchanged
 from artoo.schemas import (
     Config,
     ConfirmationDecision,
@@ -111,6 +116,7 @@ from artoo.schemas import (
 )
 
 __all__ = [
+    "CHANGED",
     "IMPLICIT_CRITERION",
     "AgentValidator",
     "corroboration_fallback",
@@ -120,6 +126,9 @@ __all__ = [
 ]
 
 IMPLICIT_CRITERION = Criterion(id="done", text="the subtask completed without error")
+CHANGED = "changed"
+"""The ``criterion_id`` of the verdict that fails an attempt at a change that changed
+nothing (``proof.unchanged``): no criterion of the subtask's, the request's own."""
 
 
 def may_corroborate(config: Config, attempt: int) -> bool:
@@ -495,7 +504,14 @@ class AgentValidator(Role):
             if result.ok
             else None
         )
-        refuted = any(not v.passed for v in by_id.values())  # a rule failed the attempt
+        undone = (  # the request itself, a change, and nothing changed: not done
+            unchanged(
+                request or "", self.kinds.get(sub.task_id, ""), sub.subtask.instruction, sub.calls
+            )
+            if result.ok and self.ctx.config.change_needs_effect
+            else None
+        )
+        refuted = undone is not None or any(not v.passed for v in by_id.values())
         measured = any(  # code measured the workspace and the answer agrees: rules decide
             c.check is not None and reads_workspace(c.check) and by_id[c.id].passed
             for c in criteria
@@ -507,7 +523,18 @@ class AgentValidator(Role):
             ):
                 by_id[criterion.id] = verdict
         kept = [c for c in criteria if c.id in by_id or weak is not None]
-        return grounding_verdicts(kept, [by_id.get(c.id) for c in kept], weak, attempt)
+        verdicts = grounding_verdicts(kept, [by_id.get(c.id) for c in kept], weak, attempt)
+        if undone is not None:
+            verdicts.append(
+                Verdict(
+                    criterion_id=CHANGED,
+                    passed=False,
+                    failure_class="logical",
+                    evidence=undone,
+                    attempt=attempt,
+                )
+            )
+        return verdicts
 
     def _llm_verdicts(
         self,

@@ -200,6 +200,7 @@ __all__ = [
     "needs_second_derivation",
     "read_back_by_effect",
     "read_back_note",
+    "unchanged",
 ]
 
 ESTABLISHED_TEXT: dict[str, str] = {
@@ -817,6 +818,33 @@ def _unobserved(call: ToolCall) -> bool:
     if call.tool in _READ_ONLY_TOOLS or call.tool == "write_file":
         return False
     return call.ok
+
+
+def unchanged(request: str, kind: str, instruction: str, calls: Sequence[ToolCall]) -> str | None:
+    """Why the calls of a subtask that is the request itself (``instruction`` the
+    ``request``) have not done the change it asks for, in one line, or None (pure): the
+    request is surely a change or a creation (:func:`.request.duties`: writes, not unsure)
+    and no call that was not refused changed the workspace (``ToolCall.effects``), wrote
+    a file that already held the text (``write_file`` that worked), or may have changed it
+    unseen (:func:`_unobserved`). A change refused (``lost_lines``, a Law 1 denial) or
+    never tried has not been made, whatever the answer says ("The result does not
+    directly answer the subtask. Next tool call:" passed as done)."""
+    if not request.strip() or instruction.strip() != request.strip():
+        return None  # a step of a plan: reading steps change nothing
+    reading = duties(request, kind)
+    if not reading.writes or reading.unsure:
+        return None
+    for call in calls:
+        if call.refusal is not None:
+            continue
+        if call.effects or (call.tool == "write_file" and call.ok) or _unobserved(call):
+            return None
+    refused = sorted({c.refusal for c in calls if c.refusal is not None})
+    why = f" (refused: {', '.join(refused)})" if refused else ""
+    return (
+        f"the request asks for a change and no call of this subtask changed the workspace"
+        f"{why}: make the change with a tool"
+    )
 
 
 def read_back_by_effect(request: str, calls: Sequence[ToolCall]) -> bool:

@@ -101,7 +101,8 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
     (off); one from before ``Config.refuse_repeated_calls`` ran every repeated call and
     ended an attempt as a doom loop only on the same call three times in a row (off); one
     from before ``Config.refuse_lost_lines`` ran a change that lost lines and let the
-    request consent to it (off). The
+    request consent to it (off); one from before ``Config.change_needs_effect`` passed a
+    change's subtask that changed nothing (off). The
     one place every replay reader takes a task's Config from."""
     request = next((e.body for e in task.envelopes if isinstance(e.body, TaskRequest)), None)
     if request is None or not request.config:
@@ -128,6 +129,8 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
         update["refuse_repeated_calls"] = False
     if "refuse_lost_lines" not in request.config:
         update["refuse_lost_lines"] = False
+    if "change_needs_effect" not in request.config:
+        update["change_needs_effect"] = False
     return logged.model_copy(update=update)
 
 
@@ -146,6 +149,7 @@ def _inferred_config(envelopes: list[Envelope]) -> Config:
         "request_consent": False,
         "refuse_repeated_calls": False,
         "refuse_lost_lines": False,
+        "change_needs_effect": False,
     }
     if indexes:
         update["max_parallel"] = max(indexes) + 1

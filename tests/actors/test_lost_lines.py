@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from artoo.actors.roles.executor import losses, lost_lines_refusal
 from artoo.actors.verification._lines import diff_sides, lost_lines, pair_lines
-from artoo.schemas import FileEffect
+from artoo.actors.verification.proof import unchanged
+from artoo.schemas import FileEffect, ToolCall
 
 TODO = [
     "TODO: write the README",
@@ -134,3 +135,41 @@ def test_an_added_line_keeps_one_removed_line_at_most(removed: list[str], added:
     used = [a for _, a in pairs if a is not None]
     for a in set(used):
         assert used.count(a) <= added.count(a)
+
+
+# --------------------------------------------------------------------------- unchanged
+def _call(tool: str = "write_file", **kw: object) -> ToolCall:
+    return ToolCall(tool=tool, args={}, **kw)  # type: ignore[arg-type]
+
+
+def test_a_change_whose_only_write_was_refused_is_not_done() -> None:
+    lossy = _call(
+        ok=False,
+        refusal="lost_lines",
+        effects=(FileEffect(path="notes/todo.txt", change="modified", diff="-a\n+b"),),
+    )
+    why = unchanged(APPEND, "change", APPEND, [lossy])
+    assert why is not None and "refused: lost_lines" in why
+    assert unchanged(APPEND, "change", APPEND, []) is not None  # answered, never tried
+
+
+def test_a_change_made_or_maybe_made_is_done() -> None:
+    made = _call(ok=True, effects=(FileEffect(path="notes/todo.txt", change="modified"),))
+    already = _call(ok=True)  # write_file: the file already held the text
+    unseen = _call("shell", ok=True, exit_code=0, stdout="", sandboxed=False)
+    host = _call("my_host_tool", ok=True)
+    for calls in ([made], [already], [unseen], [host]):
+        assert unchanged(APPEND, "change", APPEND, calls) is None
+    # a sandboxed command that changed nothing, or a read, is no change
+    looked = _call("shell", ok=True, exit_code=0, stdout="x", sandboxed=True)
+    read = _call("read_file", ok=True)
+    assert unchanged(APPEND, "change", APPEND, [looked, read]) is not None
+
+
+def test_only_the_request_itself_as_a_sure_change_is_held_to_it() -> None:
+    assert unchanged(APPEND, "change", "read notes/todo.txt first", []) is None  # a step
+    question = "how many lines are in notes/todo.txt?"
+    assert unchanged(question, "question", question, []) is None
+    assert unchanged(APPEND, "", APPEND, []) is None  # no reading from the model: unsure
+    create = "create a file status.txt that contains the word ready"
+    assert unchanged(create, "creation", create, []) is not None

@@ -309,7 +309,7 @@ def test_run_replay_and_the_audit_report_say_how_the_answer_was_established(
                 "role": "perceiver",
                 "content": {
                     "intent": "greet",
-                    "kind": "change",
+                    # no kind: a sure change would need a call that changed the workspace
                     "criteria": [{"text": "the reply greets the user", "mode": "plausible"}],
                 },
             },
@@ -351,7 +351,7 @@ def _mixed_outcomes(tmp_path: Path, approve: bool) -> tuple[Any, list[Any]]:
             "times": 0,
             "content": {
                 "intent": "say hello",
-                "kind": "change",
+                # no kind: a sure change would need a call that changed the workspace
                 "criteria": [{"text": "says hello", "mode": "verifiable", "check": said}],
             },
         },

@@ -16,6 +16,7 @@ from artoo.replay import rerun, verify
 from artoo.schemas import (
     ConfirmationDecision,
     ConfirmationRequest,
+    CorrectionSignal,
     Envelope,
     ExecutionResult,
     FinalResult,
@@ -133,3 +134,42 @@ def test_verify_recomputes_the_refusal_from_the_logged_effects(tmp_path: Path) -
     found = {(m.seq, m.kind, m.field): m for m in verify(store).mismatches}
     m = found[(env.seq, "ExecutionResult", "tool_calls[0].refusal")]
     assert (m.logged, m.recomputed) == ("lost_lines", None)
+
+
+def test_an_answer_after_a_refused_change_is_retried_until_the_change_is_made(
+    tmp_path: Path,
+) -> None:
+    entries = _entries()
+    lossy = {"role": "executor", "tool_calls": [_write("butter\n")]}
+    gave_up = {"role": "executor", "content": "The result does not answer. Next tool call:"}
+    kept = {"role": "executor", "tool_calls": [_write(BEFORE + "butter\n")]}
+    entries[1:1] = [lossy, gave_up, kept]
+    workspace = tmp_path / "workspace"
+    shutil.copytree(DATA / "workspace", workspace)
+    (workspace / "shopping.txt").write_text(BEFORE, encoding="utf-8")
+    result, store = run_verified(tmp_path, entries, REQUEST)
+    events = all_events(store)
+    (signal,) = [e.body for e in events if isinstance(e.body, CorrectionSignal)]
+    assert "no call of this subtask changed the workspace (refused: lost_lines)" in (
+        signal.feedback
+    )
+    assert (workspace / "shopping.txt").read_text() == BEFORE + "butter\n"
+    assert (result.status, result.established) == ("accept", "code")
+    reran = rerun(tmp_path / "store")
+    assert reran.ok, (reran.unanswered, reran.divergence)
+
+
+def test_off_an_answer_after_a_refused_change_passes(tmp_path: Path) -> None:
+    config = CONFIG.model_copy(update={"change_needs_effect": False})
+    entries = _entries()
+    entries[1:1] = [
+        {"role": "executor", "tool_calls": [_write("butter\n")]},
+        {"role": "executor", "content": "Done."},
+    ]
+    workspace = tmp_path / "workspace"
+    shutil.copytree(DATA / "workspace", workspace)
+    (workspace / "shopping.txt").write_text(BEFORE, encoding="utf-8")
+    result, store = run_verified(tmp_path, entries, REQUEST, config)
+    assert not [e for e in all_events(store) if isinstance(e.body, CorrectionSignal)]
+    assert (workspace / "shopping.txt").read_text() == BEFORE
+    assert result.status != "accept"

@@ -97,8 +97,10 @@ def test_artoo_run_says_how_the_change_was_established(
 
 
 def test_a_collateral_change_is_not_read_back(tmp_path: Path) -> None:
-    """The same line, but the file overwritten: its old line is gone — the model's word."""
-    result, _ = _run(tmp_path, "echo 'port = 8080' > settings.ini")
+    """The same line, but the file overwritten: its old line is gone — the model's word
+    (the loss let through: by default it is refused before it runs, ``refuse_lost_lines``)."""
+    lets_through = CONFIG.model_copy(update={"refuse_lost_lines": False})
+    result, _ = _run(tmp_path, "echo 'port = 8080' > settings.ini", lets_through)
     assert (result.status, result.established, result.established_by) == ("success", "model", "")
 
 
