@@ -76,8 +76,9 @@ from artoo.actors.llm import LLMError, LLMRequest, assistant_message, tool_messa
 from artoo.actors.runtime.bus import BusError
 from artoo.actors.runtime.role import Equipment, Inbox, Role, handles
 from artoo.actors.tools import ConfirmationNeeded, ToolRegistry, ToolRunner, Unasked
-from artoo.actors.verification._lines import lost_lines
+from artoo.actors.verification._lines import diff_sides, lost_lines
 from artoo.actors.verification._paths import mentions
+from artoo.actors.verification.request import change_words
 from artoo.schemas import (
     ConfirmationDecision,
     ConfirmationRequest,
@@ -291,30 +292,54 @@ def repeated_call(tool: str, args: Mapping[str, Any]) -> str:
     )
 
 
-def losses(request: str, effects: Sequence[FileEffect]) -> dict[str, list[str]]:
+def losses(request: str, effects: Sequence[FileEffect]) -> dict[str, tuple[list[str], list[str]]]:
     """The lines each existing file of ``effects`` would lose that ``request`` does not
-    account for, by path (pure; :func:`~artoo.actors.verification._lines.lost_lines`):
-    only ``modified`` files whose diff is known and loses a line are in it."""
-    out: dict[str, list[str]] = {}
+    account for (:func:`~artoo.actors.verification._lines.lost_lines`), and the new lines
+    it would add that hold only the request's words (not moved: the line an "append"
+    asks for), by path (pure): only ``modified`` files whose diff is known and loses a
+    line are in it."""
+    words = change_words(request)
+    out: dict[str, tuple[list[str], list[str]]] = {}
     for effect in effects:
-        if effect.change != "modified":
+        if effect.change != "modified" or effect.diff is None:
             continue
         lost = lost_lines(request, effect.diff)
-        if lost:
-            out.setdefault(effect.path, []).extend(lost)
+        sides = diff_sides(effect.diff)
+        if lost and sides is not None:
+            removed = {r.strip() for r in sides[0]}
+            new = [  # a line the request itself states, not one moved: what to append
+                a
+                for a in sides[1]
+                if a.strip() and a.strip() not in removed and change_words(a) <= words
+            ]
+            was = out.setdefault(effect.path, ([], []))
+            was[0].extend(lost)
+            was[1].extend(new)
     return out
 
 
-def lost_lines_refusal(path: str, lost: Sequence[str]) -> str:
+def _quoted(line: str) -> str:
+    return "'" + line.replace("'", "'\\''") + "'"
+
+
+def lost_lines_refusal(path: str, lost: Sequence[str], new: Sequence[str] = ()) -> str:
     """What the model is told of a change refused for the lines it would lose (pure; one
-    line): how many, the first of them, and how to keep them."""
+    line): how many, the first of them, and how to keep them — with ``new``, the lines
+    the change would add, the very command that appends them."""
     many = f"{len(lost)} lines" if len(lost) != 1 else "1 line"
     first = lost[0].strip()[:60]
+    append = (
+        f"to add {'them' if len(new) > 1 else 'it'}, append: shell printf '%s\\n' "
+        + " ".join(_quoted(line) for line in new)
+        + f" >> {path}"
+        if new and sum(len(line) for line in new) <= 400
+        else f"to add a line, append it (shell: printf '%s\\n' 'the line' >> {path})"
+    )
     return (
         f"not run: it would remove {many} of {path} that the request does not ask to "
-        f"change (first: {first!r}); keep them: to add a line, append it (shell: printf "
-        f"'%s\\n' 'the line' >> {path}); to change a line, edit only that line (shell: "
-        f"sed -i 's/old/new/' {path}); or write the whole text with those lines in it"
+        f"change (first: {first!r}); keep them: {append}; to change a line, edit only "
+        f"that line (shell: sed -i 's/old/new/' {path}); or write the whole text with "
+        "those lines in it"
     )
 
 
@@ -697,10 +722,9 @@ class Executor(Role):
         """
         if gate == "law1" and not needed.gate and self.ctx.config.refuse_lost_lines:
             lost = losses(run.subtask.request or run.subtask.instruction, needed.effects)
-            new = {p: lines for p, lines in lost.items() if p not in run.kept}
-            if new:  # ``run.kept`` is updated from the refused call's record (``_call``)
-                path, lines = next(iter(new.items()))
-                raise Unasked(lost_lines_refusal(path, lines), "lost_lines")
+            first = next((p for p in lost if p not in run.kept), None)
+            if first is not None:  # ``run.kept`` is updated from the refused call's record
+                raise Unasked(lost_lines_refusal(first, *lost[first]), "lost_lines")
         request_id = self.ctx.new_id()
         self.publish(
             ConfirmationRequest(

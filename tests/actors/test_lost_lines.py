@@ -80,7 +80,12 @@ def test_losses_reads_only_modified_files_that_lose_lines() -> None:
     new = FileEffect(path="c.txt", change="created", diff="+x")
     gone = FileEffect(path="d.txt", change="deleted")
     assert losses(APPEND, [kept, unknown, new, gone]) == {}
-    assert losses(APPEND, [kept, lossy]) == {"notes/todo.txt": TODO}
+    assert losses(APPEND, [kept, lossy]) == {"notes/todo.txt": (TODO, [])}
+    # the line the request states, written alone over the file: the line to append
+    alone = FileEffect(
+        path="notes/todo.txt", change="modified", diff=_diff(TODO, ["TODO: call Bob"])
+    )
+    assert losses(APPEND, [alone]) == {"notes/todo.txt": (TODO, ["TODO: call Bob"])}
 
 
 def test_the_refusal_names_the_lines_and_how_to_keep_them() -> None:
@@ -88,6 +93,10 @@ def test_the_refusal_names_the_lines_and_how_to_keep_them() -> None:
     assert "5 lines of notes/todo.txt" in told and "'TODO: write the README'" in told
     assert ">> notes/todo.txt" in told and "sed -i" in told and "\n" not in told
     assert "1 line of a.txt" in lost_lines_refusal("a.txt", ["x"])
+    # with the new line: the very command that appends it, quoted for the shell
+    told = lost_lines_refusal("notes/todo.txt", TODO, ["TODO: call Bob"])
+    assert "printf '%s\\n' 'TODO: call Bob' >> notes/todo.txt" in told
+    assert "'it'\\''s' >> a.txt" in lost_lines_refusal("a.txt", ["x"], ["it's"])
 
 
 # --------------------------------------------------------------------------- properties
