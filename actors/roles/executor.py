@@ -328,18 +328,18 @@ def lost_lines_refusal(path: str, lost: Sequence[str], new: Sequence[str] = ()) 
     the change would add, the very command that appends them."""
     many = f"{len(lost)} lines" if len(lost) != 1 else "1 line"
     first = lost[0].strip()[:60]
+    # no placeholder a model could run as it is: a small model appended "the line" itself
     append = (
         f"to add {'them' if len(new) > 1 else 'it'}, append: shell printf '%s\\n' "
         + " ".join(_quoted(line) for line in new)
         + f" >> {path}"
         if new and sum(len(line) for line in new) <= 400
-        else f"to add a line, append it (shell: printf '%s\\n' 'the line' >> {path})"
+        else f"to add lines, append them to {path} with >>"
     )
     return (
         f"not run: it would remove {many} of {path} that the request does not ask to "
         f"change (first: {first!r}); keep them: {append}; to change a line, edit only "
-        f"that line (shell: sed -i 's/old/new/' {path}); or write the whole text with "
-        "those lines in it"
+        f"that line (sed -i on {path}); or write the whole text with those lines in it"
     )
 
 

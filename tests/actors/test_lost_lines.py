@@ -91,7 +91,9 @@ def test_losses_reads_only_modified_files_that_lose_lines() -> None:
 def test_the_refusal_names_the_lines_and_how_to_keep_them() -> None:
     told = lost_lines_refusal("notes/todo.txt", TODO)
     assert "5 lines of notes/todo.txt" in told and "'TODO: write the README'" in told
-    assert ">> notes/todo.txt" in told and "sed -i" in told and "\n" not in told
+    assert "append them to notes/todo.txt with >>" in told and "sed -i" in told
+    assert "\n" not in told
+    assert "'the line'" not in told and "s/old/new/" not in told  # nothing to run as it is
     assert "1 line of a.txt" in lost_lines_refusal("a.txt", ["x"])
     # with the new line: the very command that appends it, quoted for the shell
     told = lost_lines_refusal("notes/todo.txt", TODO, ["TODO: call Bob"])
