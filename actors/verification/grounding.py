@@ -21,8 +21,9 @@ the number, not a command's exit or return code unless the request asks about on
    (:func:`tool_outputs`);
 4. a count code derives from one tool result, or from one section of a shell result
    (``--- stdout ---``): its lines, its non-empty lines, its words, the lines that contain
-   a word of the request (as ``grep -c``, exact case or any case) — what a model may count
-   by reading a listing or a file;
+   a word of the request (as ``grep -c``, exact case or any case; a plural word's
+   singular too: "how many classes" counts the lines holding ``class``) — what a model
+   may count by reading a listing or a file;
 5. a sum or mean code derives from one such section: the sum of all its numbers, or the
    sum or mean of one column (the k-th number of every line that has one) — a total the
    model adds up from a file's figures. A mean matches when rounded to the answer's
@@ -53,6 +54,7 @@ __all__ = [
     "derivable",
     "grounding",
     "read_sources",
+    "singular",
     "stated_numbers",
     "tool_outputs",
 ]
@@ -129,6 +131,19 @@ def _legacy_sections(text: str) -> list[str]:
     return [p.strip("\n") for p in parts[1:]]
 
 
+def singular(word: str) -> str | None:
+    """The singular of an English plural ``word``, or None (pure, by its ending alone):
+    ``classes`` → ``class``, ``boxes`` → ``box``, ``files`` → ``file``; None for a word of
+    three letters or fewer, one ending in ``ss`` or not in ``s``. A request counts
+    ``classes`` where a file's lines say ``class``."""
+    low = word.lower()
+    if len(low) <= 3 or not low.endswith("s") or low.endswith("ss"):
+        return None
+    if low.endswith("es") and low[:-2].endswith(("ss", "x", "ch", "sh", "z")):
+        return word[:-2]
+    return word[:-1]
+
+
 def _line_count(text: str) -> int:
     return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
 
@@ -137,7 +152,8 @@ def derivable(
     outputs: Iterable[str], terms: Sequence[str] = (), *, counts: bool = True
 ) -> tuple[set[Decimal], list[Decimal]]:
     """What the tool results ``outputs`` back (pure): the exact values (rules 3–5 of the
-    module docstring, but means) and the means (matched after rounding). ``counts`` off
+    module docstring, but means) and the means (matched after rounding); a term's lines
+    are counted for its :func:`singular` too, in any case. ``counts`` off
     leaves out rule 4 — the lines, non-empty lines, words and lines holding a term — for
     a value that is no count (the proof's reading of a request that does not ask to
     count: ``proof._backers``); the numbers printed, the sums and the means stay."""
@@ -161,8 +177,10 @@ def derivable(
             )
             for term in terms:
                 exact.add(Decimal(sum(term in line for line in lines)))
-                low = term.lower()
-                exact.add(Decimal(sum(low in line.lower() for line in lines)))
+                for form in (term, singular(term)):
+                    if form:
+                        low = form.lower()
+                        exact.add(Decimal(sum(low in line.lower() for line in lines)))
         columns: list[list[Decimal]] = []
         total = Decimal(0)
         for line in lines:

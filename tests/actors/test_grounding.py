@@ -14,6 +14,7 @@ from artoo.actors.verification.grounding import (
     asks_question,
     derivable,
     grounding,
+    singular,
     stated_numbers,
     tool_outputs,
 )
@@ -205,3 +206,43 @@ def test_derivable_counts_of_a_shell_section() -> None:
     exact, means = derivable(shell("a TODO\nb\nc TODO"), ["TODO"])
     assert {Decimal(3), Decimal(2), Decimal(0)} <= exact  # lines, lines with TODO, exit code
     assert means == [Decimal(0)]  # the one column: "exit code: 0"
+
+
+# --------------------------------------------------------------------------- plurals
+SHAPES = """class Shape:
+    pass
+
+
+class Circle(Shape):
+    def __init__(self, radius):
+        self.radius = radius
+
+
+class Square(Shape):
+    side = 2
+"""
+
+
+def test_a_plural_request_word_counts_the_lines_holding_its_singular() -> None:
+    # "how many classes are defined in …?": the file never says "classes"
+    terms = ["how", "many", "classes", "defined"]
+    assert Decimal(3) in derivable([SHAPES], terms)[0]
+    assert Decimal(3) not in derivable([SHAPES], ["how", "many", "defined"])[0]
+
+
+def test_singular_by_ending() -> None:
+    assert [singular(w) for w in ("classes", "boxes", "files", "Errors", "lines")] == [
+        "class",
+        "box",
+        "file",
+        "Error",
+        "line",
+    ]
+    assert [singular(w) for w in ("class", "bus", "has", "todo", "glass")] == [None] * 5
+
+
+@given(st.text(alphabet="abcdefxhs", min_size=1, max_size=12))
+def test_a_singular_is_a_shorter_prefix_of_its_word(word: str) -> None:
+    one = singular(word)
+    if one is not None:
+        assert word.startswith(one) and 0 < len(word) - len(one) <= 2 and len(one) >= 2
