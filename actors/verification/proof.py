@@ -85,7 +85,11 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
   counts once per conversation that read listings (``ToolCall.conversation``) — a
   fresh conversation that read and stated it again is a second, independent reading,
   but backs no other value ("src/shapes.py" once ended ``accept`` on two glob listings
-  after a first conversation that had stated a count of 6);
+  after a first conversation that had stated a count of 6); one that did not state it
+  again — the subtask ended on the answer asked about because the attempt after the ask
+  failed or answered nothing (:func:`_fell_back`) — is no second reading (a count of 6,
+  the files a glob listed, once ended ``accept`` on the same glob read in a fresh
+  conversation that answered 5);
 - a change or creation (the model and code agree: :attr:`.request.Duties.writes`, not
   ``unsure``) needs a check that passed and read back what a file the task changed
   holds (an applied effect of one of its tool calls: Law 1's observed effects; that a
@@ -495,14 +499,27 @@ def established(
         earlier=earlier,
     )
     asked = [o.asked for o in outcomes if o.asked]
+    # a fresh conversation's reading agrees only when it stated the value again
+    agreed = [o.asked for o in outcomes if o.asked and not _fell_back(o)]
     named = _named(request, kind, shape)
-    if demand is None or (demand and not _backed(output, calls, request, asked, named)):
+    if demand is None or (demand and not _backed(output, calls, request, agreed, named)):
         return "model"
     if demand and any(_contradicts(o, request, named) for o in outcomes):
         return "model"
     if demand and _asked_apart(asked):
         return "model"  # the round's subtasks were asked about different values
     return "human" if any(v.signal == "human" for v in verdicts) else "code"
+
+
+def _fell_back(outcome: SubTaskOutcome) -> bool:
+    """Whether a subtask asked to derive ``outcome.asked`` again ended on the answer asked
+    about because the attempt after the ask failed or answered nothing
+    (``agent_validator.corroboration_fallback``; pure): its verdicts are an earlier
+    attempt's than its last. That attempt's fresh conversation did not state the value,
+    so a listing it read is no second reading of it: "how many lines has the file that
+    defines Circle?" answered 6 (the files a glob listed), asked again, answered 5 off the
+    same glob, and once ended ``accept`` on 6 read off the glob in both conversations."""
+    return bool(outcome.asked) and any(v.attempt != outcome.attempts for v in outcome.verdicts)
 
 
 def _contradicts(outcome: SubTaskOutcome, request: str, named: bool) -> bool:

@@ -8,11 +8,12 @@ are the tests' own."""
 
 from __future__ import annotations
 
+import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
-from artoo.actors.verification.proof import derivations, needs_second_derivation
-from artoo.schemas import Criterion, ToolCall, Verdict
+from artoo.actors.verification.proof import derivations, established, needs_second_derivation
+from artoo.schemas import Criterion, SubTaskOutcome, ToolCall, Verdict
 
 from .proof_helpers import criterion as _criterion
 from .proof_helpers import read_call as _read
@@ -245,3 +246,44 @@ def test_derivations_that_disagree_prove_nothing() -> None:
     right = five.replace("is 5", "is 4250")
     read2 = _read("data/sales.csv", _SALES, conversation=2)
     assert _settle(_SUM_ASKED, "question", right, [count, read, read2], asked="4250") == "code"
+
+
+# --------------------------------------------------------------------------- (e) a fallback
+def _outcome(calls: list[ToolCall], fell_back: bool) -> list[SubTaskOutcome]:
+    """One subtask asked about 6 on attempt 1: it ended on attempt 2's answer, stating 6
+    again; or — ``fell_back`` — attempt 2 failed and it ended on attempt 1's answer."""
+    done = Verdict(criterion_id="done", passed=True, attempt=1 if fell_back else 2)
+    return [
+        SubTaskOutcome(
+            subtask_id="s",
+            output="It has 6 lines.",
+            verdicts=[done],
+            attempts=2,
+            tool_calls=calls,
+            asked="6",
+        )
+    ]
+
+
+def test_a_fresh_conversation_that_did_not_state_the_value_again_is_no_second_reading() -> None:
+    """The first conversation read 6 off a glob of six files; asked again, the fresh one
+    listed the same glob and answered 5, which failed: the subtask ended on the 6 asked
+    about. The fresh listing agreed with nothing."""
+    text = "find the file under lab that defines the class Pump and tell me how many lines it has"
+    files = "\n".join(f"lab/m{i}.py" for i in range(6)) + "\n"
+    glob = ToolCall(tool="glob", args={"pattern": "lab/**/*.py"}, ok=True, content=files)
+    again = msgspec.structs.replace(glob, conversation=1)
+    verdicts = [Verdict(criterion_id="request", passed=True)]
+
+    def ended(fell_back: bool) -> str | None:
+        return established(
+            request=text,
+            kind="question",
+            criteria={},
+            task_verdicts=verdicts,
+            outcomes=_outcome([glob, again], fell_back),
+            output="It has 6 lines.",
+        )
+
+    assert ended(fell_back=False) == "code"  # it stated 6 again: a second reading
+    assert ended(fell_back=True) == "model"
