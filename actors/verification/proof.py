@@ -84,7 +84,9 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
   conversation stated and was last asked to derive again (``SubTaskOutcome.asked``)
   counts once per conversation that read listings (``ToolCall.conversation``) — a
   fresh conversation that read and stated it again is a second, independent reading,
-  but backs no other value ("src/shapes.py" once ended ``accept`` on two glob listings
+  but backs no other value, and for a request that asks which item holds an extreme
+  (the largest, the smallest …) only a name on a line holding a column's largest or
+  smallest value ("src/shapes.py" once ended ``accept`` on two glob listings
   after a first conversation that had stated a count of 6); one that did not state it
   again — the subtask ended on the answer asked about because the attempt after the ask
   failed or answered nothing (:func:`_fell_back`) — is no second reading (a count of 6,
@@ -228,6 +230,13 @@ def how_established(value: str | None, by: str = "") -> str:
 
 _WORD = re.compile(r"[A-Za-z0-9_]+")
 _HOW_MANY = re.compile(r"\bhow\s+many\b|\bnumber\s+of\b|\bcount\b", re.I)
+_EXTREME = re.compile(
+    r"\b(?:most|least|largest|smallest|highest|lowest|biggest|greatest|fewest|maximum|"
+    r"minimum|max|min|cheapest|longest|shortest|oldest|newest)\b",
+    re.I,
+)
+"""A request that asks which item holds an extreme of some measure."""
+_COLUMN_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
 """A request that asks to count (not a total or an amount: a sum is no count)."""
 _TERM = re.compile(r"[A-Za-z_][\w-]{1,}")
 
@@ -285,6 +294,13 @@ def _backers(
     an option (``-n5``, ``v2``, ``todo2.txt``) states no number. Names keep their rule:
     a name a call was told to read (its path) is traced to it.
 
+    For a request that asks which item holds an extreme (``_EXTREME``: most, largest,
+    smallest, lowest …), a listing backs a name only from a line that holds the largest
+    or the smallest value of one of its columns (:func:`_extreme_lines`): a list of the
+    candidates names every one of them ("which region has the smallest amount in
+    data/sales.csv?" answered "east" once ended ``accept`` on the region column listed,
+    and a one-line ``sort | head -n 1`` of the names).
+
     A count backs a number only when the request asks to count (``_HOW_MANY``). Else
     what code counts in a result — its lines, non-empty lines, words, the lines holding a
     word of the request (``derivable``'s ``counts``) — backs nothing, and what a counting
@@ -301,6 +317,7 @@ def _backers(
     paths = request_paths(request)
     agreed = _norm_value(value) in {_norm_value(a) for a in asked}
     counts = bool(_HOW_MANY.search(request))  # a listing's counts answer only a count
+    extreme = bool(_EXTREME.search(request))
     seen: set[tuple[str, ...]] = set()
     found: list[ToolCall] = []
     for call in calls:
@@ -324,6 +341,8 @@ def _backers(
             backed = wanted in printed or (
                 derived and wanted != 0 and wanted in derivable(outputs, terms, counts=counts)[0]
             )
+        elif extreme and listing:  # which one holds an extreme: read off its line only
+            backed = traced(value, _extreme_lines(outputs))
         else:  # a name: what the call returned, or the path it read
             backed = traced(value, [*outputs, *read_sources([call])])
         if backed:
@@ -387,6 +406,24 @@ def _call_key(call: ToolCall) -> tuple[str, ...]:
 _RESULT_LINES = 3
 """A tool result of more lines than this is a listing the value stands in (a file, a
 table), not a value a command computed."""
+
+
+def _extreme_lines(outputs: Sequence[str]) -> list[str]:
+    """The lines of a result that hold the largest or the smallest value of one of its
+    columns — the k-th number of every line that has one, in at least two lines (pure):
+    where a name that holds an extreme is read off a table."""
+    columns: dict[int, list[tuple[Decimal, str]]] = {}
+    for output in outputs:
+        for line in output.splitlines():
+            for k, token in enumerate(_COLUMN_NUMBER.findall(line)):
+                columns.setdefault(k, []).append((Decimal(token), line))
+    lines: list[str] = []
+    for column in columns.values():
+        if len(column) < 2:
+            continue
+        ends = {min(v for v, _ in column), max(v for v, _ in column)}
+        lines += [line for v, line in column if v in ends]
+    return lines
 
 
 def _listing(outputs: Sequence[str]) -> bool:
