@@ -230,12 +230,12 @@ def how_established(value: str | None, by: str = "") -> str:
 
 _WORD = re.compile(r"[A-Za-z0-9_]+")
 _HOW_MANY = re.compile(r"\bhow\s+many\b|\bnumber\s+of\b|\bcount\b", re.I)
-_EXTREME = re.compile(
-    r"\b(?:most|least|largest|smallest|highest|lowest|biggest|greatest|fewest|maximum|"
-    r"minimum|max|min|cheapest|longest|shortest|oldest|newest)\b",
-    re.I,
-)
-"""A request that asks which item holds an extreme of some measure."""
+_LEAST = re.compile(r"\b(?:least|smallest|lowest|fewest|minimum|min|cheapest|shortest)\b", re.I)
+_MOST = re.compile(r"\b(?:most|largest|highest|biggest|greatest|maximum|max|longest)\b", re.I)
+_EXTREME = re.compile(rf"{_LEAST.pattern}|{_MOST.pattern}|\b(?:oldest|newest)\b", re.I)
+"""A request that asks which item holds an extreme of some measure: the smallest
+(``_LEAST``), the largest (``_MOST``), or either (``oldest``, ``newest``: dates or
+ages)."""
 _COLUMN_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
 """A request that asks to count (not a total or an amount: a sum is no count)."""
 _TERM = re.compile(r"[A-Za-z_][\w-]{1,}")
@@ -295,8 +295,10 @@ def _backers(
     a name a call was told to read (its path) is traced to it.
 
     For a request that asks which item holds an extreme (``_EXTREME``: most, largest,
-    smallest, lowest …), a listing backs a name only from a line that holds the largest
-    or the smallest value of one of its columns (:func:`_extreme_lines`): a list of the
+    smallest, lowest …), a listing backs a name only from a line that holds the smallest
+    value of one of its columns when the request asks for the smallest (``_LEAST``), the
+    largest when it asks for the largest (``_MOST``), either when it asks for both or
+    neither (:func:`_extreme_lines`): a list of the
     candidates names every one of them ("which region has the smallest amount in
     data/sales.csv?" answered "east" once ended ``accept`` on the region column listed,
     and a one-line ``sort | head -n 1`` of the names).
@@ -318,6 +320,8 @@ def _backers(
     agreed = _norm_value(value) in {_norm_value(a) for a in asked}
     counts = bool(_HOW_MANY.search(request))  # a listing's counts answer only a count
     extreme = bool(_EXTREME.search(request))
+    least, most = bool(_LEAST.search(request)), bool(_MOST.search(request))
+    ends = (least or not most, most or not least)  # (the smallest, the largest)
     seen: set[tuple[str, ...]] = set()
     found: list[ToolCall] = []
     for call in calls:
@@ -342,7 +346,7 @@ def _backers(
                 derived and wanted != 0 and wanted in derivable(outputs, terms, counts=counts)[0]
             )
         elif extreme and listing:  # which one holds an extreme: read off its line only
-            backed = traced(value, _extreme_lines(outputs))
+            backed = traced(value, _extreme_lines(outputs, ends))
         else:  # a name: what the call returned, or the path it read
             backed = traced(value, [*outputs, *read_sources([call])])
         if backed:
@@ -408,10 +412,11 @@ _RESULT_LINES = 3
 table), not a value a command computed."""
 
 
-def _extreme_lines(outputs: Sequence[str]) -> list[str]:
-    """The lines of a result that hold the largest or the smallest value of one of its
-    columns — the k-th number of every line that has one, in at least two lines (pure):
-    where a name that holds an extreme is read off a table."""
+def _extreme_lines(outputs: Sequence[str], ends: tuple[bool, bool] = (True, True)) -> list[str]:
+    """The lines of a result that hold the smallest (``ends[0]``) or the largest
+    (``ends[1]``) value of one of its columns — the k-th number of every line that has
+    one, in at least two lines (pure): where a name that holds an extreme is read off a
+    table."""
     columns: dict[int, list[tuple[Decimal, str]]] = {}
     for output in outputs:
         for line in output.splitlines():
@@ -421,8 +426,11 @@ def _extreme_lines(outputs: Sequence[str]) -> list[str]:
     for column in columns.values():
         if len(column) < 2:
             continue
-        ends = {min(v for v, _ in column), max(v for v, _ in column)}
-        lines += [line for v, line in column if v in ends]
+        wanted = {
+            *([min(v for v, _ in column)] if ends[0] else []),
+            *([max(v for v, _ in column)] if ends[1] else []),
+        }
+        lines += [line for v, line in column if v in wanted]
     return lines
 
 

@@ -33,13 +33,23 @@ def test_a_list_of_the_candidates_backs_none_of_them() -> None:
 def test_the_table_backs_the_name_on_an_extreme_line() -> None:
     table = _read("plant/pumps.csv", PUMPS)
     assert derivations("beta", [table], LOWEST) == 1  # pressure 12, the smallest
-    assert derivations("delta", [table], LOWEST) == 1  # pressure 50: another extreme
+    assert derivations("delta", [table], LOWEST) == 0  # pressure 50: the largest
     assert derivations("gamma", [table], LOWEST) == 1  # age 1, the smallest of its column
     assert derivations("alpha", [table], LOWEST) == 0  # no extreme on its line
     sorted_ = _shell(
         "sort -t, -k2 -n plant/pumps.csv | head -n 2", "pump,pressure,age\nbeta,12,9\n"
     )
     assert derivations("beta", [table, sorted_], LOWEST) == 2
+
+
+def test_the_largest_is_read_off_the_largest_line() -> None:
+    table = _read("plant/pumps.csv", PUMPS)
+    highest = "which pump has the highest pressure in plant/pumps.csv?"
+    assert derivations("delta", [table], highest) == 1
+    assert derivations("gamma", [table], highest) == 0  # 33 and 1: the largest of neither
+    assert derivations("beta", [table], highest) == 1  # age 9: the largest of another column
+    either = "which pump is the newest in plant/pumps.csv?"  # a date or an age: both ends
+    assert derivations("beta", [table], either) == derivations("delta", [table], either) == 1
 
 
 def test_a_request_for_no_extreme_reads_the_whole_listing() -> None:
@@ -51,7 +61,7 @@ def test_a_request_for_no_extreme_reads_the_whole_listing() -> None:
 def test_only_the_extreme_rows_of_a_one_column_table_are_backed(values: list[int]) -> None:
     rows = "".join(f"n{i},{v}\n" for i, v in enumerate(values))
     table = _read("t/x.csv", "name,v\n" + rows)
-    ends = {values.index(min(values)), values.index(max(values))}
+    top = values.index(max(values))
     for i in range(len(values)):
-        expected = 1 if i in ends else 0
+        expected = 1 if i == top else 0
         assert derivations(f"n{i}", [table], "which name has the largest v in t/x.csv?") == expected
