@@ -362,6 +362,17 @@ class Config(BaseModel):
         "check that read a file it changed back, else it ends success at best (a log from "
         "before this field replays with it off)",
     )
+    read_back_in_place: bool = Field(
+        True,
+        description="with read_back_by_effect, a line changed in place (a removed line and "
+        "the added line at least 60% alike that keeps it) whose words were replaced is read "
+        "back by the words that changed, its other words aside: each is a word of the "
+        "request, a word gone that is no number (an identifier the request names) or every "
+        "word of both lines locates it, and each word gone comes before each word come in "
+        "the request ('rename the function shout to yell' proves def shout(…) → def "
+        "yell(…)); off, every word of every changed line must be a word of the request (a "
+        "log from before this field replays with it off)",
+    )
     corroborate_keeps_answer: bool = Field(
         True,
         description="the attempt that follows an ask for a second derivation (corroborate) "

@@ -378,6 +378,7 @@ class TaskGradient:
         shape: str = "",
         redact: Callable[[str], str] = str,
         read_back_by_effect: bool = True,
+        read_back_in_place: bool = True,
     ) -> None:
         self.task_id = task_id
         self.request = request  # the user's text (TaskSpec.text): what the proof reads
@@ -406,6 +407,9 @@ class TaskGradient:
         self.read_back_by_effect = read_back_by_effect
         """A change may be proven by what Law 1 observed it changed
         (``Config.read_back_by_effect``; replay reads a log from before it as off)."""
+        self.read_back_in_place = read_back_in_place
+        """A line changed in place is read back by the words that changed
+        (``Config.read_back_in_place``; replay reads a log from before it as off)."""
         self._calls: list[ToolCall] = []
         """The tool calls of the rounds decided so far: their changes are the task's too
         (the proof's read-back by effect reads them with the round's)."""
@@ -476,6 +480,7 @@ class TaskGradient:
             output=message.merged_output,
             shape=self.shape,
             by_effect=self.read_back_by_effect,
+            in_place=self.read_back_in_place,
             earlier=self._calls,
         )
         self._calls += [c for o in message.outcomes for c in o.tool_calls]

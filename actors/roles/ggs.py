@@ -210,9 +210,11 @@ class TaskBook:
         new_id: Callable[[], str],
         *,
         by_effect: bool = True,
+        in_place: bool = True,
     ) -> None:
         """Take one of the task's messages in (the kinds the GGS keeps books on);
-        ``by_effect``: ``Config.read_back_by_effect``, for the task's gradient."""
+        ``by_effect``: ``Config.read_back_by_effect``, ``in_place``:
+        ``Config.read_back_in_place``, for the task's gradient."""
         if isinstance(body, TaskSpec):
             self.gradient = TaskGradient(
                 task_id,
@@ -226,6 +228,7 @@ class TaskBook:
                 shape=body.shape,
                 redact=_redactor(),
                 read_back_by_effect=by_effect,
+                read_back_in_place=in_place,
             )
         elif isinstance(body, MemoryRecall):
             if body.round == 0 and self.gradient is not None:
@@ -339,8 +342,15 @@ class GGS(Role):
     def on_books(self, env: Envelope) -> None:
         book = self._book(env)
         if book is not None:
-            by_effect = self.ctx.config.read_back_by_effect
-            book.see(env.body, env.task_id or "", self.params, self.ctx.new_id, by_effect=by_effect)
+            config = self.ctx.config
+            book.see(
+                env.body,
+                env.task_id or "",
+                self.params,
+                self.ctx.new_id,
+                by_effect=config.read_back_by_effect,
+                in_place=config.read_back_in_place,
+            )
 
     @handles(LLMCall)
     def on_llm_call(self, env: Envelope) -> None:

@@ -11,16 +11,19 @@ lines it never mentions: "append the line 'TODO: call Bob' to notes/todo.txt" do
 - :func:`diff_sides` — a diff's removed and added lines.
 - :func:`pair_lines` — each removed line with the added line that keeps it, if any.
 - :func:`lost_lines` — the removed lines the request does not account for.
+- :func:`lines_read_back` — whether a diff's lines read back as the request, word by
+  word (a line changed in place by the words that changed).
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 
-from .request import change_words
+from .request import change_word_places, change_words
 
-__all__ = ["SIMILAR", "diff_sides", "lost_lines", "pair_lines"]
+__all__ = ["SIMILAR", "diff_sides", "lines_read_back", "lost_lines", "pair_lines"]
 
 SIMILAR = 0.6
 """How alike (``difflib.SequenceMatcher.ratio``) an added line must be to a removed one
@@ -90,3 +93,58 @@ def lost_lines(request: str, diff: str | None) -> list[str] | None:
         for line, kept in pair_lines(*sides)
         if kept is None and change_words(line) and not change_words(line) <= words
     ]
+
+
+def lines_read_back(
+    request: str, removed: Sequence[str], added: Sequence[str], *, in_place: bool = True
+) -> bool:
+    """Whether a diff's ``removed`` and ``added`` lines read back as the ``request``, word
+    by word (pure; :func:`.request.change_words`).
+
+    ``in_place``: a line changed in place (:func:`pair_lines`: a removed line and the
+    added line that keeps it, not the same line moved) whose words changed both ways —
+    some gone, some come — is read back by the words that changed (:func:`_replaced`):
+    ``def shout(text: str) -> str:`` → ``def yell(text: str) -> str:`` for "rename the
+    function shout to yell in src/textutil.py", whose ``def``, ``text`` and ``str`` are
+    no words of the request. Every other line, and every line when ``in_place`` is off,
+    is read back only when each of its words is a word of the request: no collateral
+    change, no value the request does not state."""
+    places = change_word_places(request)
+    held = [*removed, *added]  # the lines held to all their words
+    if in_place:
+        held, left = list(removed), Counter(added)
+        for line, new in pair_lines(removed, added):
+            replaced = None if new is None else _replaced(places, line, new)
+            if replaced is None or new is None:
+                continue  # not changed in place, or the same words: held to all its words
+            if not replaced:
+                return False
+            held.remove(line)
+            left[new] -= 1
+        held += left.elements()
+    return all(change_words(line) <= places.keys() for line in held)
+
+
+def _replaced(places: Mapping[str, int], old: str, new: str) -> bool | None:
+    """Whether ``old`` changed in place to ``new`` reads back as the request whose words
+    first appear at ``places`` (:func:`.request.change_word_places`), or None when no
+    word of ``old`` was replaced by a word of ``new`` (the same words, or words only
+    removed or only added: each line is held to all its words). True when all hold —
+
+    - every word that changed (of ``old`` not in ``new``, of ``new`` not in ``old``) is a
+      word of the request;
+    - the line is located: every word of both lines is the request's, or a word gone is
+      not a number — an identifier the request names (``shout``); a value alone places
+      no line: "change the west region's 800 to 850" is not ``east,800`` → ``east,850``;
+    - each word gone first appears in the request before each word come ("rename shout
+      to yell", "change red to blue", "from 800 to 850"): blue → red is not "change red
+      to blue"."""
+    before, after = change_words(old), change_words(new)
+    gone, came = before - after, after - before
+    if not gone or not came:
+        return None
+    if not (gone | came) <= places.keys():
+        return False
+    if not (before | after) <= places.keys() and all(w.isdigit() for w in gone):
+        return False
+    return max(places[w] for w in gone) < min(places[w] for w in came)

@@ -104,8 +104,14 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
   one the request names, created or modified; every word of every line added or removed
   a word of the request (no collateral change, no value it does not state: a count the
   model worked out and wrote is not read back so, nor is a changed line whose other
-  words the request does not hold); every text it quotes ('…', "…", `…`) in an added
-  line, verbatim; a line that holds a word changed. A deletion, a link, a mode change, a
+  words the request does not hold) — save, ``Config.read_back_in_place`` on (off for a
+  log from before it), a line changed in place whose words were replaced: its words
+  that changed are the request's, one gone that is no number locates it, and the words
+  gone come before the words come in the request ("rename the function shout to yell
+  in src/textutil.py" is read back from ``def shout(text: str) -> str:`` → ``def
+  yell(text: str) -> str:``; the east row's 800 → 850 is still not the west row's,
+  nor blue → red "change red to blue"); every text it quotes ('…', "…", `…`) in an
+  added line, verbatim; a line that holds a word changed. A deletion, a link, a mode change, a
   binary or oversized file (no diff, as in a log from before the field), a wrong write
   put right later, and a call whose changes were not observed (a command run outside
   the sandbox, a host's function that worked) are not read back;
@@ -180,7 +186,7 @@ from artoo.schemas.messages import Established
 
 from ._counting import parse_unit, spans_files
 from ._guards import _counts_unit
-from ._lines import diff_sides
+from ._lines import diff_sides, lines_read_back
 from ._paths import mentions
 from .checks import reads_workspace
 from .grounding import derivable, read_sources, stated_numbers, tool_outputs
@@ -510,6 +516,7 @@ def established(
     output: str,
     shape: str = "",
     by_effect: bool = True,
+    in_place: bool = True,
     earlier: Sequence[ToolCall] = (),
 ) -> Established | None:
     """How a round's answer was established (pure; the rule is the module's): ``none``
@@ -521,7 +528,9 @@ def established(
     ``by_effect`` (``Config.read_back_by_effect``; off for a log from before it): a
     change may be read back by what Law 1 observed it changed
     (:func:`read_back_by_effect`), over the round's calls and ``earlier``, the calls of
-    the task's earlier rounds (their changes are the task's too)."""
+    the task's earlier rounds (their changes are the task's too); ``in_place``
+    (``Config.read_back_in_place``; off for a log from before it): a line changed in
+    place is read back by the words that changed."""
     if not kind:
         return None
     outcomes = list(outcomes)
@@ -541,6 +550,7 @@ def established(
         calls,
         _measured(criteria, verdicts),
         by_effect=by_effect,
+        in_place=in_place,
         earlier=earlier,
     )
     asked = [o.asked for o in outcomes if o.asked]
@@ -620,6 +630,7 @@ def _demand(
     counted: Mapping[str, str] | None = None,
     *,
     by_effect: bool = True,
+    in_place: bool = True,
     earlier: Sequence[ToolCall] = (),
 ) -> bool | None:
     """What the request's duties demand of the proof of an answer whose ``checks`` passed,
@@ -630,14 +641,14 @@ def _demand(
     observed they counted over, by path (:func:`_measured`). A change is read back by a
     check that read a file it changed, or — ``by_effect`` — by its effects
     (:func:`read_back_by_effect`, over ``earlier``, the task's earlier rounds' calls, and
-    ``calls``)."""
+    ``calls``; ``in_place``, a line changed in place by the words that changed)."""
     measured = any(reads_workspace(c) for c in checks)
     if any(copied_from_request(c, request) for c in checks) and not measured:
         return None
     changed = changed_paths(calls)
     read_back = any(
         reads_workspace(c) and _touches(c.path, changed) and not _existence_only(c) for c in checks
-    ) or (by_effect and read_back_by_effect(request, [*earlier, *calls]))
+    ) or (by_effect and read_back_by_effect(request, [*earlier, *calls], in_place=in_place))
     duty = duties(request, kind)
     if duty.writes and not (duty.answers or duty.unsure) and not read_back:
         return None  # a change no check read back: its "done" is only the model's word
@@ -747,6 +758,7 @@ def needs_second_derivation(
     shape: str = "",
     unbacked: bool = True,
     by_effect: bool = True,
+    in_place: bool = True,
 ) -> Corroboration | None:
     """The value a tool call should derive before an attempt's answer is given on — a
     second, different call, or (no ``call``) a first one that shows it — or None (pure;
@@ -757,7 +769,8 @@ def needs_second_derivation(
     derivation would make the task accepted — and one with no check (a model will judge
     it) asks nothing; ``unbacked`` off (``Config.corroborate_unbacked``, a log from
     before it) asks nothing about a value no call backs, as before; ``by_effect``
-    (``Config.read_back_by_effect``) as :func:`established`'s.
+    (``Config.read_back_by_effect``) and ``in_place`` (``Config.read_back_in_place``) as
+    :func:`established`'s.
 
     It asks only where :func:`established` would end ``model`` for want of a derivation
     alone: every verdict passed and none is a model's; no check is copied from the
@@ -784,7 +797,8 @@ def needs_second_derivation(
         return None  # a model will judge it
     checks = [*_checks(criteria, verdicts), *(c.check for c in later if c.check is not None)]
     counted = _measured(criteria, verdicts)
-    if _demand(request, kind, checks, calls, counted, by_effect=by_effect) is not True:
+    demand = _demand(request, kind, checks, calls, counted, by_effect=by_effect, in_place=in_place)
+    if demand is not True:
         return None
     named = _named(request, kind, shape)
     values = _values(output, request, named)
@@ -824,12 +838,13 @@ def _quoted(request: str) -> list[str]:
     return [q for q in found if q.strip()]
 
 
-def _effect_lines(request: str, calls: Sequence[ToolCall]) -> dict[str, tuple[int, int]] | None:
+def _effect_lines(
+    request: str, calls: Sequence[ToolCall], *, in_place: bool = True
+) -> dict[str, tuple[int, int]] | None:
     """The lines added and removed in each file the calls that worked changed, by path in
     the order first changed, when they read back as the request (:func:`read_back_by_effect`);
     None when they do not (pure)."""
     named = {_norm(p) for p in request_paths(request)}
-    words = change_words(request)
     files: dict[str, tuple[int, int]] = {}
     added_texts: list[str] = []
     dirs: list[str] = []
@@ -850,7 +865,7 @@ def _effect_lines(request: str, calls: Sequence[ToolCall]) -> dict[str, tuple[in
             if lines is None or path not in named:
                 return None  # not known line by line, or a file the request does not name
             removed, added = lines
-            if any(not change_words(line) <= words for line in (*removed, *added)):
+            if not lines_read_back(request, removed, added, in_place=in_place):
                 return None  # a word the request does not hold: collateral, or derived
             if call.ok:
                 plus, minus = files.get(path, (0, 0))
@@ -909,7 +924,7 @@ def unchanged(request: str, kind: str, instruction: str, calls: Sequence[ToolCal
     )
 
 
-def read_back_by_effect(request: str, calls: Sequence[ToolCall]) -> bool:
+def read_back_by_effect(request: str, calls: Sequence[ToolCall], *, in_place: bool = True) -> bool:
     """Whether what Law 1 observed the ``calls`` change reads back as the change the
     ``request`` asks for (pure): True when all of these hold —
 
@@ -926,7 +941,16 @@ def read_back_by_effect(request: str, calls: Sequence[ToolCall]) -> bool:
       no collateral change, no value the request does not state — a count the model
       computed and wrote ("write the number of ERROR lines into report.txt") is not read
       back by this rule; and the other words of a changed line place it, so changing the
-      east row's 800 to 850 where the request names the west row is not it;
+      east row's 800 to 850 where the request names the west row is not it — save, with
+      ``in_place`` (``Config.read_back_in_place``), a line changed in place
+      (:func:`._lines.lines_read_back`: a removed line and the added line at least 60%
+      alike that keeps it) whose words were replaced, gone and come: it is read back by
+      the words that changed, when each is a word of the request, a word gone that is no
+      number (or every word of both lines the request's) locates it, and each word gone
+      comes before each word come in the request — ``def shout(text: str) -> str:`` →
+      ``def yell(text: str) -> str:`` is "rename the function shout to yell in
+      src/textutil.py", ``east,800`` → ``east,850`` is still not the west row's, and
+      blue → red is not "change red to blue";
     - every text the request quotes ('…', "…", `…`) is in the added lines of one effect,
       verbatim (a quoted path aside): "append 'TODO: call Bob'" is not proven by a file
       gaining "bob";
@@ -938,7 +962,7 @@ def read_back_by_effect(request: str, calls: Sequence[ToolCall]) -> bool:
     changes are observed (:func:`_unobserved`): a built-in tool, ``shell`` only when
     sandboxed — a command run outside the sandbox or a host's function that worked may
     have changed anything."""
-    return _effect_lines(request, calls) is not None
+    return _effect_lines(request, calls, in_place=in_place) is not None
 
 
 def read_back_note(
@@ -950,6 +974,7 @@ def read_back_note(
     outcomes: Iterable[SubTaskOutcome],
     output: str,
     shape: str = "",
+    in_place: bool = True,
     earlier: Sequence[ToolCall] = (),
 ) -> str:
     """How a change :func:`established` proves by code only because it was read back by
@@ -966,6 +991,7 @@ def read_back_note(
         output=output,
         shape=shape,
         by_effect=True,
+        in_place=in_place,
         earlier=earlier,
     )[1]
 
@@ -980,6 +1006,7 @@ def established_and_note(
     output: str,
     shape: str = "",
     by_effect: bool = True,
+    in_place: bool = True,
     earlier: Sequence[ToolCall] = (),
 ) -> tuple[Established | None, str]:
     """:func:`established` and, when ``by_effect`` made it ``code`` or ``human``, its
@@ -997,13 +1024,15 @@ def established_and_note(
             output=output,
             shape=shape,
             by_effect=effect,
+            in_place=in_place,
             earlier=earlier,
         )
 
     found = proof(by_effect)
     if not by_effect or found not in ("code", "human") or proof(False) == found:
         return found, ""
-    files = _effect_lines(request, [*earlier, *(c for o in outcomes for c in o.tool_calls)])
+    calls = [*earlier, *(c for o in outcomes for c in o.tool_calls)]
+    files = _effect_lines(request, calls, in_place=in_place)
     shown = []
     for path, (plus, minus) in (files or {}).items():
         if plus or minus:

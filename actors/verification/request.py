@@ -31,6 +31,7 @@ __all__ = [
     "Duties",
     "RequestKind",
     "answer_problem",
+    "change_word_places",
     "change_words",
     "code_kind",
     "code_shape",
@@ -88,10 +89,23 @@ def change_words(text: str) -> set[str]:
     counts too (``x = 5`` → ``x``, ``5``: a one-digit value is a value). What every line a
     change read back by effect added or removed must share with the request
     (:func:`.proof.read_back_by_effect`)."""
+    return set(change_word_places(text))
+
+
+def change_word_places(text: str) -> dict[str, int]:
+    """Each of :func:`change_words`'s words of ``text`` with the offset where it first
+    appears in it (pure): what a change read back in place is ordered by — "rename shout
+    to yell" names ``shout`` before ``yell`` (:func:`._lines.lines_read_back`)."""
     low = text.lower()
-    paths = {m.group().strip(".") for m in _PATH.finditer(low)}
-    rest = _PATH.sub(" ", low)
-    return paths | {w for w in _WORD.findall(rest) if w not in _STOPWORDS}
+    places: dict[str, int] = {}
+    for m in _PATH.finditer(low):
+        path = m.group().strip(".")
+        places.setdefault(path, low.index(path, m.start()))
+    rest = _PATH.sub(lambda m: " " * len(m.group()), low)  # the other words keep their offsets
+    for m in _WORD.finditer(rest):
+        if m.group() not in _STOPWORDS:
+            places.setdefault(m.group(), m.start())
+    return places
 
 
 def request_tag(text: str, limit: int = 48) -> str:

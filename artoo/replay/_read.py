@@ -96,7 +96,9 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
     value no tool result showed (off); one from before ``Config.corroborate_keeps_answer``
     gave on an attempt after an ask that passed stating no answer (off); one from before
     ``Config.read_back_by_effect`` never read a change back by its effects (off); one
-    from before ``Config.direct_kinds`` planned every first round with the model (none);
+    from before ``Config.read_back_in_place`` held every changed line to all its words
+    (off); one from before ``Config.direct_kinds`` planned every first round with the
+    model (none);
     one from before ``Config.request_consent`` asked the operator of every Law 1 action
     (off); one from before ``Config.refuse_repeated_calls`` ran every repeated call and
     ended an attempt as a doom loop only on the same call three times in a row (off); one
@@ -119,6 +121,8 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
         update["corroborate_unbacked"] = False
     if "read_back_by_effect" not in request.config:
         update["read_back_by_effect"] = False
+    if "read_back_in_place" not in request.config:
+        update["read_back_in_place"] = False
     if "corroborate_keeps_answer" not in request.config:
         update["corroborate_keeps_answer"] = False
     if "direct_kinds" not in request.config:
@@ -144,6 +148,7 @@ def _inferred_config(envelopes: list[Envelope]) -> Config:
         "corroborate_asks": 1,
         "corroborate_unbacked": False,
         "read_back_by_effect": False,
+        "read_back_in_place": False,
         "corroborate_keeps_answer": False,
         "direct_kinds": [],
         "request_consent": False,

@@ -10,8 +10,8 @@ What is recomputed (the checks, by name in :attr:`VerifyReport.checked`):
     the task's TaskSpec, DispatchManifests and fan-ins (ReplanRequest, OutcomeSummary,
     PlanRejected, StepFailed), under the GGSConfig the decision logged (``params``; the
     given config's for logs older than that field) and the task's
-    ``Config.read_back_by_effect`` (the proof of a change), with its logged ``elapsed_ms``
-    and clock time (its Megram's ``created_at``).
+    ``Config.read_back_by_effect`` and ``read_back_in_place`` (the proof of a change), with
+    its logged ``elapsed_ms`` and clock time (its Megram's ``created_at``).
 ``quantization``
     Each MegramRecorded's ``(f, σ, k)`` against the §6.3 matrix for its state.
 ``calibration``
@@ -34,8 +34,8 @@ What is recomputed (the checks, by name in :attr:`VerifyReport.checked`):
     value asked about, recomputed with ``proof.needs_second_derivation`` from the
     attempt's logged verdicts, the subtask's calls so far and the TaskSpec, under the
     task's ``Config.corroborate``, ``corroborate_after_last_retry``,
-    ``corroborate_unbacked``, ``read_back_by_effect`` and ``max_retries``
-    (``agent_validator.may_corroborate``),
+    ``corroborate_unbacked``, ``read_back_by_effect``, ``read_back_in_place`` and
+    ``max_retries`` (``agent_validator.may_corroborate``),
     and whether it asked to show a value no tool result showed (``unbacked``): once per
     subtask, and again — up to ``Config.corroborate_asks`` asks — after an attempt that
     followed an ask and passed with another value than the one asked about, or with the
@@ -161,6 +161,7 @@ class _Task:
                 self.config.ggs,
                 ids.popleft,
                 by_effect=self.config.read_back_by_effect,
+                in_place=self.config.read_back_in_place,
             )
             if isinstance(body, TaskSpec):
                 self.request = body.text
@@ -435,6 +436,7 @@ class _Task:
             shape=spec.shape if spec is not None else "",
             unbacked=self.config.corroborate_unbacked,
             by_effect=self.config.read_back_by_effect,
+            in_place=self.config.read_back_in_place,
         )
         prior = self.asked.get(sub.subtask_id)
         made = (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -45,6 +45,24 @@ def simple_plan(instruction: str = "Say hello", times: int = 0) -> dict[str, Any
         "times": times,
         "content": {"subtasks": [{"instruction": instruction, "sequence": 1}]},
     }
+
+
+def change_entries(
+    intent: str, path: str, calls: Iterable[dict[str, Any]], answer: str
+) -> list[dict[str, Any]]:
+    """A change's script: the Perceiver reads it (``intent``) as a change whose one
+    criterion is that ``path`` exists — no check reads the file back —, the Executor makes
+    each of ``calls`` in a turn of its own, then answers ``answer``."""
+    exists = {"kind": "file_exists", "path": path}
+    criterion = {"text": f"{path} exists", "mode": "verifiable", "check": exists}
+    return [
+        {
+            "role": "perceiver",
+            "content": {"intent": intent, "kind": "change", "criteria": [criterion]},
+        },
+        *({"role": "executor", "tool_calls": [call]} for call in calls),
+        {"role": "executor", "times": 0, "content": answer},
+    ]
 
 
 def rm_script_entries(times: int = 3, tasks: int = 1) -> list[dict[str, Any]]:

@@ -23,7 +23,7 @@ from artoo.schemas import (
     ToolCallEnded,
 )
 
-from .helpers import CONFIG, DATA, all_events, rewrite_event, run_verified
+from .helpers import CONFIG, DATA, all_events, change_entries, rewrite_event, run_verified
 
 REQUEST = "add the line 'butter' to shopping.txt"
 BEFORE = "milk\neggs\nbread\n"
@@ -34,21 +34,12 @@ def _write(content: str) -> dict[str, Any]:
 
 
 def _entries(*writes: str) -> list[dict[str, Any]]:
-    exists = {"kind": "file_exists", "path": "shopping.txt"}
-    return [
-        {
-            "role": "perceiver",
-            "content": {
-                "intent": "add butter to shopping.txt",
-                "kind": "change",
-                "criteria": [
-                    {"text": "shopping.txt exists", "mode": "verifiable", "check": exists}
-                ],
-            },
-        },
-        *({"role": "executor", "tool_calls": [_write(w)]} for w in writes),
-        {"role": "executor", "times": 0, "content": "Added butter to shopping.txt."},
-    ]
+    return change_entries(
+        "add butter to shopping.txt",
+        "shopping.txt",
+        [_write(w) for w in writes],
+        "Added butter to shopping.txt.",
+    )
 
 
 def _run(

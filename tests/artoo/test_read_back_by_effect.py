@@ -20,28 +20,17 @@ from artoo.report import audit_report
 from artoo.schemas import Config, Envelope, FinalResult, TaskRequest, ToolCallEnded
 from artoo.testing import write_script
 
-from .helpers import CONFIG, DATA, all_events, rewrite_event, run_verified
+from .helpers import CONFIG, DATA, all_events, change_entries, rewrite_event, run_verified
 
 REQUEST = "add the line 'port = 8080' to settings.ini"
 NOTE = "read back by effect: settings.ini +1 line, every changed word in the request"
 
 
 def _entries(command: str) -> list[dict[str, Any]]:
-    exists = {"kind": "file_exists", "path": "settings.ini"}
-    return [
-        {
-            "role": "perceiver",
-            "content": {
-                "intent": "add the port to settings.ini",
-                "kind": "change",
-                "criteria": [
-                    {"text": "settings.ini exists", "mode": "verifiable", "check": exists}
-                ],
-            },
-        },
-        {"role": "executor", "tool_calls": [{"name": "shell", "arguments": {"command": command}}]},
-        {"role": "executor", "times": 0, "content": "Added the line to settings.ini."},
-    ]
+    shell = {"name": "shell", "arguments": {"command": command}}
+    return change_entries(
+        "add the port to settings.ini", "settings.ini", [shell], "Added the line to settings.ini."
+    )
 
 
 def _run(
