@@ -242,6 +242,14 @@ _EXTREME = re.compile(rf"{_LEAST.pattern}|{_MOST.pattern}|\b(?:oldest|newest)\b"
 """A request that asks which item holds an extreme of some measure: the smallest
 (``_LEAST``), the largest (``_MOST``), or either (``oldest``, ``newest``: dates or
 ages)."""
+_DERIVED_WRITE = re.compile(
+    r"\b(?:write|save|put|store|record|append|copy)\s+"
+    r"(?:it|them|its\s+\w+|their\s+\w+|the\s+(?:count|number|total|sum|result|answer|"
+    r"value|name|names|mean|average|maximum|minimum))\b",
+    re.I,
+)
+"""A request that asks to write a value it does not state ("write its name to top.txt",
+"write the count to todo_count.txt"): not read back by its own words."""
 _COLUMN_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
 """A request that asks to count (not a total or an amount: a sum is no count)."""
 _TERM = re.compile(r"[A-Za-z_][\w-]{1,}")
@@ -844,6 +852,8 @@ def _effect_lines(
     """The lines added and removed in each file the calls that worked changed, by path in
     the order first changed, when they read back as the request (:func:`read_back_by_effect`);
     None when they do not (pure)."""
+    if _DERIVED_WRITE.search(request):
+        return None  # what it writes is a value it asks to find: its own words prove nothing
     named = {_norm(p) for p in request_paths(request)}
     files: dict[str, tuple[int, int]] = {}
     added_texts: list[str] = []
@@ -955,7 +965,11 @@ def read_back_by_effect(request: str, calls: Sequence[ToolCall], *, in_place: bo
       verbatim (a quoted path aside): "append 'TODO: call Bob'" is not proven by a file
       gaining "bob";
     - at least one line that holds a word was added or removed (a blank line appended to
-      notes/todo.txt is no todo added).
+      notes/todo.txt is no todo added);
+    - the request does not ask to write a value it does not state (``_DERIVED_WRITE``:
+      "write its name / it / the count … to FILE"): "find the region with the largest
+      amount in data/sales.csv and write its name to top.txt" once ended ``accept`` on
+      top.txt holding "Region with the largest amount", every word of it the request's.
 
     A file several calls changed is held to every call's diff: a wrong write later put
     right is not read back (fail closed). Every call not refused must be one whose

@@ -317,3 +317,21 @@ def test_the_notes_counts_read_plus_and_minus_lines() -> None:
         r"every changed word in the request",
         note,
     ), note
+
+
+def test_a_value_the_request_asks_to_find_and_write_is_not_read_back_by_its_words() -> None:
+    """The model wrote the request's description of the value, not the value: every word
+    of it is the request's. A request that states what to write is read back as before."""
+    derived = "find the pump with the lowest pressure in plant.csv and write its name to low.txt"
+    described = write("low.txt", "+pump with the lowest pressure", change="created")
+    assert not read_back_by_effect(derived, [described])
+    assert not read_back_by_effect(
+        "count the pumps in plant.csv and write the count to n.txt",
+        [write("n.txt", "+pumps", "created")],
+    )
+    stated = "create low.txt containing the word pump"
+    assert read_back_by_effect(stated, [write("low.txt", "+pump", change="created")])
+    # "write it" with what "it" is stated in the request is a derived write too: fail closed
+    assert not read_back_by_effect(
+        "take the word pump and write it to low.txt", [write("low.txt", "+pump", "created")]
+    )
