@@ -76,7 +76,7 @@ from artoo.actors.llm import LLMError, LLMRequest, assistant_message, tool_messa
 from artoo.actors.runtime.bus import BusError
 from artoo.actors.runtime.role import Equipment, Inbox, Role, handles
 from artoo.actors.tools import ConfirmationNeeded, ToolRegistry, ToolRunner, Unasked
-from artoo.actors.verification._lines import diff_sides, lost_lines
+from artoo.actors.verification._lines import diff_sides, lost_from
 from artoo.actors.verification._paths import mentions
 from artoo.actors.verification.request import change_words
 from artoo.schemas import (
@@ -303,9 +303,9 @@ def losses(request: str, effects: Sequence[FileEffect]) -> dict[str, tuple[list[
     for effect in effects:
         if effect.change != "modified" or effect.diff is None:
             continue
-        lost = lost_lines(request, effect.diff)
         sides = diff_sides(effect.diff)
-        if lost and sides is not None:
+        lost = [] if sides is None else lost_from(request, *sides)
+        if sides is not None and lost:
             removed = {r.strip() for r in sides[0]}
             new = [  # a line the request itself states, not one moved: what to append
                 a

@@ -11,6 +11,7 @@ lines it never mentions: "append the line 'TODO: call Bob' to notes/todo.txt" do
 - :func:`diff_sides` — a diff's removed and added lines.
 - :func:`pair_lines` — each removed line with the added line that keeps it, if any.
 - :func:`lost_lines` — the removed lines the request does not account for.
+- :func:`lost_from` — the same, of a diff already read into its sides.
 - :func:`lines_read_back` — whether a diff's lines read back as the request, word by
   word (a line changed in place by the words that changed).
 """
@@ -23,7 +24,7 @@ from collections.abc import Mapping, Sequence
 
 from .request import change_word_places, change_words
 
-__all__ = ["SIMILAR", "diff_sides", "lines_read_back", "lost_lines", "pair_lines"]
+__all__ = ["SIMILAR", "diff_sides", "lines_read_back", "lost_from", "lost_lines", "pair_lines"]
 
 SIMILAR = 0.6
 """How alike (``difflib.SequenceMatcher.ratio``) an added line must be to a removed one
@@ -82,15 +83,17 @@ def lost_lines(request: str, diff: str | None) -> list[str] | None:
     "remove the TODO about the train" accounts for ``TODO: book the train``… only when
     every word of it is the request's). ``[]``: nothing lost. None when the diff is
     unknown (``FileEffect.diff`` None: a binary or oversized file) or is no diff."""
-    if diff is None:
-        return None
-    sides = diff_sides(diff)
-    if sides is None:
-        return None
+    sides = None if diff is None else diff_sides(diff)
+    return None if sides is None else lost_from(request, *sides)
+
+
+def lost_from(request: str, removed: Sequence[str], added: Sequence[str]) -> list[str]:
+    """:func:`lost_lines` of a diff already read into its ``removed`` and ``added`` lines
+    (:func:`diff_sides`; pure)."""
     words = change_words(request)
     return [
         line
-        for line, kept in pair_lines(*sides)
+        for line, kept in pair_lines(removed, added)
         if kept is None and change_words(line) and not change_words(line) <= words
     ]
 

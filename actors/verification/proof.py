@@ -189,7 +189,7 @@ from ._guards import _counts_unit
 from ._lines import diff_sides, lines_read_back
 from ._paths import mentions
 from .checks import reads_workspace
-from .grounding import derivable, read_sources, stated_numbers, tool_outputs
+from .grounding import _LINE_NUMBER, derivable, read_sources, stated_numbers, tool_outputs
 from .request import (
     _FIGURE,
     change_words,
@@ -250,7 +250,6 @@ _DERIVED_WRITE = re.compile(
 )
 """A request that asks to write a value it does not state ("write its name to top.txt",
 "write the count to todo_count.txt"): not read back by its own words."""
-_COLUMN_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
 """A request that asks to count (not a total or an amount: a sum is no count)."""
 _TERM = re.compile(r"[A-Za-z_][\w-]{1,}")
 
@@ -426,7 +425,7 @@ _RESULT_LINES = 3
 table), not a value a command computed."""
 
 
-def _extreme_lines(outputs: Sequence[str], ends: tuple[bool, bool] = (True, True)) -> list[str]:
+def _extreme_lines(outputs: Sequence[str], ends: tuple[bool, bool]) -> list[str]:
     """The lines of a result that hold the smallest (``ends[0]``) or the largest
     (``ends[1]``) value of one of its columns — the k-th number of every line that has
     one, in at least two lines (pure): where a name that holds an extreme is read off a
@@ -434,7 +433,7 @@ def _extreme_lines(outputs: Sequence[str], ends: tuple[bool, bool] = (True, True
     columns: dict[int, list[tuple[Decimal, str]]] = {}
     for output in outputs:
         for line in output.splitlines():
-            for k, token in enumerate(_COLUMN_NUMBER.findall(line)):
+            for k, token in enumerate(_LINE_NUMBER.findall(line)):
                 columns.setdefault(k, []).append((Decimal(token), line))
     lines: list[str] = []
     for column in columns.values():

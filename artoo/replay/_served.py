@@ -240,11 +240,13 @@ class _Served:
                 attempt=attempt,
             )
             return ToolOutcome(call=refused, content=f"error: {refused.error}")
-        asked = next(
-            (r for r in self.asked[subtask] if r.args == args and r.gate != "caution"), None
+        asked = (
+            None  # refused unasked: a later call with the same arguments asked
+            if call.refusal == "lost_lines"
+            else next(
+                (r for r in self.asked[subtask] if r.args == args and r.gate != "caution"), None
+            )
         )
-        if call.refusal == "lost_lines":
-            asked = None  # refused unasked: a later call with the same arguments asked
         if asked is not None:
             self.asked[subtask].remove(asked)
             confirm(
