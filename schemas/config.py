@@ -416,6 +416,15 @@ class Config(BaseModel):
         "never made is retried, told so, whatever its answer says (a log from before this "
         "field replays with it off)",
     )
+    proof_by_evaluation: bool = Field(
+        True,
+        description="a question's answer is proven by code when it states what a shell call "
+        "printed that ran the request's own code: python3 -c importing only from Python "
+        "files the request names and printing one expression of the request's names and "
+        "constants (the call it writes, if it writes one), or python3 FILE for what a "
+        "named script prints; asked to compute a value, the model is given that command "
+        "when code can write it (a log from before this field replays with it off)",
+    )
     task_timeout_s: float = Field(300.0, gt=0, description="deadline of a task")
     role_timeout_s: float = Field(
         120.0, ge=0.1, description="longest one role step may take (at least 0.1 s)"

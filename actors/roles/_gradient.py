@@ -379,6 +379,7 @@ class TaskGradient:
         redact: Callable[[str], str] = str,
         read_back_by_effect: bool = True,
         read_back_in_place: bool = True,
+        proof_by_evaluation: bool = True,
     ) -> None:
         self.task_id = task_id
         self.request = request  # the user's text (TaskSpec.text): what the proof reads
@@ -410,6 +411,9 @@ class TaskGradient:
         self.read_back_in_place = read_back_in_place
         """A line changed in place is read back by the words that changed
         (``Config.read_back_in_place``; replay reads a log from before it as off)."""
+        self.proof_by_evaluation = proof_by_evaluation
+        """A question's value printed by a call that ran the request's own code proves it
+        (``Config.proof_by_evaluation``; replay reads a log from before it as off)."""
         self._calls: list[ToolCall] = []
         """The tool calls of the rounds decided so far: their changes are the task's too
         (the proof's read-back by effect reads them with the round's)."""
@@ -482,6 +486,7 @@ class TaskGradient:
             by_effect=self.read_back_by_effect,
             in_place=self.read_back_in_place,
             earlier=self._calls,
+            evaluation=self.proof_by_evaluation,
         )
         self._calls += [c for o in message.outcomes for c in o.tool_calls]
         if state == "accept" and proof == "model":  # a model's word is not proof (Law 0)

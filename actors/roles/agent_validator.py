@@ -188,13 +188,14 @@ def second_derivation_ask(
     unbacked: bool = True,
     by_effect: bool = True,
     in_place: bool = True,
+    evaluation: bool = True,
 ) -> Corroboration | None:
     """:func:`~artoo.actors.verification.proof.needs_second_derivation` for an attempt
     judged on the subtask's ``criteria`` (pure): the task's criteria that are not the
     subtask's (``task_criteria``, from the TaskSpec) are the ones judged later; ``kind``
     and ``shape`` are the TaskSpec's; ``unbacked``, ``Config.corroborate_unbacked``;
     ``by_effect``, ``Config.read_back_by_effect``; ``in_place``,
-    ``Config.read_back_in_place``."""
+    ``Config.read_back_in_place``; ``evaluation``, ``Config.proof_by_evaluation``."""
     own = {c.id for c in criteria}
     return needs_second_derivation(
         request=request,
@@ -208,6 +209,7 @@ def second_derivation_ask(
         unbacked=unbacked,
         by_effect=by_effect,
         in_place=in_place,
+        evaluation=evaluation,
     )
 
 
@@ -450,6 +452,7 @@ class AgentValidator(Role):
             unbacked=config.corroborate_unbacked,
             by_effect=config.read_back_by_effect,
             in_place=config.read_back_in_place,
+            evaluation=config.proof_by_evaluation,
         )
         if ask is None or not may_ask_again(
             config,

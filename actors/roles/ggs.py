@@ -211,10 +211,12 @@ class TaskBook:
         *,
         by_effect: bool = True,
         in_place: bool = True,
+        evaluation: bool = True,
     ) -> None:
         """Take one of the task's messages in (the kinds the GGS keeps books on);
         ``by_effect``: ``Config.read_back_by_effect``, ``in_place``:
-        ``Config.read_back_in_place``, for the task's gradient."""
+        ``Config.read_back_in_place``, ``evaluation``: ``Config.proof_by_evaluation``,
+        for the task's gradient."""
         if isinstance(body, TaskSpec):
             self.gradient = TaskGradient(
                 task_id,
@@ -229,6 +231,7 @@ class TaskBook:
                 redact=_redactor(),
                 read_back_by_effect=by_effect,
                 read_back_in_place=in_place,
+                proof_by_evaluation=evaluation,
             )
         elif isinstance(body, MemoryRecall):
             if body.round == 0 and self.gradient is not None:
@@ -350,6 +353,7 @@ class GGS(Role):
                 self.ctx.new_id,
                 by_effect=config.read_back_by_effect,
                 in_place=config.read_back_in_place,
+                evaluation=config.proof_by_evaluation,
             )
 
     @handles(LLMCall)

@@ -185,6 +185,7 @@ from artoo.schemas import Check, Criterion, SubTaskOutcome, ToolCall, Verdict
 from artoo.schemas.messages import Established
 
 from ._counting import parse_unit, spans_files
+from ._evaluation import evaluated, evaluates, evaluation_command, evaluation_pattern
 from ._guards import _counts_unit
 from ._lines import diff_sides, lines_read_back
 from ._paths import mentions
@@ -525,6 +526,7 @@ def established(
     by_effect: bool = True,
     in_place: bool = True,
     earlier: Sequence[ToolCall] = (),
+    evaluation: bool = True,
 ) -> Established | None:
     """How a round's answer was established (pure; the rule is the module's): ``none``
     when some verdict failed or none passed, ``model`` when some of it rests on a model,
@@ -537,7 +539,10 @@ def established(
     (:func:`read_back_by_effect`), over the round's calls and ``earlier``, the calls of
     the task's earlier rounds (their changes are the task's too); ``in_place``
     (``Config.read_back_in_place``; off for a log from before it): a line changed in
-    place is read back by the words that changed."""
+    place is read back by the words that changed; ``evaluation``
+    (``Config.proof_by_evaluation``; off for a log from before it): a question's answer
+    stating what a call that ran the request's own code printed is proven by it
+    (:func:`._evaluation.evaluated`)."""
     if not kind:
         return None
     outcomes = list(outcomes)
@@ -564,6 +569,8 @@ def established(
     # a fresh conversation's reading agrees only when it stated the value again
     agreed = [o.asked for o in outcomes if o.asked and not _fell_back(o)]
     named = _named(request, kind, shape)
+    if demand and evaluation and evaluated(output, calls, request):
+        demand = False  # the request's own code computed the value it states
     if demand is None or (demand and not _backed(output, calls, request, agreed, named)):
         return "model"
     if demand and any(_contradicts(o, request, named) for o in outcomes):
@@ -719,6 +726,12 @@ class Corroboration(msgspec.Struct, frozen=True, kw_only=True):
     value: str
     call: ToolCall | None = None
     """The one call that backs ``value``; None: none does (:attr:`unbacked`)."""
+    command: str = ""
+    """For a value no call backs, the command that evaluates the request, when code can
+    write it (:func:`._evaluation.evaluation_command`): what the Executor is told to run."""
+    pattern: str = ""
+    """Else, that command with ``…`` where the call goes, when the request asks what code
+    in one named Python file returns (:func:`._evaluation.evaluation_pattern`)."""
 
     @property
     def unbacked(self) -> bool:
@@ -727,6 +740,19 @@ class Corroboration(msgspec.Struct, frozen=True, kw_only=True):
 
     def feedback(self) -> str:
         """What the Executor is told (pure)."""
+        if self.call is None and self.command:
+            return (
+                f"Your answer states {self.value}, which no tool result shows. Run the "
+                f"code the request asks about: {self.command} — then answer again "
+                "starting with what it printed."
+            )
+        if self.call is None and self.pattern:
+            return (
+                f"Your answer states {self.value}, which no tool result shows. Run the "
+                f"code the request asks about with python3, as in: {self.pattern} — with "
+                "the call it asks about in place of … — then answer again starting with "
+                "what it printed."
+            )
         if self.call is None:
             return (
                 f"Your answer states {self.value}, which no tool result shows. Compute it "
@@ -766,6 +792,7 @@ def needs_second_derivation(
     unbacked: bool = True,
     by_effect: bool = True,
     in_place: bool = True,
+    evaluation: bool = True,
 ) -> Corroboration | None:
     """The value a tool call should derive before an attempt's answer is given on — a
     second, different call, or (no ``call``) a first one that shows it — or None (pure;
@@ -807,6 +834,8 @@ def needs_second_derivation(
     demand = _demand(request, kind, checks, calls, counted, by_effect=by_effect, in_place=in_place)
     if demand is not True:
         return None
+    if evaluation and evaluated(output, calls, request):
+        return None  # the request's own code computed it: nothing to derive again
     named = _named(request, kind, shape)
     values = _values(output, request, named)
     if not any(_primary(v, values, named) for v in values):
@@ -817,7 +846,11 @@ def needs_second_derivation(
         # only an answer to a question (by either reading): an unsure request that asks
         # for no value ("sixteen parts") states none a tool should compute
         asks = duties(request, kind, shape).answers
-        return Corroboration(value=shown) if unbacked and asks else None
+        if not (unbacked and asks):
+            return None
+        command = evaluation_command(request) if evaluation else None
+        pattern = evaluation_pattern(request) if evaluation and not command else None
+        return Corroboration(value=shown, command=command or "", pattern=pattern or "")
     if max(len(b) for v, b in zip(values, backers, strict=True) if _primary(v, values, named)) >= 2:
         return None
     return Corroboration(value=values[0], call=backers[0][0])
@@ -1021,13 +1054,16 @@ def established_and_note(
     by_effect: bool = True,
     in_place: bool = True,
     earlier: Sequence[ToolCall] = (),
+    evaluation: bool = True,
 ) -> tuple[Established | None, str]:
     """:func:`established` and, when ``by_effect`` made it ``code`` or ``human``, its
-    :func:`read_back_note` (else "") — the round judged once with the read-back, and once
-    more without it only when it proved something (pure)."""
+    :func:`read_back_note` (else ""), or when ``evaluation`` did, which call evaluated
+    the request ("evaluated: `python3 src/app.py` printed hello artoo") — the round
+    judged once with both, and once more without one only when it proved something
+    (pure)."""
     outcomes = list(outcomes)
 
-    def proof(effect: bool) -> Established | None:
+    def proof(effect: bool, evaluate: bool = evaluation) -> Established | None:
         return established(
             request=request,
             kind=kind,
@@ -1039,10 +1075,17 @@ def established_and_note(
             by_effect=effect,
             in_place=in_place,
             earlier=earlier,
+            evaluation=evaluate,
         )
 
     found = proof(by_effect)
-    if not by_effect or found not in ("code", "human") or proof(False) == found:
+    if found not in ("code", "human"):
+        return found, ""
+    if evaluation and proof(by_effect, False) != found:
+        ran = next(c for o in outcomes for c in o.tool_calls if evaluates(c, request) and c.stdout)
+        printed = " ".join(line.strip() for line in (ran.stdout or "").splitlines()[:3])
+        return found, f"evaluated: {_call_text(ran)} printed {printed}"
+    if not by_effect or proof(False) == found:
         return found, ""
     calls = [*earlier, *(c for o in outcomes for c in o.tool_calls)]
     files = _effect_lines(request, calls, in_place=in_place)

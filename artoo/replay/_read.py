@@ -104,7 +104,9 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
     ended an attempt as a doom loop only on the same call three times in a row (off); one
     from before ``Config.refuse_lost_lines`` ran a change that lost lines and let the
     request consent to it (off); one from before ``Config.change_needs_effect`` passed a
-    change's subtask that changed nothing (off). The
+    change's subtask that changed nothing (off); one from before
+    ``Config.proof_by_evaluation`` took no value a call computed by running the
+    request's code as proof (off). The
     one place every replay reader takes a task's Config from."""
     request = next((e.body for e in task.envelopes if isinstance(e.body, TaskRequest)), None)
     if request is None or not request.config:
@@ -135,6 +137,8 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
         update["refuse_lost_lines"] = False
     if "change_needs_effect" not in request.config:
         update["change_needs_effect"] = False
+    if "proof_by_evaluation" not in request.config:
+        update["proof_by_evaluation"] = False
     return logged.model_copy(update=update)
 
 
@@ -155,6 +159,7 @@ def _inferred_config(envelopes: list[Envelope]) -> Config:
         "refuse_repeated_calls": False,
         "refuse_lost_lines": False,
         "change_needs_effect": False,
+        "proof_by_evaluation": False,
     }
     if indexes:
         update["max_parallel"] = max(indexes) + 1

@@ -162,6 +162,7 @@ class _Task:
                 ids.popleft,
                 by_effect=self.config.read_back_by_effect,
                 in_place=self.config.read_back_in_place,
+                evaluation=self.config.proof_by_evaluation,
             )
             if isinstance(body, TaskSpec):
                 self.request = body.text
@@ -437,6 +438,7 @@ class _Task:
             unbacked=self.config.corroborate_unbacked,
             by_effect=self.config.read_back_by_effect,
             in_place=self.config.read_back_in_place,
+            evaluation=self.config.proof_by_evaluation,
         )
         prior = self.asked.get(sub.subtask_id)
         made = (
