@@ -146,6 +146,14 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
   one (a workspace path): "how many python files are under src/models?" once ended
   ``accept`` on 3, which ``find src -type f`` and ``find src -name '*.py'`` agreed on —
   two derivations of another question (src holds 3, src/models 1);
+- an answer to a question that states what a ``shell`` call printed that ran the
+  request's own code (:func:`._evaluation.evaluates`: ``python3 -c`` importing only from
+  Python files the request names and printing one expression of its names and constants,
+  the call it writes when it writes one; or ``python3 FILE`` for what a named script
+  prints) is proven by that call alone (``Config.proof_by_evaluation``; off for a log from
+  before it): the workspace's code computed the value, and the command only asked it to —
+  "what does greet … return when called with "Ana"?" answered right off the source, then
+  off ``echo hello Ana``, once ended ``success`` with nothing run;
 - anything else that passed only by rules is established by code.
 
 One derivation asks for a second (:func:`needs_second_derivation`): an attempt whose
