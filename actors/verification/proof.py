@@ -1180,11 +1180,18 @@ def _values(output: str, request: str, named: bool = False) -> list[str]:
     """The values an answer states that the request does not hold (pure): numbers, then
     code-like values; when the request asks for a name (``named``), code-like values,
     then the names it states (:func:`.request.named_values`, each not already stated),
-    then numbers — the name is what a second derivation is asked about."""
+    then numbers — the name is what a second derivation is asked about. An answer that
+    states none of those, to a request code does not read as asking for a name, is held
+    to the names it states: "what is the parent class of Square in src/shapes.py?"
+    answered "… is Shape." (one grep) stated no value the proof saw, nothing was asked,
+    and it ended ``success`` however right."""
     values = [*stated_numbers(output, request), *code_values(output, request)]
     if named:  # the names first: they are what is asked, and what a second derivation reads
         stated = {_norm_value(v) for v in values}
         names = [n for n in named_values(output, request) if _norm_value(n) not in stated]
         values = [*code_values(output, request), *names, *stated_numbers(output, request)]
     asked = set(_WORD.findall(request))
-    return [v for v in values if not set(_WORD.findall(v)) <= asked]
+    found = [v for v in values if not set(_WORD.findall(v)) <= asked]
+    if found or named:
+        return found
+    return [v for v in named_values(output, request) if not set(_WORD.findall(v)) <= asked]

@@ -99,7 +99,26 @@ def test_the_models_reading_of_a_name_question_counts() -> None:
     shape = "The parent class of Square in src/shapes.py is Shape."
     assert _ask(PARENT, shape, [first], shape="name") == Corroboration(value="Shape", call=first)
     assert _settle(PARENT, "question", shape, [first, again], asked="Shape", shape="name") == "code"
-    assert _settle(PARENT, "question", shape, [first, again], asked="Shape") == "model"
+
+
+def test_an_answer_stating_only_names_is_held_to_them_whatever_the_reading() -> None:
+    """With no reading of a name question (the model read "what is the parent class of
+    …?" as a creation, or gave no shape), an answer that states no number and no
+    code-like value is held to the names it states: asked for a second derivation, and
+    proven only by two readings — where before it stated no value the proof saw and
+    ended ``success`` however right, nothing asked."""
+    first = _read("src/shapes.py", SHAPES)
+    again = _read("src/shapes.py", SHAPES, conversation=1)
+    shape = "The parent class of Square in src/shapes.py is Shape."
+    assert _ask(PARENT, shape, [first]) == Corroboration(value="Shape", call=first)
+    assert _settle(PARENT, "question", shape, [first]) == "model"  # one reading
+    assert _settle(PARENT, "question", shape, [first, again], asked="Shape") == "code"
+    assert _settle(PARENT, "creation", shape, [first, again], asked="Shape") == "code"
+    other = shape.replace("Shape", "Polygon")  # a name no tool result shows
+    assert _settle(PARENT, "question", other, [first, again], asked="Polygon") == "model"
+    # an answer stating a number is held to its number, as before, not to its names
+    held = _ask(PARENT, "Shape, on line 12.", [first])
+    assert held is not None and held.value == "12"
 
 
 def test_a_name_no_tool_printed_is_never_backed() -> None:
