@@ -416,6 +416,13 @@ class Config(BaseModel):
         "never made is retried, told so, whatever its answer says (a log from before this "
         "field replays with it off)",
     )
+    code_count_check: bool = Field(
+        True,
+        description="a plain count request (how many lines / words / files … of the one "
+        "workspace path it names, no other condition) whose reading has no usable count "
+        "check gets the count_matches code writes, as one more verifiable criterion, and is "
+        "not asked again for it (a log from before this field replays with it off)",
+    )
     proof_by_evaluation: bool = Field(
         True,
         description="a question's answer is proven by code when it states what a shell call "

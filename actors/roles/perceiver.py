@@ -12,7 +12,10 @@ Responsibilities:
     any other is ``plausible``. A check that cannot be used, or that guesses a number
     the request does not state, or a count request with no count check
     (``count_matches``: code counts, the answer must state it) is asked again once with
-    the reasons; a check still unusable is dropped (the criterion stays, plausible). The
+    the reasons; a check still unusable is dropped (the criterion stays, plausible). A
+    plain count request with no usable count check gets the one code writes
+    (``checks.code_count_check``, ``Config.code_count_check``) — before the re-ask, so a
+    reading whose only problem was the missing count check is not asked again. The
     re-ask changes only the criteria: the intent, kind and shape stay those read from
     the user's text alone (artoo's own words never enter the intent). When the request
     is ambiguous the model may ask the user one bounded question
@@ -55,6 +58,7 @@ from artoo.actors.verification.checks import (
     VOCABULARY,
     asks_count,
     check_problem,
+    code_count_check,
     count_checked,
     guess_problem,
     narrowed,
@@ -63,6 +67,7 @@ from artoo.actors.verification.checks import (
 from artoo.actors.verification.request import KINDS, SHAPES, request_tag
 from artoo.schemas import (
     Check,
+    Criterion,
     Envelope,
     LLMCall,
     Message,
@@ -73,7 +78,7 @@ from artoo.schemas import (
     UserQuestion,
 )
 
-__all__ = ["SYSTEM_PROMPT", "Perceiver", "build_spec", "reasked_spec"]
+__all__ = ["SYSTEM_PROMPT", "Perceiver", "build_spec", "reasked_spec", "with_code_count"]
 
 SYSTEM_PROMPT = (
     "You read a user's request to artoo and answer with one JSON object: "
@@ -182,6 +187,34 @@ def without_unusable_checks(spec: TaskSpec, workspace: Path) -> TaskSpec:
     return msgspec.structs.replace(spec, criteria=criteria)
 
 
+def with_code_count(spec: TaskSpec, workspace: Path) -> TaskSpec:
+    """The spec with the count check code writes for a plain count request
+    (``checks.code_count_check``: "how many lines are in notes/meeting.txt?" →
+    ``count_matches notes/meeting.txt lines``) added as one more verifiable criterion,
+    when none of its usable checks decides a count and that check is usable (as the
+    model's are judged: :func:`spec_problems`); else the spec as it is. It reads the
+    request, not the workspace — a rerun, over a scratch workspace, writes the same
+    check. A small model's reading often gave such a question no count check, even
+    asked again, and its answer then rested on the model."""
+    usable = [
+        c.check
+        for c in spec.criteria
+        if c.check is not None and _unusable(c.check, spec, workspace) is None
+    ]
+    if count_checked(usable):
+        return spec
+    check = code_count_check(spec.text, spec.kind, spec.shape)
+    if check is None or _unusable(check, spec, workspace) is not None:
+        return spec
+    text = f"the answer states the count code measures: count_matches {check.path} {check.value!r}"
+    ids = {c.id for c in spec.criteria}
+    n = len(spec.criteria) + 1
+    while f"t{n}" in ids:
+        n += 1
+    criterion = Criterion(id=f"t{n}", text=text, mode="verifiable", check=check)
+    return msgspec.structs.replace(spec, criteria=[*spec.criteria, criterion])
+
+
 class Perceiver(Role):
     """The Perceiver actor."""
 
@@ -275,7 +308,10 @@ class Perceiver(Role):
     def _read(self, env: Envelope, request: LLMRequest, value: PerceiverAnswer) -> None:
         """The TaskSpec of a valid reading (its checks asked again once when unusable)."""
         body: TaskRequest = env.body
+        coded = self.ctx.config.code_count_check
         spec = build_spec(body.text, value)
+        if coded:
+            spec = with_code_count(spec, self.ctx.workspace)
         problems = spec_problems(spec, self.ctx.workspace)
         if problems:  # once more, with the reasons
             said = (
@@ -295,4 +331,6 @@ class Perceiver(Role):
             if again.ok and again.value is not None:
                 spec = reasked_spec(spec, build_spec(body.text, again.value), said)
             spec = without_unusable_checks(spec, self.ctx.workspace)
+            if coded:
+                spec = with_code_count(spec, self.ctx.workspace)
         self.reply(env, spec)

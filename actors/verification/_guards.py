@@ -12,11 +12,12 @@ import msgspec
 
 from artoo.schemas import Check
 
-from .request import duties
+from .request import content_words, duties, request_paths
 
 __all__ = [
     "asks_count",
     "asks_question",
+    "code_count_check",
     "count_checked",
     "guess_problem",
     "measures_other",
@@ -305,6 +306,43 @@ def narrowed(check: Check, request: str) -> Check | None:
     if term is None:
         return None
     return msgspec.structs.replace(check, value=f"lines containing {term}")
+
+
+_PLAIN_COUNT_WORDS = frozenset(
+    "are is was be in on does do did contain contains containing hold holds has have "
+    "there total count number inside".split()
+)
+"""The words a plain count request may hold besides its unit, its path and the term its
+lines hold ("how many words does docs/x.md contain?"): any other word may be a
+condition ("have the category tool", "scored above 80") a plain count ignores."""
+
+
+def code_count_check(request: str, kind: str = "", shape: str = "") -> Check | None:
+    """The ``count_matches`` code writes for a plain count request, or None (pure): a
+    request that asks for a count (:func:`asks_count`), names one workspace path, and
+    whose words after "how many" / "number of" / "count the" name one plain unit (lines,
+    rows, words, bytes, characters, files), every other word of it being that unit, the
+    path, a quoted or all-capitals term its lines hold (``lines containing TODO``:
+    :func:`narrowed`) or one of :data:`_PLAIN_COUNT_WORDS` — "how many lines are in
+    notes/meeting.txt?" → ``count_matches notes/meeting.txt lines``. Anything more ("how
+    many rows of data/x.csv have the category tool?", "how many python files are under
+    src?") may narrow the count, and code writes nothing (fail closed: the model's
+    reading, checked by the guards, decides as before)."""
+    if not asks_count(request, kind, shape):
+        return None
+    paths = request_paths(request)
+    if len(paths) != 1:
+        return None
+    units = [u for u in _SAME_UNIT if _counts_unit(u, request)]
+    if len(units) != 1:
+        return None
+    check = Check(kind="count_matches", path=paths[0], value=units[0])
+    check = narrowed(check, request) or check
+    term = str(check.value).removeprefix("lines containing ").lower() if check.value else ""
+    allowed = {paths[0].lower(), *_SAME_UNIT[units[0]], term, *_PLAIN_COUNT_WORDS}
+    if not content_words(request) <= allowed:
+        return None
+    return check
 
 
 def _narrowing(path: str, request: str) -> str | None:

@@ -106,7 +106,8 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
     request consent to it (off); one from before ``Config.change_needs_effect`` passed a
     change's subtask that changed nothing (off); one from before
     ``Config.proof_by_evaluation`` took no value a call computed by running the
-    request's code as proof (off). The
+    request's code as proof (off); one from before ``Config.code_count_check`` had no
+    count check written by code (off). The
     one place every replay reader takes a task's Config from."""
     request = next((e.body for e in task.envelopes if isinstance(e.body, TaskRequest)), None)
     if request is None or not request.config:
@@ -139,6 +140,8 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
         update["change_needs_effect"] = False
     if "proof_by_evaluation" not in request.config:
         update["proof_by_evaluation"] = False
+    if "code_count_check" not in request.config:
+        update["code_count_check"] = False
     return logged.model_copy(update=update)
 
 
@@ -160,6 +163,7 @@ def _inferred_config(envelopes: list[Envelope]) -> Config:
         "refuse_lost_lines": False,
         "change_needs_effect": False,
         "proof_by_evaluation": False,
+        "code_count_check": False,
     }
     if indexes:
         update["max_parallel"] = max(indexes) + 1

@@ -7,11 +7,19 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from artoo.actors.roles.perceiver import spec_problems, without_unusable_checks
 from artoo.actors.roles.planner import with_task_checks
 from artoo.actors.verification._counting import glob_regex, stated_number
-from artoo.actors.verification.checks import asks_count, check_problem, evaluate, guess_problem
+from artoo.actors.verification.checks import (
+    asks_count,
+    check_problem,
+    code_count_check,
+    evaluate,
+    guess_problem,
+)
 from artoo.schemas import Check, Criterion, SubTask, TaskSpec
 
 DEMO = Path(__file__).resolve().parents[2] / "artoo" / "demo_data" / "workspace"
@@ -227,3 +235,38 @@ def test_a_plain_lines_count_of_lines_the_request_qualifies_is_narrowed() -> Non
     )
     assert guess_problem(plain, "how many lines are in logs/app.log?") is None
     assert narrowed(plain, "how many lines are in README.md?") is None  # no term: a path
+
+
+def test_code_writes_the_count_check_of_a_plain_count_request_only() -> None:
+    """``code_count_check``: one path, one plain unit, nothing else that may narrow the
+    count — else nothing (fail closed; the model's reading decides as before)."""
+
+    def written(request: str) -> tuple[str, object] | None:
+        check = code_count_check(request, "question", "number")
+        return None if check is None else (check.path, check.value)
+
+    assert written("how many lines are in logs/build.log?") == ("logs/build.log", "lines")
+    assert written("How many rows does data/orders.csv have?") == ("data/orders.csv", "lines")
+    assert written("how many words does docs/intro.md contain?") == ("docs/intro.md", "words")
+    assert written("How many FIXME lines does src/x.py have?") == (
+        "src/x.py",
+        "lines containing FIXME",
+    )
+    assert written("how many files are in assets/img?") == ("assets/img", "files")
+    for narrowed_or_other in (
+        "how many rows of data/orders.csv have the status open?",
+        "how many java files are under app/src?",
+        "how many lines of logs/build.log mention a timeout?",
+        "count the FIXME lines in a.py and write the count to b.txt",
+        "how many users in data/users.csv signed up in May?",
+        "how many classes does src/x.py define?",
+        "what is the total of the price column in data/orders.csv?",
+    ):
+        assert written(narrowed_or_other) is None, narrowed_or_other
+    assert code_count_check("how many lines are in logs/build.log?", "change", "") is not None
+
+
+@given(st.sampled_from(["failed", "yesterday", "customers", "empty", "longest"]))
+def test_any_other_word_stops_code_writing_a_count(word: str) -> None:
+    assert code_count_check("how many lines are in logs/build.log?", "question") is not None
+    assert code_count_check(f"how many {word} lines are in logs/build.log?", "question") is None

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from artoo.actors.roles.perceiver import Perceiver, reasked_spec
-from artoo.schemas import Check, Criterion, TaskRequest, TaskSpec
+import msgspec
+
+from artoo import Config
+from artoo.actors.roles.perceiver import Perceiver, reasked_spec, with_code_count
+from artoo.schemas import Check, Criterion, LLMCall, TaskRequest, TaskSpec
 from artoo.testing import RoleHarness, write_script
 
 REQUEST = "how many lines does logs/build.log have?"
@@ -78,10 +81,52 @@ def test_the_perceiver_keeps_the_count_check_of_an_echoing_reask(tmp_path: Path)
     )
     (tmp_path / "logs").mkdir()
     (tmp_path / "logs" / "build.log").write_text("ok\nWARN disk\nok\n")
-    with RoleHarness(Perceiver, model=model, workspace=tmp_path) as h:
+    # code writes no count check here (``code_count_check`` off): the re-ask is the path
+    config = Config(code_count_check=False)
+    with RoleHarness(Perceiver, model=model, workspace=tmp_path, config=config) as h:
         h.send(TaskRequest(text=REQUEST))
         (spec,) = h.wait_for(TaskSpec)
     (criterion,) = spec.body.criteria
     assert criterion.check is not None and criterion.check.kind == "count_matches"
     assert criterion.check.path == "logs/build.log" and criterion.mode == "verifiable"
     assert ECHO not in criterion.text
+
+
+def test_code_writes_a_plain_counts_check_and_asks_nothing_again(tmp_path: Path) -> None:
+    """A plain count request read with no count check gets the one code writes
+    (``Config.code_count_check``), and the model is not asked again for it: one model
+    call, where the re-ask took two (and a small model's re-ask often still had none)."""
+    first = {"intent": "count the lines", "kind": "question", "answer": "number", "criteria": []}
+    model = write_script(tmp_path / "s.toml", [{"role": "perceiver", "content": first}])
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "build.log").write_text("ok\nWARN disk\nok\n")
+    with RoleHarness(Perceiver, model=model, workspace=tmp_path) as h:
+        h.send(TaskRequest(text=REQUEST))
+        (spec,) = h.wait_for(TaskSpec)
+        calls = h.published(LLMCall)
+    assert len(calls) == 1
+    (criterion,) = spec.body.criteria
+    assert criterion.check == COUNT and criterion.mode == "verifiable"
+    assert criterion.id == "t1"
+
+
+def test_code_writes_no_check_where_the_model_has_a_usable_one(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "build.log").write_text("ok\n")
+    own = _spec(Criterion(id="t1", text="the lines", mode="verifiable", check=COUNT))
+    assert with_code_count(own, tmp_path) == own  # the model's count check stands
+    words = Check(kind="count_matches", path="logs/build.log", value="words")
+    other = _spec(Criterion(id="t1", text="the words", mode="verifiable", check=words))
+    assert [c.check for c in with_code_count(other, tmp_path).criteria] == [words, COUNT]
+    outside = msgspec.structs.replace(_spec(), text="how many lines does ../x/a.log have?")
+    assert with_code_count(outside, tmp_path) == outside  # an unusable check: none written
+    # the request decides, not the workspace: a rerun's scratch workspace writes the same
+    gone = msgspec.structs.replace(_spec(), text="how many lines does logs/gone.log have?")
+    (written,) = with_code_count(gone, tmp_path).criteria
+    assert written.check == Check(kind="count_matches", path="logs/gone.log", value="lines")
+    unusable = Check(kind="count_matches", path="logs/build.log", value="classes")
+    bad = _spec(Criterion(id="t1", text="the classes", mode="plausible", check=unusable))
+    (kept, added) = with_code_count(bad, tmp_path).criteria
+    assert kept.check == unusable and added.id == "t2" and added.check == COUNT
