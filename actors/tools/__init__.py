@@ -12,7 +12,8 @@ Built-in tools (their JSON schemas come from the type hints and docstrings below
 * ``shell(command, timeout_s=None)`` — run a command with cwd = workspace, a timeout and
   an output cap; the result carries the exit code, stdout and stderr (a non-zero exit or
   a timeout makes the call ``ok=False``).
-* ``load_data(filename, offset=0, limit=SPILL_LIMIT)`` — read a spilled result back.
+* ``load_data(filename, offset=0, limit=SPILL_LIMIT)`` — read a spilled result back (the
+  Executor offers it to its model only once a result of the conversation was spilled).
 
 Hosts add their own with :meth:`ToolRegistry.register`.
 

@@ -104,8 +104,9 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
     ended an attempt as a doom loop only on the same call three times in a row (off); one
     from before ``Config.refuse_lost_lines`` ran a change that lost lines and let the
     request consent to it (off); one from before ``Config.change_needs_effect`` passed a
-    change's subtask that changed nothing (off). The
-    one place every replay reader takes a task's Config from."""
+    change's subtask that changed nothing (off); one from before
+    ``Config.offer_load_data_on_spill`` offered the Executor ``load_data`` at every model
+    call (off). The one place every replay reader takes a task's Config from."""
     request = next((e.body for e in task.envelopes if isinstance(e.body, TaskRequest)), None)
     if request is None or not request.config:
         return _inferred_config(task.envelopes if envelopes is None else list(envelopes))
@@ -135,6 +136,8 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
         update["refuse_lost_lines"] = False
     if "change_needs_effect" not in request.config:
         update["change_needs_effect"] = False
+    if "offer_load_data_on_spill" not in request.config:
+        update["offer_load_data_on_spill"] = False
     return logged.model_copy(update=update)
 
 
@@ -155,6 +158,7 @@ def _inferred_config(envelopes: list[Envelope]) -> Config:
         "refuse_repeated_calls": False,
         "refuse_lost_lines": False,
         "change_needs_effect": False,
+        "offer_load_data_on_spill": False,
     }
     if indexes:
         update["max_parallel"] = max(indexes) + 1
