@@ -7,13 +7,15 @@ Responsibilities:
     the context, only from the model call after a call of the conversation gave one:
     ``Config.offer_load_data_on_spill``), run each call through the ToolRegistry (which
     confines files to the workspace, refuses blocked targets and gates Law 1), feed the
-    results back, and stop at the model's final answer. A retry (CorrectionSignal)
-    continues the same conversation with the validator's feedback (why the result was
-    rejected); an ask for a second derivation (``corroborate``) starts a new conversation
-    instead — the subtask alone, nothing of the first answer — whose calls carry
-    ``ToolCall.conversation``: an independent derivation of the value; an ask to show a
-    value no tool result showed (``corroborate`` with ``unbacked``) continues the same
-    conversation with the validator's feedback (compute it with a tool). The subtask's
+    results back as the registry gives them to the model (its notes too: a command not
+    found whose ``…3`` sibling is installed is named), and stop at the model's final
+    answer. A retry (CorrectionSignal) continues the same conversation with the
+    validator's feedback (why the result was rejected); an ask for a second derivation
+    (``corroborate``) starts a new conversation instead — the subtask alone, nothing of
+    the first answer — whose calls carry ``ToolCall.conversation``: an independent
+    derivation of the value; an ask to show a value no tool result showed
+    (``corroborate`` with ``unbacked``) continues the same conversation with the
+    validator's feedback (compute it with a tool). The subtask's
     prompt lists only the criteria a model judges: one that code checks is code's to
     decide, not the model's to word.
 
