@@ -49,14 +49,19 @@ def test_the_names_a_command_line_runs_are_read_as_written() -> None:
     ]
 
 
-def test_a_missing_program_whose_sibling_is_installed_gets_a_note(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    bin_dir = tmp_path / "bin"
-    _program(bin_dir, "fakecmd3")
-    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+@pytest.fixture
+def tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ToolRegistry:
+    """A registry without the sandbox whose commands' PATH holds ``fakecmd3``, no
+    ``fakecmd``, and the system's directories; its results are saved in ``spill``."""
+    _program(tmp_path / "bin", "fakecmd3")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:/usr/bin:/bin")
     (tmp_path / "ws").mkdir()
-    tools = ToolRegistry(tmp_path / "ws", tmp_path / "spill")
+    return ToolRegistry(tmp_path / "ws", tmp_path / "spill")
+
+
+def test_a_missing_program_whose_sibling_is_installed_gets_a_note(
+    tools: ToolRegistry, tmp_path: Path
+) -> None:
     outcome = _ran(tools, "fakecmd --version | head -1; fakecmd -h")
     call = outcome.call
     assert call.exit_code == 127 and not call.ok
@@ -72,14 +77,7 @@ def test_a_missing_program_whose_sibling_is_installed_gets_a_note(
     assert _ran(tools, "fakecmd3").call.exit_code == 0  # the sibling the note names runs
 
 
-def test_no_note_without_an_installed_sibling(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    bin_dir = tmp_path / "bin"
-    _program(bin_dir, "fakecmd3")
-    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
-    (tmp_path / "ws").mkdir()
-    tools = ToolRegistry(tmp_path / "ws", tmp_path / "spill")
+def test_no_note_without_an_installed_sibling(tools: ToolRegistry) -> None:
     for command in ("othercmd --version", "./fakecmd", "exit 127", "fakecmd3 && othercmd"):
         outcome = _ran(tools, command)
         assert outcome.call.exit_code == 127, command

@@ -9,12 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
 from artoo.replay import rerun, verify
-from artoo.schemas import Config, LLMCall, TaskRequest, ToolsConfig
+from artoo.schemas import Config, LLMCall, ToolsConfig
 
-from .helpers import CONFIG, all_events, rewrite_event, run_verified
+from .helpers import CONFIG, all_events, replays_as_before, run_verified
 
 COUNT = "how many numbers does seq 1 2000 print?"
 SMALL = CONFIG.model_copy(
@@ -62,18 +60,5 @@ def test_a_log_with_the_field_on_reruns_as_it_ran(tmp_path: Path) -> None:
 def test_a_log_from_before_the_field_replays_with_it_off(tmp_path: Path) -> None:
     store = _run(tmp_path, SMALL.model_copy(update={"offer_load_data_on_spill": False}))
     assert all(_offered(store))
-    (request,) = [e for e in all_events(store) if isinstance(e.body, TaskRequest)]
-    logged = {k: v for k, v in request.body.config.items() if k != "offer_load_data_on_spill"}
-    rewrite_event(
-        store,
-        msgspec.structs.replace(request, body=msgspec.structs.replace(request.body, config=logged)),
-    )
-    assert verify(store).ok
-    reran = rerun(store)
-    assert not reran.unanswered, reran.unanswered
-    assert reran.divergence is not None and reran.divergence.kind == "TaskRequest"
-    assert reran.divergence.diff == [("body.config.offer_load_data_on_spill", None, False)]
-    same = rerun(store, settings=["offer_load_data_on_spill=false"])
-    assert same.ok and not same.unanswered, (same.unanswered, same.divergence)
-    changed = rerun(store, settings=["offer_load_data_on_spill=true"])
-    assert changed.divergence is not None and changed.divergence.kind == "LLMCall"
+    changed = replays_as_before(store, "offer_load_data_on_spill")
+    assert changed is not None and changed.kind == "LLMCall"  # read on, load_data is not offered
