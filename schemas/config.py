@@ -399,6 +399,14 @@ class Config(BaseModel):
         "refusals in a row, end the attempt as a doom loop; off, only the same call three "
         "times in a row does (a log from before this field replays with it off)",
     )
+    offer_load_data_on_spill: bool = Field(
+        True,
+        description="the Executor offers load_data only once a call of its conversation "
+        "gave a result too large for the context (ToolCall.spill_ref: saved, and named to "
+        "the model with a load_data pointer), from the next model call on; a retry "
+        "continues the conversation, a second derivation starts one without; off, "
+        "load_data is always offered (a log from before this field replays with it off)",
+    )
     refuse_lost_lines: bool = Field(
         True,
         description="a change that would lose lines of an existing file (FileEffect.diff: a "

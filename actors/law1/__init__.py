@@ -99,6 +99,7 @@ from ._classify import (
     classify_shell,
     classify_write,
     parse_commands,
+    program_names,
 )
 from ._decide import decide_command, decide_effects, decide_remote, describe_effects
 from ._remote import REMOTE_PROGRAMS, classify_remote
@@ -118,4 +119,5 @@ __all__ = [
     "decide_remote",
     "describe_effects",
     "parse_commands",
+    "program_names",
 ]

@@ -1,5 +1,6 @@
 """Law 1's reading of a command line: :func:`classify_shell`, :func:`classify_write`,
-:func:`parse_commands` (the package's public functions; see its docstring for the rules).
+:func:`parse_commands`, :func:`program_names` (the package's public functions; see its
+docstring for the rules).
 
 Importing this module wires the core's recursion (:data:`._core._WALK`) to the line walk and
 the handler table, which import the core and so cannot be imported by it.
@@ -101,14 +102,26 @@ def parse_commands(command: str) -> list[ShellCommand]:
     holds them. Raises ShellSyntaxError when the command cannot be read, or nests deeper
     than the classifier follows.
     """
-    return _parse_commands(command, 0)
+    return [c for c, _ in _parse_commands(command, 0)]
 
 
-def _parse_commands(command: str, depth: int) -> list[ShellCommand]:
+def program_names(command: str) -> list[str]:
+    """The name each simple command of ``command`` (in :func:`parse_commands`' order)
+    runs, as the line writes it — its first word after keywords, assignments and
+    wrappers, quotes removed: ``python3`` stays ``python3`` where
+    :attr:`ShellCommand.program` is ``python``, and ``/usr/bin/python`` stays a path. A
+    shell looks a name without ``/`` up on PATH. "" for a bare redirection or a name
+    known only at run time (``$CMD``). Raises ShellSyntaxError as :func:`parse_commands`
+    does."""
+    return [name for _, name in _parse_commands(command, 0)]
+
+
+def _parse_commands(command: str, depth: int) -> list[tuple[ShellCommand, str]]:
+    """Every simple command of ``command`` with the name it runs (:func:`program_names`)."""
     if depth > _MAX_DEPTH:
         raise ShellSyntaxError("command nests too deeply to read")
     parsed = _parse(command)
-    out: list[ShellCommand] = []
+    out: list[tuple[ShellCommand, str]] = []
     inner: list[str] = []
     for simple in parsed.commands:
         words = _strip_keywords(_expand_braces(simple.words))
@@ -120,14 +133,13 @@ def _parse_commands(command: str, depth: int) -> list[ShellCommand]:
             words, ctx = step
         program = _program(words[0].text) if words else ""
         strings = _command_strings(program, words[1:])
-        out.append(
-            ShellCommand(
-                program=program,
-                args=tuple(w.text for w in words[1:]),
-                redirects=tuple(r.target.text for r in simple.redirects if _writes(r)),
-                inline=tuple(strings),
-            )
+        shell_command = ShellCommand(
+            program=program,
+            args=tuple(w.text for w in words[1:]),
+            redirects=tuple(r.target.text for r in simple.redirects if _writes(r)),
+            inline=tuple(strings),
         )
+        out.append((shell_command, words[0].text if words and not words[0].dynamic else ""))
         inner.extend(strings)
     for text in (*parsed.substitutions, *inner):
         out.extend(_parse_commands(text, depth + 1))

@@ -2,15 +2,20 @@
 
 Responsibilities:
     For one addressed SubTask, run a tool-calling loop with the tool-tier model: offer
-    the tools (minus the blocked ones), run each call through the ToolRegistry (which
+    the tools (glob, read_file, write_file, shell, load_data and the host's, minus the
+    blocked ones; ``load_data``, which reads back a result saved for being too large for
+    the context, only from the model call after a call of the conversation gave one:
+    ``Config.offer_load_data_on_spill``), run each call through the ToolRegistry (which
     confines files to the workspace, refuses blocked targets and gates Law 1), feed the
-    results back, and stop at the model's final answer. A retry (CorrectionSignal)
-    continues the same conversation with the validator's feedback (why the result was
-    rejected); an ask for a second derivation (``corroborate``) starts a new conversation
-    instead — the subtask alone, nothing of the first answer — whose calls carry
-    ``ToolCall.conversation``: an independent derivation of the value; an ask to show a
-    value no tool result showed (``corroborate`` with ``unbacked``) continues the same
-    conversation with the validator's feedback (compute it with a tool). The subtask's
+    results back as the registry gives them to the model (its notes too: a command not
+    found whose ``…3`` sibling is installed is named), and stop at the model's final
+    answer. A retry (CorrectionSignal) continues the same conversation with the
+    validator's feedback (why the result was rejected); an ask for a second derivation
+    (``corroborate``) starts a new conversation instead — the subtask alone, nothing of
+    the first answer — whose calls carry ``ToolCall.conversation``: an independent
+    derivation of the value; an ask to show a value no tool result showed
+    (``corroborate`` with ``unbacked``) continues the same conversation with the
+    validator's feedback (compute it with a tool). The subtask's
     prompt lists only the criteria a model judges: one that code checks is code's to
     decide, not the model's to word.
 
@@ -94,6 +99,7 @@ from artoo.schemas import (
     TaskCancelled,
     ToolCall,
     ToolCallEnded,
+    ToolSpec,
 )
 
 __all__ = [
@@ -109,6 +115,7 @@ __all__ = [
     "losses",
     "lost_lines_refusal",
     "may_have_changed",
+    "offered_tools",
     "repeated_call",
     "repeated_failure",
     "request_key",
@@ -283,6 +290,15 @@ def may_have_changed(call: ToolCall) -> bool:
     return call.refusal is None and (bool(call.effects) or not _effects_known(call))
 
 
+def offered_tools(specs: Sequence[ToolSpec], *, spilled: bool) -> list[ToolSpec]:
+    """The tools offered to a model call (pure): ``specs`` — without ``load_data`` until
+    a result was saved for being too large (``spilled``; ``Config.offer_load_data_on_spill``
+    off: always with it). A small model with nothing saved called ``load_data`` on
+    workspace files ("data/sales.csv") and on names from the tool's own docstring
+    ("shell_3.txt"), every call failing."""
+    return list(specs) if spilled else [s for s in specs if s.name != "load_data"]
+
+
 def repeated_call(tool: str, args: Mapping[str, Any]) -> str:
     """What the model is told of a call it already made, not made again (pure; one line)."""
     shown = json.dumps(dict(args), sort_keys=True)[:60]
@@ -364,6 +380,10 @@ class _Run:
     kept: set[str] = field(default_factory=set)
     """Files a change of which was refused for the lines it would lose (every attempt):
     the next such change of one is the operator's (``Config.refuse_lost_lines``)."""
+    spilled: bool = False
+    """A call of this conversation (every attempt of it) gave a result too large for the
+    context (``ToolCall.spill_ref``): from then on ``load_data`` is offered
+    (``Config.offer_load_data_on_spill``)."""
 
 
 @dataclass
@@ -447,6 +467,7 @@ class Executor(Role):
             # it, would repeat it (a small model answered the ask with `glob src`)
             run.conversation += 1
             run.made = []  # it has seen no result
+            run.spilled = False  # nor a saved one's name
             run.messages = [
                 {"role": "system", "content": SYSTEM_PROMPT},
                 {"role": "user", "content": subtask_prompt(run.subtask)},
@@ -514,6 +535,7 @@ class Executor(Role):
             wanted = set(st.tools) | {"load_data"}
             specs = [s for s in specs if s.name in wanted] or specs
         specs = [s for s in specs if s.name not in run.refused]  # empty: answer from results
+        hold = self.ctx.config.offer_load_data_on_spill  # load_data once a result was saved
         calls: list[ToolCall] = []
         seen: list[tuple[str, str]] = []
         refuse = self.ctx.config.refuse_repeated_calls
@@ -523,12 +545,13 @@ class Executor(Role):
             if attempt.poll():
                 stop, error = "task_ended", "task ended"
                 break
+            offered = offered_tools(specs, spilled=run.spilled or not hold)
             request = LLMRequest(
                 role=self.name,
                 tier="tool",
                 messages=list(run.messages),
-                tools=specs,
-                tool_choice="required" if specs and not calls else None,
+                tools=offered,
+                tool_choice="required" if offered and not calls else None,
                 task_id=run.task_id,
                 subtask_id=st.subtask_id,
                 max_output_tokens=self.ctx.config.output_caps.executor,
@@ -556,6 +579,8 @@ class Executor(Role):
                 call, content = self._call(run, attempt, runner, key, dict(tc.arguments))
                 if run.conversation:
                     call = msgspec.structs.replace(call, conversation=run.conversation)
+                if call.spill_ref is not None:  # its file is named: load_data may read it
+                    run.spilled = True
                 calls.append(call)
                 run.messages.append(tool_message(tc.id, content))
                 self.publish(  # logged as it ends: its effects may be applied already

@@ -11,8 +11,12 @@ Built-in tools (their JSON schemas come from the type hints and docstrings below
 * ``write_file(path, content)`` — create or replace a text file.
 * ``shell(command, timeout_s=None)`` — run a command with cwd = workspace, a timeout and
   an output cap; the result carries the exit code, stdout and stderr (a non-zero exit or
-  a timeout makes the call ``ok=False``).
-* ``load_data(filename, offset=0, limit=SPILL_LIMIT)`` — read a spilled result back.
+  a timeout makes the call ``ok=False``). A command line that exits 127 (command not
+  found) is followed, in what the model is shown only, by a note for each program it
+  names that is not on the shell's PATH while the name with ``3`` is: ``[python is not
+  installed here; python3 is: use python3]`` (:func:`._shell.sibling_notes`).
+* ``load_data(filename, offset=0, limit=SPILL_LIMIT)`` — read a spilled result back (the
+  Executor offers it to its model only once a result of the conversation was spilled).
 
 Hosts add their own with :meth:`ToolRegistry.register`.
 

@@ -5,15 +5,22 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import shutil
 import stat
 from pathlib import Path
 
-from artoo.actors.law1 import decide_command, decide_effects, decide_remote
+from artoo.actors.law1 import (
+    ShellSyntaxError,
+    decide_command,
+    decide_effects,
+    decide_remote,
+    program_names,
+)
 from artoo.schemas import FileEffect
 
 from ._confine import _globby, _Guards
 from ._sandbox import ApplyFailed, Sandbox, SandboxUnavailable, StaleEffects, write_effect
-from ._shell import _format_run, _Run, _run_shell
+from ._shell import NOT_FOUND, _format_run, _Run, _run_shell, sibling_notes
 from ._types import SPILL_LIMIT, _Call, _Result, _ToolError
 
 _SKIP_CHUNK = 1 << 20  # characters read (and dropped) at a time to reach an offset
@@ -257,6 +264,7 @@ class _Builtins(_Guards):
             sandboxed=self.sandbox is not None,
             stdout=run.stdout,
             stderr=run.stderr,
+            notes=self._not_found_notes(command) if run.exit_code == NOT_FOUND else (),
         )
 
     def _sandboxed(
@@ -346,3 +354,26 @@ class _Builtins(_Guards):
         return _Result("\n".join([page, *notes]) if notes else page, filename, content=page)
 
     # ----------------------------------------------------------------- shell helpers
+    def _not_found_notes(self, command: str) -> tuple[str, ...]:
+        """The notes for a command line that exited 127, command not found
+        (:func:`~._shell.sibling_notes`): its program names, as the shell lexer reads
+        them, looked up as the shell that ran it does (:meth:`_installed`)."""
+        try:
+            names = program_names(command)
+        except ShellSyntaxError:
+            return ()
+        return tuple(sibling_notes(names, self._installed))
+
+    def _installed(self, name: str) -> bool:
+        """``name`` is a program on the PATH shell commands run with (the tool
+        environment's); in the sandbox, only one the sandbox shows where the host has it
+        (:meth:`Sandbox.shows`: a file under the host's home, say, is not there)."""
+        for entry in self.env.get("PATH", os.defpath).split(os.pathsep):
+            if not os.path.isabs(entry):  # relative to a directory a command may leave
+                continue
+            found = shutil.which(name, path=entry)
+            if found is not None and (
+                self.sandbox is None or self.sandbox.shows(Path(found), self.workspace)
+            ):
+                return True
+        return False

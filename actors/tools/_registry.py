@@ -236,6 +236,8 @@ class ToolRegistry(_Builtins):
                     f"context, saved to '{filename}'. Use load_data(filename='{filename}') "
                     "to read the full result.]"
                 )
+        if result.notes:  # the tool's own, after the result: never part of it
+            content += "\n" + "\n".join(self._redact(note) for note in result.notes)
         record = ToolCall(
             tool=name,
             args=_record_args(args),

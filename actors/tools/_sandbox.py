@@ -641,6 +641,15 @@ class Sandbox:
         self.read = tuple(Path(p).resolve() for p in read)
         self.limits = limits or Limits()
 
+    def shows(self, path: Path, workspace: Path) -> bool:
+        """Whether a command run in the sandbox on ``workspace`` sees the host's ``path``,
+        symlinks resolved, where the host has it: under a system directory
+        (:data:`SYSTEM_DIRS`), a path of ``read`` or the workspace, and not hidden. The
+        host's home, ``/tmp`` and everything else are absent or fresh in it."""
+        resolved = Path(os.path.realpath(path))
+        roots = (*(Path(os.path.realpath(d)) for d in SYSTEM_DIRS), *self.read)
+        return _under(resolved, (*roots, workspace.resolve())) and not _under(resolved, self.hide)
+
     def _bwrap_argv(
         self,
         command: str,

@@ -11,6 +11,7 @@ import subprocess
 import threading
 import time
 import typing
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -149,6 +150,33 @@ def _format_run(run: _Run, timeout_s: float, cap: int) -> str:
     if run.dropped:
         lines.append(f"[output capped at {cap:,} bytes; {run.dropped:,} bytes dropped]")
     return "\n".join(lines)
+
+
+NOT_FOUND = 127
+"""The exit code of a shell whose command was not found."""
+
+SIBLING_SUFFIX = "3"
+"""A missing program's installed sibling is its name with this suffix (python → python3,
+pip → pip3): the one rule of :func:`sibling_notes`."""
+
+
+def sibling_notes(names: Iterable[str], installed: Callable[[str], bool]) -> list[str]:
+    """What the model is told of a command line that exited :data:`NOT_FOUND`: one note
+    for each of its program ``names`` (:func:`~artoo.actors.law1.program_names`) that is
+    not ``installed`` while its sibling, the name and :data:`SIBLING_SUFFIX`, is —
+    ``[python is not installed here; python3 is: use python3]``. A name holding ``/`` (a
+    path: the shell looks it up nowhere) and "" (none, or known only at run time) are
+    skipped; a name with no installed sibling gets no note; each name at most one. A
+    small model without ``python`` ran ``python src/app.py``, ``python -c …``, ``which
+    python`` and ``python --version`` again and again, each failing."""
+    notes: list[str] = []
+    for name in dict.fromkeys(names):
+        if not name or "/" in name or installed(name):
+            continue
+        sibling = name + SIBLING_SUFFIX
+        if installed(sibling):
+            notes.append(f"[{name} is not installed here; {sibling} is: use {sibling}]")
+    return notes
 
 
 _SHELL = shutil.which("bash") or "/bin/sh"

@@ -160,6 +160,11 @@ class _Result:
     stdout: str | None = None  # a command's streams, recorded as ToolCall.stdout/stderr
     stderr: str | None = None
     content: str | None = None  # what the workspace gave, without the tool's notes
+    notes: tuple[str, ...] = ()
+    """Lines the tool adds for the model after the whole result (and its spill pointer):
+    in what the model is shown (``ToolOutcome.content``) only — not in the saved result,
+    ``ToolCall.output_preview`` or a command's streams, so grounding never reads one as
+    output."""
 
 
 @dataclass(frozen=True, slots=True)

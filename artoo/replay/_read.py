@@ -107,8 +107,9 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
     change's subtask that changed nothing (off); one from before
     ``Config.proof_by_evaluation`` took no value a call computed by running the
     request's code as proof (off); one from before ``Config.code_count_check`` had no
-    count check written by code (off). The
-    one place every replay reader takes a task's Config from."""
+    count check written by code (off); one from before
+    ``Config.offer_load_data_on_spill`` offered the Executor ``load_data`` at every model
+    call (off). The one place every replay reader takes a task's Config from."""
     request = next((e.body for e in task.envelopes if isinstance(e.body, TaskRequest)), None)
     if request is None or not request.config:
         return _inferred_config(task.envelopes if envelopes is None else list(envelopes))
@@ -142,6 +143,8 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
         update["proof_by_evaluation"] = False
     if "code_count_check" not in request.config:
         update["code_count_check"] = False
+    if "offer_load_data_on_spill" not in request.config:
+        update["offer_load_data_on_spill"] = False
     return logged.model_copy(update=update)
 
 
@@ -164,6 +167,7 @@ def _inferred_config(envelopes: list[Envelope]) -> Config:
         "change_needs_effect": False,
         "proof_by_evaluation": False,
         "code_count_check": False,
+        "offer_load_data_on_spill": False,
     }
     if indexes:
         update["max_parallel"] = max(indexes) + 1

@@ -9,10 +9,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 import artoo
 from artoo.eventstore import EventLog
-from artoo.replay import verify
-from artoo.schemas import Config, Envelope, FinalResult
+from artoo.replay import Divergence, rerun, verify
+from artoo.schemas import Config, Envelope, FinalResult, TaskRequest
 from artoo.testing import write_script
 
 DATA = Path(str(resources.files("artoo") / "demo_data"))
@@ -131,3 +133,23 @@ def run_verified(
     report = verify(tmp / "store")
     assert report.ok, [str(m) for m in report.mismatches]
     return result, tmp / "store"
+
+
+def replays_as_before(store: Path, field: str) -> Divergence | None:
+    """Drop ``field`` from the logged Config, as a log from before it was written, where
+    it ran off: the log verifies, reruns as it ran — every call served, the only
+    difference the field itself at the TaskRequest (a field newer than the log shows
+    there, a known limit), none once that is set aside (a what-if to off). Returns the
+    first divergence of a rerun with the field on, for the caller to name."""
+    (request,) = [e for e in all_events(store) if isinstance(e.body, TaskRequest)]
+    logged = {k: v for k, v in request.body.config.items() if k != field}
+    body = msgspec.structs.replace(request.body, config=logged)
+    rewrite_event(store, msgspec.structs.replace(request, body=body))
+    assert verify(store).ok
+    reran = rerun(store)
+    assert not reran.unanswered, reran.unanswered
+    assert reran.divergence is not None and reran.divergence.kind == "TaskRequest"
+    assert reran.divergence.diff == [(f"body.config.{field}", None, False)]
+    same = rerun(store, settings=[f"{field}=false"])
+    assert same.ok and not same.unanswered, (same.unanswered, same.divergence)
+    return rerun(store, settings=[f"{field}=true"]).divergence

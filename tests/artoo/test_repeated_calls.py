@@ -11,21 +11,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import pytest
 
-from artoo.replay import rerun, verify
+from artoo.replay import rerun
 from artoo.schemas import (
     Config,
     Envelope,
     ExecutionResult,
     FinalResult,
     LLMCall,
-    TaskRequest,
     ToolCallEnded,
 )
 
-from .helpers import CONFIG, all_events, rewrite_event, run_verified
+from .helpers import CONFIG, all_events, replays_as_before, run_verified
 
 
 def _sandbox_missing() -> str | None:
@@ -90,15 +88,6 @@ def _results(events: list[Envelope]) -> list[ExecutionResult]:
     return [e.body for e in events if isinstance(e.body, ExecutionResult)]
 
 
-def _relog(store: Path, config: dict[str, Any]) -> None:
-    """Rewrite the logged TaskRequest's Config as ``config``."""
-    (request,) = [e for e in all_events(store) if isinstance(e.body, TaskRequest)]
-    rewrite_event(
-        store,
-        msgspec.structs.replace(request, body=msgspec.structs.replace(request.body, config=config)),
-    )
-
-
 @sandboxed
 def test_a_repeat_is_refused_and_the_attempt_goes_on_to_the_answer(tmp_path: Path) -> None:
     """The repeated ``echo`` is refused, not run; the model then counts, and the fresh
@@ -151,17 +140,6 @@ def test_a_log_from_before_the_field_replays_as_it_ran(tmp_path: Path) -> None:
     _result, events = _run(tmp_path, _entries(*READS, *READS, *READS), config)
     (execution,) = _results(events)
     assert execution.stop == "turn_cap" and len(execution.tool_calls) == config.max_turns
-    (request,) = [e for e in events if isinstance(e.body, TaskRequest)]
-    logged = dict(request.body.config)
-    store = tmp_path / "store"
-    _relog(store, {k: v for k, v in logged.items() if k != "refuse_repeated_calls"})
-    assert verify(store).ok
-    reran = rerun(store)
-    assert not reran.unanswered, reran.unanswered
-    assert reran.divergence is not None and reran.divergence.kind == "TaskRequest"
-    assert reran.divergence.diff == [("body.config.refuse_repeated_calls", None, False)]
-    same = rerun(store, settings=["refuse_repeated_calls=false"])
-    assert same.ok and not same.unanswered, (same.unanswered, same.divergence)
-    changed = rerun(store, settings=["refuse_repeated_calls=true"])
-    assert changed.divergence is not None and changed.divergence.kind == "ToolCallEnded"
-    assert ("body.call.refusal", None, "repeated_call") in changed.divergence.diff
+    changed = replays_as_before(tmp_path / "store", "refuse_repeated_calls")
+    assert changed is not None and changed.kind == "ToolCallEnded"
+    assert ("body.call.refusal", None, "repeated_call") in changed.diff

@@ -6,7 +6,9 @@ past its end, and got only artoo's note "… Use read_file(path=…, offset=0) t
 whose ``0`` counted as a second call agreeing on 0, and the wrong total ended ``accept``.
 (A zero is no longer proven by derivations at all, so the test's wrong total is the
 file's size, 41, which ``wc -c`` prints and the note states as its character count.)
-Run on a workspace of the test's own; ``replay --verify`` of each log is clean."""
+Run on a workspace of the test's own; ``replay --verify`` of each log is clean. A note
+the shell tool adds (a missing program's installed sibling) is likewise shown, never
+output."""
 
 from __future__ import annotations
 
@@ -86,3 +88,34 @@ def test_a_log_written_before_the_field_still_verifies(
     assert all(c.content is None for c in ended)
     assert (result.status, result.established) == ("accept", "code")  # the old false accept
     assert verify(tmp_path / "store").ok
+
+
+def test_a_missing_commands_note_is_shown_and_served_not_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``fakecmd`` is not installed, ``fakecmd3`` is: the model is shown the note after
+    the command's result, the log keeps it only as what was shown, and a rerun serves it
+    as it was shown (the model's next request agrees)."""
+    from artoo.replay import rerun
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "fakecmd3").write_text("#!/bin/sh\necho 3\n")
+    (bin_dir / "fakecmd3").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    config = CONFIG.model_copy(update={"tools": CONFIG.tools.model_copy(update={"sandbox": "off"})})
+    ask = "what does fakecmd print?"
+    perceive = {"intent": "run fakecmd", "kind": "question", "criteria": []}
+    shell = {"name": "shell", "arguments": {"command": "fakecmd"}}
+    entries = [
+        {"role": "perceiver", "content": perceive},
+        {"role": "executor", "tool_calls": [shell]},
+        {"role": "executor", "content": "fakecmd is not installed."},
+    ]
+    _result, store = run_verified(tmp_path, entries, ask, config)
+    (ended,) = [e.body for e in all_events(store) if isinstance(e.body, ToolCallEnded)]
+    note = "[fakecmd is not installed here; fakecmd3 is: use fakecmd3]"
+    assert ended.call.exit_code == 127 and ended.shown.endswith("\n" + note)
+    assert note not in ended.call.output_preview and note not in (ended.call.stderr or "")
+    reran = rerun(store)
+    assert reran.ok and not reran.unanswered, (reran.unanswered, reran.divergence)
