@@ -23,7 +23,13 @@ from artoo.schemas import (
     ToolCallEnded,
 )
 
-from .helpers import CONFIG, all_events, replays_as_before, run_verified
+from .helpers import CONFIG as _CONFIG
+from .helpers import all_events, replays_as_before, run_verified
+
+CONFIG = _CONFIG.model_copy(update={"code_count_check": False})
+"""Its question is a plain count: code would write its count check
+(``Config.code_count_check``) and no derivation would be asked for. Off, the answer rests
+on its derivations, as these tests need."""
 
 
 def _sandbox_missing() -> str | None:
