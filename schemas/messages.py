@@ -477,6 +477,12 @@ class CorrectionSignal(Message, frozen=True, tag="CorrectionSignal"):
     is asked, in the same conversation (``feedback``), to compute it with a tool that
     prints it, not for a second derivation afresh. False for a second derivation, a retry
     after a failure, and in logs from before this field."""
+    run: str = ""
+    """With ``unbacked``: the command that evaluates the request, when code can write it
+    (``artoo.actors.verification._evaluation.evaluation_command``) — the Executor runs it
+    itself, as a ``shell`` call of the attempt, before the model's next turn, so the value
+    is computed by the request's own code, not asked of a model that may only say it ran
+    it. Empty otherwise, and in logs from before this field."""
 
 
 class SubTaskOutcome(Message, frozen=True, tag="SubTaskOutcome"):

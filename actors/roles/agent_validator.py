@@ -81,6 +81,7 @@ from typing import ClassVar
 
 from artoo.actors.llm import LLMRequest
 from artoo.actors.runtime.role import Equipment, Role, VerdictKey, handles
+from artoo.actors.verification._evaluation import evaluates, evaluation_command
 from artoo.actors.verification.answers import VerdictAnswer
 from artoo.actors.verification.checks import reads_workspace
 from artoo.actors.verification.ladder import (
@@ -96,6 +97,7 @@ from artoo.actors.verification.ladder import (
     verdict_prompt,
 )
 from artoo.actors.verification.proof import Corroboration, needs_second_derivation, unchanged
+from artoo.actors.verification.request import duties
 from artoo.schemas import (
     Config,
     ConfirmationDecision,
@@ -211,6 +213,24 @@ def second_derivation_ask(
         in_place=in_place,
         evaluation=evaluation,
     )
+
+
+def evaluation_run(
+    *, request: str, kind: str, shape: str, calls: Sequence[ToolCall], enabled: bool
+) -> str:
+    """The command the Executor runs itself before the next turn of a retry, or of an ask
+    about a value no tool result shows (``CorrectionSignal.run``; pure): for a question
+    (:func:`~artoo.actors.verification.request.duties`), the command that evaluates the
+    request when code can write it
+    (:func:`~artoo.actors.verification._evaluation.evaluation_command`), unless a call of
+    the subtask already evaluated it; "" otherwise, or not ``enabled``
+    (``Config.proof_by_evaluation``). A small model told to run the code answered "Here is
+    the output of the Python code …" with no call made, or ran ``echo 9.0``."""
+    if not enabled or not duties(request, kind, shape).answers:
+        return ""
+    if any(evaluates(c, request) for c in calls):
+        return ""
+    return evaluation_command(request) or ""
 
 
 def corroboration_fallback(
@@ -397,6 +417,17 @@ class AgentValidator(Role):
                 feedback = "; ".join(
                     f"{v.criterion_id}: {v.evidence or 'failed'}" for v in verdicts if not v.passed
                 )
+            run = ""
+            if ask is None or ask.unbacked:  # a retry, or a value no result shows
+                run = evaluation_run(
+                    request=self.requests.get(sub.task_id, ""),
+                    kind=self.kinds.get(sub.task_id, ""),
+                    shape=self.shapes.get(sub.task_id, ""),
+                    calls=sub.calls,
+                    enabled=self.ctx.config.proof_by_evaluation,
+                )
+            if run and ask is None:
+                feedback += f"\nThe code the request asks about is run for you next: {run}"
             self.reply(
                 env,
                 CorrectionSignal(
@@ -408,6 +439,7 @@ class AgentValidator(Role):
                     failure_class=None if passed else fclass,
                     corroborate=ask.value if ask is not None else "",
                     unbacked=ask is not None and ask.unbacked,
+                    run=run,
                 ),
                 to=self.instance,
             )

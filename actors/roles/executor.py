@@ -15,7 +15,10 @@ Responsibilities:
     the first answer — whose calls carry ``ToolCall.conversation``: an independent
     derivation of the value; an ask to show a value no tool result showed
     (``corroborate`` with ``unbacked``) continues the same conversation with the
-    validator's feedback (compute it with a tool). The subtask's
+    validator's feedback (compute it with a tool). A retry or such an ask that names a
+    command (``CorrectionSignal.run``: the one that evaluates the request's own code) has
+    it run first, as a ``shell`` call of the attempt made by the Executor itself, before
+    the model's next turn. The subtask's
     prompt lists only the criteria a model judges: one that code checks is code's to
     decide, not the model's to word.
 
@@ -299,6 +302,22 @@ def offered_tools(specs: Sequence[ToolSpec], *, spilled: bool) -> list[ToolSpec]
     return list(specs) if spilled else [s for s in specs if s.name != "load_data"]
 
 
+def prescribed_message(call_id: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    """The assistant message of a ``shell`` call the Executor makes itself (pure): in the
+    conversation as the model's own calls are, so the model reads its result as one."""
+    return {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": "shell", "arguments": json.dumps(dict(args))},
+            }
+        ],
+    }
+
+
 def repeated_call(tool: str, args: Mapping[str, Any]) -> str:
     """What the model is told of a call it already made, not made again (pure; one line)."""
     shown = json.dumps(dict(args), sort_keys=True)[:60]
@@ -384,6 +403,9 @@ class _Run:
     """A call of this conversation (every attempt of it) gave a result too large for the
     context (``ToolCall.spill_ref``): from then on ``load_data`` is offered
     (``Config.offer_load_data_on_spill``)."""
+    prescribed: str = ""
+    """The command the next attempt runs before its first model turn: the evaluation an
+    ask about a value no tool result shows named (``CorrectionSignal.run``)."""
 
 
 @dataclass
@@ -460,6 +482,7 @@ class Executor(Role):
             # the same conversation, told so: it holds what the value was worked out
             # from, and the value is its own answer's, so naming it tells it nothing new
             run.messages.append({"role": "user", "content": body.feedback})
+            run.prescribed = body.run  # the request's own code, run for it: not its word
             self._attempt(run)
             return
         if body.corroborate:  # the answer passed; one call backs it, the proof needs two
@@ -475,9 +498,10 @@ class Executor(Role):
             self._attempt(run)
             return
         feedback = f"The validator rejected the result: {body.feedback}"
-        if not run.called_tools:
+        if not run.called_tools and not body.run:
             feedback += "\n" + NO_TOOL_YET
         run.messages.append({"role": "user", "content": feedback})
+        run.prescribed = body.run
         self._attempt(run)
 
     # ------------------------------------------------------------------ the loop
@@ -541,6 +565,16 @@ class Executor(Role):
         refuse = self.ctx.config.refuse_repeated_calls
         output, error = "", None
         stop: StopReason = "turn_cap"
+        if run.prescribed and not attempt.poll():  # the evaluation an ask named: run first
+            args: dict[str, Any] = {"command": run.prescribed}
+            run.prescribed = ""
+            call_id = f"artoo-run-{run.attempt}"
+            run.messages.append(prescribed_message(call_id, args))
+            run.called_tools = True
+            key = request_key("shell", args)
+            seen.append(key)
+            self._made(run, attempt, runner, calls, key, call_id, args)
+            run.messages.append({"role": "user", "content": AFTER_RESULT})
         for _turn in range(self.ctx.config.max_turns):
             if attempt.poll():
                 stop, error = "task_ended", "task ended"
@@ -576,26 +610,7 @@ class Executor(Role):
                     break
                 key = request_key(tc.name, tc.arguments)
                 seen.append(key)
-                call, content = self._call(run, attempt, runner, key, dict(tc.arguments))
-                if run.conversation:
-                    call = msgspec.structs.replace(call, conversation=run.conversation)
-                if call.spill_ref is not None:  # its file is named: load_data may read it
-                    run.spilled = True
-                calls.append(call)
-                run.messages.append(tool_message(tc.id, content))
-                self.publish(  # logged as it ends: its effects may be applied already
-                    ToolCallEnded(
-                        call=call, index=len(calls) - 1, shown=content, tool_call_id=tc.id
-                    ),
-                    task_id=run.task_id,
-                    cause=run.cause,
-                )
-                if call.effects and call.refusal is None:
-                    self._persist()  # what changed the workspace is in the log before we go on
-                if refuse and (call.refusal == "repeated_call" or gave_result(call)):
-                    run.made.append(key)
-                elif refuse and may_have_changed(call):
-                    run.made = []  # a call made again may give another result now
+                call = self._made(run, attempt, runner, calls, key, tc.id, dict(tc.arguments))
                 if is_refusal_loop(calls):
                     why = "call" if call.refusal == "repeated_call" else "failure"
                     doom = f"{tc.name} refused twice in a row as a repeated {why}"
@@ -632,6 +647,39 @@ class Executor(Role):
             to=self.instance,
             cause=run.cause,
         )
+
+    def _made(
+        self,
+        run: _Run,
+        attempt: _Attempt,
+        runner: ToolRunner,
+        calls: list[ToolCall],
+        key: tuple[str, str],
+        call_id: str,
+        args: dict[str, Any],
+    ) -> ToolCall:
+        """Make one call of the attempt (:meth:`_call`), keep it in ``calls`` and the
+        conversation, and log it as it ends; the record."""
+        call, content = self._call(run, attempt, runner, key, args)
+        if run.conversation:
+            call = msgspec.structs.replace(call, conversation=run.conversation)
+        if call.spill_ref is not None:  # its file is named: load_data may read it
+            run.spilled = True
+        calls.append(call)
+        run.messages.append(tool_message(call_id, content))
+        self.publish(  # logged as it ends: its effects may be applied already
+            ToolCallEnded(call=call, index=len(calls) - 1, shown=content, tool_call_id=call_id),
+            task_id=run.task_id,
+            cause=run.cause,
+        )
+        if call.effects and call.refusal is None:
+            self._persist()  # what changed the workspace is in the log before we go on
+        if self.ctx.config.refuse_repeated_calls:
+            if call.refusal == "repeated_call" or gave_result(call):
+                run.made.append(key)
+            elif may_have_changed(call):
+                run.made = []  # a call made again may give another result now
+        return call
 
     def _call(
         self,

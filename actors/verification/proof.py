@@ -750,9 +750,9 @@ class Corroboration(msgspec.Struct, frozen=True, kw_only=True):
         """What the Executor is told (pure)."""
         if self.call is None and self.command:
             return (
-                f"Your answer states {self.value}, which no tool result shows. Run the "
-                f"code the request asks about: {self.command} — then answer again "
-                "starting with what it printed."
+                f"Your answer states {self.value}, which no tool result shows. The code "
+                f"the request asks about is run for you next: {self.command} — answer "
+                "again starting with what it printed."
             )
         if self.call is None and self.pattern:
             return (

@@ -398,6 +398,33 @@ class _Task:
             self.report.checked["rule_verdict"] += 1
             compare(self.report, answer, {criterion.id: verdict}, {criterion.id: expected})
 
+    def _run(self, answer: Envelope, body: CorrectionSignal, sub: SubTask) -> None:
+        """The command a retry or an ask about an unshown value had the Executor run
+        itself (``CorrectionSignal.run``, ``agent_validator.evaluation_run``)."""
+        from artoo.actors.roles.agent_validator import evaluation_run
+
+        spec = self.spec
+        expected = ""
+        if not body.corroborate or body.unbacked:
+            expected = evaluation_run(
+                request=self.request or "",
+                kind=spec.kind if spec is not None else "",
+                shape=spec.shape if spec is not None else "",
+                calls=self.sub_calls.get(sub.subtask_id, []),
+                enabled=self.config.proof_by_evaluation,
+            )
+        self.report.checked["run"] += 1
+        if body.run != expected:
+            mismatch(
+                self.report,
+                answer.seq,
+                type(body).__name__,
+                "run",
+                body.run,
+                expected,
+                answer.task_id,
+            )
+
     def _corroboration(self, env: Envelope, result: ExecutionResult, sub: SubTask | None) -> None:
         """The Agent-Validator's choice, after an attempt that passed, between asking for
         a second derivation and giving the outcome on (``proof.needs_second_derivation``):
@@ -414,6 +441,8 @@ class _Task:
         if sub is None or answer is None:
             return
         body = answer.body
+        if isinstance(body, CorrectionSignal):
+            self._run(answer, body, sub)
         asked = body.corroborate if isinstance(body, CorrectionSignal) else ""
         if isinstance(body, CorrectionSignal) and not asked:
             return  # a retry after a failure
