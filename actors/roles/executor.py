@@ -18,7 +18,9 @@ Responsibilities:
     validator's feedback (compute it with a tool). A retry or such an ask that names a
     command (``CorrectionSignal.run``: the one that evaluates the request's own code) has
     it run first, as a ``shell`` call of the attempt made by the Executor itself, before
-    the model's next turn. The subtask's
+    the model's next turn; so has the first attempt of a subtask that is the request
+    itself, a question whose evaluating command code can write (:func:`first_evaluation`).
+    The subtask's
     prompt lists only the criteria a model judges: one that code checks is code's to
     decide, not the model's to word.
 
@@ -84,9 +86,10 @@ from artoo.actors.llm import LLMError, LLMRequest, assistant_message, tool_messa
 from artoo.actors.runtime.bus import BusError
 from artoo.actors.runtime.role import Equipment, Inbox, Role, handles
 from artoo.actors.tools import ConfirmationNeeded, ToolRegistry, ToolRunner, Unasked
+from artoo.actors.verification._evaluation import evaluation_command
 from artoo.actors.verification._lines import diff_sides, lost_from
 from artoo.actors.verification._paths import mentions
-from artoo.actors.verification.request import change_words
+from artoo.actors.verification.request import change_words, code_kind
 from artoo.schemas import (
     ConfirmationDecision,
     ConfirmationRequest,
@@ -302,6 +305,20 @@ def offered_tools(specs: Sequence[ToolSpec], *, spilled: bool) -> list[ToolSpec]
     return list(specs) if spilled else [s for s in specs if s.name != "load_data"]
 
 
+def first_evaluation(st: SubTask) -> str:
+    """The command a subtask's first attempt runs before the model's first turn (pure):
+    for a subtask that is the request itself (``instruction`` is ``request``) and a
+    question by code's reading, the command that evaluates it when code can write it
+    (``evaluation_command``: "what does shout("hi") from src/textutil.py return?"); ""
+    otherwise. The request's own code computes the value, and the model answers from
+    what it printed (``Config.proof_by_evaluation``)."""
+    if not st.request or st.instruction.strip() != st.request.strip():
+        return ""
+    if code_kind(st.request) != "question":
+        return ""
+    return evaluation_command(st.request) or ""
+
+
 def prescribed_message(call_id: str, args: Mapping[str, Any]) -> dict[str, Any]:
     """The assistant message of a ``shell`` call the Executor makes itself (pure): in the
     conversation as the model's own calls are, so the model reads its result as one."""
@@ -468,6 +485,8 @@ class Executor(Role):
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": subtask_prompt(st)},
         ]
+        if self.ctx.config.proof_by_evaluation:
+            run.prescribed = first_evaluation(st)
         self.runs[st.subtask_id] = run
         self._attempt(run)
 

@@ -17,7 +17,7 @@ from typing import Any
 from artoo.replay import rerun
 from artoo.schemas import Config, CorrectionSignal, Envelope, FinalResult, ToolCallEnded
 
-from .helpers import CONFIG, DATA, all_events, replays_as_before, run_verified
+from .helpers import CONFIG, DATA, all_events, replays_as_before, run_verified, simple_plan
 
 ASK = "what does fmt(7) from lib/price.py return?"
 SOURCE = "def fmt(n):\n    return 'EUR ' + str(n * 100)\n"
@@ -53,9 +53,15 @@ def _run(
 
 
 def test_the_evaluation_is_run_for_the_model_and_proves_the_answer(tmp_path: Path) -> None:
-    """The answer's 700 is no tool's: the retry runs the evaluation first, and the answer
+    """A planned subtask (not the request itself: no evaluation before its first turn)
+    answers 700, no tool's figure: the retry runs the evaluation first, and the answer
     stating what it printed is proven by it."""
-    result, events = _run(tmp_path, _entries('fmt(7) returns "EUR 700".', "It returns EUR 700."))
+    planned = CONFIG.model_copy(update={"direct_kinds": []})
+    entries = [
+        *_entries('fmt(7) returns "EUR 700".', "It returns EUR 700."),
+        simple_plan("work out what fmt(7) gives"),
+    ]
+    result, events = _run(tmp_path, entries, planned)
     (signal,) = [e.body for e in events if isinstance(e.body, CorrectionSignal)]
     assert signal.run == RUN and not signal.corroborate  # a retry after a failure
     assert signal.feedback.endswith(f"The code the request asks about is run for you next: {RUN}")
@@ -96,7 +102,9 @@ def test_an_unshown_value_is_asked_about_with_the_run_and_the_answer_asked_about
         {"role": "executor", "content": 'It returns "hi bo".'},
         {"role": "executor", "content": "Done."},
     ]
-    result, store = run_verified(tmp_path, entries, GREET, CONFIG)
+    planned = CONFIG.model_copy(update={"direct_kinds": []})
+    entries.append(simple_plan("work out what greet gives for bo"))
+    result, store = run_verified(tmp_path, entries, GREET, planned)
     events = all_events(store)
     (signal,) = [e.body for e in events if isinstance(e.body, CorrectionSignal)]
     assert signal.unbacked and signal.corroborate == '"hi bo"' and signal.run == GREET_RUN
@@ -120,3 +128,23 @@ def test_a_log_from_before_the_field_replays_as_it_ran(tmp_path: Path) -> None:
     (signal,) = [e.body for e in off_events if isinstance(e.body, CorrectionSignal)]
     assert signal.run == ""  # told to compute it; nothing run for it
     assert replays_as_before(tmp_path / "off" / "store", "proof_by_evaluation") is not None
+
+
+def test_a_question_whose_call_the_request_writes_is_evaluated_before_the_first_turn(
+    tmp_path: Path,
+) -> None:
+    """The request itself, a question writing the call ``fmt(7)``: the first attempt runs
+    the evaluation before the model's first turn; the model answers from its result, and
+    the task ends ``accept`` in one attempt — no failed attempt, no retry."""
+    perceiver = {
+        "role": "perceiver",
+        "content": {"intent": "what fmt(7) returns", "kind": "question", "answer": "value"},
+    }
+    entries = [perceiver, {"role": "executor", "content": "fmt(7) returns EUR 700."}]
+    result, events = _run(tmp_path, entries)
+    ran = [e.body.call for e in events if isinstance(e.body, ToolCallEnded)]
+    assert [c.args for c in ran] == [{"command": RUN}]
+    assert not [e for e in events if isinstance(e.body, CorrectionSignal)]
+    assert (result.status, result.established) == ("accept", "code")
+    reran = rerun(tmp_path / "store")
+    assert reran.ok, (reran.unanswered, reran.divergence)
