@@ -239,3 +239,19 @@ def test_a_return_question_with_no_call_written_is_told_where_the_call_goes() ->
     assert ask.pattern == "cd lib && python3 -c 'from words import *; print(…)'"
     assert ask.pattern in ask.feedback()
     assert not evaluates(_shell(ask.pattern, "x\n"), TITLE)
+
+
+def test_first_evaluation_is_only_for_the_request_itself_as_a_question() -> None:
+    from artoo.actors.roles.executor import first_evaluation
+    from artoo.schemas import SubTask
+
+    def sub(instruction: str, request: str) -> SubTask:
+        return SubTask(subtask_id="s", instruction=instruction, request=request)
+
+    command = "cd lib && python3 -c 'from money import *; print(fmt_price(12))'"
+    assert first_evaluation(sub(PRICE, PRICE)) == command
+    assert first_evaluation(sub("work out the price", PRICE)) == ""  # a planned subtask
+    assert first_evaluation(sub(TITLE, TITLE)) == ""  # no call written: none to run
+    change = "make fmt_price(12) in lib/money.py return 12"
+    assert first_evaluation(sub(change, change)) == ""  # no question
+    assert first_evaluation(sub(HELLO, HELLO)) == "python3 tools/hello.py"
