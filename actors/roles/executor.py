@@ -305,6 +305,23 @@ def offered_tools(specs: Sequence[ToolSpec], *, spilled: bool) -> list[ToolSpec]
     return list(specs) if spilled else [s for s in specs if s.name != "load_data"]
 
 
+_TEMPLATE_BLOCK = re.compile(
+    r"<(tool_response|tool_call)>.*?(?:</\1>|\Z)|</?(?:tool_response|tool_call)>", re.S
+)
+
+
+def answer_text(content: str) -> str:
+    """The answer a model's final message states (pure): without the chat template's
+    tool markup it echoed — a ``<tool_response>…</tool_response>`` or
+    ``<tool_call>…</tool_call>`` block (to the end when unclosed), or a lone such tag. A
+    small model answered "HI! <tool_response> exit code: 0 --- stdout --- HI!
+    </tool_response>", and its "tool_response" failed grounding as a value no tool
+    printed."""
+    if "<tool_" not in content and "</tool_" not in content:
+        return content
+    return _TEMPLATE_BLOCK.sub(" ", content).strip()
+
+
 def first_evaluation(st: SubTask) -> str:
     """The command a subtask's first attempt runs before the model's first turn (pure):
     for a subtask that is the request itself (``instruction`` is ``request``) and a
@@ -615,7 +632,7 @@ class Executor(Role):
                 stop, error = "model_error", f"model call failed: {exc}"
                 break
             if not response.tool_calls:
-                output = response.content or ""
+                output = answer_text(response.content or "")
                 run.messages.append({"role": "assistant", "content": output})
                 stop = "answer"
                 break

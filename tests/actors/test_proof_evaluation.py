@@ -255,3 +255,14 @@ def test_first_evaluation_is_only_for_the_request_itself_as_a_question() -> None
     change = "make fmt_price(12) in lib/money.py return 12"
     assert first_evaluation(sub(change, change)) == ""  # no question
     assert first_evaluation(sub(HELLO, HELLO)) == "python3 tools/hello.py"
+
+
+def test_an_answer_loses_the_tool_markup_it_echoed() -> None:
+    from artoo.actors.roles.executor import answer_text
+
+    echoed = "HI! <tool_response> exit code: 0 --- stdout --- HI! </tool_response>"
+    assert answer_text(echoed) == "HI!"
+    assert answer_text('It is 4.\n<tool_call>\n{"name": "shell"') == "It is 4."
+    assert answer_text("a </tool_response> b") == "a   b"
+    plain = "x < y and <b>bold</b> stay"
+    assert answer_text(plain) == plain
