@@ -20,7 +20,8 @@ Responsibilities:
     it run first, as a ``shell`` call of the attempt made by the Executor itself, before
     the model's next turn; so has the first attempt of a subtask that is the request
     itself, a question whose evaluating command code can write (:func:`first_evaluation`).
-    The subtask's
+    A final answer loses any chat-template tool markup the model echoed into it
+    (:func:`answer_text`). The subtask's
     prompt lists only the criteria a model judges: one that code checks is code's to
     decide, not the model's to word.
 
