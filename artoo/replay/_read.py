@@ -85,6 +85,27 @@ def read_store(store: StoreArg, task_id: str | None = None) -> tuple[list[Envelo
     return envelopes, list(tasks.values())
 
 
+BEFORE_FIELDS: dict[str, Any] = {
+    "corroborate": False,
+    "corroborate_after_last_retry": False,
+    "corroborate_asks": 1,
+    "corroborate_unbacked": False,
+    "read_back_by_effect": False,
+    "read_back_in_place": False,
+    "corroborate_keeps_answer": False,
+    "direct_kinds": [],
+    "request_consent": False,
+    "refuse_repeated_calls": False,
+    "refuse_lost_lines": False,
+    "change_needs_effect": False,
+    "proof_by_evaluation": False,
+    "code_count_check": False,
+    "offer_load_data_on_spill": False,
+}
+"""Each Config field a log from before it ran without, and the value it ran under then
+(:func:`task_config`): the one list a new such field is added to."""
+
+
 def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> Config:
     """The Config ``task`` ran under: the one its TaskRequest logged (durability aside: a
     rerun's store is scratch), else — a log from before that field — ``Config()`` with
@@ -115,60 +136,14 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
         return _inferred_config(task.envelopes if envelopes is None else list(envelopes))
     logged = Config.model_validate_json(msgspec.json.encode(request.config))
     update: dict[str, Any] = {"durability": "none"}
-    if "corroborate" not in request.config:
-        update["corroborate"] = False
-    if "corroborate_after_last_retry" not in request.config:
-        update["corroborate_after_last_retry"] = False
-    if "corroborate_asks" not in request.config:
-        update["corroborate_asks"] = 1
-    if "corroborate_unbacked" not in request.config:
-        update["corroborate_unbacked"] = False
-    if "read_back_by_effect" not in request.config:
-        update["read_back_by_effect"] = False
-    if "read_back_in_place" not in request.config:
-        update["read_back_in_place"] = False
-    if "corroborate_keeps_answer" not in request.config:
-        update["corroborate_keeps_answer"] = False
-    if "direct_kinds" not in request.config:
-        update["direct_kinds"] = []
-    if "request_consent" not in request.config:
-        update["request_consent"] = False
-    if "refuse_repeated_calls" not in request.config:
-        update["refuse_repeated_calls"] = False
-    if "refuse_lost_lines" not in request.config:
-        update["refuse_lost_lines"] = False
-    if "change_needs_effect" not in request.config:
-        update["change_needs_effect"] = False
-    if "proof_by_evaluation" not in request.config:
-        update["proof_by_evaluation"] = False
-    if "code_count_check" not in request.config:
-        update["code_count_check"] = False
-    if "offer_load_data_on_spill" not in request.config:
-        update["offer_load_data_on_spill"] = False
+    update |= {k: v for k, v in BEFORE_FIELDS.items() if k not in request.config}
     return logged.model_copy(update=update)
 
 
 def _inferred_config(envelopes: list[Envelope]) -> Config:
     pairs = {e.to for e in envelopes if e.to and e.to.startswith("pair-")}
     indexes = [int(p.split("-", 1)[1]) for p in pairs if p.split("-", 1)[1].isdigit()]
-    update: dict[str, Any] = {
-        "durability": "none",
-        "corroborate": False,
-        "corroborate_after_last_retry": False,
-        "corroborate_asks": 1,
-        "corroborate_unbacked": False,
-        "read_back_by_effect": False,
-        "read_back_in_place": False,
-        "corroborate_keeps_answer": False,
-        "direct_kinds": [],
-        "request_consent": False,
-        "refuse_repeated_calls": False,
-        "refuse_lost_lines": False,
-        "change_needs_effect": False,
-        "proof_by_evaluation": False,
-        "code_count_check": False,
-        "offer_load_data_on_spill": False,
-    }
+    update: dict[str, Any] = {"durability": "none", **BEFORE_FIELDS}
     if indexes:
         update["max_parallel"] = max(indexes) + 1
     timeouts = [e.body.timeout_s for e in envelopes if isinstance(e.body, ConfirmationRequest)]
