@@ -572,6 +572,7 @@ def established(
         by_effect=by_effect,
         in_place=in_place,
         earlier=earlier,
+        evaluation=evaluation,
     )
     asked = [o.asked for o in outcomes if o.asked]
     # a fresh conversation's reading agrees only when it stated the value again
@@ -654,6 +655,7 @@ def _demand(
     by_effect: bool = True,
     in_place: bool = True,
     earlier: Sequence[ToolCall] = (),
+    evaluation: bool = False,
 ) -> bool | None:
     """What the request's duties demand of the proof of an answer whose ``checks`` passed,
     its verdicts' signals aside (pure): None when nothing proves it (only a model's
@@ -678,7 +680,7 @@ def _demand(
     if duty.unsure and not read_back:  # a change not read back, or a question: proven as one
         if changed:
             return None
-        if _untouched(request, calls):
+        if _untouched(request, calls, evaluation):
             return None  # it names a file no call read or wrote: one to write, unwritten
         if duty.shape is None:
             return True
@@ -715,14 +717,23 @@ def _counts_asked(check: Check, request: str, counted: Mapping[str, str] | None 
     return text is not None or _counts_unit(unit, request)
 
 
-def _untouched(request: str, calls: Sequence[ToolCall]) -> bool:
+def _untouched(request: str, calls: Sequence[ToolCall], evaluation: bool = False) -> bool:
     """Whether the request names a workspace path that no tool call that worked read,
     listed or wrote (pure). A request read both ways ("count the TODO lines in
     notes/todo.txt and write the count to todo_count.txt") that was answered as a
     question never touched the file it named to write: the question's value, even tied
-    to a count check, is not what it asked for."""
+    to a count check, is not what it asked for. With ``evaluation``
+    (``Config.proof_by_evaluation``), a call that evaluates the request
+    (:func:`._evaluation.evaluates`: ``cd src && python3 -c 'from config import …'``)
+    read the Python files the request names: "what does default_port() in src/config.py
+    return?", read as a change, once ended ``success`` on its evaluation, src/config.py
+    "unread"."""
     worked = [c for c in calls if c.ok and c.refusal is None and c.exit_code in (None, 0)]
-    return any(not any(_reads_named(c, [p]) for c in worked) for p in request_paths(request))
+    ran = evaluation and any(evaluates(c, request) for c in worked)
+    return any(
+        not (ran and p.endswith(".py")) and not any(_reads_named(c, [p]) for c in worked)
+        for p in request_paths(request)
+    )
 
 
 class Corroboration(msgspec.Struct, frozen=True, kw_only=True):
@@ -839,7 +850,16 @@ def needs_second_derivation(
         return None  # a model will judge it
     checks = [*_checks(criteria, verdicts), *(c.check for c in later if c.check is not None)]
     counted = _measured(criteria, verdicts)
-    demand = _demand(request, kind, checks, calls, counted, by_effect=by_effect, in_place=in_place)
+    demand = _demand(
+        request,
+        kind,
+        checks,
+        calls,
+        counted,
+        by_effect=by_effect,
+        in_place=in_place,
+        evaluation=evaluation,
+    )
     if demand is not True:
         return None
     if evaluation and evaluated(output, calls, request):

@@ -266,3 +266,27 @@ def test_an_answer_loses_the_tool_markup_it_echoed() -> None:
     assert answer_text("a </tool_response> b") == "a   b"
     plain = "x < y and <b>bold</b> stay"
     assert answer_text(plain) == plain
+
+
+def test_an_evaluation_reads_the_python_file_the_request_names() -> None:
+    """Read as a change (the model's kind), the question is held to both readings: a file
+    it names that no call read makes it unproven — but the call that evaluated it
+    imported that file. Without the rule, the same run is "untouched"."""
+    request = "what does port() in conf/net.py return?"
+    run = _shell("cd conf && python3 -c 'from net import *; print(port())'", "8443\n")
+    assert _settle(request, "change", "It returns 8443.", [run]) == "code"
+    verdicts = [Verdict(criterion_id="request", passed=True)]
+    outcome = SubTaskOutcome(subtask_id="s", output="It returns 8443.", tool_calls=[run])
+    off = established(
+        request=request,
+        kind="change",
+        criteria={},
+        task_verdicts=verdicts,
+        outcomes=[outcome],
+        output="It returns 8443.",
+        evaluation=False,
+    )
+    assert off == "model"
+    # a file it names that is no Python file is still to be read
+    both = "what does port() in conf/net.py return, as docs/ports.md says?"
+    assert _settle(both, "change", "It returns 8443.", [run]) == "model"
