@@ -335,12 +335,19 @@ def _backers(
     file read as a second derivation of the line count ``wc -l`` printed; a sum of 1 once
     ended ``accept`` on ``grep -c 'qty'``'s 1 and a file read printing a price of 1. The
     other numbers a result prints, its total and its columns' sums back any number, as
-    before."""
+    before.
+
+    A ``glob``'s result is a list of paths: it backs a number only for a request that
+    counts files ("how many python files …"). "find the file under src that defines the
+    class Circle and tell me how many lines it has" once ended ``accept`` on 6, the paths
+    ``src/**/*.py`` matched (its "6 match(es)"), read in two conversations; the file has
+    22 lines."""
     terms = list(dict.fromkeys(_TERM.findall(request)))[:40]
     number = stated_numbers(value)
     paths = request_paths(request)
     agreed = _norm_value(value) in {_norm_value(a) for a in asked}
     counts = bool(_HOW_MANY.search(request))  # a listing's counts answer only a count
+    files = _counts_unit("files", request)
     extreme = bool(_EXTREME.search(request))
     least, most = bool(_LEAST.search(request)), bool(_MOST.search(request))
     ends = (least or not most, most or not least)  # (the smallest, the largest)
@@ -359,6 +366,8 @@ def _backers(
         if key in seen:
             continue
         if number:
+            if call.tool == "glob" and not files:
+                continue  # a list of paths counts files, and the request counts no files
             wanted = Decimal(number[0].replace(",", ""))
             if wanted in _given(call):
                 continue  # it printed a number it was given: no derivation of it

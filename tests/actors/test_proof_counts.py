@@ -23,6 +23,7 @@ from artoo.actors.verification.proof import (
     Corroboration,
     derivations,
 )
+from artoo.schemas import ToolCall
 
 from .proof_helpers import ask as _ask
 from .proof_helpers import read_call as _read
@@ -167,3 +168,15 @@ def test_a_listing_with_no_number_backs_no_number_of_a_request_that_does_not_cou
         assert derivations(str(n), [read], request) == 0
     lines = str(len(listing.splitlines()))
     assert derivations(lines, [read], "how many lines does shop/items.csv have?") == 1
+
+
+def test_a_glob_backs_only_a_count_of_files() -> None:
+    """A list of paths read twice is two readings of how many files — not of how many
+    lines a file has."""
+    listing = "3 match(es):\napp/a.py\napp/b.py\napp/c.py"
+    first = ToolCall(tool="glob", args={"pattern": "app/**/*.py"}, content=listing)
+    again = ToolCall(tool="glob", args={"pattern": "app/**/*.py"}, content=listing, conversation=1)
+    lines = "find the file under app that defines Parser and tell me how many lines it has"
+    assert _settle(lines, "question", "It has 3 lines.", [first, again], asked="3") == "model"
+    files = "how many python files are there under app?"
+    assert _settle(files, "question", "There are 3.", [first, again], asked="3") == "code"
