@@ -268,8 +268,9 @@ def _outcome(calls: list[ToolCall], fell_back: bool) -> list[SubTaskOutcome]:
 def test_a_fresh_conversation_that_did_not_state_the_value_again_is_no_second_reading() -> None:
     """The first conversation read 6 off a glob of six files; asked again, the fresh one
     listed the same glob and answered 5, which failed: the subtask ended on the 6 asked
-    about. The fresh listing agreed with nothing."""
-    text = "find the file under lab that defines the class Pump and tell me how many lines it has"
+    about. The fresh listing agreed with nothing. (The real case asked how many lines a
+    file has, which a glob's paths no longer back at all: ``_backers``.)"""
+    text = "how many python files are there under lab?"
     files = "\n".join(f"lab/m{i}.py" for i in range(6)) + "\n"
     glob = ToolCall(tool="glob", args={"pattern": "lab/**/*.py"}, ok=True, content=files)
     again = msgspec.structs.replace(glob, conversation=1)
@@ -282,7 +283,7 @@ def test_a_fresh_conversation_that_did_not_state_the_value_again_is_no_second_re
             criteria={},
             task_verdicts=verdicts,
             outcomes=_outcome([glob, again], fell_back),
-            output="It has 6 lines.",
+            output="There are 6.",
         )
 
     assert ended(fell_back=False) == "code"  # it stated 6 again: a second reading
