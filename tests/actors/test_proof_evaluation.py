@@ -24,6 +24,7 @@ from artoo.actors.verification._evaluation import (
     literal_calls,
 )
 from artoo.actors.verification.proof import (
+    Corroboration,
     established,
     established_and_note,
     needs_second_derivation,
@@ -177,29 +178,26 @@ def test_an_evaluation_asks_for_no_second_derivation_and_names_itself() -> None:
 def test_a_value_worked_out_from_the_source_is_told_the_exact_command() -> None:
     """Read off the source, ``$12.00`` is no tool's output: the ask gives the command
     that evaluates the request, runnable as it stands."""
-    ask = needs_second_derivation(
-        request=PRICE,
-        kind="question",
-        criteria={},
-        verdicts=[Verdict(criterion_id="done", passed=True)],
-        calls=[_read("lib/money.py", SOURCE)],
-        output="fmt_price(12) returns `$12.00`.",
-    )
+
+    def asked(evaluation: bool) -> Corroboration | None:
+        return needs_second_derivation(
+            request=PRICE,
+            kind="question",
+            criteria={},
+            verdicts=[Verdict(criterion_id="done", passed=True)],
+            calls=[_read("lib/money.py", SOURCE)],
+            output="fmt_price(12) returns `$12.00`.",
+            evaluation=evaluation,
+        )
+
+    ask = asked(True)
     assert ask is not None and ask.unbacked
     command = "cd lib && python3 -c 'from money import *; print(fmt_price(12))'"
     assert ask.command == command
     assert command in ask.feedback()
     # the command it gives is one the rule takes
     assert evaluates(_shell(command, "$12.00\n"), PRICE)
-    off = needs_second_derivation(
-        request=PRICE,
-        kind="question",
-        criteria={},
-        verdicts=[Verdict(criterion_id="done", passed=True)],
-        calls=[_read("lib/money.py", SOURCE)],
-        output="fmt_price(12) returns `$12.00`.",
-        evaluation=False,
-    )
+    off = asked(False)
     assert off is not None and off.command == "" and "Compute it" in off.feedback()
 
 
