@@ -337,6 +337,11 @@ def _backers(
     other numbers a result prints, its total and its columns' sums back any number, as
     before.
 
+    A ``read_file`` is a reading of a file however it is paged: its pages count as one
+    listing does. "what is the value of VERSION in src/config.py?" answered 2 once ended
+    ``accept`` on the 2 of ``return n % 2 == 0``, printed by the whole file read and by a
+    20-character page of it, ``" 2 == 0"``, as two calls.
+
     A ``glob``'s result is a list of paths: it backs a number only for a request that
     counts files ("how many python files …"). "find the file under src that defines the
     class Circle and tell me how many lines it has" once ended ``accept`` on 6, the paths
@@ -361,7 +366,8 @@ def _backers(
             continue
         key = _call_key(call)
         listing = _listing(outputs)
-        if listing:  # the model read the value off it: its reading is the derivation
+        if listing or call.tool == "read_file":  # the model read the value off it: its
+            # reading is the derivation, however the file was paged
             key = ("listing", str(call.conversation) if agreed else "")
         if key in seen:
             continue

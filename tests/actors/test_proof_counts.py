@@ -180,3 +180,14 @@ def test_a_glob_backs_only_a_count_of_files() -> None:
     assert _settle(lines, "question", "It has 3 lines.", [first, again], asked="3") == "model"
     files = "how many python files are there under app?"
     assert _settle(files, "question", "There are 3.", [first, again], asked="3") == "code"
+
+
+def test_pages_of_one_file_are_one_reading() -> None:
+    """A number the file holds somewhere, printed by the whole file read and by a page
+    of it, is one reading of the file, not two derivations."""
+    text = 'LEVEL = "4.0.2"\nMODE = 1\n\n\ndef odd(n):\n    return n % 2 == 1\n'
+    whole = _read("app/settings.py", text, offset=0, limit=30720)
+    page = _read("app/settings.py", " 2 == 1\n", offset=len(text) - 8, limit=20)
+    request = "what is the value of LEVEL in app/settings.py?"
+    assert _settle(request, "question", "LEVEL is 2.", [whole, page]) == "model"
+    assert derivations("2", [whole, page], request) == 1
