@@ -426,7 +426,7 @@ class AgentValidator(Role):
                     calls=sub.calls,
                     enabled=self.ctx.config.proof_by_evaluation,
                 )
-            if run and ask is None:
+            if run:  # said only when it is run: an ask names the command either way
                 feedback += f"\nThe code the request asks about is run for you next: {run}"
             self.reply(
                 env,

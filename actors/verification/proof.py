@@ -777,8 +777,8 @@ class Corroboration(msgspec.Struct, frozen=True, kw_only=True):
         if self.call is None and self.command:
             return (
                 f"Your answer states {self.value}, which no tool result shows. The code "
-                f"the request asks about is run for you next: {self.command} — answer "
-                "again starting with what it printed."
+                f"the request asks about is computed by: {self.command} — answer again "
+                "starting with what it printed."
             )
         if self.call is None and self.pattern:
             return (

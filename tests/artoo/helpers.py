@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -117,13 +117,18 @@ def run_verified(
     text: str,
     config: Config = CONFIG,
     operator: Callable[[Any], bool | None] | None = None,
+    files: Mapping[str, str] | None = None,
 ) -> tuple[FinalResult, Path]:
     """Run ``text`` on a System scripted with ``entries``, over a copy of the demo workspace
-    in ``tmp`` (``operator`` answering Law 1's questions); its store (``tmp / "store"``)
-    must pass ``replay --verify``."""
+    in ``tmp`` with ``files`` (workspace path → text) written into it (``operator``
+    answering Law 1's questions); its store (``tmp / "store"``) must pass
+    ``replay --verify``."""
     workspace = tmp / "workspace"
     if not workspace.exists():
         shutil.copytree(DATA / "workspace", workspace)
+    for path, content in (files or {}).items():
+        (workspace / path).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / path).write_text(content, encoding="utf-8")
     model = write_script(tmp / "s.toml", entries)
     with artoo.System.open(
         tmp / "store", model=model, workspace=workspace, config=config, operator=operator

@@ -10,14 +10,13 @@ request and its file are the tests' own."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
 from artoo.replay import rerun
 from artoo.schemas import Config, CorrectionSignal, Envelope, FinalResult, ToolCallEnded
 
-from .helpers import CONFIG, DATA, all_events, replays_as_before, run_verified, simple_plan
+from .helpers import CONFIG, all_events, replays_as_before, run_verified, simple_plan
 
 ASK = "what does fmt(7) from lib/price.py return?"
 SOURCE = "def fmt(n):\n    return 'EUR ' + str(n * 100)\n"
@@ -44,11 +43,7 @@ def _entries(*answers: str) -> list[Any]:
 def _run(
     tmp: Path, entries: list[Any], config: Config = CONFIG
 ) -> tuple[FinalResult, list[Envelope]]:
-    workspace = tmp / "workspace"
-    shutil.copytree(DATA / "workspace", workspace)
-    (workspace / "lib").mkdir()
-    (workspace / "lib" / "price.py").write_text(SOURCE, encoding="utf-8")
-    result, store = run_verified(tmp, entries, ASK, config)
+    result, store = run_verified(tmp, entries, ASK, config, files={"lib/price.py": SOURCE})
     return result, all_events(store)
 
 
@@ -85,12 +80,6 @@ def test_an_unshown_value_is_asked_about_with_the_run_and_the_answer_asked_about
     result shows it: the ask runs the evaluation; the model's next answer states nothing,
     so the answer asked about stands, with every call of the subtask — the run among them
     — and it states what the run printed."""
-    workspace = tmp_path / "workspace"
-    shutil.copytree(DATA / "workspace", workspace)
-    (workspace / "lib").mkdir()
-    (workspace / "lib" / "hello.py").write_text(
-        "def greet(name):\n    return 'hi ' + name\n", encoding="utf-8"
-    )
     read = {"name": "read_file", "arguments": {"path": "lib/hello.py"}}
     perceiver = {
         "role": "perceiver",
@@ -104,7 +93,8 @@ def test_an_unshown_value_is_asked_about_with_the_run_and_the_answer_asked_about
     ]
     planned = CONFIG.model_copy(update={"direct_kinds": []})
     entries.append(simple_plan("work out what greet gives for bo"))
-    result, store = run_verified(tmp_path, entries, GREET, planned)
+    source = "def greet(name):\n    return 'hi ' + name\n"
+    result, store = run_verified(tmp_path, entries, GREET, planned, files={"lib/hello.py": source})
     events = all_events(store)
     (signal,) = [e.body for e in events if isinstance(e.body, CorrectionSignal)]
     assert signal.unbacked and signal.corroborate == '"hi bo"' and signal.run == GREET_RUN

@@ -10,7 +10,6 @@ file are the tests' own."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,7 @@ from artoo.schemas import (
     TaskRequest,
 )
 
-from .helpers import CONFIG, DATA, all_events, rewrite_event, run_verified
+from .helpers import CONFIG, all_events, rewrite_event, run_verified
 
 MEAN = "what is the average parcel weight in depot/parcels.csv?"
 PARCELS = "parcel,kg\np1,12\np2,30\np3,8\np4,17\np5,23\n"  # 90 / 5 = 18
@@ -69,11 +68,7 @@ def _entries(*attempts: tuple[dict[str, Any], str]) -> list[Any]:
 def _run(
     tmp: Path, entries: list[dict[str, Any]], config: Config = CONFIG
 ) -> tuple[FinalResult, list[Envelope]]:
-    workspace = tmp / "workspace"
-    shutil.copytree(DATA / "workspace", workspace)
-    (workspace / "depot").mkdir()
-    (workspace / "depot" / "parcels.csv").write_text(PARCELS, encoding="utf-8")
-    result, store = run_verified(tmp, entries, MEAN, config)
+    result, store = run_verified(tmp, entries, MEAN, config, files={"depot/parcels.csv": PARCELS})
     return result, all_events(store)
 
 
