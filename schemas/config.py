@@ -431,6 +431,15 @@ class Config(BaseModel):
         "check gets the count_matches code writes, as one more verifiable criterion, and is "
         "not asked again for it (a log from before this field replays with it off)",
     )
+    code_table_check: bool = Field(
+        True,
+        description="a question about the one CSV (or TSV) file it names gets a table_value "
+        "check, written by code: code reads the question against the file's header and "
+        "computes the total, mean, highest or lowest of a named column, a count of the rows "
+        "meeting a condition, or which value of a named column has the largest or smallest "
+        "value, and the answer must state it; a question code cannot read so passes it and "
+        "proves nothing (a log from before this field replays with it off)",
+    )
     proof_by_evaluation: bool = Field(
         True,
         description="a question's answer is proven by code when it states what a shell call "

@@ -83,7 +83,7 @@ from artoo.actors.llm import LLMRequest
 from artoo.actors.runtime.role import Equipment, Role, VerdictKey, handles
 from artoo.actors.verification._evaluation import evaluates, evaluation_command
 from artoo.actors.verification.answers import VerdictAnswer
-from artoo.actors.verification.checks import reads_workspace
+from artoo.actors.verification.checks import computed
 from artoo.actors.verification.ladder import (
     criteria_text,
     execution_failure_class,
@@ -552,7 +552,7 @@ class AgentValidator(Role):
         )
         refuted = undone is not None or any(not v.passed for v in by_id.values())
         measured = any(  # code measured the workspace and the answer agrees: rules decide
-            c.check is not None and reads_workspace(c.check) and by_id[c.id].passed
+            c.check is not None and computed(c.check, by_id[c.id].observed) and by_id[c.id].passed
             for c in criteria
             if c.id in by_id
         )

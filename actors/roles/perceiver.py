@@ -15,7 +15,11 @@ Responsibilities:
     the reasons; a check still unusable is dropped (the criterion stays, plausible). A
     plain count request with no usable count check gets the one code writes
     (``checks.code_count_check``, ``Config.code_count_check``) — before the re-ask, so a
-    reading whose only problem was the missing count check is not asked again. The
+    reading whose only problem was the missing count check is not asked again. A
+    question about the one CSV file it names gets the ``table_value`` check code writes
+    (:func:`with_code_table`, ``Config.code_table_check``): code computes the value when
+    the check reads the file, and a count question holding one is not asked again for a
+    count check. The
     re-ask changes only the criteria: the intent, kind and shape stay those read from
     the user's text alone (artoo's own words never enter the intent). When the request
     is ambiguous the model may ask the user one bounded question
@@ -45,6 +49,7 @@ import msgspec
 
 from artoo.actors.llm import LLMRequest, ask_structured
 from artoo.actors.runtime.role import Equipment, Role, handles
+from artoo.actors.verification._tables import code_table_check
 from artoo.actors.verification.answers import (
     PerceiverAnswer,
     answered_prompt,
@@ -78,7 +83,14 @@ from artoo.schemas import (
     UserQuestion,
 )
 
-__all__ = ["SYSTEM_PROMPT", "Perceiver", "build_spec", "reasked_spec", "with_code_count"]
+__all__ = [
+    "SYSTEM_PROMPT",
+    "Perceiver",
+    "build_spec",
+    "reasked_spec",
+    "with_code_count",
+    "with_code_table",
+]
 
 SYSTEM_PROMPT = (
     "You read a user's request to artoo and answer with one JSON object: "
@@ -159,7 +171,8 @@ def spec_problems(spec: TaskSpec, workspace: Path) -> list[str]:
             if problem is not None:
                 out.append(f"criterion {criterion.id}: {problem}")
     checks = [c.check for c in spec.criteria if c.check is not None]
-    if asks_count(spec.text, spec.kind, spec.shape) and not count_checked(checks):
+    tabled = any(c.kind == "table_value" for c in checks)  # code computes it, if it can
+    if asks_count(spec.text, spec.kind, spec.shape) and not (count_checked(checks) or tabled):
         out.append(
             "the request asks for a count but no criterion checks one: add a count_matches "
             "check (path = what to count, value = what unit)"
@@ -187,6 +200,16 @@ def without_unusable_checks(spec: TaskSpec, workspace: Path) -> TaskSpec:
     return msgspec.structs.replace(spec, criteria=criteria)
 
 
+def _with_criterion(spec: TaskSpec, text: str, check: Check) -> TaskSpec:
+    """The spec with one more verifiable criterion, code's, under the next free id."""
+    ids = {c.id for c in spec.criteria}
+    n = len(spec.criteria) + 1
+    while f"t{n}" in ids:
+        n += 1
+    criterion = Criterion(id=f"t{n}", text=text, mode="verifiable", check=check)
+    return msgspec.structs.replace(spec, criteria=[*spec.criteria, criterion])
+
+
 def with_code_count(spec: TaskSpec, workspace: Path) -> TaskSpec:
     """The spec with the count check code writes for a plain count request
     (``checks.code_count_check``: "how many lines are in notes/meeting.txt?" →
@@ -207,12 +230,23 @@ def with_code_count(spec: TaskSpec, workspace: Path) -> TaskSpec:
     if check is None or _unusable(check, spec, workspace) is not None:
         return spec
     text = f"the answer states the count code measures: count_matches {check.path} {check.value!r}"
-    ids = {c.id for c in spec.criteria}
-    n = len(spec.criteria) + 1
-    while f"t{n}" in ids:
-        n += 1
-    criterion = Criterion(id=f"t{n}", text=text, mode="verifiable", check=check)
-    return msgspec.structs.replace(spec, criteria=[*spec.criteria, criterion])
+    return _with_criterion(spec, text, check)
+
+
+def with_code_table(spec: TaskSpec) -> TaskSpec:
+    """The spec with the ``table_value`` check code writes for a question about one
+    CSV file (``_tables.code_table_check``: "what is the total of the amount column in
+    data/sales.csv?" → ``table_value data/sales.csv``, the question as its value) added as
+    one more verifiable criterion, unless one is there; else the spec as it is (pure: it
+    reads the request — whether code can compute the value is found when the check reads
+    the file, and one it cannot proves nothing)."""
+    if any(c.check is not None and c.check.kind == "table_value" for c in spec.criteria):
+        return spec
+    check = code_table_check(spec.text, spec.kind)
+    if check is None:
+        return spec
+    text = f"the answer states the value code computes from {check.path}"
+    return _with_criterion(spec, text, check)
 
 
 class Perceiver(Role):
@@ -309,7 +343,10 @@ class Perceiver(Role):
         """The TaskSpec of a valid reading (its checks asked again once when unusable)."""
         body: TaskRequest = env.body
         coded = self.ctx.config.code_count_check
+        tabled = self.ctx.config.code_table_check
         spec = build_spec(body.text, value)
+        if tabled:
+            spec = with_code_table(spec)
         if coded:
             spec = with_code_count(spec, self.ctx.workspace)
         problems = spec_problems(spec, self.ctx.workspace)
@@ -331,6 +368,8 @@ class Perceiver(Role):
             if again.ok and again.value is not None:
                 spec = reasked_spec(spec, build_spec(body.text, again.value), said)
             spec = without_unusable_checks(spec, self.ctx.workspace)
+            if tabled:
+                spec = with_code_table(spec)
             if coded:
                 spec = with_code_count(spec, self.ctx.workspace)
         self.reply(env, spec)

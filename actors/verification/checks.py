@@ -55,6 +55,20 @@ before any LLM is asked (the verification ladder, docs/design.md A2). The vocabu
     the first number the output states (a whole number standing alone: ``todo.txt`` or
     ``v2`` are not numbers) equals the measured count.
 
+``table_value``
+    Written by code, never by the model (``Config.code_table_check``): ``path`` is the one
+    CSV (``.tsv``: tab-separated) file a question names, ``value`` the question itself.
+    Code reads the question against the file's header and rows (``_tables.resolve``: a
+    total, mean, highest or lowest of the one numeric column named; how many rows meet a
+    condition — a cell value of a named column, or a comparison with a number; which
+    value of a named column has the largest or smallest value) and computes the value;
+    the output must state it — the first number it states that the question does not (a
+    mean: rounded to the stated decimals), or the name as a word and no other value of
+    its column. A question code cannot read that way (a word that names no column, value
+    or aggregate: "the most *expensive*") gets no value: the check passes and proves
+    nothing (``observed["unresolved"]``; :func:`computed` is false), and the answer is
+    held to its derivations as if it were not there.
+
 Every result carries evidence (what was seen) and, on failure, a suggested
 ``failure_class``: ``environmental`` when the environment is missing something the check
 needs to read (the file is missing, the JSON does not parse), ``logical`` when the work
@@ -67,11 +81,13 @@ so the caller can fall back to the next rung of the ladder.
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
 import stat
 from collections.abc import Callable
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +111,8 @@ from ._guards import (
     narrowed,
     widened,
 )
+from ._tables import TABLE_SUFFIXES, Resolved, parse_table, resolve, stated_values
+from .grounding import stated_numbers
 
 __all__ = [
     "VOCABULARY",
@@ -103,6 +121,7 @@ __all__ = [
     "asks_question",
     "check_problem",
     "code_count_check",
+    "computed",
     "count_checked",
     "evaluate",
     "guess_problem",
@@ -202,7 +221,18 @@ def reads_workspace(check: Check) -> bool:
     verdict cannot be recomputed from the event log alone (pure)."""
     if check.kind in ("file_exists", "file_contains", "file_matches", "count_matches"):
         return True
+    if check.kind == "table_value":
+        return True
     return check.kind == "json_path_equals" and not check.path.strip().startswith("$")
+
+
+def computed(check: Check, observed: dict[str, Any]) -> bool:
+    """Whether a passed verdict of ``check`` rests on what code read or computed in the
+    workspace (pure): any check that reads it, but a ``table_value`` that computed no
+    value (``observed["unresolved"]``: its pass proves nothing)."""
+    if not reads_workspace(check):
+        return False
+    return not (check.kind == "table_value" and "unresolved" in observed)
 
 
 # =========================================================================== rules
@@ -289,6 +319,19 @@ def _read_workspace_file(check: Check, workspace: Path, limit: int) -> tuple[byt
         return f.read(limit + 1), shown
 
 
+def _read_text(check: Check, workspace: Path) -> tuple[str, str] | dict[str, Any]:
+    """The workspace file ``check.path`` as text (UTF-8, with replacement) and its shown
+    name, or the observation of why it cannot be read (``{"missing": …}``; at most
+    16 MiB)."""
+    read = _read_workspace_file(check, workspace, _MAX_JSON_BYTES)
+    if isinstance(read, str):
+        return {"missing": read}
+    raw, shown = read
+    if len(raw) > _MAX_JSON_BYTES:
+        return {"missing": f"'{shown}' is over {_MAX_JSON_BYTES:,} bytes"}
+    return raw.decode("utf-8", errors="replace"), shown
+
+
 def _content_value(check: Check) -> Any:
     if check.kind == "file_matches":
         return _pattern(check)
@@ -303,13 +346,10 @@ def _observe_file_content(check: Check, workspace: Path) -> dict[str, Any]:
     """Whether the file holds the text / a match (``{"found", "seen"}``), or why it could
     not be read (``{"missing": …}``). The file's content is not logged: what it showed is."""
     wanted = _content_value(check)
-    read = _read_workspace_file(check, workspace, _MAX_JSON_BYTES)
-    if isinstance(read, str):
-        return {"missing": read}
-    raw, shown = read
-    if len(raw) > _MAX_JSON_BYTES:
-        return {"missing": f"'{shown}' is over {_MAX_JSON_BYTES:,} bytes"}
-    text = raw.decode("utf-8", errors="replace")
+    read = _read_text(check, workspace)
+    if isinstance(read, dict):
+        return read
+    text, shown = read
     if check.kind == "file_matches":
         m = wanted.search(text)
         if m:
@@ -475,6 +515,55 @@ def _judge_count(check: Check, output: str, observed: dict[str, Any]) -> CheckRe
     return _fail(f"{seen}; the output states {stated}", "logical")
 
 
+def _table_question(check: Check) -> str:
+    if not isinstance(check.value, str) or not check.value.strip():
+        raise ValueError("table_value: value must be the question (a non-empty text)")
+    if not check.path.lower().endswith(TABLE_SUFFIXES):
+        raise ValueError(f"table_value: path must be a .csv or .tsv file, got {check.path!r}")
+    return check.value
+
+
+def _observe_table(check: Check, workspace: Path) -> dict[str, Any]:
+    """What code computed from the table (``{"values", "numbers", "others", "approximate",
+    "seen"}``), why it computed nothing (``{"unresolved": …}``), or why the file could not
+    be read (``{"missing": …}``)."""
+    question = _table_question(check)
+    read = _read_text(check, workspace)
+    if isinstance(read, dict):
+        return read
+    text, shown = read
+    try:
+        header, rows = parse_table(text, shown)
+    except (ValueError, csv.Error) as exc:
+        return {"unresolved": f"'{shown}' does not read as a table: {exc}"}
+    resolved = resolve(question, header, rows)
+    if isinstance(resolved, str):
+        return {"unresolved": f"code cannot compute it from '{shown}': {resolved}"}
+    return msgspec.to_builtins(resolved)
+
+
+def _judge_table(check: Check, output: str, observed: dict[str, Any]) -> CheckResult:
+    question = _table_question(check)
+    if "missing" in observed:
+        return _fail(str(observed["missing"]), "environmental")
+    if "unresolved" in observed:
+        return _pass(f"{observed['unresolved']}: no proof either way")
+    resolved = msgspec.convert(observed, Resolved)
+    given = {_decimal(n) for n in stated_numbers(question)}
+    stated = [n for n in stated_numbers(output, question) if _decimal(n) not in given]
+    problem = stated_values(resolved, stated, output)
+    if problem is None:
+        return _pass(f"{resolved.seen}; the output states it")
+    return _fail(f"{resolved.seen}; {problem}", "logical")
+
+
+def _decimal(token: str) -> Decimal | None:
+    try:
+        return Decimal(token.replace(",", ""))
+    except InvalidOperation:
+        return None
+
+
 _Rule = Callable[[Check, str, "int | None", Path], CheckResult]
 _RULES: dict[str, _Rule] = {  # the checks decided from the output and exit code alone
     "exit_code": _exit_code,
@@ -490,6 +579,7 @@ _OBSERVERS: dict[str, Callable[[Check, Path], dict[str, Any]]] = {
     "file_matches": _observe_file_content,
     "json_path_equals": _observe_json_file,
     "count_matches": _observe_count,
+    "table_value": _observe_table,
 }
 _JUDGES: dict[str, Callable[[Check, str, dict[str, Any]], CheckResult]] = {
     "file_exists": _judge_file_exists,
@@ -497,6 +587,7 @@ _JUDGES: dict[str, Callable[[Check, str, dict[str, Any]], CheckResult]] = {
     "file_matches": _judge_file_content,
     "json_path_equals": _judge_json_file,
     "count_matches": _judge_count,
+    "table_value": _judge_table,
 }
 
 

@@ -46,7 +46,7 @@ import msgspec
 
 from artoo.schemas import ToolCall
 
-from .checks import asks_question
+from ._guards import asks_question
 
 __all__ = [
     "Grounding",
@@ -208,7 +208,7 @@ def grounding(
     *,
     request: str = "",
     context: str = "",
-    measured: Iterable[int] = (),
+    measured: Iterable[int | str] = (),
 ) -> Grounding:
     """Whether every number ``answer`` states is backed by the tool results ``outputs``,
     stated by ``request`` (the user's words), or ``measured`` by code (pure; the rule is

@@ -6,6 +6,7 @@ classifying why an execution failed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from artoo.schemas.messages import FailureClass
 
 from ._counting import stated_number
 from .answers import CriterionVerdictAnswer, VerdictAnswer, VerdictsAnswer
-from .checks import evaluate, judge_observed, reads_workspace
+from .checks import computed, evaluate, judge_observed, reads_workspace
 from .grounding import Grounding, asks_question, grounding, read_sources, tool_outputs
 from .request import answer_problem, code_values, duties, traced
 
@@ -105,17 +106,19 @@ def ungrounded(
     question = request if request is not None else instruction
     if not (duties(question, kind).answers if kind else asks_question(question)):
         return None
-    measured = [
+    measured: list[int | str] = [
         n
         for c, v in checked
         if v.passed and c.check is not None and c.check.kind == "count_matches"
         if (n := stated_number(output)) is not None
     ]
+    tabled = computed_values(checked)
+    measured += [v for v in tabled if _DECIMAL.fullmatch(v)]
     strict = bool(kind)
     outputs = tool_outputs(calls, strict=strict)
     result = grounding(output, outputs, request=question, context=instruction, measured=measured)
     if strict:  # generalised: the names and strings it states, traced to what tools read
-        sources = [*outputs, *read_sources(calls)]
+        sources = [*outputs, *read_sources(calls), *tabled]
         names = tuple(v for v in code_values(output, question) if not traced(v, sources, question))
         if names:
             result = Grounding(stated=result.stated, ungrounded=(*result.ungrounded, *names))
@@ -162,9 +165,28 @@ def request_problem(
     return answer_problem(request, output, duties(request, kind, shape), outputs)
 
 
+_DECIMAL = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def computed_values(checked: Sequence[tuple[Criterion, Verdict]]) -> list[str]:
+    """The values passed ``table_value`` checks computed from a table (pure): an answer
+    stating one states what code computed from the workspace, not a model's figure."""
+    return [
+        str(value)
+        for c, v in checked
+        if v.passed and c.check is not None and c.check.kind == "table_value"
+        if computed(c.check, v.observed)
+        for value in v.observed.get("values", [])
+    ]
+
+
 def _code_measured(criterion: Criterion, verdict: Verdict) -> bool:
     check = criterion.check
-    return verdict.signal == "rule" and check is not None and check.kind == "count_matches"
+    if verdict.signal != "rule" or check is None:
+        return False
+    if check.kind == "table_value":
+        return computed(check, verdict.observed)
+    return check.kind == "count_matches"
 
 
 def grounding_verdicts(

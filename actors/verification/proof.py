@@ -130,7 +130,9 @@ What counts as proof, by the request's duties (:func:`.request.duties`):
   ``accept`` on a reply that stated nothing and wrote no file;
 - a code check proves a question's answer only when it ties to the value the answer
   states: ``count_matches`` measures the number a request that asks to count (how many,
-  number of, count — not a total or an amount) must state; a file check (or a count,
+  number of, count — not a total or an amount) must state; a ``table_value`` that
+  computed a value computes the question's own answer (one that computed nothing,
+  ``checks.computed`` false, is as if absent); a file check (or a count,
   for anything else) tests the workspace, not the answer — "what does src/app.py
   print?" once ended ``accept`` on a line count that ``count_matches`` proved, with a
   printed text the model made up. Every question is held to this, whatever shape of
@@ -197,7 +199,7 @@ from ._evaluation import evaluated, evaluates, evaluation_command, evaluation_pa
 from ._guards import _counts_unit
 from ._lines import diff_sides, lines_read_back
 from ._paths import mentions
-from .checks import reads_workspace
+from .checks import computed, reads_workspace
 from .grounding import _LINE_NUMBER, derivable, read_sources, stated_numbers, tool_outputs
 from .request import (
     _FIGURE,
@@ -588,6 +590,7 @@ def established(
         in_place=in_place,
         earlier=earlier,
         evaluation=evaluation,
+        uncomputed=_uncomputed(criteria, verdicts),
     )
     asked = [o.asked for o in outcomes if o.asked]
     # a fresh conversation's reading agrees only when it stated the value again
@@ -660,6 +663,18 @@ def _measured(criteria: Mapping[str, Criterion], verdicts: Iterable[Verdict]) ->
     return seen
 
 
+def _uncomputed(criteria: Mapping[str, Criterion], verdicts: Iterable[Verdict]) -> list[Check]:
+    """The ``table_value`` checks whose verdicts computed no value (pure): their pass
+    proves nothing (``checks.computed``)."""
+    out = []
+    for v in verdicts:
+        criterion = criteria.get(v.criterion_id)
+        check = criterion.check if criterion is not None else None
+        if check is not None and check.kind == "table_value" and not computed(check, v.observed):
+            out.append(check)
+    return out
+
+
 def _demand(
     request: str,
     kind: str,
@@ -671,6 +686,7 @@ def _demand(
     in_place: bool = True,
     earlier: Sequence[ToolCall] = (),
     evaluation: bool = False,
+    uncomputed: Sequence[Check] = (),
 ) -> bool | None:
     """What the request's duties demand of the proof of an answer whose ``checks`` passed,
     its verdicts' signals aside (pure): None when nothing proves it (only a model's
@@ -680,7 +696,10 @@ def _demand(
     observed they counted over, by path (:func:`_measured`). A change is read back by a
     check that read a file it changed, or — ``by_effect`` — by its effects
     (:func:`read_back_by_effect`, over ``earlier``, the task's earlier rounds' calls, and
-    ``calls``; ``in_place``, a line changed in place by the words that changed)."""
+    ``calls``; ``in_place``, a line changed in place by the words that changed).
+    ``uncomputed``: the ``table_value`` checks that computed nothing — as if absent; one
+    that computed the value ties a question's answer to it."""
+    checks = [c for c in checks if c not in uncomputed]
     measured = any(reads_workspace(c) for c in checks)
     if any(copied_from_request(c, request) for c in checks) and not measured:
         return None
@@ -703,7 +722,8 @@ def _demand(
         tied = bool(_HOW_MANY.search(request)) and any(
             _counts_asked(c, request, counted or {}) for c in checks
         )
-        return not tied
+        tabled = any(c.kind == "table_value" for c in checks)  # code computed the value
+        return not (tied or tabled)
     return False
 
 

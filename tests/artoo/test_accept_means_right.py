@@ -253,7 +253,9 @@ def test_an_awk_sum_of_a_missing_column_is_one_derivation_not_proof(tmp_path: Pa
     """awk summing a column that does not exist prints 0 (exit 0, no error): grounded in
     that output, passed by the model, but one command's word — success at best, never
     accept; and a zero is never what derivations prove, so nothing is asked of it; a
-    second, different tool that agrees on a non-zero total makes it proof."""
+    second, different tool that agrees on a non-zero total makes it proof. (Without the
+    check code writes for a question about a table: with it, code computes 4250 and the 0
+    fails outright — tests/artoo/test_table_value_run.py.)"""
 
     def entries(calls: list[dict[str, Any]], answer: str, times: int = 1) -> list[dict[str, Any]]:
         return [
@@ -279,7 +281,8 @@ def test_an_awk_sum_of_a_missing_column_is_one_derivation_not_proof(tmp_path: Pa
     text = "What is the total of the amount column in data/sales.csv?"
     awk9 = "awk -F, 'NR > 1 { s += $9 } END { print s + 0 }' data/sales.csv"
     wrong = [{"name": "shell", "arguments": {"command": awk9}}]
-    result, store = _run(tmp_path / "a", entries(wrong, "The total is 0.", times=2), text)
+    untabled = CONFIG.model_copy(update={"code_table_check": False})
+    result, store = _run(tmp_path / "a", entries(wrong, "The total is 0.", times=2), text, untabled)
     assert result.status == "success" and result.established == "model"
     asked = [e.body.corroborate for e in all_events(store) if isinstance(e.body, CorrectionSignal)]
     # a zero is never what derivations prove (tests/actors/test_proof_zero.py): no
@@ -290,8 +293,10 @@ def test_an_awk_sum_of_a_missing_column_is_one_derivation_not_proof(tmp_path: Pa
         {"name": "shell", "arguments": {"command": awk2}},
         {"name": "read_file", "arguments": {"path": "data/sales.csv"}},
     ]
-    result, _ = _run(tmp_path / "b", entries(right, "The total is 4250."), text)
+    result, _ = _run(tmp_path / "b", entries(right, "The total is 4250."), text, untabled)
     assert result.status == "accept" and result.established == "code"
+    tabled, _ = _run(tmp_path / "c", entries(wrong, "The total is 0.", times=4), text)
+    assert tabled.status != "accept"
 
 
 # --------------------------------------------------------------------------- shown

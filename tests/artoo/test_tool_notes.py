@@ -22,7 +22,12 @@ from artoo.actors.tools import ToolOutcome, ToolRegistry
 from artoo.replay import verify
 from artoo.schemas import CorrectionSignal, FinalResult, ToolCallEnded
 
-from .helpers import CONFIG, all_events, run_verified
+from .helpers import CONFIG as _CONFIG
+from .helpers import all_events, run_verified
+
+# the derivations themselves: no table check code writes decides (Config.code_table_check:
+# tests/artoo/test_table_value_run.py)
+CONFIG = _CONFIG.model_copy(update={"code_table_check": False})
 
 CRATES = "crate,weight\nA,12\nB,31\nC,7\nD,44\nE,5\nF,19\n"
 TOTAL = "what is the total of the weight column in yard/crates.csv?"

@@ -1,0 +1,100 @@
+"""End to end: a question about a CSV file named in it gets a ``table_value`` check written
+by code (``Config.code_table_check``). Code computes the value from the file; an answer
+that states another — a number printed by a wrong command (``awk`` summing a column that
+does not exist prints 0) — fails with what code computed, and the answer that states it is
+proven by code (``accept``). A question code cannot read (a word that names no column)
+proves nothing by it: the answer is held to its derivations. ``replay --verify`` recomputes
+every verdict from the logged observation; a log from before the field replays as it ran.
+The file and requests are the tests' own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from artoo.replay import rerun
+from artoo.schemas import Config, CorrectionSignal, FinalResult, SubTaskOutcome, TaskSpec
+
+from .helpers import CONFIG, all_events, replays_as_before, run_verified
+
+ORDERS = "customer,city,cost\nada,paris,25\nbo,lyon,10\nci,paris,40\ndee,nice,5\n"
+TOTAL = "what is the total of the cost column in shop/orders.csv?"
+WRONG = {
+    "name": "shell",
+    "arguments": {"command": "awk -F, '{s+=$4} END {print s+0}' shop/orders.csv"},
+}
+
+
+def _entries(*answers: str) -> list[Any]:
+    perceiver = {
+        "role": "perceiver",
+        "content": {"intent": "the total cost", "kind": "question", "answer": "number"},
+    }
+    first, *more = answers
+    return [
+        perceiver,
+        {"role": "executor", "tool_calls": [WRONG]},
+        {"role": "executor", "content": first},
+        *({"role": "executor", "content": a} for a in more),
+    ]
+
+
+def _run(
+    tmp: Path, entries: list[Any], text: str = TOTAL, config: Config = CONFIG
+) -> tuple[FinalResult, Path]:
+    return run_verified(tmp, entries, text, config, files={"shop/orders.csv": ORDERS})
+
+
+def test_a_wrong_commands_number_fails_and_the_computed_value_is_proven(tmp_path: Path) -> None:
+    result, store = _run(tmp_path, _entries("The total is 0.", "The total of cost is 80."))
+    events = all_events(store)
+    (spec,) = [e.body for e in events if isinstance(e.body, TaskSpec)]
+    (check,) = [c.check for c in spec.criteria if c.check is not None]
+    assert (check.kind, check.path, check.value) == ("table_value", "shop/orders.csv", TOTAL)
+    (signal,) = [e.body for e in events if isinstance(e.body, CorrectionSignal)]
+    assert "code computed the total of cost over 4 row(s): 80; the output states 0" in (
+        signal.feedback
+    )
+    assert (result.status, result.established, result.output) == (
+        "accept",
+        "code",
+        "The total of cost is 80.",
+    )
+    reran = rerun(store)
+    assert reran.ok, (reran.unanswered, reran.divergence)
+
+
+def test_the_wrong_number_repeated_is_never_accepted(tmp_path: Path) -> None:
+    result, _ = _run(tmp_path, _entries(*["The total is 0."] * 6))
+    assert result.status != "accept"
+
+
+def test_a_question_code_cannot_read_proves_nothing_by_it(tmp_path: Path) -> None:
+    """ "the dearest order": no column is named "dearest" — code computes nothing, the check
+    passes with no proof either way, and one derivation (the wrong sum's 0 is no longer
+    read; ``cat`` prints the file) does not make an ``accept``."""
+    ask = "which customer placed the dearest order in shop/orders.csv?"
+    cat = {"name": "shell", "arguments": {"command": "cat shop/orders.csv"}}
+    entries = [
+        {
+            "role": "perceiver",
+            "content": {"intent": "the dearest order", "kind": "question", "answer": "name"},
+        },
+        {"role": "executor", "tool_calls": [cat]},
+        {"role": "executor", "content": "ci placed the dearest order."},
+    ]
+    result, store = _run(tmp_path, entries, ask)
+    outcomes = [e.body for e in all_events(store) if isinstance(e.body, SubTaskOutcome)]
+    table = [v for o in outcomes for v in [*o.verdicts, *o.history] if "unresolved" in v.observed]
+    assert table and all(v.passed for v in table)
+    assert "no proof either way" in table[0].evidence
+    assert result.status != "accept"
+
+
+def test_a_log_from_before_the_field_replays_as_it_ran(tmp_path: Path) -> None:
+    off = CONFIG.model_copy(update={"code_table_check": False})
+    result, store = _run(tmp_path, _entries(*["The total is 0."] * 6), config=off)
+    (spec,) = [e.body for e in all_events(store) if isinstance(e.body, TaskSpec)]
+    assert not any(c.check is not None for c in spec.criteria)
+    assert result.status != "accept"
+    assert replays_as_before(store, "code_table_check") is not None
