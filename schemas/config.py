@@ -431,6 +431,12 @@ class Config(BaseModel):
         "check gets the count_matches code writes, as one more verifiable criterion, and is "
         "not asked again for it (a log from before this field replays with it off)",
     )
+    rewrite_created_files: bool = Field(
+        True,
+        description="a file a subtask itself created may be rewritten whole: its lines are "
+        "not held to refuse_lost_lines, which guards the workspace's own lines (a log from "
+        "before this field replays with it off)",
+    )
     code_table_check: bool = Field(
         True,
         description="a question about the one CSV (or TSV) file it names gets a table_value "

@@ -149,7 +149,7 @@ class Check(msgspec.Struct, frozen=True, kw_only=True):
     ``kind`` is one of the documented vocabulary (see ``artoo.actors.verification.checks``):
     ``exit_code``, ``file_exists``, ``file_contains``, ``file_matches``,
     ``output_contains``, ``output_matches``, ``json_path_equals``, ``count_equals``,
-    ``count_matches``. ``path`` is a file path, a
+    ``count_matches``, ``table_value``. ``path`` is a file path, a
     glob or a JSON path, ``value`` the expected value (for ``count_matches``, what to
     count: code measures it).
     """
@@ -157,6 +157,10 @@ class Check(msgspec.Struct, frozen=True, kw_only=True):
     kind: str
     path: str = ""
     value: str | int | float | bool | None = None
+    into: str = ""
+    """For a value code computes (``count_matches``, ``table_value``) that the request
+    asks to write to a file: that workspace file, whose content the check judges instead
+    of the answer. Empty: the answer is judged (and in logs from before this field)."""
 
 
 class Criterion(msgspec.Struct, frozen=True, kw_only=True):
@@ -705,6 +709,10 @@ class ConfirmationRequest(Message, frozen=True, tag="ConfirmationRequest"):
     an approach memory marks caution), ``verdict`` (the ladder's human rung), ``resume``
     (a call under way when the process stopped, not known safe to run again); empty in
     logs written before the field existed."""
+    created: tuple[str, ...] = ()
+    """Workspace paths that calls of the asking subtask that worked created: the lines a
+    rewrite of one loses are the task's own (``Config.rewrite_created_files``). Empty
+    otherwise, and in logs written before the field existed."""
 
 
 class ConfirmationDecision(Message, frozen=True, tag="ConfirmationDecision"):

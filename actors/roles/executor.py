@@ -434,6 +434,9 @@ class _Run:
     kept: set[str] = field(default_factory=set)
     """Files a change of which was refused for the lines it would lose (every attempt):
     the next such change of one is the operator's (``Config.refuse_lost_lines``)."""
+    created: set[str] = field(default_factory=set)
+    """Files a call of this subtask that worked created (every attempt): rewriting one
+    loses no line of the workspace's (``Config.rewrite_created_files``)."""
     spilled: bool = False
     """A call of this conversation (every attempt of it) gave a result too large for the
     context (``ToolCall.spill_ref``): from then on ``load_data`` is offered
@@ -775,6 +778,8 @@ class Executor(Role):
         outcome = runner.call(name, args, subtask_id=st.subtask_id, attempt=run.attempt)
         if outcome.call.refusal == "lost_lines":  # from the record: a rerun serves it so
             run.kept.update(losses(st.request or st.instruction, outcome.call.effects))
+        if outcome.call.ok:  # the files this subtask itself created
+            run.created.update(e.path for e in outcome.call.effects if e.change == "created")
         if not outcome.call.ok:
             run.failed.setdefault(kind, []).append(outcome.call)
         return outcome.call, outcome.content
@@ -829,9 +834,13 @@ class Executor(Role):
         would lose lines of a file (:func:`losses`, ``Config.refuse_lost_lines``) is
         refused unasked the first time for that file (:class:`Unasked`, ``lost_lines``:
         the model is told which lines and how to keep them); asked again, the operator is.
+        A file the subtask itself created is not held to it (``Config.rewrite_created_files``:
+        a wrong value written to a new file was refused when the model wrote it right).
         """
         if gate == "law1" and not needed.gate and self.ctx.config.refuse_lost_lines:
             lost = losses(run.subtask.request or run.subtask.instruction, needed.effects)
+            if self.ctx.config.rewrite_created_files:  # its own lines, not the workspace's
+                lost = {p: v for p, v in lost.items() if p not in run.created}
             first = next((p for p in lost if p not in run.kept), None)
             if first is not None:  # ``run.kept`` is updated from the refused call's record
                 raise Unasked(lost_lines_refusal(first, *lost[first]), "lost_lines")
@@ -848,6 +857,7 @@ class Executor(Role):
                 timeout_s=self.ctx.config.confirmation_timeout_s,
                 gate=needed.gate or gate,
                 effects=tuple(needed.effects),
+                created=tuple(sorted(run.created)) if self.ctx.config.rewrite_created_files else (),
             ),
             task_id=run.task_id,
             cause=run.cause,

@@ -224,12 +224,14 @@ def with_code_count(spec: TaskSpec, workspace: Path) -> TaskSpec:
         for c in spec.criteria
         if c.check is not None and _unusable(c.check, spec, workspace) is None
     ]
-    if count_checked(usable):
-        return spec
     check = code_count_check(spec.text, spec.kind, spec.shape)
+    written = check is not None and bool(check.into)  # a count the request writes to a file
+    if count_checked(usable) and not (written and not any(c.into for c in usable)):
+        return spec
     if check is None or _unusable(check, spec, workspace) is not None:
         return spec
-    text = f"the answer states the count code measures: count_matches {check.path} {check.value!r}"
+    where = check.into or "the answer"
+    text = f"{where} states the count code measures: count_matches {check.path} {check.value!r}"
     return _with_criterion(spec, text, check)
 
 
@@ -245,7 +247,8 @@ def with_code_table(spec: TaskSpec) -> TaskSpec:
     check = code_table_check(spec.text, spec.kind)
     if check is None:
         return spec
-    text = f"the answer states the value code computes from {check.path}"
+    where = check.into or "the answer"
+    text = f"{where} states the value code computes from {check.path}"
     return _with_criterion(spec, text, check)
 
 

@@ -309,7 +309,11 @@ class Queen(Role):
             return None
         text, kind = spec
         return request_consent(
-            text, kind, body.effects, keep_lines=self.ctx.config.refuse_lost_lines
+            text,
+            kind,
+            body.effects,
+            keep_lines=self.ctx.config.refuse_lost_lines,
+            created=body.created,
         )
 
     def on_tick(self, now: float) -> None:

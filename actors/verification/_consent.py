@@ -46,7 +46,12 @@ def _normal(path: str) -> str | None:
 
 
 def request_consent(
-    text: str, kind: str, effects: Sequence[FileEffect], *, keep_lines: bool = True
+    text: str,
+    kind: str,
+    effects: Sequence[FileEffect],
+    *,
+    keep_lines: bool = True,
+    created: Sequence[str] = (),
 ) -> str | None:
     """Why the request ``text`` (read as ``kind``, ``TaskSpec.kind``) already consents to
     every one of ``effects``, in one line; None when it does not (pure).
@@ -65,7 +70,10 @@ def request_consent(
       ``FileEffect.diff`` is known and loses no line the request does not account for
       (:func:`~._lines.lost_lines`) — the request consents to changing the file it
       names, not to losing its other lines ("append the line … to notes/todo.txt" does
-      not consent to a ``write_file`` of that line alone, which loses the seven others).
+      not consent to a ``write_file`` of that line alone, which loses the seven others)
+      — but for a file the task itself created (``created``: the asking subtask's
+      calls made it), whose lines are its own: "write the count to todo_count.txt",
+      written wrong and then right, is consented.
 
     A new path with no hazard (``FileEffect.irreversible`` false: Law 1 never asks of
     it) needs no consent and is passed over — a command that rewrites the named file and
@@ -90,7 +98,13 @@ def request_consent(
             return None
         if effect.change == "deleted" and not removal:
             return None
-        if keep_lines and effect.change == "modified" and lost_lines(text, effect.diff) != []:
+        own = path in {_normal(c) for c in created}
+        if (
+            keep_lines
+            and effect.change == "modified"
+            and not own
+            and lost_lines(text, effect.diff) != []
+        ):
             return None  # lines lost, or a diff not known: the operator's to decide
         if path not in paths:
             paths.append(path)

@@ -12,6 +12,7 @@ import msgspec
 
 from artoo.schemas import Check
 
+from ._tables import written_to
 from .request import content_words, duties, request_paths
 
 __all__ = [
@@ -319,6 +320,11 @@ lines hold ("how many words does docs/x.md contain?"): any other word may be a
 condition ("have the category tool", "scored above 80") a plain count ignores."""
 
 
+_WRITE_WORDS = frozenset("write save put store record result then alone new file".split())
+"""The words a count request that writes its count to a file may hold besides those of a
+plain count ("count the TODO lines in notes/todo.txt and write the count to x.txt")."""
+
+
 def code_count_check(request: str, kind: str = "", shape: str = "") -> Check | None:
     """The ``count_matches`` code writes for a plain count request, or None (pure): a
     request that asks for a count (:func:`asks_count`), names one workspace path, and
@@ -329,19 +335,29 @@ def code_count_check(request: str, kind: str = "", shape: str = "") -> Check | N
     notes/meeting.txt?" → ``count_matches notes/meeting.txt lines``. Anything more ("how
     many rows of data/x.csv have the category tool?", "how many python files are under
     src?") may narrow the count, and code writes nothing (fail closed: the model's
-    reading, checked by the guards, decides as before)."""
+    reading, checked by the guards, decides as before). A request that writes
+    (``request.duties``) naming two paths, one of them the file it writes the count to
+    (``_tables.written_to``: "count the TODO lines in notes/todo.txt and write the count
+    to todo_count.txt"), gets the count of the other with ``into`` that file — the
+    check judges what the file holds — and may also say the words of the write
+    (:data:`_WRITE_WORDS`)."""
     if not asks_count(request, kind, shape):
         return None
     paths = request_paths(request)
+    into = written_to(request, paths) if len(paths) == 2 and duties(request, kind).writes else None
+    if into is not None:  # "… and write the count to todo_count.txt": the file is judged
+        paths = [p for p in paths if p != into]
     if len(paths) != 1:
         return None
     units = [u for u in _SAME_UNIT if _counts_unit(u, request)]
     if len(units) != 1:
         return None
-    check = Check(kind="count_matches", path=paths[0], value=units[0])
+    check = Check(kind="count_matches", path=paths[0], value=units[0], into=into or "")
     check = narrowed(check, request) or check
     term = str(check.value).removeprefix("lines containing ").lower() if check.value else ""
     allowed = {paths[0].lower(), *_SAME_UNIT[units[0]], term, *_PLAIN_COUNT_WORDS}
+    if into is not None:
+        allowed |= {into.lower(), *_WRITE_WORDS}
     if not content_words(request) <= allowed:
         return None
     return check

@@ -49,6 +49,7 @@ __all__ = [
     "resolve",
     "stated_values",
     "table_path",
+    "written_to",
 ]
 
 TABLE_SUFFIXES = (".csv", ".tsv")
@@ -72,17 +73,20 @@ _COMPARISONS: tuple[tuple[str, str], ...] = (
 )
 _NUMBER = r"(-?\d+(?:\.\d+)?)"
 _COUNT = re.compile(r"\bhow\s+many\b|\bnumber\s+of\b|\bcount\b", re.IGNORECASE)
-_LABEL = re.compile(r"\b(?:which|what)\s+([a-z0-9_]+)")
+_LABEL = re.compile(
+    r"\b(?:which|what)\s+([a-z0-9_]+)"
+    r"|\bthe\s+([a-z0-9_]+)\s+(?:with|having|whose|that\s+has|that\s+have)\s+the\b"
+)
 _FILLER = frozenset(
     """column columns row rows entry entries record records line lines people person persons
     value values file table csv number count have has had contain contains containing
-    hold holds listed recorded appear appears amount""".split()
+    hold holds listed recorded appear appears amount
+    write writes save put store its alone only result answer name then""".split()
 )
 """The words a table question may say besides its columns, cell values, aggregates and
 comparisons (and the stop words of ``request.content_words``): any other word may be a
 condition code cannot read ("the total qty of *food* items"), so code computes nothing."""
 _WORD = re.compile(r"[a-z0-9_][a-z0-9_'-]*")
-_PATHLIKE = re.compile(r"\S+\.(?:csv|tsv)\b", re.IGNORECASE)
 _MAX_ROWS = 100_000
 _MAX_OTHERS = 50
 
@@ -112,14 +116,44 @@ def code_table_check(request: str, kind: str = "") -> Check | None:
     value is found when the check reads the file): a request that must answer
     (``request.duties`` under the Perceiver's ``kind``; one read as a change too stays
     held to changing nothing by the proof) naming exactly one ``.csv``/``.tsv`` path and
-    no other path."""
-    if not duties(request, kind).answers:
-        return None
+    no other path; or a request that writes (a change or creation) naming one table and
+    one other file it writes the value to (:func:`written_to`: "find the region with the
+    largest amount in data/sales.csv and write its name to top.txt" → ``into`` top.txt,
+    whose content the check judges)."""
+    duty = duties(request, kind)
     paths = request_paths(request)
     path = table_path(paths)
-    if path is None or len(paths) != 1:
+    if path is None:
+        return None
+    if duty.writes and len(paths) == 2 and (into := written_to(request, paths)):
+        return Check(kind="table_value", path=path, value=request.strip(), into=into)
+    if not duty.answers or len(paths) != 1:
         return None
     return Check(kind="table_value", path=path, value=request.strip())
+
+
+_WRITE_VERB = re.compile(r"\b(?:write|save|put|store|record)s?\b", re.IGNORECASE)
+
+
+def written_to(request: str, paths: Sequence[str]) -> str | None:
+    """The file a request writes its value to, or None (pure): the one of ``paths`` said
+    after a write verb (write, save, put, store, record) as "to/into/as [a/the/new file]
+    PATH" — "… and write its name to top.txt"; the other paths are what it reads."""
+    verb = _WRITE_VERB.search(request)
+    if verb is None:
+        return None
+    after = request[verb.end() :]
+    targets = [
+        p
+        for p in paths
+        if re.search(
+            rf"\b(?:to|into|as)\s+(?:(?:a|an|the|new|file)\s+)*[`'\"]?(?:\./)?{re.escape(p)}"
+            r"(?![\w/.-]*\w)",
+            after,
+            re.IGNORECASE,
+        )
+    ]
+    return targets[0] if len(targets) == 1 else None
 
 
 def parse_table(text: str, path: str) -> tuple[list[str], list[list[str]]]:
@@ -170,7 +204,10 @@ def _aggregates(words: set[str]) -> set[str]:
 def resolve(request: str, header: Sequence[str], rows: Sequence[Sequence[str]]) -> Resolved | str:
     """The value ``request`` asks of the table ``header``/``rows``, or why code cannot
     compute it (pure; the reading is the module's)."""
-    text = " ".join(_PATHLIKE.sub(" ", request.lower()).split())
+    text = request.lower()
+    for path in sorted(request_paths(text), key=len, reverse=True):
+        text = text.replace(path, " ")
+    text = " ".join(text.split())
     compared: list[tuple[str, Decimal]] = []
     for pattern, op in _COMPARISONS:
         found = re.compile(rf"\b(?:{pattern})\s+{_NUMBER}(?![\w.])")
@@ -291,7 +328,7 @@ def _label(
     the question word, or None."""
     conditioned = {i for i, _ in where}
     for m in _LABEL.finditer(text):
-        word = m.group(1)
+        word = m.group(1) or m.group(2)
         for i in named:
             if i not in numeric and i not in conditioned and _says(header[i], {word}, word):
                 return i

@@ -69,6 +69,13 @@ before any LLM is asked (the verification ladder, docs/design.md A2). The vocabu
     nothing (``observed["unresolved"]``; :func:`computed` is false), and the answer is
     held to its derivations as if it were not there.
 
+``into`` (``count_matches`` and ``table_value`` only)
+    A value the request asks to write to a file ("count the TODO lines in notes/todo.txt
+    and write the count to todo_count.txt"): the check judges that workspace file's
+    content (its first 4,096 characters, logged as ``observed["written"]``) instead of
+    the answer; a file not written fails as logical. Code writes such checks
+    (``code_count_check``, ``_tables.code_table_check``).
+
 Every result carries evidence (what was seen) and, on failure, a suggested
 ``failure_class``: ``environmental`` when the environment is missing something the check
 needs to read (the file is missing, the JSON does not parse), ``logical`` when the work
@@ -181,9 +188,13 @@ def evaluate(
     Raises ValueError when the check is malformed (see the module docstring).
     """
     observe = _OBSERVERS.get(check.kind) if reads_workspace(check) else None
+    if check.into and check.kind not in _INTO_KINDS:
+        raise ValueError(f"{check.kind}: into is only for {' and '.join(_INTO_KINDS)}")
     if observe is not None:
         observed = observe(check, Path(workspace))
-        result = _JUDGES[check.kind](check, output, observed)
+        if check.into:
+            observed = {**observed, **_observe_written(check, Path(workspace))}
+        result = _judge(check, output, observed)
         return msgspec.structs.replace(result, observed=observed)
     rule = _RULES.get(check.kind)
     if rule is None:
@@ -201,8 +212,34 @@ def judge_observed(check: Check, *, output: str, observed: dict[str, Any]) -> Ch
     """
     if not reads_workspace(check) or check.kind not in _JUDGES:
         raise ValueError(f"a {check.kind} check does not read the workspace")
-    result = _JUDGES[check.kind](check, output, observed)
+    result = _judge(check, output, observed)
     return msgspec.structs.replace(result, observed=observed)
+
+
+_INTO_KINDS = ("count_matches", "table_value")
+_WRITTEN = 4096  # the characters of a written file a check logs and judges at most
+
+
+def _observe_written(check: Check, workspace: Path) -> dict[str, Any]:
+    """What the file a value is written to holds (``{"written": …}``, its first 4,096
+    characters), or why it cannot be read (``{"unwritten": …}``)."""
+    read = _read_text(Check(kind=check.kind, path=check.into), workspace)
+    if isinstance(read, dict):
+        return {"unwritten": read["missing"]}
+    text, _ = read
+    return {"written": text[:_WRITTEN]}
+
+
+def _judge(check: Check, output: str, observed: dict[str, Any]) -> CheckResult:
+    """The judge of ``check``'s kind, on the output — or, for a value written to a file
+    (``into``), on that file's content: a file not written fails as logical."""
+    if not check.into:
+        return _JUDGES[check.kind](check, output, observed)
+    if "unwritten" in observed:
+        return _fail(f"the value is to be written to {observed['unwritten']}", "logical")
+    result = _JUDGES[check.kind](check, str(observed.get("written", "")), observed)
+    evidence = result.evidence.replace("the output", f"'{check.into}'")
+    return msgspec.structs.replace(result, evidence=evidence)
 
 
 def check_problem(check: Check, workspace: str | os.PathLike[str]) -> str | None:

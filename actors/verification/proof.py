@@ -705,7 +705,8 @@ def _demand(
         return None
     changed = changed_paths(calls)
     read_back = any(
-        reads_workspace(c) and _touches(c.path, changed) and not _existence_only(c) for c in checks
+        reads_workspace(c) and _touches(c.into or c.path, changed) and not _existence_only(c)
+        for c in checks
     ) or (by_effect and read_back_by_effect(request, [*earlier, *calls], in_place=in_place))
     duty = duties(request, kind)
     if duty.writes and not (duty.answers or duty.unsure) and not read_back:

@@ -257,13 +257,18 @@ def test_code_writes_the_count_check_of_a_plain_count_request_only() -> None:
         "how many rows of data/orders.csv have the status open?",
         "how many java files are under app/src?",
         "how many lines of logs/build.log mention a timeout?",
-        "count the FIXME lines in a.py and write the count to b.txt",
+        "count the FIXME lines in a.py and b.py",
+        "count the FIXME lines in a.py and write the count to b.txt with the date",
         "how many users in data/users.csv signed up in May?",
         "how many classes does src/x.py define?",
         "what is the total of the price column in data/orders.csv?",
     ):
         assert written(narrowed_or_other) is None, narrowed_or_other
     assert code_count_check("how many lines are in logs/build.log?", "change", "") is not None
+    # a count written to a file: the file is what the check judges
+    assert code_count_check(
+        "count the FIXME lines in a.py and write the count to b.txt", "change"
+    ) == Check(kind="count_matches", path="a.py", value="lines containing FIXME", into="b.txt")
 
 
 @given(st.sampled_from(["failed", "yesterday", "customers", "empty", "longest"]))

@@ -222,3 +222,18 @@ def test_a_change_request_consents_to_plain_changes_of_what_it_names(
         and all(e.change != "modified" or lost_lines(text, e.diff) == [] for e in found)
     )
     assert (request_consent(text, kind, found) is not None) == expected
+
+
+def test_a_file_the_task_created_may_be_rewritten_whole() -> None:
+    """A value written wrong to a new file, then right: the rewrite loses the task's own
+    line, not the workspace's — consented when the subtask's calls created the file, and
+    only then; never for a file the request does not name."""
+    text = "count the TODO lines in notes/todo.txt and write the count to n.txt"
+    rewrite = _modified("n.txt", "-3\n+2")
+    assert request_consent(text, "creation", [rewrite]) is None  # its line "3" is lost
+    assert request_consent(text, "creation", [rewrite], created=["n.txt"]) is not None
+    assert request_consent(text, "creation", [rewrite], created=["./n.txt"]) is not None
+    other = _modified("notes/todo.txt", "-call bob\n+2")
+    assert request_consent(text, "creation", [other], created=["n.txt"]) is None
+    unnamed = _modified("m.txt", "-3\n+2")
+    assert request_consent(text, "creation", [unnamed], created=["m.txt"]) is None

@@ -114,7 +114,14 @@ def test_code_writes_it_for_questions_about_one_table_only() -> None:
     assert code_table_check("what is the total cost in a/b.csv?", "question") == Check(
         kind="table_value", path="a/b.csv", value="what is the total cost in a/b.csv?"
     )
-    assert code_table_check("write the total cost of a/b.csv to t.txt", "change") is None
+    assert code_table_check("copy a/b.csv to a/c.csv", "change") is None
+    assert code_table_check("write the total cost of a/b.csv", "change") is None
+    assert code_table_check("write the total cost of a/b.csv to t.txt", "change") == Check(
+        kind="table_value",
+        path="a/b.csv",
+        value="write the total cost of a/b.csv to t.txt",
+        into="t.txt",
+    )
     assert code_table_check("what is the total cost in a/b.csv and c.csv?", "question") is None
     assert code_table_check("how many lines does notes/x.txt have?", "question") is None
 
@@ -169,3 +176,25 @@ def test_which_names_every_row_at_the_extreme(values: list[int]) -> None:
     assert isinstance(got, Resolved)
     assert set(got.values) == {f"n{i}" for i, v in enumerate(values) if v == max(values)}
     assert not set(got.values) & set(got.others)
+
+
+def test_a_value_written_to_a_file_is_judged_in_the_file(tmp_path: Path) -> None:
+    (tmp_path / "p.csv").write_text(PLANTS)
+    ask = "find the plant with the largest height in p.csv and write its name to top.txt"
+    check = code_table_check(ask, "change")
+    assert check is not None and check.into == "top.txt"
+
+    def judged(output: str) -> tuple[bool, str]:
+        res = evaluate(check, output=output, exit_code=None, workspace=tmp_path)
+        return res.passed, res.evidence
+
+    passed, evidence = judged("I wrote yew to top.txt.")  # the answer is not the file
+    assert not passed and "top.txt" in evidence
+    (tmp_path / "top.txt").write_text("rose\n")
+    passed, evidence = judged("yew")
+    assert not passed and "'top.txt' does not state it" in evidence
+    (tmp_path / "top.txt").write_text("yew\n")
+    assert judged("Done.") == (True, judged("")[1])
+    assert check_problem(Check(kind="output_contains", value="x", into="t.txt"), tmp_path)
+    outside = Check(kind="table_value", path="p.csv", value=ask, into="../t.txt")
+    assert check_problem(outside, tmp_path)

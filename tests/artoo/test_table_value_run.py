@@ -15,7 +15,7 @@ from typing import Any
 from artoo.replay import rerun
 from artoo.schemas import Config, CorrectionSignal, FinalResult, SubTaskOutcome, TaskSpec
 
-from .helpers import CONFIG, all_events, replays_as_before, run_verified
+from .helpers import CONFIG, all_events, replays_as_before, run_verified, simple_plan
 
 ORDERS = "customer,city,cost\nada,paris,25\nbo,lyon,10\nci,paris,40\ndee,nice,5\n"
 TOTAL = "what is the total of the cost column in shop/orders.csv?"
@@ -98,3 +98,51 @@ def test_a_log_from_before_the_field_replays_as_it_ran(tmp_path: Path) -> None:
     assert not any(c.check is not None for c in spec.criteria)
     assert result.status != "accept"
     assert replays_as_before(store, "code_table_check") is not None
+
+
+def _writes(path: str, content: str) -> dict[str, Any]:
+    return {"name": "write_file", "arguments": {"path": path, "content": content}}
+
+
+def test_a_value_written_to_a_file_is_computed_and_read_back(tmp_path: Path) -> None:
+    """ "… and write its name to top.txt": code computes the name and judges the file —
+    the model's first write is wrong and its "Done." no proof; told what code found, it
+    writes it, and the file read back by the check proves the change (``accept``)."""
+    ask = "find the customer with the largest cost in shop/orders.csv and write its name to top.txt"
+    entries = [
+        {"role": "perceiver", "content": {"intent": "write the top customer", "kind": "creation"}},
+        simple_plan(ask),
+        {"role": "executor", "tool_calls": [_writes("top.txt", "ada\n")]},
+        {"role": "executor", "content": "Done. I wrote the customer to top.txt."},
+        {"role": "executor", "tool_calls": [_writes("top.txt", "ci\n")]},
+        {"role": "executor", "content": "Done."},
+    ]
+    result, store = _run(tmp_path, entries, ask)
+    (signal,) = [e.body for e in all_events(store) if isinstance(e.body, CorrectionSignal)]
+    assert "code found the customer with the largest cost: ci (40)" in signal.feedback
+    assert "'top.txt' also states" not in signal.feedback and "'top.txt'" in signal.feedback
+    assert (result.status, result.established) == ("accept", "code")
+    assert (tmp_path / "workspace" / "top.txt").read_text() == "ci\n"
+    reran = rerun(store)
+    assert reran.ok, (reran.unanswered, reran.divergence)
+
+
+def test_a_count_written_to_a_file_is_measured_in_the_file(tmp_path: Path) -> None:
+    ask = "count the TODO lines in shop/notes.txt and write the count to todo.txt"
+    entries = [
+        {"role": "perceiver", "content": {"intent": "write the TODO count", "kind": "creation"}},
+        simple_plan(ask),
+        {"role": "executor", "tool_calls": [_writes("todo.txt", "3\n")]},
+        {"role": "executor", "content": "Done: 2 lines."},  # the answer says 2, the file 3
+        {"role": "executor", "tool_calls": [_writes("todo.txt", "2\n")]},
+        {"role": "executor", "content": "Done."},
+    ]
+    notes = {"shop/notes.txt": "TODO call ada\nship\nTODO bill bo\n"}
+    result, store = run_verified(tmp_path, entries, ask, CONFIG, files=notes)
+    (spec,) = [e.body for e in all_events(store) if isinstance(e.body, TaskSpec)]
+    checks = [c.check for c in spec.criteria if c.check is not None]
+    assert [(c.kind, c.path, c.value, c.into) for c in checks] == [
+        ("count_matches", "shop/notes.txt", "lines containing TODO", "todo.txt")
+    ]
+    assert (result.status, result.established) == ("accept", "code")
+    assert (tmp_path / "workspace" / "todo.txt").read_text() == "2\n"
