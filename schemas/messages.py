@@ -486,7 +486,9 @@ class CorrectionSignal(Message, frozen=True, tag="CorrectionSignal"):
     (``artoo.actors.verification._evaluation.evaluation_command``) — the Executor runs it
     itself, as a ``shell`` call of the attempt, before the model's next turn, so the value
     is computed by the request's own code, not asked of a model that may only say it ran
-    it. Empty otherwise, and in logs from before this field."""
+    it. After a failed ``table_value`` check that computed the value: the ``python3 -c``
+    that prints it from the table (``agent_validator.table_run``). Empty otherwise, and
+    in logs from before this field."""
 
 
 class SubTaskOutcome(Message, frozen=True, tag="SubTaskOutcome"):

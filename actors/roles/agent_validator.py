@@ -233,6 +233,24 @@ def evaluation_run(
     return evaluation_command(request) or ""
 
 
+def table_run(*, verdicts: Sequence[Verdict], calls: Sequence[ToolCall], enabled: bool) -> str:
+    """The command the Executor runs itself before the next turn of a retry after a
+    ``table_value`` check computed a value the answer did not state
+    (``CorrectionSignal.run``; pure): the ``python3 -c`` that prints it from the table,
+    logged in the verdict's observation (``observed["command"]``), unless a call of the
+    subtask already ran it; "" otherwise, or not ``enabled`` (``Config.code_table_check``).
+    Told "code computed 4250; the output states 0", a small model ran its wrong ``awk``
+    again and stated 0 three times: what a tool prints, it states."""
+    if not enabled:
+        return ""
+    ran = {str(c.args.get("command", "")) for c in calls if c.tool == "shell"}
+    for v in verdicts:
+        command = str(v.observed.get("command", "")) if not v.passed else ""
+        if command and "values" in v.observed and command not in ran:
+            return command
+    return ""
+
+
 def corroboration_fallback(
     *,
     asked: ExecutionResult,
@@ -428,6 +446,12 @@ class AgentValidator(Role):
                 )
             if run:  # said only when it is run: an ask names the command either way
                 feedback += f"\nThe code the request asks about is run for you next: {run}"
+            elif ask is None:  # a table's value code computed, not stated: printed for it
+                run = table_run(
+                    verdicts=verdicts, calls=sub.calls, enabled=self.ctx.config.code_table_check
+                )
+                if run:
+                    feedback += f"\nA command that computes it from the table is run next: {run}"
             self.reply(
                 env,
                 CorrectionSignal(

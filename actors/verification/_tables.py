@@ -31,7 +31,9 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
+import shlex
 from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 
@@ -102,6 +104,9 @@ class Resolved(msgspec.Struct, frozen=True, kw_only=True):
     others: list[str] = []
     approximate: bool = False
     seen: str = ""
+    command: str = ""
+    """A ``python3 -c`` command that prints the value from the file (empty when no
+    path was given): what the Executor runs for a model that stated another."""
 
 
 def table_path(paths: Sequence[str]) -> str | None:
@@ -201,18 +206,43 @@ def _aggregates(words: set[str]) -> set[str]:
     return {op for op, names in _AGGREGATES.items() if words & names}
 
 
-def resolve(request: str, header: Sequence[str], rows: Sequence[Sequence[str]]) -> Resolved | str:
-    """The value ``request`` asks of the table ``header``/``rows``, or why code cannot
-    compute it (pure; the reading is the module's)."""
+def resolve(
+    request: str, header: Sequence[str], rows: Sequence[Sequence[str]], path: str = ""
+) -> Resolved | str:
+    """The value ``request`` asks of the table ``header``/``rows`` (read from ``path``:
+    the command that prints it names it), or why code cannot compute it (pure; the
+    reading is the module's)."""
+    got = _resolve(request, header, rows)
+    if isinstance(got, str) or not path:
+        return got[0] if isinstance(got, tuple) else got
+    resolved, (filters, body) = got
+    delimiter = ', delimiter="\\t"' if path.lower().endswith(".tsv") else ""
+    code = (
+        f"import csv, collections; rows = [r for r in list(csv.reader(open({json.dumps(path)}"
+        f"){delimiter}))[1:] if {' and '.join(['r', *filters])}]; {body}"
+    )
+    return msgspec.structs.replace(resolved, command=f"python3 -c {_shell_word(code)}")
+
+
+def _shell_word(code: str) -> str:
+    return f"'{code}'" if "'" not in code else shlex.quote(code)
+
+
+_Program = tuple[list[str], str]  # the rows' filters, and the statement that prints the value
+
+
+def _resolve(
+    request: str, header: Sequence[str], rows: Sequence[Sequence[str]]
+) -> tuple[Resolved, _Program] | str:
     text = request.lower()
     for path in sorted(request_paths(text), key=len, reverse=True):
         text = text.replace(path, " ")
     text = " ".join(text.split())
     compared: list[tuple[str, Decimal]] = []
     for pattern, op in _COMPARISONS:
-        found = re.compile(rf"\b(?:{pattern})\s+{_NUMBER}(?![\w.])")
-        compared += [(op, Decimal(m.group(1))) for m in found.finditer(text)]
-        text = found.sub(" ", text)
+        phrase = re.compile(rf"\b(?:{pattern})\s+{_NUMBER}(?![\w.])")
+        compared += [(op, Decimal(m.group(1))) for m in phrase.finditer(text)]
+        text = phrase.sub(" ", text)
     words = set(_WORD.findall(text))
     width = len(header)
     table = [list(row)[:width] + [""] * (width - len(row)) for row in rows]
@@ -245,12 +275,14 @@ def resolve(request: str, header: Sequence[str], rows: Sequence[Sequence[str]]) 
     numbers = [i for i in named if i in numeric]
     kept = [r for r in table if all(r[i].lower() == v for i, v in where)]
     conditions = [f"{header[i]} = {v}" for i, v in where]
+    filters = [f"r[{i}].strip().lower() == {json.dumps(v)}" for i, v in where]
     if compared:
         if len(compared) > 1 or len(numbers) != 1:
             return "a comparison, and not exactly one numeric column named for it"
         (op, bound), column = compared[0], numbers[0]
         kept = [r for r in kept if (n := _number(r[column])) is not None and _holds(n, op, bound)]
         conditions.append(f"{header[column]} {op} {_show(bound)}")
+        filters += [f"r[{column}].strip()", f"float(r[{column}]) {op} {_show(bound)}"]
         numbers = []  # the compared column is the condition's, not the value's
     condition = " and ".join(conditions)
     aggregates = _aggregates(words)
@@ -260,23 +292,37 @@ def resolve(request: str, header: Sequence[str], rows: Sequence[Sequence[str]]) 
     if _COUNT.search(request):
         if not conditions or numbers or aggregates - {"sum"}:
             return "a count with no condition code can read (a plain row count is count_matches's)"
-        return Resolved(
+        counted = Resolved(
             values=[str(len(kept))],
             numbers=True,
             seen=f"code counted the rows with {condition}: {len(kept)}",
         )
+        return counted, (filters, "print(len(rows))")
     if not kept:
         return f"no row has {condition}"
     if label is not None:
         if len(numbers) != 1:
             return "which: not exactly one numeric column named"
-        return _which(header, kept, label, numbers[0], aggregates)
+        which = _which(header, kept, label, numbers[0], aggregates)
+        if isinstance(which, str):
+            return which
+        found, grouped, pick = which
+        num, k = numbers[0], label
+        body = (
+            f"t = collections.Counter(); [t.update({{r[{k}].strip(): float(r[{num}])}}) "
+            f"for r in rows]; best = {pick}(t.values()); "
+            "print(*sorted(x for x in t if t[x] == best))"
+            if grouped
+            else f"best = {pick}(float(r[{num}]) for r in rows); "
+            f"print(*sorted({{r[{k}].strip() for r in rows if float(r[{num}]) == best}}))"
+        )
+        return found, ([*filters, f"r[{num}].strip()"], body)
     if len(numbers) != 1:
         return "not exactly one numeric column named"
     if len(aggregates) != 1:
         return "not exactly one aggregate (total, mean, highest, lowest) asked"
     column = numbers[0]
-    values = [n for r in kept if (n := _number(r[column])) is not None]
+    values = [x for r in kept if (x := _number(r[column])) is not None]
     op = aggregates.pop()
     value = {
         "sum": lambda: sum(values, Decimal(0)),
@@ -286,13 +332,21 @@ def resolve(request: str, header: Sequence[str], rows: Sequence[Sequence[str]]) 
     }[op]()
     over = f" of the rows with {condition}" if condition else ""
     said_as = {"sum": "total", "mean": "mean", "max": "highest", "min": "lowest"}[op]
-    return Resolved(
+    resolved = Resolved(
         values=[_show(value)],
         numbers=True,
         approximate=op == "mean",
         seen=f"code computed the {said_as} of {header[column]}{over} over "
         f"{len(values)} row(s): {_show(value)}",
     )
+    figures = f"[float(r[{column}]) for r in rows]"
+    body = {
+        "sum": f"print(sum({figures}))",
+        "mean": f"v = {figures}; print(sum(v) / len(v))",
+        "max": f"print(max({figures}))",
+        "min": f"print(min({figures}))",
+    }[op]
+    return resolved, ([*filters, f"r[{column}].strip()"], body)
 
 
 def _unread(
@@ -350,7 +404,10 @@ def _which(
     label: int,
     column: int,
     aggregates: set[str],
-) -> Resolved | str:
+) -> tuple[Resolved, bool, str] | str:
+    """Which value of column ``label`` has the largest or smallest value of ``column``
+    (summed per value when values repeat and a total is asked), whether it was summed,
+    and ``max`` or ``min``; or why it cannot be said."""
     extremes = aggregates & {"max", "min"}
     if len(extremes) != 1 or aggregates - {"max", "min", "sum"}:
         return "not one of largest or smallest asked"
@@ -375,13 +432,14 @@ def _which(
     others = sorted(names[k] for k, v in totals.items() if v != best)[:_MAX_OTHERS]
     how = "total " if repeats else ""
     word = "largest" if pick is max else "smallest"
-    return Resolved(
+    found = Resolved(
         values=winners,
         numbers=False,
         others=others,
         seen=f"code found the {header[label]} with the {word} {how}{header[column]}: "
         f"{', '.join(winners)} ({_show(best)})",
     )
+    return found, repeats, "max" if pick is max else "min"
 
 
 def stated_values(resolved: Resolved, stated: Sequence[str], answer: str) -> str | None:

@@ -715,7 +715,8 @@ def _demand(
     if duty.unsure and not read_back:  # a change not read back, or a question: proven as one
         if changed:
             return None
-        if _untouched(request, calls, evaluation):
+        tables = [c.path for c in checks if c.kind == "table_value"]  # computed from it
+        if _untouched(request, calls, evaluation, tables):
             return None  # it names a file no call read or wrote: one to write, unwritten
         if duty.shape is None:
             return True
@@ -753,7 +754,9 @@ def _counts_asked(check: Check, request: str, counted: Mapping[str, str] | None 
     return text is not None or _counts_unit(unit, request)
 
 
-def _untouched(request: str, calls: Sequence[ToolCall], evaluation: bool = False) -> bool:
+def _untouched(
+    request: str, calls: Sequence[ToolCall], evaluation: bool = False, read: Sequence[str] = ()
+) -> bool:
     """Whether the request names a workspace path that no tool call that worked read,
     listed or wrote (pure). A request read both ways ("count the TODO lines in
     notes/todo.txt and write the count to todo_count.txt") that was answered as a
@@ -763,11 +766,17 @@ def _untouched(request: str, calls: Sequence[ToolCall], evaluation: bool = False
     (:func:`._evaluation.evaluates`: ``cd src && python3 -c 'from config import …'``)
     read the Python files the request names: "what does default_port() in src/config.py
     return?", read as a change, once ended ``success`` on its evaluation, src/config.py
-    "unread"."""
+    "unread". ``read``: the paths a check computed the answer from (a ``table_value``
+    that computed it read its table: "what is the total of the amount column in
+    data/sales.csv?", read with no kind, once ended ``success`` on the computed 4250
+    because its last round's one command had failed)."""
     worked = [c for c in calls if c.ok and c.refusal is None and c.exit_code in (None, 0)]
     ran = evaluation and any(evaluates(c, request) for c in worked)
+    done = {_norm(p) for p in read}
     return any(
-        not (ran and p.endswith(".py")) and not any(_reads_named(c, [p]) for c in worked)
+        not (ran and p.endswith(".py"))
+        and _norm(p) not in done
+        and not any(_reads_named(c, [p]) for c in worked)
         for p in request_paths(request)
     )
 

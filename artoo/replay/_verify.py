@@ -401,17 +401,22 @@ class _Task:
     def _run(self, answer: Envelope, body: CorrectionSignal, sub: SubTask) -> None:
         """The command a retry or an ask about an unshown value had the Executor run
         itself (``CorrectionSignal.run``, ``agent_validator.evaluation_run``)."""
-        from artoo.actors.roles.agent_validator import evaluation_run
+        from artoo.actors.roles.agent_validator import evaluation_run, table_run
 
         spec = self.spec
         expected = ""
+        calls = self.sub_calls.get(sub.subtask_id, [])
         if not body.corroborate or body.unbacked:
             expected = evaluation_run(
                 request=self.request or "",
                 kind=spec.kind if spec is not None else "",
                 shape=spec.shape if spec is not None else "",
-                calls=self.sub_calls.get(sub.subtask_id, []),
+                calls=calls,
                 enabled=self.config.proof_by_evaluation,
+            )
+        if not expected and not body.corroborate:
+            expected = table_run(
+                verdicts=body.verdicts, calls=calls, enabled=self.config.code_table_check
             )
         self.report.checked["run"] += 1
         if body.run != expected:

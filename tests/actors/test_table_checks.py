@@ -198,3 +198,33 @@ def test_a_value_written_to_a_file_is_judged_in_the_file(tmp_path: Path) -> None
     assert check_problem(Check(kind="output_contains", value="x", into="t.txt"), tmp_path)
     outside = Check(kind="table_value", path="p.csv", value=ask, into="../t.txt")
     assert check_problem(outside, tmp_path)
+
+
+def test_the_command_prints_what_code_computed(tmp_path: Path) -> None:
+    """The ``python3 -c`` a retry runs prints the value resolve computed, each kind."""
+    import shlex
+    import subprocess
+    import sys
+
+    (tmp_path / "garden").mkdir()
+    (tmp_path / "garden/plants.csv").write_text(PLANTS)
+    header, rows = parse_table(PLANTS, "garden/plants.csv")
+    for question in (
+        "what is the total of the height column in garden/plants.csv?",
+        "what is the average age in garden/plants.csv?",
+        "what is the total height in the south bed of garden/plants.csv?",
+        "how many plants have an age of at least 4 in garden/plants.csv?",
+        "how many rows of garden/plants.csv have the bed north?",
+        "which plant has the smallest height in garden/plants.csv?",
+        "which bed has the largest total height in garden/plants.csv?",
+    ):
+        got = resolve(question, header, rows, "garden/plants.csv")
+        assert isinstance(got, Resolved) and got.command.startswith("python3 -c ")
+        argv = shlex.split(got.command)
+        printed = subprocess.run(
+            [sys.executable, *argv[1:]], cwd=tmp_path, capture_output=True, text=True, check=True
+        ).stdout.split()
+        if got.numbers:
+            assert [Decimal(p) for p in printed] == [Decimal(v) for v in got.values], question
+        else:
+            assert printed == got.values, question

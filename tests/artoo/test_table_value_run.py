@@ -13,7 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from artoo.replay import rerun
-from artoo.schemas import Config, CorrectionSignal, FinalResult, SubTaskOutcome, TaskSpec
+from artoo.schemas import (
+    Config,
+    CorrectionSignal,
+    FinalResult,
+    SubTaskOutcome,
+    TaskSpec,
+    ToolCallEnded,
+)
 
 from .helpers import CONFIG, all_events, replays_as_before, run_verified, simple_plan
 
@@ -55,6 +62,11 @@ def test_a_wrong_commands_number_fails_and_the_computed_value_is_proven(tmp_path
     assert "code computed the total of cost over 4 row(s): 80; the output states 0" in (
         signal.feedback
     )
+    # what a tool prints, a small model states: the retry runs code's command first
+    assert signal.run.startswith("python3 -c 'import csv") and "shop/orders.csv" in signal.run
+    ran = [e.body.call for e in events if isinstance(e.body, ToolCallEnded)]
+    assert [c.args.get("command") for c in ran] == [WRONG["arguments"]["command"], signal.run]
+    assert (ran[1].stdout or "").strip() == "80.0"
     assert (result.status, result.established, result.output) == (
         "accept",
         "code",
