@@ -418,6 +418,11 @@ class SubTask(Message, frozen=True, tag="SubTask"):
     request: str = ""
     """The user's request the subtask serves (``TaskSpec.text``): the request travels to
     the Executor, so a plan that strays from it does not replace it (empty in older logs)."""
+    commands: list[str] = []
+    """Shell commands the Executor runs itself, in order, before the model's first turn
+    (each a logged ``shell`` call through the sandbox and Law 1, in the conversation as
+    the model's own): the proven commands of the accepted episode whose plan this is
+    (``Config.reuse_commands``; empty otherwise and in older logs)."""
 
 
 class DispatchManifest(Message, frozen=True, tag="DispatchManifest"):
