@@ -95,7 +95,7 @@ from artoo.actors.verification.answers import (
     user_question,
 )
 from artoo.actors.verification.checks import check_problem, guess_problem, measures_other
-from artoo.actors.verification.request import duties
+from artoo.actors.verification.request import duties, same_request
 from artoo.eventstore import task_text
 from artoo.schemas import (
     Check,
@@ -529,10 +529,6 @@ def with_count_hints(
     return out
 
 
-def _same_request(a: str, b: str) -> bool:
-    return " ".join(a.lower().split()) == " ".join(b.lower().split())
-
-
 PROVEN_MAX = 3
 """At most this many recorded commands of one step are run by the Executor itself."""
 
@@ -585,7 +581,7 @@ def reused_plan(
     if round != 0:
         return None
     for episode in recall.episodes:
-        if episode.steps and _same_request(episode.request, spec.text):
+        if episode.steps and same_request(episode.request, spec.text):
             return episode, [
                 SubTask(
                     subtask_id=new_id(),

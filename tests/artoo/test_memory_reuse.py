@@ -1,11 +1,14 @@
 """Memory that learns (issue 21): the very same request, once accepted, replays its proven
 approach and only the answer is asked of the model — still judged by every check.
 
-The plan remembered from the accepted episode carries the step's recorded ``shell``
-commands (``Config.reuse_commands``), which the Executor runs itself before the model's
-first turn; the model answers from what they printed. ``replay --verify`` and ``--rerun``
-pass on the store; a log from before the field replays as it ran. The request and its
-file are the demo workspace's."""
+The Perceiver reads it as the accepted episode recorded its reading, with no model call
+(``Config.reuse_reading``); the plan remembered from that episode carries the step's
+recorded ``shell`` commands (``Config.reuse_commands``), which the Executor runs itself
+before the model's first turn; the model answers from what they printed: a count asked
+again costs one model call, not three. A paraphrase is read by the model. ``replay
+--verify`` (its ``reading`` check too) and ``--rerun`` pass on the store; a log from
+before either field replays as it ran. The request and its file are the demo
+workspace's."""
 
 from __future__ import annotations
 
@@ -13,7 +16,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 import artoo
+from artoo.actors.roles.perceiver import Readings
 from artoo.actors.roles.planner import Calibration, plan_violations, proven_commands
 from artoo.replay import rerun, verify
 from artoo.schemas import (
@@ -22,12 +28,16 @@ from artoo.schemas import (
     EpisodeStep,
     FinalResult,
     LLMCall,
+    Megram,
+    MegramRecorded,
+    Reading,
     SubTask,
+    TaskSpec,
     ToolCallEnded,
 )
 from artoo.testing import write_script
 
-from .helpers import CONFIG, DATA, replays_as_before, task_events
+from .helpers import CONFIG, DATA, replays_as_before, rewrite_event, task_events
 
 ASK = "how many lines are in notes/todo.txt?"
 WC = "wc -l notes/todo.txt"
@@ -92,18 +102,35 @@ def test_the_same_request_replays_its_command_and_asks_only_the_answer(tmp_path:
     # run 1: the model reads the request, calls wc, answers; then only the answer is asked
     assert [_calls(e) for _, e in runs] == [
         ["perceiver", "executor", "executor"],
-        ["perceiver", "executor"],
-        ["perceiver", "executor"],
+        ["executor"],
+        ["executor"],
     ]
+    specs = [next(e.body for e in events if isinstance(e.body, TaskSpec)) for _, events in runs]
+    episodes = [_episode(events) for _, events in runs]
+    assert specs[0].reused == "" and episodes[0].reading is not None
+    assert [s.reused for s in specs[1:]] == [episodes[0].id, episodes[1].id]  # the newest
+    for spec in specs[1:]:  # read as run 1 read it, its count check with it
+        assert (spec.intent, spec.kind, spec.shape) == ("count the lines", "question", "number")
+        assert spec.criteria == specs[0].criteria and spec.slug == specs[0].slug
     assert _ran(runs[0][1])[0][0] != "artoo-run-1"  # the model's own call
     for _, events in runs[1:]:
         (manifest,) = [e.body for e in events if isinstance(e.body, DispatchManifest)]
         assert [s.commands for s in manifest.subtasks] == [[WC]]
         assert "accepted episode" in manifest.rationale
         assert _ran(events) == [("artoo-run-1", WC)]  # run by the Executor, not asked for
-    assert verify(tmp_path / "store").ok
+    report = verify(tmp_path / "store")
+    assert report.ok and report.checked["reading"] == 2
     reran = rerun(tmp_path / "store")
     assert reran.ok, (reran.unanswered, reran.divergence)
+    # one task alone, on a store seeded with the log before it: memory as the task saw it
+    (third,) = {e.task_id for e in runs[2][1]}
+    reran = rerun(tmp_path / "store", third)
+    assert reran.ok, (reran.unanswered, reran.divergence)
+
+
+def _episode(events: list[Any]) -> Megram:
+    (recorded,) = [e.body.megram for e in events if isinstance(e.body, MegramRecorded)]
+    return recorded
 
 
 def test_a_wrong_answer_after_the_replayed_command_is_not_accepted(tmp_path: Path) -> None:
@@ -114,16 +141,49 @@ def test_a_wrong_answer_after_the_replayed_command_is_not_accepted(tmp_path: Pat
     assert verify(tmp_path / "store").ok
 
 
-def test_a_paraphrase_replays_no_command(tmp_path: Path) -> None:
+def test_a_paraphrase_is_read_by_the_model_and_replays_no_command(tmp_path: Path) -> None:
     runs = _runs(tmp_path, ["7", "7"], text=[ASK, "count the lines of notes/todo.txt"])
     (_, events) = runs[1]
     assert all(not call_id.startswith("artoo-run") for call_id, _ in _ran(events))
+    assert _calls(events)[0] == "perceiver"
+    (spec,) = [e.body for e in events if isinstance(e.body, TaskSpec)]
+    assert spec.reused == ""
+
+
+def test_case_and_spacing_aside_the_request_is_the_same() -> None:
+    episode = Megram(
+        id="e1",
+        level="M",
+        created_at=1.0,
+        space="intent:notes-todo-txt-lines",
+        entity="env:local",
+        state="accept",
+        request=ASK,
+        reading=Reading(intent="count the lines", kind="question", shape="number"),
+    )
+    readings = Readings()
+    readings.add(episode)
+    readings.add(msgspec.structs.replace(episode, id="e2", state="success"))  # not kept
+    spec = readings.spec("How many  lines are in notes/todo.txt?")
+    assert spec is not None and (spec.reused, spec.kind) == ("e1", "question")
+    assert readings.spec("how many lines does notes/todo.txt have?") is None
+    readings.forget("e1")
+    assert readings.spec(ASK) is None
+
+
+def test_a_log_from_before_reuse_reading_replays_as_it_ran(tmp_path: Path) -> None:
+    off = CONFIG.model_copy(update={"reuse_reading": False})
+    runs = _runs(tmp_path, ["7", "7"], off)
+    assert [_calls(e) for _, e in runs][1] == ["perceiver", "executor"]
+    assert _episode(runs[0][1]).reading is None
+    divergence = replays_as_before(tmp_path / "store", "reuse_reading")
+    assert divergence is not None and divergence.kind == "MegramRecorded"
 
 
 def test_a_log_from_before_reuse_commands_replays_as_it_ran(tmp_path: Path) -> None:
     off = CONFIG.model_copy(update={"reuse_commands": False})
     runs = _runs(tmp_path, ["7", "7"], off)
-    assert [_calls(e) for _, e in runs][1] == ["perceiver", "executor", "executor"]
+    assert [_calls(e) for _, e in runs][1] == ["executor", "executor"]
     divergence = replays_as_before(tmp_path / "store", "reuse_commands")
     assert divergence is not None and divergence.kind == "DispatchManifest"
     assert divergence.diff == [("body.subtasks[0].commands", [], [WC])]
@@ -164,3 +224,14 @@ def test_a_command_naming_a_blocked_target_breaks_the_plan() -> None:
     calibration = Calibration(blocked_targets=["archive/old.log"], must_not=["archive/old.log"])
     (violation,) = plan_violations([subtask], calibration)
     assert violation.target == "archive/old.log"
+
+
+def test_verify_names_a_reading_memory_did_not_record(tmp_path: Path) -> None:
+    runs = _runs(tmp_path, ["7", "7"])
+    (env,) = [e for e in runs[1][1] if isinstance(e.body, TaskSpec)]
+    tampered = msgspec.structs.replace(env.body, intent="count the words")
+    rewrite_event(tmp_path / "store", msgspec.structs.replace(env, body=tampered))
+    report = verify(tmp_path / "store")
+    found = [(m.kind, m.field) for m in report.mismatches]
+    # the episode run 2 recorded holds the tampered reading too
+    assert found == [("MegramRecorded", "reading"), ("TaskSpec", "intent")]
