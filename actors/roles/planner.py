@@ -532,17 +532,19 @@ def with_count_hints(
 PROVEN_MAX = 3
 """At most this many recorded commands of one step are run by the Executor itself."""
 
-_UNSAFE_WORD = re.compile(r"^[~/]|(^|/)\.\.(/|$)|[$`]")
+_UNSAFE_WORD = re.compile(r"(^|[<>=:,])[~/](?!dev/null\b)|(^|/)\.\.(/|$)|[$`]")
 """A word of a command that may name something outside the workspace: an absolute or
-home path, a ``..`` step, an expansion."""
+home path (``/dev/null`` aside), also after a redirection or an option's ``=``, a ``..``
+step, an expansion."""
 
 
 def proven_commands(step: EpisodeStep, known_tools: Collection[str]) -> list[str]:
     """The recorded commands of an accepted episode's step the Executor may run itself
     (pure): its ``shell`` commands — a recorded command whose first word is the name of
     another tool (``read_file notes/a.txt``) is that tool's call, not a command line —
-    each a single line whose every word is a workspace-relative path or no path at all
-    (no absolute or home path, no ``..``, no expansion), at most :data:`PROVEN_MAX`; none
+    each a single line, holding no redacted secret, whose every word is a
+    workspace-relative path or no path at all (no absolute or home path — ``/dev/null``
+    aside —, no ``..``, no expansion), at most :data:`PROVEN_MAX`; none
     when the step could not use ``shell``. They still run through the sandbox and Law 1
     as any call."""
     if "shell" not in known_tools or (step.tools and "shell" not in step.tools):
@@ -554,8 +556,8 @@ def proven_commands(step: EpisodeStep, known_tools: Collection[str]) -> list[str
             words = shlex.split(command)
         except ValueError:
             continue
-        if not words or words[0] in others or "\n" in command:
-            continue
+        if not words or words[0] in others or "\n" in command or "[REDACTED]" in command:
+            continue  # another tool's call; several lines; a secret memory does not hold
         if any(_UNSAFE_WORD.search(w) for w in words):
             continue
         if command not in out:

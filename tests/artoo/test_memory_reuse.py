@@ -200,17 +200,20 @@ def test_proven_commands_are_shell_lines_on_workspace_paths() -> None:
             "cat ../secret",  # out of the workspace
             "echo $HOME",  # an expansion
             "cat ~/.ssh/id",  # a home path
+            "wc -l notes/a.txt >/tmp/out",  # a redirection out of the workspace
+            "sort --output=/etc/x notes/a.txt",  # an option's path
+            "curl -H 'token: [REDACTED]' x",  # a secret memory does not hold
             "wc -l notes/a.txt",
             "grep -c TODO notes/a.txt",
             "wc -l notes/a.txt",  # once
-            "ls src",
+            "ls src 2>/dev/null",
             "wc -w notes/b.txt",  # past the three
         ],
     )
     assert proven_commands(step, known) == [
         "wc -l notes/a.txt",
         "grep -c TODO notes/a.txt",
-        "ls src",
+        "ls src 2>/dev/null",
     ]
     assert (
         proven_commands(EpisodeStep(instruction="x", tools=["read_file"], commands=["ls"]), known)
