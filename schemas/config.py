@@ -455,6 +455,23 @@ class Config(BaseModel):
         "named script prints; asked to compute a value, the model is given that command "
         "when code can write it (a log from before this field replays with it off)",
     )
+    reuse_commands: bool = Field(
+        True,
+        description="the plan reused from an accepted episode of the very same request "
+        "carries each step's recorded shell commands (at most 3, workspace-relative paths "
+        "only), and the Executor runs them itself before the model's first turn, as logged "
+        "shell calls through the sandbox and Law 1: the model answers from what they "
+        "printed, every check still applies (a log from before this field replays with it "
+        "off)",
+    )
+    reuse_reading: bool = Field(
+        True,
+        description="an accepted episode records the task's reading (intent, kind, answer "
+        "shape, criteria as checked: Megram.reading), and the very same request (case and "
+        "spacing aside) is read again from the newest such episode in memory, with no model "
+        "call (TaskSpec.reused names it); a paraphrase is read by the model (a log from "
+        "before this field replays with it off)",
+    )
     task_timeout_s: float = Field(300.0, gt=0, description="deadline of a task")
     role_timeout_s: float = Field(
         120.0, ge=0.1, description="longest one role step may take (at least 0.1 s)"

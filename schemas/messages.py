@@ -57,6 +57,7 @@ __all__ = [
     "PlanDirective",
     "PlanRejected",
     "QuestionAnswered",
+    "Reading",
     "RecalledRequest",
     "Refusal",
     "ReplanRequest",
@@ -308,6 +309,17 @@ class EpisodeStep(msgspec.Struct, frozen=True, kw_only=True):
     commands: list[str] = []
 
 
+class Reading(msgspec.Struct, frozen=True, kw_only=True):
+    """How a task's request was read (its TaskSpec's intent, kind, answer shape and
+    criteria as they were checked), kept in the accepted episode it ended in: the very
+    same request is read so again (``Config.reuse_reading``)."""
+
+    intent: str
+    kind: str = ""
+    shape: str = ""
+    criteria: list[Criterion] = []
+
+
 class Megram(msgspec.Struct, frozen=True, kw_only=True):
     """The paper's 11-tuple memory unit (§6.2). Times are UTC epoch seconds."""
 
@@ -328,6 +340,9 @@ class Megram(msgspec.Struct, frozen=True, kw_only=True):
     steps: list[EpisodeStep] = []
     """What the task did: its last plan's subtasks with the commands that produced the
     answer (an accepted episode's SOP source; empty when unknown)."""
+    reading: Reading | None = None
+    """How the task's request was read, in an accepted episode (``Config.reuse_reading``;
+    None otherwise and in megrams from before this field)."""
 
 
 class RecalledRequest(msgspec.Struct, frozen=True, kw_only=True):
@@ -398,6 +413,9 @@ class TaskSpec(Message, frozen=True, tag="TaskSpec"):
     shape: str = ""
     """What an answer must state, as the model read it: ``number``, ``name``, ``value``,
     ``text``; empty when it gave none."""
+    reused: str = ""
+    """The id of the accepted episode whose reading this is (the very same request,
+    ``Config.reuse_reading``: no model read it); empty when the model read the request."""
 
 
 class SubTask(Message, frozen=True, tag="SubTask"):
@@ -418,6 +436,11 @@ class SubTask(Message, frozen=True, tag="SubTask"):
     request: str = ""
     """The user's request the subtask serves (``TaskSpec.text``): the request travels to
     the Executor, so a plan that strays from it does not replace it (empty in older logs)."""
+    commands: list[str] = []
+    """Shell commands the Executor runs itself, in order, before the model's first turn
+    (each a logged ``shell`` call through the sandbox and Law 1, in the conversation as
+    the model's own): the proven commands of the accepted episode whose plan this is
+    (``Config.reuse_commands``; empty otherwise and in older logs)."""
 
 
 class DispatchManifest(Message, frozen=True, tag="DispatchManifest"):

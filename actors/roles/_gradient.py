@@ -28,6 +28,7 @@ from artoo.schemas import (
     Message,
     OutcomeSummary,
     PlanDirective,
+    Reading,
     ReplanRequest,
     SubTask,
     SubTaskOutcome,
@@ -380,8 +381,13 @@ class TaskGradient:
         read_back_by_effect: bool = True,
         read_back_in_place: bool = True,
         proof_by_evaluation: bool = True,
+        intent: str = "",
+        record_reading: bool = False,
     ) -> None:
         self.task_id = task_id
+        self.intent = intent  # TaskSpec.intent: with kind, shape and criteria, the reading
+        self.record_reading = record_reading
+        """An accepted episode records the task's reading (``Config.reuse_reading``)."""
         self.request = request  # the user's text (TaskSpec.text): what the proof reads
         self.kind = kind  # TaskSpec.kind ("" in older logs: no proof is computed)
         self.shape = shape  # TaskSpec.shape: a name question's answer states its names
@@ -600,7 +606,13 @@ class TaskGradient:
     ) -> Megram:
         space = self.family or f"intent:{self.slug}"
         m = self._megram(status, space, f"env:{self.environment}", _one_line(summary, 500), now)
-        return msgspec.structs.replace(m, request=self.redact(self.request), steps=steps)
+        request = self.redact(self.request)
+        reading = None
+        if self.record_reading and status == "accept" and request == self.request:
+            reading = Reading(
+                intent=self.intent, kind=self.kind, shape=self.shape, criteria=self._task_criteria
+            )
+        return msgspec.structs.replace(m, request=request, steps=steps, reading=reading)
 
 
 def command_text(call: ToolCall) -> str:

@@ -19,7 +19,11 @@ Responsibilities:
     command (``CorrectionSignal.run``: the one that evaluates the request's own code) has
     it run first, as a ``shell`` call of the attempt made by the Executor itself, before
     the model's next turn; so has the first attempt of a subtask that is the request
-    itself, a question whose evaluating command code can write (:func:`first_evaluation`).
+    itself, a question whose evaluating command code can write (:func:`first_evaluation`),
+    and the first attempt of a subtask that carries proven commands (``SubTask.commands``:
+    a plan reused from an accepted episode of the very same request,
+    ``Config.reuse_commands``) has them run so, in order (:func:`first_commands`) — the
+    model then answers from what they printed.
     A final answer loses any chat-template tool markup the model echoed into it
     (:func:`answer_text`). The subtask's
     prompt lists only the criteria a model judges: one that code checks is code's to
@@ -116,6 +120,7 @@ __all__ = [
     "NO_TOOL_YET",
     "Executor",
     "failure_kind",
+    "first_commands",
     "gave_result",
     "is_doom_loop",
     "is_refusal_loop",
@@ -337,6 +342,15 @@ def first_evaluation(st: SubTask) -> str:
     return evaluation_command(st.request) or ""
 
 
+def first_commands(st: SubTask, *, evaluation: bool = True) -> list[str]:
+    """The commands a subtask's first attempt runs, in order, before the model's first
+    turn (pure): with ``evaluation`` (``Config.proof_by_evaluation``), the request's
+    :func:`first_evaluation`, then the proven commands the subtask carries
+    (``SubTask.commands``: a reused plan's, ``Config.reuse_commands``), each once."""
+    first = first_evaluation(st) if evaluation else ""
+    return list(dict.fromkeys(c for c in (first, *st.commands) if c))
+
+
 def prescribed_message(call_id: str, args: Mapping[str, Any]) -> dict[str, Any]:
     """The assistant message of a ``shell`` call the Executor makes itself (pure): in the
     conversation as the model's own calls are, so the model reads its result as one."""
@@ -441,9 +455,10 @@ class _Run:
     """A call of this conversation (every attempt of it) gave a result too large for the
     context (``ToolCall.spill_ref``): from then on ``load_data`` is offered
     (``Config.offer_load_data_on_spill``)."""
-    prescribed: str = ""
-    """The command the next attempt runs before its first model turn: the evaluation an
-    ask about a value no tool result shows named (``CorrectionSignal.run``)."""
+    prescribed: list[str] = field(default_factory=list)
+    """The commands the next attempt runs, in order, before its first model turn: the
+    first attempt's (:func:`first_commands`), or the evaluation a retry or an ask about a
+    value no tool result shows named (``CorrectionSignal.run``)."""
 
 
 @dataclass
@@ -506,8 +521,7 @@ class Executor(Role):
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": subtask_prompt(st)},
         ]
-        if self.ctx.config.proof_by_evaluation:
-            run.prescribed = first_evaluation(st)
+        run.prescribed = first_commands(st, evaluation=self.ctx.config.proof_by_evaluation)
         self.runs[st.subtask_id] = run
         self._attempt(run)
 
@@ -522,7 +536,7 @@ class Executor(Role):
             # the same conversation, told so: it holds what the value was worked out
             # from, and the value is its own answer's, so naming it tells it nothing new
             run.messages.append({"role": "user", "content": body.feedback})
-            run.prescribed = body.run  # the request's own code, run for it: not its word
+            run.prescribed = [body.run] if body.run else []  # the request's own code: not its word
             self._attempt(run)
             return
         if body.corroborate:  # the answer passed; one call backs it, the proof needs two
@@ -541,7 +555,7 @@ class Executor(Role):
         if not run.called_tools and not body.run:
             feedback += "\n" + NO_TOOL_YET
         run.messages.append({"role": "user", "content": feedback})
-        run.prescribed = body.run
+        run.prescribed = [body.run] if body.run else []
         self._attempt(run)
 
     # ------------------------------------------------------------------ the loop
@@ -605,15 +619,18 @@ class Executor(Role):
         refuse = self.ctx.config.refuse_repeated_calls
         output, error = "", None
         stop: StopReason = "turn_cap"
-        if run.prescribed and not attempt.poll():  # the evaluation an ask named: run first
-            args: dict[str, Any] = {"command": run.prescribed}
-            run.prescribed = ""
-            call_id = f"artoo-run-{run.attempt}"
-            run.messages.append(prescribed_message(call_id, args))
-            run.called_tools = True
-            key = request_key("shell", args)
-            seen.append(key)
-            self._made(run, attempt, runner, calls, key, call_id, args)
+        if run.prescribed and not attempt.poll():  # code's commands: run first, in order
+            prescribed, run.prescribed = run.prescribed, []
+            for i, command in enumerate(prescribed):
+                if i and self._cancelled(run, attempt):  # no tool starts after a cancel
+                    break
+                args: dict[str, Any] = {"command": command}
+                call_id = f"artoo-run-{run.attempt}" + (f".{i + 1}" if i else "")
+                run.messages.append(prescribed_message(call_id, args))
+                run.called_tools = True
+                key = request_key("shell", args)
+                seen.append(key)
+                self._made(run, attempt, runner, calls, key, call_id, args)
             run.messages.append({"role": "user", "content": AFTER_RESULT})
         for _turn in range(self.ctx.config.max_turns):
             if attempt.poll():

@@ -212,10 +212,12 @@ class TaskBook:
         by_effect: bool = True,
         in_place: bool = True,
         evaluation: bool = True,
+        reading: bool = False,
     ) -> None:
         """Take one of the task's messages in (the kinds the GGS keeps books on);
         ``by_effect``: ``Config.read_back_by_effect``, ``in_place``:
         ``Config.read_back_in_place``, ``evaluation``: ``Config.proof_by_evaluation``,
+        ``reading``: ``Config.reuse_reading`` (an accepted episode records the reading),
         for the task's gradient."""
         if isinstance(body, TaskSpec):
             self.gradient = TaskGradient(
@@ -232,6 +234,8 @@ class TaskBook:
                 read_back_by_effect=by_effect,
                 read_back_in_place=in_place,
                 proof_by_evaluation=evaluation,
+                intent=body.intent,
+                record_reading=reading,
             )
         elif isinstance(body, MemoryRecall):
             if body.round == 0 and self.gradient is not None:
@@ -354,6 +358,7 @@ class GGS(Role):
                 by_effect=config.read_back_by_effect,
                 in_place=config.read_back_in_place,
                 evaluation=config.proof_by_evaluation,
+                reading=config.reuse_reading,
             )
 
     @handles(LLMCall)

@@ -26,10 +26,18 @@ Responsibilities:
     (``PerceiverAnswer.question``): it is published as a UserQuestion and the reading
     waits for its QuestionAnswered, then is asked again with the answer. A question that
     only restates the request (``restates_request``: it would ask the user for the task's
-    own answer) is not asked.
+    own answer) is not asked. The very same request (case and spacing aside) as one an
+    accepted episode in memory recorded its reading for is not read by the model again:
+    the newest such episode's reading (intent, kind, shape, criteria as they were
+    checked) is its TaskSpec, which names the episode (``TaskSpec.reused``;
+    ``Config.reuse_reading``). Which episodes memory holds is taken from the log alone:
+    the megram store as it stood when this role subscribed, then the memory events
+    delivered to it in seq order (:class:`Readings`), so a rerun finds the same.
 
 Input contract:
-    TaskRequest; QuestionAnswered (of a question it asked).
+    TaskRequest; QuestionAnswered (of a question it asked); MegramRecorded and
+    MegramForgotten (the accepted episodes' readings it keeps, even after their task's
+    end).
 
 Output contract:
     TaskSpec; UserQuestion (at most one per task); StepFailed (a clean failure) when the
@@ -69,12 +77,16 @@ from artoo.actors.verification.checks import (
     narrowed,
     widened,
 )
-from artoo.actors.verification.request import KINDS, SHAPES, request_tag
+from artoo.actors.verification.request import KINDS, SHAPES, request_tag, same_request
+from artoo.eventstore import MegramReader
 from artoo.schemas import (
     Check,
     Criterion,
     Envelope,
     LLMCall,
+    Megram,
+    MegramForgotten,
+    MegramRecorded,
     Message,
     QuestionAnswered,
     StepFailed,
@@ -86,7 +98,9 @@ from artoo.schemas import (
 __all__ = [
     "SYSTEM_PROMPT",
     "Perceiver",
+    "Readings",
     "build_spec",
+    "reading_spec",
     "reasked_spec",
     "with_code_count",
     "with_code_table",
@@ -116,6 +130,67 @@ SYSTEM_PROMPT = (
     '"question": {"text": "<one question>", "options": ["<choice>", ...] (or [] for free '
     'text), "default": "<the choice to take without an answer>"}.'
 )
+
+
+def _key(text: str) -> str:
+    """A request as :func:`same_request` compares it: lowercase, spacing collapsed."""
+    return " ".join(text.lower().split())
+
+
+class Readings:
+    """The readings of accepted episodes, by request (pure): the Perceiver's projection of
+    the log's memory events — ``MegramRecorded`` adds an intent episode that ended
+    ``accept`` with its :class:`Reading` (the newest of a request wins), ``MegramForgotten``
+    drops it. An episode that ended ``success`` is not read again: some criterion failed,
+    and the reading may be why."""
+
+    def __init__(self) -> None:
+        self.by_request: dict[str, Megram] = {}
+
+    def add(self, m: Megram) -> None:
+        """Keep ``m``'s reading when it is an accepted episode that recorded one."""
+        if m.reading is not None and m.state == "accept" and m.space.startswith("intent:"):
+            self.by_request[_key(m.request)] = m
+
+    def forget(self, megram_id: str) -> None:
+        """Drop the reading of the episode ``megram_id``, if it is kept."""
+        for key, m in list(self.by_request.items()):
+            if m.id == megram_id:
+                del self.by_request[key]
+
+    @classmethod
+    def of(cls, store: MegramReader) -> Readings:
+        """The readings of ``store``'s live megrams, oldest first (so the newest wins)."""
+        out = cls()
+        for m in sorted(store.megrams(), key=lambda m: (m.created_at, m.id)):
+            out.add(m)
+        return out
+
+    def spec(self, text: str, environment: str = "local") -> TaskSpec | None:
+        """The TaskSpec of ``text`` read as the newest accepted episode of the very same
+        request read it (:func:`same_request`), naming it in ``reused``; None when memory
+        holds none (a paraphrase included)."""
+        m = self.by_request.get(_key(text))
+        return None if m is None else reading_spec(m, text, environment)
+
+
+def reading_spec(episode: Megram, text: str, environment: str = "local") -> TaskSpec | None:
+    """The TaskSpec of ``text`` read as ``episode`` recorded its reading, naming it in
+    ``reused`` (pure); None when the episode recorded none or its request is not the very
+    same request (:func:`same_request`)."""
+    reading = episode.reading
+    if reading is None or not same_request(episode.request, text):
+        return None
+    return TaskSpec(
+        text=text,
+        intent=reading.intent,
+        slug=request_tag(text),
+        criteria=list(reading.criteria),
+        environment=environment,
+        kind=reading.kind,
+        shape=reading.shape,
+        reused=episode.id,
+    )
 
 
 def build_spec(text: str, answer: PerceiverAnswer, environment: str = "local") -> TaskSpec:
@@ -257,12 +332,31 @@ class Perceiver(Role):
 
     name: ClassVar[str] = "perceiver"
     publishes: ClassVar[tuple[type[Message], ...]] = (TaskSpec, StepFailed, LLMCall, UserQuestion)
-    consumes: ClassVar[tuple[type[Message], ...]] = (TaskRequest, QuestionAnswered)
+    consumes: ClassVar[tuple[type[Message], ...]] = (
+        TaskRequest,
+        QuestionAnswered,
+        MegramRecorded,
+        MegramForgotten,
+    )
+    after_end: ClassVar[tuple[type[Message], ...]] = (MegramRecorded, MegramForgotten)
+    """An episode is recorded as its task ends: taken in after its FinalResult too."""
 
     def __init__(self, equipment: Equipment, instance: str | None = None) -> None:
         super().__init__(equipment, instance)
         # question id -> (the TaskRequest, the request asked, the answer with the question)
         self.asked: dict[str, tuple[Envelope, LLMRequest, PerceiverAnswer]] = {}
+        # memory as the log holds it up to this role's subscription, then its events
+        store = equipment.megrams
+        reuse = equipment.config.reuse_reading and store is not None
+        self.readings = Readings.of(store) if reuse and store is not None else Readings()
+
+    @handles(MegramRecorded)
+    def on_megram_recorded(self, env: Envelope) -> None:
+        self.readings.add(env.body.megram)
+
+    @handles(MegramForgotten)
+    def on_megram_forgotten(self, env: Envelope) -> None:
+        self.readings.forget(env.body.id)
 
     def active_tasks(self) -> list[str]:
         return [env.task_id for env, _, _ in self.asked.values() if env.task_id]
@@ -275,6 +369,10 @@ class Perceiver(Role):
     @handles(TaskRequest)
     def on_task_request(self, env: Envelope) -> None:
         body: TaskRequest = env.body
+        reused = self.readings.spec(body.text) if self.ctx.config.reuse_reading else None
+        if reused is not None:  # the very same request, accepted: read as it was then
+            self.reply(env, reused)
+            return
         request = LLMRequest(
             role=self.name,
             tier="brain",

@@ -11,7 +11,9 @@ Responsibilities
     meaning returned becomes a SHOULD PREFER naming its steps and commands, an abandoned
     one a MUST NOT naming the approach that failed. In round 0,
     when memory holds an accepted episode of the very same request, its plan is the first
-    plan (no model call), checked like any other: if it breaks the MUST NOT set it is
+    plan (no model call), each subtask carrying its step's proven shell commands
+    (``proven_commands``, ``Config.reuse_commands``) for the Executor to run before the
+    model's first turn, checked like any other: if it breaks the MUST NOT set it is
     rejected and the model is asked, told why. Else, in round 0, a request whose kind is
     one of ``Config.direct_kinds`` (question, change, creation by default) is its own first
     plan (``direct_plan``, no model call): one subtask whose instruction is the user's
@@ -72,6 +74,8 @@ Constraints
 
 from __future__ import annotations
 
+import re
+import shlex
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,7 +95,7 @@ from artoo.actors.verification.answers import (
     user_question,
 )
 from artoo.actors.verification.checks import check_problem, guess_problem, measures_other
-from artoo.actors.verification.request import duties
+from artoo.actors.verification.request import duties, same_request
 from artoo.eventstore import task_text
 from artoo.schemas import (
     Check,
@@ -100,6 +104,7 @@ from artoo.schemas import (
     Criterion,
     DispatchManifest,
     Envelope,
+    EpisodeStep,
     LLMCall,
     Megram,
     MemoryQuery,
@@ -124,7 +129,9 @@ __all__ = [
     "direct_plan",
     "intent_caution",
     "plan_violations",
+    "proven_commands",
     "repaired_tools",
+    "reused_plan",
     "validate_plan",
     "with_task_checks",
 ]
@@ -368,16 +375,17 @@ def plan_violations(
     """Why a plan may not be dispatched; empty when it may.
 
     A subtask violates the MUST NOT set when its ``tools`` include a blocked tool or its
-    ``instruction`` names a blocked target. (The calibration text in ``context`` is not
-    checked: it names the targets on purpose.) With ``known_tools``, a tool that does not
-    exist is a violation; with ``workspace``, so is a check that cannot be used — a path
-    outside the workspace, a value of the wrong type for its kind, an unknown kind — and,
-    with the task's ``request`` text, a check that guesses a number the request does not
-    state (``checks.guess_problem``) or a subtask whose instruction measures another
-    quantity than the request asks for (``checks.measures_other``: "wc -l FILE" for "what
-    is the highest price in FILE?"). ``kind`` and ``shape`` are the TaskSpec's reading of
-    the request, so the Planner reads it as the Perceiver did; ``task_checks`` are the task
-    criteria's checks (a count check says what the request counts).
+    ``instruction`` (or one of the ``commands`` it carries) names a blocked target. (The
+    calibration text in ``context`` is not checked: it names the targets on purpose.) With
+    ``known_tools``, a tool that does not exist is a violation; with ``workspace``, so is a
+    check that cannot be used — a path outside the workspace, a value of the wrong type for
+    its kind, an unknown kind — and, with the task's ``request`` text, a check that guesses
+    a number the request does not state (``checks.guess_problem``) or a subtask whose
+    instruction measures another quantity than the request asks for
+    (``checks.measures_other``: "wc -l FILE" for "what is the highest price in FILE?").
+    ``kind`` and ``shape`` are the TaskSpec's reading of the request, so the Planner reads
+    it as the Perceiver did; ``task_checks`` are the task criteria's checks (a count check
+    says what the request counts).
     """
     blocked = set(calibration.blocked_tools)
     violations: list[Violation] = []
@@ -389,7 +397,8 @@ def plan_violations(
                 problem = f"asks for the tool {tool!r}, which does not exist"
                 violations.append(Violation(subtask.subtask_id, tool=tool, problem=problem))
         for target in calibration.blocked_targets:
-            if mentions(subtask.instruction, target):
+            named = [subtask.instruction, *subtask.commands]
+            if any(mentions(text, target) for text in named):
                 violations.append(Violation(subtask.subtask_id, target=target))
         counts = [*task_checks, *(c.check for c in subtask.criteria if c.check is not None)]
         if request is not None and (
@@ -520,22 +529,61 @@ def with_count_hints(
     return out
 
 
-def _same_request(a: str, b: str) -> bool:
-    return " ".join(a.lower().split()) == " ".join(b.lower().split())
+PROVEN_MAX = 3
+"""At most this many recorded commands of one step are run by the Executor itself."""
+
+_UNSAFE_WORD = re.compile(r"(^|[<>=:,])[~/](?!dev/null\b)|(^|/)\.\.(/|$)|[$`]")
+"""A word of a command that may name something outside the workspace: an absolute or
+home path (``/dev/null`` aside), also after a redirection or an option's ``=``, a ``..``
+step, an expansion."""
+
+
+def proven_commands(step: EpisodeStep, known_tools: Collection[str]) -> list[str]:
+    """The recorded commands of an accepted episode's step the Executor may run itself
+    (pure): its ``shell`` commands — a recorded command whose first word is the name of
+    another tool (``read_file notes/a.txt``) is that tool's call, not a command line —
+    each a single line, holding no redacted secret, whose every word is a
+    workspace-relative path or no path at all (no absolute or home path — ``/dev/null``
+    aside —, no ``..``, no expansion), at most :data:`PROVEN_MAX`; none
+    when the step could not use ``shell``. They still run through the sandbox and Law 1
+    as any call."""
+    if "shell" not in known_tools or (step.tools and "shell" not in step.tools):
+        return []
+    others = set(known_tools) - {"shell"}
+    out: list[str] = []
+    for command in step.commands:
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            continue
+        if not words or words[0] in others or "\n" in command or "[REDACTED]" in command:
+            continue  # another tool's call; several lines; a secret memory does not hold
+        if any(_UNSAFE_WORD.search(w) for w in words):
+            continue
+        if command not in out:
+            out.append(command)
+    return out[:PROVEN_MAX]
 
 
 def reused_plan(
-    recall: MemoryRecall, spec: TaskSpec, round: int, new_id: Callable[[], str]
+    recall: MemoryRecall,
+    spec: TaskSpec,
+    round: int,
+    new_id: Callable[[], str],
+    known_tools: Collection[str] | None = None,
 ) -> tuple[Megram, list[SubTask]] | None:
     """The first plan of round 0 taken from memory (pure apart from ``new_id``): the most
     recent recalled accepted episode of the very same request (case and spacing aside),
     its steps as SubTasks with fresh ids. None otherwise — a paraphrase or the same task
-    on other files is adapted by the model from its SHOULD PREFER line instead. The plan
-    still goes through every check (:func:`plan_violations`) before it is dispatched."""
+    on other files is adapted by the model from its SHOULD PREFER line instead. With
+    ``known_tools`` (``Config.reuse_commands``), each SubTask carries its step's
+    :func:`proven_commands`, which the Executor runs before the model's first turn. The
+    plan still goes through every check (:func:`plan_violations`) before it is
+    dispatched."""
     if round != 0:
         return None
     for episode in recall.episodes:
-        if episode.steps and _same_request(episode.request, spec.text):
+        if episode.steps and same_request(episode.request, spec.text):
             return episode, [
                 SubTask(
                     subtask_id=new_id(),
@@ -543,6 +591,7 @@ def reused_plan(
                     sequence=max(step.sequence, 1),
                     instruction=step.instruction,
                     tools=list(step.tools),
+                    commands=[] if known_tools is None else proven_commands(step, known_tools),
                 )
                 for step in episode.steps
             ]
@@ -811,7 +860,8 @@ class Planner(Role):
         calibration = calibrate(body, plan.directive, cap=self.ctx.config.memory.recall_cap)
         messages = plan_messages(plan.spec, calibration, plan.directive, list(self.ctx.tools.names))
         violations: list[Violation] = []
-        reused = reused_plan(body, plan.spec, plan.round, self.ctx.new_id)
+        known = self.ctx.tools.names if self.ctx.config.reuse_commands else None
+        reused = reused_plan(body, plan.spec, plan.round, self.ctx.new_id, known)
         if reused is not None:
             episode, subtasks = reused
             violations = self._violations(subtasks, calibration, plan)

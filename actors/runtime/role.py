@@ -148,7 +148,8 @@ class Tick:
 class Equipment:
     """What the roles of one System are built with: typed, no dict of services.
 
-    ``megrams`` is set for the roles that read or apply memory (Memory, Dreamer);
+    ``megrams`` is read by the roles that read or apply memory (Memory, Dreamer; the
+    Perceiver, once at start, for the accepted readings it keeps);
     ``runner`` for the Supervisor; ``tools`` names every tool an Executor may be offered.
     """
 

@@ -40,6 +40,7 @@ __all__ = [
     "duties",
     "named_values",
     "request_tag",
+    "same_request",
     "traced",
 ]
 
@@ -106,6 +107,12 @@ def change_word_places(text: str) -> dict[str, int]:
         if m.group() not in _STOPWORDS:
             places.setdefault(m.group(), m.start())
     return places
+
+
+def same_request(a: str, b: str) -> bool:
+    """Whether two requests are the very same request, case and spacing aside (pure): what
+    memory replays an accepted episode's plan and reading for — a paraphrase is not."""
+    return " ".join(a.lower().split()) == " ".join(b.lower().split())
 
 
 def request_tag(text: str, limit: int = 48) -> str:

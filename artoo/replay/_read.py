@@ -103,6 +103,8 @@ BEFORE_FIELDS: dict[str, Any] = {
     "code_table_check": False,
     "rewrite_created_files": False,
     "offer_load_data_on_spill": False,
+    "reuse_commands": False,
+    "reuse_reading": False,
 }
 """Each Config field a log from before it ran without, and the value it ran under then
 (:func:`task_config`): the one list a new such field is added to."""
@@ -135,7 +137,10 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
     ``Config.rewrite_created_files`` held a file its subtask created to its lost lines
     (off); one from before
     ``Config.offer_load_data_on_spill`` offered the Executor ``load_data`` at every model
-    call (off). The one place every replay reader takes a task's Config from."""
+    call (off); one from before ``Config.reuse_commands`` ran none of a reused plan's
+    commands for the model (off); one from before ``Config.reuse_reading`` had every
+    request read by the model and recorded no reading in its episodes (off). The one
+    place every replay reader takes a task's Config from."""
     request = next((e.body for e in task.envelopes if isinstance(e.body, TaskRequest)), None)
     if request is None or not request.config:
         return _inferred_config(task.envelopes if envelopes is None else list(envelopes))

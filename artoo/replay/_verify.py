@@ -58,6 +58,10 @@ What is recomputed (the checks, by name in :attr:`VerifyReport.checked`):
 ``dispatch``
     The Dispatcher's grouping of each plan and the order it sent the groups in
     (:mod:`._verify_dispatch`).
+``reading``
+    Each TaskSpec the Perceiver took from memory (``TaskSpec.reused``): the reading the
+    accepted episode it names recorded (its MegramRecorded earlier in the log, not
+    forgotten since), for the very same request (``perceiver.reading_spec``).
 ``memory``
     The megram store: a rebuild from the log's memory events (up to the seq memory has
     applied) equals ``<store>/memory``, megram by megram.
@@ -85,6 +89,8 @@ from artoo.schemas import (
     FinalResult,
     GGSConfig,
     GGSDecision,
+    Megram,
+    MegramForgotten,
     MegramRecorded,
     MemoryRecall,
     OutcomeSummary,
@@ -120,6 +126,7 @@ def verify(
         verify_law1(task, report)
         verify_dispatch(task, report)
     _quantization(envelopes if task_id is None else tasks[0].envelopes, report)
+    _readings(envelopes, {t.task_id for t in tasks}, report)
     spec = parse_store(store)
     if task_id is None and spec.path is not None:  # a PostgreSQL store keeps no memory
         _memory(spec.path, envelopes, report)
@@ -163,6 +170,7 @@ class _Task:
                 by_effect=self.config.read_back_by_effect,
                 in_place=self.config.read_back_in_place,
                 evaluation=self.config.proof_by_evaluation,
+                reading=self.config.reuse_reading,
             )
             if isinstance(body, TaskSpec):
                 self.request = body.text
@@ -628,6 +636,38 @@ def _reads_files(criterion: Criterion) -> bool:
 
 
 # --------------------------------------------------------------------------- whole log
+def _readings(envelopes: Iterable[Envelope], tasks: set[str], report: VerifyReport) -> None:
+    """Each reused TaskSpec of ``tasks`` against the reading of the accepted episode it
+    names, as the log recorded it before (and did not forget)."""
+    from artoo.actors.roles.perceiver import reading_spec
+
+    episodes: dict[str, Megram] = {}
+    for env in envelopes:
+        body = env.body
+        if isinstance(body, MegramRecorded):
+            episodes[body.megram.id] = body.megram
+        elif isinstance(body, MegramForgotten):
+            episodes.pop(body.id, None)
+        elif isinstance(body, TaskSpec) and body.reused and env.task_id in tasks:
+            report.checked["reading"] += 1
+            episode = episodes.get(body.reused)
+            expected = None
+            if episode is not None and episode.state == "accept":
+                expected = reading_spec(episode, body.text, body.environment)
+            if expected is None:
+                mismatch(
+                    report,
+                    env.seq,
+                    "TaskSpec",
+                    "reused",
+                    body.reused,
+                    "no accepted episode of the very same request recorded a reading",
+                    env.task_id,
+                )
+            else:
+                compare(report, env, body, expected)
+
+
 def _quantization(envelopes: Iterable[Envelope], report: VerifyReport) -> None:
     from artoo.actors.roles._gradient import quantize
 

@@ -141,15 +141,15 @@ def run_verified(
 
 
 def replays_as_before(store: Path, field: str) -> Divergence | None:
-    """Drop ``field`` from the logged Config, as a log from before it was written, where
-    it ran off: the log verifies, reruns as it ran — every call served, the only
-    difference the field itself at the TaskRequest (a field newer than the log shows
-    there, a known limit), none once that is set aside (a what-if to off). Returns the
+    """Drop ``field`` from every task's logged Config, as a log from before it was
+    written, where it ran off: the log verifies, reruns as it ran — every call served,
+    the only difference the field itself at the TaskRequest (a field newer than the log
+    shows there, a known limit), none once that is set aside (a what-if to off). Returns the
     first divergence of a rerun with the field on, for the caller to name."""
-    (request,) = [e for e in all_events(store) if isinstance(e.body, TaskRequest)]
-    logged = {k: v for k, v in request.body.config.items() if k != field}
-    body = msgspec.structs.replace(request.body, config=logged)
-    rewrite_event(store, msgspec.structs.replace(request, body=body))
+    for request in [e for e in all_events(store) if isinstance(e.body, TaskRequest)]:
+        logged = {k: v for k, v in request.body.config.items() if k != field}
+        body = msgspec.structs.replace(request.body, config=logged)
+        rewrite_event(store, msgspec.structs.replace(request, body=body))
     assert verify(store).ok
     reran = rerun(store)
     assert not reran.unanswered, reran.unanswered

@@ -42,8 +42,9 @@ def test_a_store_reopened_five_times_shows_each_window_once(
     windows = _section(text, "Windows (300 s)")[1:]
     assert len(windows) == 1, windows
     cells = [c.strip() for c in windows[0].strip("|").split("|")]
-    # started, ended, statuses, calls: runs 2–5 reuse run 1's accepted plan (no planner call)
-    assert cells[1:5] == ["5", "5", "accept 5", "16"]
+    # started, ended, statuses, calls: runs 2–5 reuse run 1's accepted plan (no planner
+    # call) and its reading (no perceiver call)
+    assert cells[1:5] == ["5", "5", "accept 5", "12"]
     roles = _section(text, "Roles")
     by_role = {c[0]: c for c in ([x.strip() for x in r.strip("|").split("|")] for r in roles)}
     p95s = [float(by_role[r][3]) for r in ("executor", "perceiver", "planner")]

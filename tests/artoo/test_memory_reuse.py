@@ -1,0 +1,240 @@
+"""Memory that learns (issue 21): the very same request, once accepted, replays its proven
+approach and only the answer is asked of the model — still judged by every check.
+
+The Perceiver reads it as the accepted episode recorded its reading, with no model call
+(``Config.reuse_reading``); the plan remembered from that episode carries the step's
+recorded ``shell`` commands (``Config.reuse_commands``), which the Executor runs itself
+before the model's first turn; the model answers from what they printed: a count asked
+again costs one model call, not three. A paraphrase is read by the model. ``replay
+--verify`` (its ``reading`` check too) and ``--rerun`` pass on the store; a log from
+before either field replays as it ran. The request and its file are the demo
+workspace's."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+import artoo
+from artoo.actors.roles.perceiver import Readings
+from artoo.actors.roles.planner import Calibration, plan_violations, proven_commands
+from artoo.replay import rerun, verify
+from artoo.schemas import (
+    Config,
+    DispatchManifest,
+    EpisodeStep,
+    FinalResult,
+    LLMCall,
+    Megram,
+    MegramRecorded,
+    Reading,
+    SubTask,
+    TaskSpec,
+    ToolCallEnded,
+)
+from artoo.testing import write_script
+
+from .helpers import CONFIG, DATA, replays_as_before, rewrite_event, task_events
+
+ASK = "how many lines are in notes/todo.txt?"
+WC = "wc -l notes/todo.txt"
+SHOWN = "7 notes/todo.txt"  # what wc printed: the model answers once it sees it
+
+
+def _entries(answer: str = "7") -> list[dict[str, Any]]:
+    """A count question; the Executor's model runs ``wc -l`` until a result shows the
+    count, then answers ``answer`` — as a model does, whoever made the call."""
+    return [
+        {
+            "role": "perceiver",
+            "times": 0,
+            "content": {"intent": "count the lines", "kind": "question", "answer": "number"},
+        },
+        {"role": "executor", "times": 0, "match": SHOWN, "content": answer},
+        {
+            "role": "executor",
+            "times": 0,
+            "tool_calls": [{"name": "shell", "arguments": {"command": WC}}],
+        },
+    ]
+
+
+def _runs(
+    tmp: Path, answers: list[str], config: Config = CONFIG, text: str | list[str] = ASK
+) -> list[tuple[FinalResult, list[Any]]]:
+    """Run the request once per answer on one store, a System opened for each run (as a
+    host reopens it); each run's FinalResult and logged envelopes."""
+    workspace = tmp / "workspace"
+    if not workspace.exists():
+        shutil.copytree(DATA / "workspace", workspace)
+    texts = [text] * len(answers) if isinstance(text, str) else text
+    out = []
+    for i, (answer, ask) in enumerate(zip(answers, texts, strict=True)):
+        model = write_script(tmp / f"s{i}.toml", _entries(answer))
+        with artoo.System.open(
+            tmp / "store", model=model, workspace=workspace, config=config
+        ) as system:
+            handle = system.submit(ask)
+            result = handle.result(30)
+            system.flush(5)
+        out.append((result, task_events(tmp / "store", handle.task_id)))
+    return out
+
+
+def _calls(events: list[Any]) -> list[str]:
+    return [e.body.role for e in events if isinstance(e.body, LLMCall)]
+
+
+def _ran(events: list[Any]) -> list[tuple[str, str]]:
+    return [
+        (e.body.tool_call_id, e.body.call.args.get("command", ""))
+        for e in events
+        if isinstance(e.body, ToolCallEnded)
+    ]
+
+
+def test_the_same_request_replays_its_command_and_asks_only_the_answer(tmp_path: Path) -> None:
+    runs = _runs(tmp_path, ["7", "7", "7"])
+    assert [r.status for r, _ in runs] == ["accept"] * 3
+    # run 1: the model reads the request, calls wc, answers; then only the answer is asked
+    assert [_calls(e) for _, e in runs] == [
+        ["perceiver", "executor", "executor"],
+        ["executor"],
+        ["executor"],
+    ]
+    specs = [next(e.body for e in events if isinstance(e.body, TaskSpec)) for _, events in runs]
+    episodes = [_episode(events) for _, events in runs]
+    assert specs[0].reused == "" and episodes[0].reading is not None
+    assert [s.reused for s in specs[1:]] == [episodes[0].id, episodes[1].id]  # the newest
+    for spec in specs[1:]:  # read as run 1 read it, its count check with it
+        assert (spec.intent, spec.kind, spec.shape) == ("count the lines", "question", "number")
+        assert spec.criteria == specs[0].criteria and spec.slug == specs[0].slug
+    assert _ran(runs[0][1])[0][0] != "artoo-run-1"  # the model's own call
+    for _, events in runs[1:]:
+        (manifest,) = [e.body for e in events if isinstance(e.body, DispatchManifest)]
+        assert [s.commands for s in manifest.subtasks] == [[WC]]
+        assert "accepted episode" in manifest.rationale
+        assert _ran(events) == [("artoo-run-1", WC)]  # run by the Executor, not asked for
+    report = verify(tmp_path / "store")
+    assert report.ok and report.checked["reading"] == 2
+    reran = rerun(tmp_path / "store")
+    assert reran.ok, (reran.unanswered, reran.divergence)
+    # one task alone, on a store seeded with the log before it: memory as the task saw it
+    (third,) = {e.task_id for e in runs[2][1]}
+    reran = rerun(tmp_path / "store", third)
+    assert reran.ok, (reran.unanswered, reran.divergence)
+
+
+def _episode(events: list[Any]) -> Megram:
+    (recorded,) = [e.body.megram for e in events if isinstance(e.body, MegramRecorded)]
+    return recorded
+
+
+def test_a_wrong_answer_after_the_replayed_command_is_not_accepted(tmp_path: Path) -> None:
+    runs = _runs(tmp_path, ["7", "9"])
+    (_, _), (second, events) = runs
+    assert ("artoo-run-1", WC) in _ran(events)
+    assert second.status != "accept"
+    assert verify(tmp_path / "store").ok
+
+
+def test_a_paraphrase_is_read_by_the_model_and_replays_no_command(tmp_path: Path) -> None:
+    runs = _runs(tmp_path, ["7", "7"], text=[ASK, "count the lines of notes/todo.txt"])
+    (_, events) = runs[1]
+    assert all(not call_id.startswith("artoo-run") for call_id, _ in _ran(events))
+    assert _calls(events)[0] == "perceiver"
+    (spec,) = [e.body for e in events if isinstance(e.body, TaskSpec)]
+    assert spec.reused == ""
+
+
+def test_case_and_spacing_aside_the_request_is_the_same() -> None:
+    episode = Megram(
+        id="e1",
+        level="M",
+        created_at=1.0,
+        space="intent:notes-todo-txt-lines",
+        entity="env:local",
+        state="accept",
+        request=ASK,
+        reading=Reading(intent="count the lines", kind="question", shape="number"),
+    )
+    readings = Readings()
+    readings.add(episode)
+    readings.add(msgspec.structs.replace(episode, id="e2", state="success"))  # not kept
+    spec = readings.spec("How many  lines are in notes/todo.txt?")
+    assert spec is not None and (spec.reused, spec.kind) == ("e1", "question")
+    assert readings.spec("how many lines does notes/todo.txt have?") is None
+    readings.forget("e1")
+    assert readings.spec(ASK) is None
+
+
+def test_a_log_from_before_reuse_reading_replays_as_it_ran(tmp_path: Path) -> None:
+    off = CONFIG.model_copy(update={"reuse_reading": False})
+    runs = _runs(tmp_path, ["7", "7"], off)
+    assert [_calls(e) for _, e in runs][1] == ["perceiver", "executor"]
+    assert _episode(runs[0][1]).reading is None
+    divergence = replays_as_before(tmp_path / "store", "reuse_reading")
+    assert divergence is not None and divergence.kind == "MegramRecorded"
+
+
+def test_a_log_from_before_reuse_commands_replays_as_it_ran(tmp_path: Path) -> None:
+    off = CONFIG.model_copy(update={"reuse_commands": False})
+    runs = _runs(tmp_path, ["7", "7"], off)
+    assert [_calls(e) for _, e in runs][1] == ["executor", "executor"]
+    divergence = replays_as_before(tmp_path / "store", "reuse_commands")
+    assert divergence is not None and divergence.kind == "DispatchManifest"
+    assert divergence.diff == [("body.subtasks[0].commands", [], [WC])]
+
+
+def test_proven_commands_are_shell_lines_on_workspace_paths() -> None:
+    known = ["glob", "read_file", "write_file", "shell", "load_data"]
+    step = EpisodeStep(
+        instruction="count",
+        tools=[],
+        commands=[
+            "read_file notes/a.txt",  # another tool's call
+            "wc -l /etc/passwd",  # an absolute path
+            "cat ../secret",  # out of the workspace
+            "echo $HOME",  # an expansion
+            "cat ~/.ssh/id",  # a home path
+            "wc -l notes/a.txt >/tmp/out",  # a redirection out of the workspace
+            "sort --output=/etc/x notes/a.txt",  # an option's path
+            "curl -H 'token: [REDACTED]' x",  # a secret memory does not hold
+            "wc -l notes/a.txt",
+            "grep -c TODO notes/a.txt",
+            "wc -l notes/a.txt",  # once
+            "ls src 2>/dev/null",
+            "wc -w notes/b.txt",  # past the three
+        ],
+    )
+    assert proven_commands(step, known) == [
+        "wc -l notes/a.txt",
+        "grep -c TODO notes/a.txt",
+        "ls src 2>/dev/null",
+    ]
+    assert (
+        proven_commands(EpisodeStep(instruction="x", tools=["read_file"], commands=["ls"]), known)
+        == []
+    )
+    assert proven_commands(step, ["read_file"]) == []  # no shell to run them
+
+
+def test_a_command_naming_a_blocked_target_breaks_the_plan() -> None:
+    subtask = SubTask(subtask_id="s1", instruction="count", commands=["wc -l archive/old.log"])
+    calibration = Calibration(blocked_targets=["archive/old.log"], must_not=["archive/old.log"])
+    (violation,) = plan_violations([subtask], calibration)
+    assert violation.target == "archive/old.log"
+
+
+def test_verify_names_a_reading_memory_did_not_record(tmp_path: Path) -> None:
+    runs = _runs(tmp_path, ["7", "7"])
+    (env,) = [e for e in runs[1][1] if isinstance(e.body, TaskSpec)]
+    tampered = msgspec.structs.replace(env.body, intent="count the words")
+    rewrite_event(tmp_path / "store", msgspec.structs.replace(env, body=tampered))
+    report = verify(tmp_path / "store")
+    found = [(m.kind, m.field) for m in report.mismatches]
+    # the episode run 2 recorded holds the tampered reading too
+    assert found == [("MegramRecorded", "reading"), ("TaskSpec", "intent")]
