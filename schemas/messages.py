@@ -510,7 +510,8 @@ class CorrectionSignal(Message, frozen=True, tag="CorrectionSignal"):
     itself, as a ``shell`` call of the attempt, before the model's next turn, so the value
     is computed by the request's own code, not asked of a model that may only say it ran
     it. After a failed ``table_value`` check that computed the value: the ``python3 -c``
-    that prints it from the table (``agent_validator.table_run``). Empty otherwise, and
+    that prints it from the table (and writes it to the check's ``into`` file, for a value
+    the request writes; ``agent_validator.table_run``). Empty otherwise, and
     in logs from before this field."""
 
 

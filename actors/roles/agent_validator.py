@@ -77,7 +77,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from artoo.actors.llm import LLMRequest
 from artoo.actors.runtime.role import Equipment, Role, VerdictKey, handles
@@ -233,11 +233,17 @@ def evaluation_run(
     return evaluation_command(request) or ""
 
 
+def _tabled(criterion: Criterion) -> bool:
+    return criterion.check is not None and criterion.check.kind == "table_value"
+
+
 def table_run(*, verdicts: Sequence[Verdict], calls: Sequence[ToolCall], enabled: bool) -> str:
     """The command the Executor runs itself before the next turn of a retry after a
     ``table_value`` check computed a value the answer did not state
-    (``CorrectionSignal.run``; pure): the ``python3 -c`` that prints it from the table,
-    logged in the verdict's observation (``observed["command"]``), unless a call of the
+    (``CorrectionSignal.run``; pure) — or after an attempt that failed (a doom loop: the
+    failed verdict of a table check carries what code computed) — the ``python3 -c`` that
+    prints it from the table, logged in the verdict's observation
+    (``observed["command"]``), unless a call of the
     subtask already ran it; "" otherwise, or not ``enabled`` (``Config.code_table_check``).
     Told "code computed 4250; the output states 0", a small model ran its wrong ``awk``
     again and stated 0 three times: what a tool prints, it states."""
@@ -531,6 +537,17 @@ class AgentValidator(Role):
         judged: list[Criterion] = []
         for criterion in criteria:
             if not result.ok:
+                observed: dict[str, Any] = {}
+                if _tabled(criterion) and self.ctx.config.code_table_check:
+                    # what code computes from the table, for the retry to print (table_run)
+                    observed = rule_verdict(
+                        criterion,
+                        "",
+                        [],
+                        self.ctx.workspace,
+                        attempt,
+                        recorded=self._recorded(result.subtask_id, criterion.id, attempt),
+                    ).observed
                 by_id[criterion.id] = Verdict(
                     criterion_id=criterion.id,
                     passed=False,
@@ -538,6 +555,7 @@ class AgentValidator(Role):
                     evidence=result.error or "execution failed",
                     signal="rule",
                     attempt=attempt,
+                    observed=observed,
                 )
             elif criterion is IMPLICIT_CRITERION:
                 by_id[criterion.id] = Verdict(

@@ -207,21 +207,31 @@ def _aggregates(words: set[str]) -> set[str]:
 
 
 def resolve(
-    request: str, header: Sequence[str], rows: Sequence[Sequence[str]], path: str = ""
+    request: str,
+    header: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    path: str = "",
+    into: str = "",
 ) -> Resolved | str:
     """The value ``request`` asks of the table ``header``/``rows`` (read from ``path``:
-    the command that prints it names it), or why code cannot compute it (pure; the
-    reading is the module's)."""
+    the command that prints it names it — and, for a value the request writes to a file,
+    ``into``, writes it there), or why code cannot compute it (pure; the reading is the
+    module's)."""
     got = _resolve(request, header, rows)
     if isinstance(got, str) or not path:
         return got[0] if isinstance(got, tuple) else got
     resolved, (filters, body) = got
     delimiter = ', delimiter="\\t"' if path.lower().endswith(".tsv") else ""
+    written = f'; open({json.dumps(into)}, "w").write(out + "\\n")' if into else ""
     code = (
         f"import csv, collections; rows = [r for r in list(csv.reader(open({json.dumps(path)}"
-        f"){delimiter}))[1:] if {' and '.join(['r', *filters])}]; {body}"
+        f"){delimiter}))[1:] if {' and '.join(['r', *filters])}]; {body}; print(out){written}"
     )
     return msgspec.structs.replace(resolved, command=f"python3 -c {_shell_word(code)}")
+
+
+_FIGURE = "(lambda x: str(int(x)) if x == int(x) else str(x))"
+"""A number as the command prints it: 4250, not 4250.0."""
 
 
 def _shell_word(code: str) -> str:
@@ -297,7 +307,7 @@ def _resolve(
             numbers=True,
             seen=f"code counted the rows with {condition}: {len(kept)}",
         )
-        return counted, (filters, "print(len(rows))")
+        return counted, (filters, "out = str(len(rows))")
     if not kept:
         return f"no row has {condition}"
     if label is not None:
@@ -311,10 +321,10 @@ def _resolve(
         body = (
             f"t = collections.Counter(); [t.update({{r[{k}].strip(): float(r[{num}])}}) "
             f"for r in rows]; best = {pick}(t.values()); "
-            "print(*sorted(x for x in t if t[x] == best))"
+            'out = " ".join(sorted(x for x in t if t[x] == best))'
             if grouped
             else f"best = {pick}(float(r[{num}]) for r in rows); "
-            f"print(*sorted({{r[{k}].strip() for r in rows if float(r[{num}]) == best}}))"
+            f'out = " ".join(sorted({{r[{k}].strip() for r in rows if float(r[{num}]) == best}}))'
         )
         return found, ([*filters, f"r[{num}].strip()"], body)
     if len(numbers) != 1:
@@ -341,10 +351,10 @@ def _resolve(
     )
     figures = f"[float(r[{column}]) for r in rows]"
     body = {
-        "sum": f"print(sum({figures}))",
-        "mean": f"v = {figures}; print(sum(v) / len(v))",
-        "max": f"print(max({figures}))",
-        "min": f"print(min({figures}))",
+        "sum": f"out = {_FIGURE}(sum({figures}))",
+        "mean": f"v = {figures}; out = {_FIGURE}(sum(v) / len(v))",
+        "max": f"out = {_FIGURE}(max({figures}))",
+        "min": f"out = {_FIGURE}(min({figures}))",
     }[op]
     return resolved, ([*filters, f"r[{column}].strip()"], body)
 

@@ -573,7 +573,7 @@ def _observe_table(check: Check, workspace: Path) -> dict[str, Any]:
         header, rows = parse_table(text, shown)
     except (ValueError, csv.Error) as exc:
         return {"unresolved": f"'{shown}' does not read as a table: {exc}"}
-    resolved = resolve(question, header, rows, shown)
+    resolved = resolve(question, header, rows, shown, check.into)
     if isinstance(resolved, str):
         return {"unresolved": f"code cannot compute it from '{shown}': {resolved}"}
     return msgspec.to_builtins(resolved)

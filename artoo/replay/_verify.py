@@ -377,6 +377,7 @@ class _Task:
                     attempt=result.attempt,
                 )
             elif not result.ok:
+                tabled = criterion.check is not None and criterion.check.kind == "table_value"
                 expected = Verdict(
                     criterion_id=criterion.id,
                     passed=False,
@@ -384,6 +385,7 @@ class _Task:
                     evidence=result.error or "execution failed",
                     signal="rule",
                     attempt=result.attempt,
+                    observed=verdict.observed if tabled else {},  # what the table gave, read
                 )
             elif criterion.check is not None and (
                 not _reads_files(criterion) or verdict.observed  # (a log from before observed)

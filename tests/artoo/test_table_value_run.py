@@ -66,7 +66,7 @@ def test_a_wrong_commands_number_fails_and_the_computed_value_is_proven(tmp_path
     assert signal.run.startswith("python3 -c 'import csv") and "shop/orders.csv" in signal.run
     ran = [e.body.call for e in events if isinstance(e.body, ToolCallEnded)]
     assert [c.args.get("command") for c in ran] == [WRONG["arguments"]["command"], signal.run]
-    assert (ran[1].stdout or "").strip() == "80.0"
+    assert (ran[1].stdout or "").strip() == "80"
     assert (result.status, result.established, result.output) == (
         "accept",
         "code",
@@ -126,13 +126,14 @@ def test_a_value_written_to_a_file_is_computed_and_read_back(tmp_path: Path) -> 
         simple_plan(ask),
         {"role": "executor", "tool_calls": [_writes("top.txt", "ada\n")]},
         {"role": "executor", "content": "Done. I wrote the customer to top.txt."},
-        {"role": "executor", "tool_calls": [_writes("top.txt", "ci\n")]},
         {"role": "executor", "content": "Done."},
     ]
     result, store = _run(tmp_path, entries, ask)
     (signal,) = [e.body for e in all_events(store) if isinstance(e.body, CorrectionSignal)]
     assert "code found the customer with the largest cost: ci (40)" in signal.feedback
-    assert "'top.txt' also states" not in signal.feedback and "'top.txt'" in signal.feedback
+    assert "'top.txt' does not state it" in signal.feedback
+    # told the value, a small model stated it and wrote nothing: code's command writes it
+    assert 'open("top.txt", "w")' in signal.run
     assert (result.status, result.established) == ("accept", "code")
     assert (tmp_path / "workspace" / "top.txt").read_text() == "ci\n"
     reran = rerun(store)
@@ -158,3 +159,26 @@ def test_a_count_written_to_a_file_is_measured_in_the_file(tmp_path: Path) -> No
     ]
     assert (result.status, result.established) == ("accept", "code")
     assert (tmp_path / "workspace" / "todo.txt").read_text() == "2\n"
+
+
+def test_after_an_attempt_that_failed_the_retry_prints_the_value(tmp_path: Path) -> None:
+    """An attempt that ends in a doom loop (a file read under the wrong path, again and
+    again) states nothing; the failed verdict of the table check still carries what code
+    computes, and the retry's first call prints it."""
+    missing = {"name": "read_file", "arguments": {"path": "orders.csv"}}
+    entries = [
+        {
+            "role": "perceiver",
+            "content": {"intent": "the total cost", "kind": "question", "answer": "number"},
+        },
+        *[{"role": "executor", "tool_calls": [missing]} for _ in range(4)],
+        {"role": "executor", "content": "The total cost is 80."},
+    ]
+    result, store = _run(tmp_path, entries)
+    events = all_events(store)
+    signals = [e.body for e in events if isinstance(e.body, CorrectionSignal)]
+    assert signals and signals[0].run.startswith("python3 -c 'import csv")
+    assert "doom loop" in signals[0].feedback
+    assert (result.status, result.established) == ("accept", "code")
+    reran = rerun(store)
+    assert reran.ok, (reran.unanswered, reran.divergence)
