@@ -194,6 +194,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-fresh", action="store_true", help="skip the fresh-store runs")
     parser.add_argument("--summarize", type=Path, default=None)
     parser.add_argument(
+        "--caution",
+        choices=["approve", "deny"],
+        default="approve",
+        help="the operator's answer to memory's intent-level Caution (a request whose "
+        "family had mixed outcomes is asked about once): approve (default: a person at "
+        "the keyboard says yes) or deny (no operator: every such task is abandoned); Law 1 "
+        "questions are denied, as with no operator attached",
+    )
+    parser.add_argument(
         "--keep", type=Path, default=None, help="keep the stores and workspaces here (a new dir)"
     )
     args = parser.parse_args(argv)
@@ -224,11 +233,23 @@ def main(argv: list[str] | None = None) -> int:
         root = Path(tmp) if args.keep is None else args.keep
         root.mkdir(parents=True, exist_ok=True)
         store = root / "store"
+        approve = args.caution == "approve"
+
+        def operator(request: Any) -> bool | None:
+            """Memory's Caution answered as chosen; anything else denied, as with no
+            operator attached."""
+            return approve if request.gate == "caution" else False
+
         for n in range(1, args.passes + 1):
             ws = root / f"ws-pass{n}"
             shutil.copytree(WORKSPACE, ws)
             with artoo.System.open(
-                store, model=args.model, workspace=ws, model_options=options, config=config
+                store,
+                model=args.model,
+                workspace=ws,
+                model_options=options,
+                config=config,
+                operator=operator,
             ) as system:
                 for item in FAMILIES:
                     keep(run_one(system, store, f"pass{n}", item, ws, args.deadline))
@@ -237,7 +258,12 @@ def main(argv: list[str] | None = None) -> int:
                 ws, fresh = root / f"ws-fresh{i}", root / f"fresh{i}"
                 shutil.copytree(WORKSPACE, ws)
                 with artoo.System.open(
-                    fresh, model=args.model, workspace=ws, model_options=options, config=config
+                    fresh,
+                    model=args.model,
+                    workspace=ws,
+                    model_options=options,
+                    config=config,
+                    operator=operator,
                 ) as system:
                     keep(run_one(system, fresh, "fresh", item, ws, args.deadline))
     summary = summarize(runs)
