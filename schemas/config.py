@@ -446,6 +446,14 @@ class Config(BaseModel):
         "value, and the answer must state it; a question code cannot read so passes it and "
         "proves nothing (a log from before this field replays with it off)",
     )
+    code_lookup_check: bool = Field(
+        True,
+        description="a question about Python code (a constant's value, a class's parent "
+        "classes, which file defines a name) gets a code_value check, written by code: "
+        "Python's parser looks it up in the file or directory the question names, and the "
+        "answer must state it; a question code cannot read so passes it and proves nothing "
+        "(a log from before this field replays with it off)",
+    )
     proof_by_evaluation: bool = Field(
         True,
         description="a question's answer is proven by code when it states what a shell call "

@@ -83,7 +83,7 @@ from artoo.actors.llm import LLMRequest
 from artoo.actors.runtime.role import Equipment, Role, VerdictKey, handles
 from artoo.actors.verification._evaluation import evaluates, evaluation_command
 from artoo.actors.verification.answers import VerdictAnswer
-from artoo.actors.verification.checks import computed
+from artoo.actors.verification.checks import COMPUTED_KINDS, computed
 from artoo.actors.verification.ladder import (
     criteria_text,
     execution_failure_class,
@@ -234,17 +234,19 @@ def evaluation_run(
 
 
 def _tabled(criterion: Criterion) -> bool:
-    return criterion.check is not None and criterion.check.kind == "table_value"
+    return criterion.check is not None and criterion.check.kind in COMPUTED_KINDS
 
 
 def table_run(*, verdicts: Sequence[Verdict], calls: Sequence[ToolCall], enabled: bool) -> str:
     """The command the Executor runs itself before the next turn of a retry after a
-    ``table_value`` check computed a value the answer did not state
+    ``table_value`` (or ``code_value``: a ``grep`` that shows it) check computed a value
+    the answer did not state
     (``CorrectionSignal.run``; pure) — or after an attempt that failed (a doom loop: the
     failed verdict of a table check carries what code computed) — the ``python3 -c`` that
     prints it from the table, logged in the verdict's observation
     (``observed["command"]``), unless a call of the
-    subtask already ran it; "" otherwise, or not ``enabled`` (``Config.code_table_check``).
+    subtask already ran it; "" otherwise, or not ``enabled`` (``Config.code_table_check``
+    or ``Config.code_lookup_check``).
     Told "code computed 4250; the output states 0", a small model ran its wrong ``awk``
     again and stated 0 three times: what a tool prints, it states."""
     if not enabled:
@@ -454,10 +456,12 @@ class AgentValidator(Role):
                 feedback += f"\nThe code the request asks about is run for you next: {run}"
             elif ask is None:  # a table's value code computed, not stated: printed for it
                 run = table_run(
-                    verdicts=verdicts, calls=sub.calls, enabled=self.ctx.config.code_table_check
+                    verdicts=verdicts,
+                    calls=sub.calls,
+                    enabled=self.ctx.config.code_table_check or self.ctx.config.code_lookup_check,
                 )
                 if run:
-                    feedback += f"\nA command that computes it from the table is run next: {run}"
+                    feedback += f"\nA command that computes it is run for you next: {run}"
             self.reply(
                 env,
                 CorrectionSignal(
@@ -538,7 +542,7 @@ class AgentValidator(Role):
         for criterion in criteria:
             if not result.ok:
                 observed: dict[str, Any] = {}
-                if _tabled(criterion) and self.ctx.config.code_table_check:
+                if _tabled(criterion):  # a check code wrote (its Config field was on)
                     # what code computes from the table, for the retry to print (table_run)
                     observed = rule_verdict(
                         criterion,

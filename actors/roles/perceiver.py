@@ -19,7 +19,9 @@ Responsibilities:
     question about the one CSV file it names gets the ``table_value`` check code writes
     (:func:`with_code_table`, ``Config.code_table_check``): code computes the value when
     the check reads the file, and a count question holding one is not asked again for a
-    count check. The
+    count check; a question about Python code (a constant's value, a class's parents,
+    which file defines a name), the ``code_value`` check code writes
+    (:func:`with_code_lookup`, ``Config.code_lookup_check``). The
     re-ask changes only the criteria: the intent, kind and shape stay those read from
     the user's text alone (artoo's own words never enter the intent). When the request
     is ambiguous the model may ask the user one bounded question
@@ -57,6 +59,7 @@ import msgspec
 
 from artoo.actors.llm import LLMRequest, ask_structured
 from artoo.actors.runtime.role import Equipment, Role, handles
+from artoo.actors.verification._lookups import code_lookup_check
 from artoo.actors.verification._tables import code_table_check
 from artoo.actors.verification.answers import (
     PerceiverAnswer,
@@ -103,6 +106,7 @@ __all__ = [
     "reading_spec",
     "reasked_spec",
     "with_code_count",
+    "with_code_lookup",
     "with_code_table",
 ]
 
@@ -327,6 +331,21 @@ def with_code_table(spec: TaskSpec) -> TaskSpec:
     return _with_criterion(spec, text, check)
 
 
+def with_code_lookup(spec: TaskSpec) -> TaskSpec:
+    """The spec with the ``code_value`` check code writes for a question about Python
+    code (``_lookups.code_lookup_check``: "what is the value of VERSION in
+    src/config.py?" → ``code_value src/config.py``, the question as its value) added as
+    one more verifiable criterion, unless one is there; else the spec as it is (pure, as
+    :func:`with_code_table`)."""
+    if any(c.check is not None and c.check.kind == "code_value" for c in spec.criteria):
+        return spec
+    check = code_lookup_check(spec.text, spec.kind)
+    if check is None:
+        return spec
+    text = f"the answer states what code looks up in {check.path}"
+    return _with_criterion(spec, text, check)
+
+
 class Perceiver(Role):
     """The Perceiver actor."""
 
@@ -445,9 +464,12 @@ class Perceiver(Role):
         body: TaskRequest = env.body
         coded = self.ctx.config.code_count_check
         tabled = self.ctx.config.code_table_check
+        looked = self.ctx.config.code_lookup_check
         spec = build_spec(body.text, value)
         if tabled:
             spec = with_code_table(spec)
+        if looked:
+            spec = with_code_lookup(spec)
         if coded:
             spec = with_code_count(spec, self.ctx.workspace)
         problems = spec_problems(spec, self.ctx.workspace)
@@ -471,6 +493,8 @@ class Perceiver(Role):
             spec = without_unusable_checks(spec, self.ctx.workspace)
             if tabled:
                 spec = with_code_table(spec)
+            if looked:
+                spec = with_code_lookup(spec)
             if coded:
                 spec = with_code_count(spec, self.ctx.workspace)
         self.reply(env, spec)

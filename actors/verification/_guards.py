@@ -90,8 +90,8 @@ def guess_problem(check: Check, request: str, kind: str = "", shape: str = "") -
     request that asks a question and writes nothing (it would pass whatever the answer;
     ``kind`` and ``shape`` are the Perceiver's reading, see :func:`writes_nothing` and
     :func:`asks_count`)."""
-    if check.kind == "table_value" and str(check.value).strip() != request.strip():
-        return "table_value is written by code, with the request as its value: check null"
+    if check.kind in ("table_value", "code_value") and str(check.value).strip() != request.strip():
+        return f"{check.kind} is written by code, with the request as its value: check null"
     if check.kind in _STATE_KINDS and writes_nothing(request, kind):
         return (
             f"{check.kind} checks the workspace, not the answer, and the request asks a "

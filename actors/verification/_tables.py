@@ -452,7 +452,9 @@ def _which(
     return found, repeats, "max" if pick is max else "min"
 
 
-def stated_values(resolved: Resolved, stated: Sequence[str], answer: str) -> str | None:
+def stated_values(
+    resolved: Resolved, stated: Sequence[str], answer: str, request: str = ""
+) -> str | None:
     """Why ``answer`` does not state what code computed, or None (pure). For a number,
     ``stated`` is the numbers the answer states that the request does not: the first
     must equal it (a mean matches when rounded to the answer's decimals); for a name,
@@ -466,16 +468,22 @@ def stated_values(resolved: Resolved, stated: Sequence[str], answer: str) -> str
             return f"the output states {stated[0]}"
         return None
     low = answer.lower()
-    if not any(
-        re.search(rf"(?<![\w-]){re.escape(v.lower())}(?![\w-])", low) for v in resolved.values
-    ):
+    if not any(_says_word(v, low) for v in resolved.values):
         return "the output does not state it"
+    asked = request.lower()
     also = [
-        v for v in resolved.others if re.search(rf"(?<![\w-]){re.escape(v.lower())}(?![\w-])", low)
+        v
+        for v in resolved.others
+        if _says_word(v, low) and not _says_word(v, asked)  # the request's own: said back
     ]
     if also:
         return f"the output also states {', '.join(also)}"
     return None
+
+
+def _says_word(value: str, text: str) -> bool:
+    """Whether lowercase ``text`` says ``value`` as a word (not inside a longer one)."""
+    return re.search(rf"(?<![\w-]){re.escape(value.lower())}(?![\w-])", text) is not None
 
 
 def _same(stated: Decimal, value: Decimal, approximate: bool) -> bool:

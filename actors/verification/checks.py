@@ -69,6 +69,15 @@ before any LLM is asked (the verification ladder, docs/design.md A2). The vocabu
     nothing (``observed["unresolved"]``; :func:`computed` is false), and the answer is
     held to its derivations as if it were not there.
 
+``code_value``
+    Written by code, never by the model (``Config.code_lookup_check``): ``path`` is the
+    one Python file a question names — or, for where a name is defined, the directory
+    (``.``: the workspace) — and ``value`` the question. Python's parser looks up what it
+    asks (``_lookups.resolve_lookup``: a module-level constant's literal value, a class's
+    base classes, the files that define a function or class of a name the question
+    says), judged as ``table_value``'s names and numbers are (another candidate the
+    question does not say itself — another class, another file — fails it); a question
+    code cannot read so looks up nothing and proves nothing.
 ``into`` (``count_matches`` and ``table_value`` only)
     A value the request asks to write to a file ("count the TODO lines in notes/todo.txt
     and write the count to todo_count.txt"): the check judges that workspace file's
@@ -91,6 +100,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import posixpath
 import re
 import stat
 from collections.abc import Callable
@@ -118,10 +128,12 @@ from ._guards import (
     narrowed,
     widened,
 )
+from ._lookups import lookup_targets, resolve_lookup
 from ._tables import TABLE_SUFFIXES, Resolved, parse_table, resolve, stated_values
 from .grounding import stated_numbers
 
 __all__ = [
+    "COMPUTED_KINDS",
     "VOCABULARY",
     "CheckResult",
     "asks_count",
@@ -258,18 +270,23 @@ def reads_workspace(check: Check) -> bool:
     verdict cannot be recomputed from the event log alone (pure)."""
     if check.kind in ("file_exists", "file_contains", "file_matches", "count_matches"):
         return True
-    if check.kind == "table_value":
+    if check.kind in COMPUTED_KINDS:
         return True
     return check.kind == "json_path_equals" and not check.path.strip().startswith("$")
 
 
+COMPUTED_KINDS = ("table_value", "code_value")
+"""The checks code writes whose value code computes from the request and the workspace —
+or, when it cannot read the request so, computes nothing (``observed["unresolved"]``)."""
+
+
 def computed(check: Check, observed: dict[str, Any]) -> bool:
     """Whether a passed verdict of ``check`` rests on what code read or computed in the
-    workspace (pure): any check that reads it, but a ``table_value`` that computed no
-    value (``observed["unresolved"]``: its pass proves nothing)."""
+    workspace (pure): any check that reads it, but a ``table_value`` or ``code_value``
+    that computed no value (``observed["unresolved"]``: its pass proves nothing)."""
     if not reads_workspace(check):
         return False
-    return not (check.kind == "table_value" and "unresolved" in observed)
+    return not (check.kind in COMPUTED_KINDS and "unresolved" in observed)
 
 
 # =========================================================================== rules
@@ -579,8 +596,47 @@ def _observe_table(check: Check, workspace: Path) -> dict[str, Any]:
     return msgspec.to_builtins(resolved)
 
 
+def _code_question(check: Check) -> str:
+    if not isinstance(check.value, str) or not check.value.strip():
+        raise ValueError("code_value: value must be the question (a non-empty text)")
+    return check.value
+
+
+def _observe_code(check: Check, workspace: Path) -> dict[str, Any]:
+    """What code looked up in the Python code the question names (as ``table_value``'s
+    observation), why it found nothing (``{"unresolved": …}``), or why nothing could be
+    read (``{"missing": …}``)."""
+    question = _code_question(check)
+    path, shown = _workspace_path(check.path, workspace, check.kind)
+    if lookup_targets(shown, question) == "file" or path.is_file():
+        names = [shown]
+    elif path.is_dir() and not path.is_symlink():
+        names = sorted(
+            posixpath.relpath(str(p), str(workspace.resolve()))
+            for p in path.resolve().rglob("*.py")
+            if p.is_file() and not p.is_symlink()
+        )[:_MAX_SOURCES]
+    else:
+        return {"missing": f"'{shown}' does not exist"}
+    sources: dict[str, str] = {}
+    for name in names:
+        read = _read_text(Check(kind=check.kind, path=name), workspace)
+        if isinstance(read, dict):
+            if name == shown:
+                return read
+            continue
+        sources[read[1]] = read[0]
+    resolved = resolve_lookup(question, sources, shown)
+    if isinstance(resolved, str):
+        return {"unresolved": f"code cannot look it up in '{shown}': {resolved}"}
+    return msgspec.to_builtins(resolved)
+
+
+_MAX_SOURCES = 200  # the Python files under a directory a code_value check reads at most
+
+
 def _judge_table(check: Check, output: str, observed: dict[str, Any]) -> CheckResult:
-    question = _table_question(check)
+    question = _table_question(check) if check.kind == "table_value" else _code_question(check)
     if "missing" in observed:
         return _fail(str(observed["missing"]), "environmental")
     if "unresolved" in observed:
@@ -588,7 +644,7 @@ def _judge_table(check: Check, output: str, observed: dict[str, Any]) -> CheckRe
     resolved = msgspec.convert(observed, Resolved)
     given = {_decimal(n) for n in stated_numbers(question)}
     stated = [n for n in stated_numbers(output, question) if _decimal(n) not in given]
-    problem = stated_values(resolved, stated, output)
+    problem = stated_values(resolved, stated, output, question)
     if problem is None:
         return _pass(f"{resolved.seen}; the output states it")
     return _fail(f"{resolved.seen}; {problem}", "logical")
@@ -617,6 +673,7 @@ _OBSERVERS: dict[str, Callable[[Check, Path], dict[str, Any]]] = {
     "json_path_equals": _observe_json_file,
     "count_matches": _observe_count,
     "table_value": _observe_table,
+    "code_value": _observe_code,
 }
 _JUDGES: dict[str, Callable[[Check, str, dict[str, Any]], CheckResult]] = {
     "file_exists": _judge_file_exists,
@@ -625,6 +682,7 @@ _JUDGES: dict[str, Callable[[Check, str, dict[str, Any]], CheckResult]] = {
     "json_path_equals": _judge_json_file,
     "count_matches": _judge_count,
     "table_value": _judge_table,
+    "code_value": _judge_table,
 }
 
 

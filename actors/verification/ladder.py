@@ -17,7 +17,7 @@ from artoo.schemas.messages import FailureClass
 
 from ._counting import stated_number
 from .answers import CriterionVerdictAnswer, VerdictAnswer, VerdictsAnswer
-from .checks import computed, evaluate, judge_observed, reads_workspace
+from .checks import COMPUTED_KINDS, computed, evaluate, judge_observed, reads_workspace
 from .grounding import Grounding, asks_question, grounding, read_sources, tool_outputs
 from .request import answer_problem, code_values, duties, traced
 
@@ -174,7 +174,7 @@ def computed_values(checked: Sequence[tuple[Criterion, Verdict]]) -> list[str]:
     return [
         str(value)
         for c, v in checked
-        if v.passed and c.check is not None and c.check.kind == "table_value"
+        if v.passed and c.check is not None and c.check.kind in COMPUTED_KINDS
         if computed(c.check, v.observed)
         for value in v.observed.get("values", [])
     ]
@@ -184,7 +184,7 @@ def _code_measured(criterion: Criterion, verdict: Verdict) -> bool:
     check = criterion.check
     if verdict.signal != "rule" or check is None:
         return False
-    if check.kind == "table_value":
+    if check.kind in COMPUTED_KINDS:
         return computed(check, verdict.observed)
     return check.kind == "count_matches"
 

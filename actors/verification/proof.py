@@ -199,7 +199,7 @@ from ._evaluation import evaluated, evaluates, evaluation_command, evaluation_pa
 from ._guards import _counts_unit
 from ._lines import diff_sides, lines_read_back
 from ._paths import mentions
-from .checks import computed, reads_workspace
+from .checks import COMPUTED_KINDS, computed, reads_workspace
 from .grounding import _LINE_NUMBER, derivable, read_sources, stated_numbers, tool_outputs
 from .request import (
     _FIGURE,
@@ -670,7 +670,7 @@ def _uncomputed(criteria: Mapping[str, Criterion], verdicts: Iterable[Verdict]) 
     for v in verdicts:
         criterion = criteria.get(v.criterion_id)
         check = criterion.check if criterion is not None else None
-        if check is not None and check.kind == "table_value" and not computed(check, v.observed):
+        if check is not None and check.kind in COMPUTED_KINDS and not computed(check, v.observed):
             out.append(check)
     return out
 
@@ -715,7 +715,7 @@ def _demand(
     if duty.unsure and not read_back:  # a change not read back, or a question: proven as one
         if changed:
             return None
-        tables = [c.path for c in checks if c.kind == "table_value"]  # computed from it
+        tables = [c.path for c in checks if c.kind in COMPUTED_KINDS]  # computed from it
         if _untouched(request, calls, evaluation, tables):
             return None  # it names a file no call read or wrote: one to write, unwritten
         if duty.shape is None:
@@ -724,7 +724,7 @@ def _demand(
         tied = bool(_HOW_MANY.search(request)) and any(
             _counts_asked(c, request, counted or {}) for c in checks
         )
-        tabled = any(c.kind == "table_value" for c in checks)  # code computed the value
+        tabled = any(c.kind in COMPUTED_KINDS for c in checks)  # code computed the value
         return not (tied or tabled)
     return False
 

@@ -101,6 +101,7 @@ BEFORE_FIELDS: dict[str, Any] = {
     "proof_by_evaluation": False,
     "code_count_check": False,
     "code_table_check": False,
+    "code_lookup_check": False,
     "rewrite_created_files": False,
     "offer_load_data_on_spill": False,
     "reuse_commands": False,
@@ -133,7 +134,8 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
     ``Config.proof_by_evaluation`` took no value a call computed by running the
     request's code as proof (off); one from before ``Config.code_count_check`` had no
     count check written by code (off); one from before ``Config.code_table_check`` had
-    no table check written by code (off); one from before
+    no table check written by code (off); one from before ``Config.code_lookup_check``
+    had no code lookup written by code (off); one from before
     ``Config.rewrite_created_files`` held a file its subtask created to its lost lines
     (off); one from before
     ``Config.offer_load_data_on_spill`` offered the Executor ``load_data`` at every model

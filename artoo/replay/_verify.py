@@ -377,7 +377,9 @@ class _Task:
                     attempt=result.attempt,
                 )
             elif not result.ok:
-                tabled = criterion.check is not None and criterion.check.kind == "table_value"
+                from artoo.actors.verification.checks import COMPUTED_KINDS
+
+                tabled = criterion.check is not None and criterion.check.kind in COMPUTED_KINDS
                 expected = Verdict(
                     criterion_id=criterion.id,
                     passed=False,
@@ -426,7 +428,9 @@ class _Task:
             )
         if not expected and not body.corroborate:
             expected = table_run(
-                verdicts=body.verdicts, calls=calls, enabled=self.config.code_table_check
+                verdicts=body.verdicts,
+                calls=calls,
+                enabled=self.config.code_table_check or self.config.code_lookup_check,
             )
         self.report.checked["run"] += 1
         if body.run != expected:

@@ -182,3 +182,28 @@ def test_after_an_attempt_that_failed_the_retry_prints_the_value(tmp_path: Path)
     assert (result.status, result.established) == ("accept", "code")
     reran = rerun(store)
     assert reran.ok, (reran.unanswered, reran.divergence)
+
+
+def test_a_constant_misread_is_looked_up_and_the_retry_shows_it(tmp_path: Path) -> None:
+    """``code_value`` (``Config.code_lookup_check``): "what is the value of VERSION …?"
+    answered 2 off a page of the file; Python's parser reads VERSION = "4.0.2", the retry
+    first runs code's ``grep`` of the assignment, and the answer stating it is accepted."""
+    ask = "what is the value of VERSION in app/meta.py?"
+    source = 'VERSION = "4.0.2"\n\n\ndef even(n):\n    return n % 2 == 0\n'
+    read = {"name": "read_file", "arguments": {"path": "app/meta.py"}}
+    entries = [
+        {"role": "perceiver", "content": {"intent": "the version", "kind": "question"}},
+        {"role": "executor", "tool_calls": [read]},
+        {"role": "executor", "content": "The value of VERSION is 2."},
+        {"role": "executor", "content": "The value of VERSION is 4.0.2."},
+    ]
+    result, store = run_verified(tmp_path, entries, ask, CONFIG, files={"app/meta.py": source})
+    events = all_events(store)
+    (signal,) = [e.body for e in events if isinstance(e.body, CorrectionSignal)]
+    assert "code read VERSION = '4.0.2' in app/meta.py" in signal.feedback
+    assert signal.run == "grep -nE '^VERSION[ :=]' app/meta.py"
+    ran = [e.body.call for e in events if isinstance(e.body, ToolCallEnded)]
+    assert (ran[-1].stdout or "").strip() == '1:VERSION = "4.0.2"'
+    assert (result.status, result.established) == ("accept", "code")
+    reran = rerun(store)
+    assert reran.ok, (reran.unanswered, reran.divergence)
