@@ -401,3 +401,32 @@ def test_an_approach_that_also_worked_is_not_a_must_not(store: MegramStore) -> N
     assert not any("repeat what failed" in line for line in cal.must_not)
     (prefer,) = cal.should_prefer
     assert prefer.count("`wc -l notes/todo.txt`") == 1
+
+
+def test_the_same_requests_episode_leads_however_many_newer_its_tag_holds(
+    tmp_path: Path,
+) -> None:
+    """Memory-effect bench, pass 3: "how many lines are in notes/todo.txt?" recalled its
+    tag's three newest accepted episodes — all of word counts written there — and not its
+    own, so its accepted plan was not reused (9 model calls, against 2 in pass 2). With
+    ``same_first`` the very same request's episode leads; without, newest first."""
+    s = MegramStore.open(tmp_path / "memory")
+    ask = "how many lines are in notes/todo.txt?"
+    s.apply(MegramRecorded(megram=_episode("own", ask, "intent:lines", now=0.0, steps=COUNT_STEPS)))
+    for i in range(4):
+        other = _episode(
+            f"w{i}",
+            f"how many words are in f{i}.md?",
+            "intent:lines",
+            now=i + 1.0,
+            steps=COUNT_STEPS,
+        )
+        s.apply(MegramRecorded(megram=other))
+    query = MemoryQuery(
+        space="intent:lines", entity="env:local", text="How many lines are in  notes/todo.txt?"
+    )
+    memory = Recollection.of(s, RecallIndex(HashEmbedder()))
+    newest = recall(s, query, 10.0, memory=memory)
+    assert [m.id for m in newest.episodes] == ["w3", "w2", "w1"]
+    same = recall(s, query, 10.0, memory=memory, same_first=True)
+    assert [m.id for m in same.episodes] == ["own", "w3", "w2"]
