@@ -511,7 +511,8 @@ class CorrectionSignal(Message, frozen=True, tag="CorrectionSignal"):
     is computed by the request's own code, not asked of a model that may only say it ran
     it. After a failed ``table_value`` check that computed the value: the ``python3 -c``
     that prints it from the table (and writes it to the check's ``into`` file, for a value
-    the request writes; ``agent_validator.table_run``). Empty otherwise, and
+    the request writes; ``agent_validator.computed_run``); a ``code_value``'s ``grep``; a
+    ``count_matches``'s counting command. Empty otherwise, and
     in logs from before this field."""
 
 

@@ -233,28 +233,30 @@ def evaluation_run(
     return evaluation_command(request) or ""
 
 
-def _tabled(criterion: Criterion) -> bool:
-    return criterion.check is not None and criterion.check.kind in COMPUTED_KINDS
+def _computes(criterion: Criterion) -> bool:
+    """Whether ``criterion``'s check computes a value code can print for a retry."""
+    check = criterion.check
+    return check is not None and (check.kind in COMPUTED_KINDS or check.kind == "count_matches")
 
 
-def table_run(*, verdicts: Sequence[Verdict], calls: Sequence[ToolCall], enabled: bool) -> str:
+def computed_run(*, verdicts: Sequence[Verdict], calls: Sequence[ToolCall]) -> str:
     """The command the Executor runs itself before the next turn of a retry after a
-    ``table_value`` (or ``code_value``: a ``grep`` that shows it) check computed a value
-    the answer did not state
-    (``CorrectionSignal.run``; pure) — or after an attempt that failed (a doom loop: the
-    failed verdict of a table check carries what code computed) — the ``python3 -c`` that
-    prints it from the table, logged in the verdict's observation
-    (``observed["command"]``), unless a call of the
-    subtask already ran it; "" otherwise, or not ``enabled`` (``Config.code_table_check``
-    or ``Config.code_lookup_check``).
-    Told "code computed 4250; the output states 0", a small model ran its wrong ``awk``
-    again and stated 0 three times: what a tool prints, it states."""
-    if not enabled:
-        return ""
+    check computed a value the answer did not state — a ``table_value`` (the
+    ``python3 -c`` that prints it from the table, and writes it to the ``into`` file of a
+    value the request writes), a ``code_value`` (a ``grep`` that shows it), a
+    ``count_matches`` (the command that prints the count, ``_counting.count_command``) —
+    or after an attempt that failed outright (a doom loop: the failed verdict of such a
+    check still carries what code computed) (``CorrectionSignal.run``; pure): the command
+    logged in the verdict's observation (``observed["command"]``; a log from before it
+    has none, and nothing is run), unless a call of the subtask already ran it; ""
+    otherwise. Told "code computed 4250; the output states 0", a small model ran its
+    wrong ``awk`` again and stated 0 three times; told "3 lines containing 'ERROR'; the
+    output states 20", it read the file again three times: what a tool prints, it
+    states."""
     ran = {str(c.args.get("command", "")) for c in calls if c.tool == "shell"}
     for v in verdicts:
         command = str(v.observed.get("command", "")) if not v.passed else ""
-        if command and "values" in v.observed and command not in ran:
+        if command and command not in ran:
             return command
     return ""
 
@@ -454,12 +456,8 @@ class AgentValidator(Role):
                 )
             if run:  # said only when it is run: an ask names the command either way
                 feedback += f"\nThe code the request asks about is run for you next: {run}"
-            elif ask is None:  # a table's value code computed, not stated: printed for it
-                run = table_run(
-                    verdicts=verdicts,
-                    calls=sub.calls,
-                    enabled=self.ctx.config.code_table_check or self.ctx.config.code_lookup_check,
-                )
+            elif ask is None:  # a value code computed, not stated: printed for it
+                run = computed_run(verdicts=verdicts, calls=sub.calls)
                 if run:
                     feedback += f"\nA command that computes it is run for you next: {run}"
             self.reply(
@@ -542,8 +540,8 @@ class AgentValidator(Role):
         for criterion in criteria:
             if not result.ok:
                 observed: dict[str, Any] = {}
-                if _tabled(criterion):  # a check code wrote (its Config field was on)
-                    # what code computes from the table, for the retry to print (table_run)
+                if _computes(criterion):
+                    # what code computes, for the retry to print (computed_run)
                     observed = rule_verdict(
                         criterion,
                         "",

@@ -116,7 +116,7 @@ from artoo.schemas import Check
 from artoo.schemas.messages import FailureClass
 
 from ._counting import UNITS as _UNITS
-from ._counting import measure, parse_unit, stated_number
+from ._counting import count_command, measure, parse_unit, stated_number
 from ._guards import (
     _integer,
     asks_count,
@@ -552,7 +552,12 @@ def _observe_count(check: Check, workspace: Path) -> dict[str, Any]:
     if isinstance(measured, str):  # nothing to count: the environment lacks it
         return {"missing": measured}
     counts, seen = measured
-    return {"counts": sorted(counts), "seen": seen}
+    observed: dict[str, Any] = {"counts": sorted(counts), "seen": seen}
+    directory = (workspace / check.path.strip()).is_dir()
+    command = count_command(check.path.strip(), check.value, directory=directory)
+    if command is not None and not check.into:  # what prints it, for a retry to run
+        observed["command"] = command
+    return observed
 
 
 def _judge_count(check: Check, output: str, observed: dict[str, Any]) -> CheckResult:

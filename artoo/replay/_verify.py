@@ -379,7 +379,10 @@ class _Task:
             elif not result.ok:
                 from artoo.actors.verification.checks import COMPUTED_KINDS
 
-                tabled = criterion.check is not None and criterion.check.kind in COMPUTED_KINDS
+                tabled = criterion.check is not None and (
+                    criterion.check.kind in COMPUTED_KINDS
+                    or criterion.check.kind == "count_matches"
+                )
                 expected = Verdict(
                     criterion_id=criterion.id,
                     passed=False,
@@ -413,7 +416,7 @@ class _Task:
     def _run(self, answer: Envelope, body: CorrectionSignal, sub: SubTask) -> None:
         """The command a retry or an ask about an unshown value had the Executor run
         itself (``CorrectionSignal.run``, ``agent_validator.evaluation_run``)."""
-        from artoo.actors.roles.agent_validator import evaluation_run, table_run
+        from artoo.actors.roles.agent_validator import computed_run, evaluation_run
 
         spec = self.spec
         expected = ""
@@ -427,11 +430,7 @@ class _Task:
                 enabled=self.config.proof_by_evaluation,
             )
         if not expected and not body.corroborate:
-            expected = table_run(
-                verdicts=body.verdicts,
-                calls=calls,
-                enabled=self.config.code_table_check or self.config.code_lookup_check,
-            )
+            expected = computed_run(verdicts=body.verdicts, calls=calls)
         self.report.checked["run"] += 1
         if body.run != expected:
             mismatch(

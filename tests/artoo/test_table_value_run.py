@@ -207,3 +207,28 @@ def test_a_constant_misread_is_looked_up_and_the_retry_shows_it(tmp_path: Path) 
     assert (result.status, result.established) == ("accept", "code")
     reran = rerun(store)
     assert reran.ok, (reran.unanswered, reran.divergence)
+
+
+def test_a_wrong_count_is_followed_by_the_counting_command(tmp_path: Path) -> None:
+    """Real-model bench: "How many ERROR lines does logs/app.log have?" answered 20 off
+    the file; told "3 lines containing 'ERROR'; the output states 20", the model read the
+    file again and again. The count check logs the command that prints the count, and the
+    retry runs it first."""
+    ask = "How many ERROR lines does shop/app.log have?"
+    log = "INFO up\nERROR disk\nERROR net\nINFO ok\n"
+    read = {"name": "read_file", "arguments": {"path": "shop/app.log"}}
+    entries = [
+        {"role": "perceiver", "content": {"intent": "count errors", "kind": "question"}},
+        {"role": "executor", "tool_calls": [read]},
+        {"role": "executor", "content": "There are 4 ERROR lines."},
+        {"role": "executor", "content": "There are 2 ERROR lines."},
+    ]
+    result, store = run_verified(tmp_path, entries, ask, CONFIG, files={"shop/app.log": log})
+    events = all_events(store)
+    (signal,) = [e.body for e in events if isinstance(e.body, CorrectionSignal)]
+    assert signal.run == "grep -c -F 'ERROR' shop/app.log"
+    ran = [e.body.call for e in events if isinstance(e.body, ToolCallEnded)]
+    assert (ran[-1].stdout or "").strip() == "2"
+    assert (result.status, result.established) == ("accept", "code")
+    reran = rerun(store)
+    assert reran.ok, (reran.unanswered, reran.divergence)
