@@ -709,6 +709,7 @@ def _demand(
         for c in checks
     ) or (by_effect and read_back_by_effect(request, [*earlier, *calls], in_place=in_place))
     duty = duties(request, kind)
+    tabled = any(c.kind in COMPUTED_KINDS for c in checks)  # code computed the value asked
     if duty.writes and not (duty.answers or duty.unsure) and not read_back:
         return None  # a change no check read back: its "done" is only the model's word
     # unsure: the readings disagree, or the model gave no valid kind
@@ -719,12 +720,11 @@ def _demand(
         if _untouched(request, calls, evaluation, tables):
             return None  # it names a file no call read or wrote: one to write, unwritten
         if duty.shape is None:
-            return True
+            return not tabled  # a value code computed is the question's, whatever its shape
     if duty.answers and not (duty.unsure and read_back):  # a question (a change read back is not)
         tied = bool(_HOW_MANY.search(request)) and any(
             _counts_asked(c, request, counted or {}) for c in checks
         )
-        tabled = any(c.kind in COMPUTED_KINDS for c in checks)  # code computed the value
         return not (tied or tabled)
     return False
 
@@ -904,6 +904,7 @@ def needs_second_derivation(
         by_effect=by_effect,
         in_place=in_place,
         evaluation=evaluation,
+        uncomputed=_uncomputed(criteria, verdicts),  # a pending one is the same check
     )
     if demand is not True:
         return None

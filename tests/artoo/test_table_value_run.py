@@ -232,3 +232,22 @@ def test_a_wrong_count_is_followed_by_the_counting_command(tmp_path: Path) -> No
     assert (result.status, result.established) == ("accept", "code")
     reran = rerun(store)
     assert reran.ok, (reran.unanswered, reran.divergence)
+
+
+def test_a_question_read_as_a_creation_is_proven_by_what_code_looked_up(tmp_path: Path) -> None:
+    """Real-model bench: "what is the parent class of Square …?" read as a creation with no
+    answer shape: the code_value check passed on "Shape", yet the proof asked for two
+    derivations and ended ``success``. A value code computed is the question's answer,
+    whatever the reading's shape: one attempt, ``accept``."""
+    ask = "what is the parent class of Dog in zoo/animals.py?"
+    source = "class Animal:\n    pass\n\n\nclass Dog(Animal):\n    pass\n"
+    read = {"name": "read_file", "arguments": {"path": "zoo/animals.py"}}
+    entries = [
+        {"role": "perceiver", "content": {"intent": "the type of a class", "kind": "creation"}},
+        {"role": "executor", "tool_calls": [read]},
+        {"role": "executor", "content": "The parent class of Dog is `Animal`."},
+    ]
+    files = {"zoo/animals.py": source}
+    result, store = run_verified(tmp_path, entries, ask, CONFIG, files=files)
+    assert not [e for e in all_events(store) if isinstance(e.body, CorrectionSignal)]
+    assert (result.status, result.established) == ("accept", "code")
