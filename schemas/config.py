@@ -437,6 +437,13 @@ class Config(BaseModel):
         "not held to refuse_lost_lines, which guards the workspace's own lines (a log from "
         "before this field replays with it off)",
     )
+    read_back_reads_named: bool = Field(
+        True,
+        description="a change is read back by its effects only when every workspace path "
+        'the request names was read, listed or written by a call that worked ("make a copy '
+        "of README.md named README.bak\" is not done by writing the request's words to "
+        "README.bak, README.md unread); a log from before this field replays with it off",
+    )
     code_table_check: bool = Field(
         True,
         description="a question about the one CSV (or TSV) file it names gets a table_value "

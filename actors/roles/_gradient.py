@@ -383,8 +383,12 @@ class TaskGradient:
         proof_by_evaluation: bool = True,
         intent: str = "",
         record_reading: bool = False,
+        read_back_reads_named: bool = False,
     ) -> None:
         self.task_id = task_id
+        self.read_back_reads_named = read_back_reads_named
+        """A change read back by effect only once every path the request names was read,
+        listed or written (``Config.read_back_reads_named``; off for a log from before it)."""
         self.intent = intent  # TaskSpec.intent: with kind, shape and criteria, the reading
         self.record_reading = record_reading
         """An accepted episode records the task's reading (``Config.reuse_reading``)."""
@@ -493,6 +497,7 @@ class TaskGradient:
             in_place=self.read_back_in_place,
             earlier=self._calls,
             evaluation=self.proof_by_evaluation,
+            named_read=self.read_back_reads_named,
         )
         self._calls += [c for o in message.outcomes for c in o.tool_calls]
         if state == "accept" and proof == "model":  # a model's word is not proof (Law 0)

@@ -191,13 +191,15 @@ def second_derivation_ask(
     by_effect: bool = True,
     in_place: bool = True,
     evaluation: bool = True,
+    named_read: bool = False,
 ) -> Corroboration | None:
     """:func:`~artoo.actors.verification.proof.needs_second_derivation` for an attempt
     judged on the subtask's ``criteria`` (pure): the task's criteria that are not the
     subtask's (``task_criteria``, from the TaskSpec) are the ones judged later; ``kind``
     and ``shape`` are the TaskSpec's; ``unbacked``, ``Config.corroborate_unbacked``;
     ``by_effect``, ``Config.read_back_by_effect``; ``in_place``,
-    ``Config.read_back_in_place``; ``evaluation``, ``Config.proof_by_evaluation``."""
+    ``Config.read_back_in_place``; ``evaluation``, ``Config.proof_by_evaluation``;
+    ``named_read``, ``Config.read_back_reads_named``."""
     own = {c.id for c in criteria}
     return needs_second_derivation(
         request=request,
@@ -212,6 +214,7 @@ def second_derivation_ask(
         by_effect=by_effect,
         in_place=in_place,
         evaluation=evaluation,
+        named_read=named_read,
     )
 
 
@@ -517,6 +520,7 @@ class AgentValidator(Role):
             by_effect=config.read_back_by_effect,
             in_place=config.read_back_in_place,
             evaluation=config.proof_by_evaluation,
+            named_read=config.read_back_reads_named,
         )
         if ask is None or not may_ask_again(
             config,

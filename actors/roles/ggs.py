@@ -213,12 +213,13 @@ class TaskBook:
         in_place: bool = True,
         evaluation: bool = True,
         reading: bool = False,
+        named_read: bool = False,
     ) -> None:
         """Take one of the task's messages in (the kinds the GGS keeps books on);
         ``by_effect``: ``Config.read_back_by_effect``, ``in_place``:
         ``Config.read_back_in_place``, ``evaluation``: ``Config.proof_by_evaluation``,
         ``reading``: ``Config.reuse_reading`` (an accepted episode records the reading),
-        for the task's gradient."""
+        ``named_read``: ``Config.read_back_reads_named``, for the task's gradient."""
         if isinstance(body, TaskSpec):
             self.gradient = TaskGradient(
                 task_id,
@@ -236,6 +237,7 @@ class TaskBook:
                 proof_by_evaluation=evaluation,
                 intent=body.intent,
                 record_reading=reading,
+                read_back_reads_named=named_read,
             )
         elif isinstance(body, MemoryRecall):
             if body.round == 0 and self.gradient is not None:
@@ -359,6 +361,7 @@ class GGS(Role):
                 in_place=config.read_back_in_place,
                 evaluation=config.proof_by_evaluation,
                 reading=config.reuse_reading,
+                named_read=config.read_back_reads_named,
             )
 
     @handles(LLMCall)

@@ -552,6 +552,7 @@ def established(
     in_place: bool = True,
     earlier: Sequence[ToolCall] = (),
     evaluation: bool = True,
+    named_read: bool = False,
 ) -> Established | None:
     """How a round's answer was established (pure; the rule is the module's): ``none``
     when some verdict failed or none passed, ``model`` when some of it rests on a model,
@@ -591,6 +592,7 @@ def established(
         earlier=earlier,
         evaluation=evaluation,
         uncomputed=_uncomputed(criteria, verdicts),
+        named_read=named_read,
     )
     asked = [o.asked for o in outcomes if o.asked]
     # a fresh conversation's reading agrees only when it stated the value again
@@ -687,6 +689,7 @@ def _demand(
     earlier: Sequence[ToolCall] = (),
     evaluation: bool = False,
     uncomputed: Sequence[Check] = (),
+    named_read: bool = False,
 ) -> bool | None:
     """What the request's duties demand of the proof of an answer whose ``checks`` passed,
     its verdicts' signals aside (pure): None when nothing proves it (only a model's
@@ -698,7 +701,12 @@ def _demand(
     (:func:`read_back_by_effect`, over ``earlier``, the task's earlier rounds' calls, and
     ``calls``; ``in_place``, a line changed in place by the words that changed).
     ``uncomputed``: the ``table_value`` checks that computed nothing — as if absent; one
-    that computed the value ties a question's answer to it."""
+    that computed the value ties a question's answer to it. ``named_read``
+    (``Config.read_back_reads_named``; off for a log from before it): a change read back
+    by effect is so only when every path the request names was read, listed or written by
+    a call that worked — "make a copy of README.md named README.bak" once ended
+    ``accept`` on a README.bak holding "Copy of README.md", every word the request's,
+    README.md never read."""
     checks = [c for c in checks if c not in uncomputed]
     measured = any(reads_workspace(c) for c in checks)
     if any(copied_from_request(c, request) for c in checks) and not measured:
@@ -707,7 +715,11 @@ def _demand(
     read_back = any(
         reads_workspace(c) and _touches(c.into or c.path, changed) and not _existence_only(c)
         for c in checks
-    ) or (by_effect and read_back_by_effect(request, [*earlier, *calls], in_place=in_place))
+    ) or (
+        by_effect
+        and read_back_by_effect(request, [*earlier, *calls], in_place=in_place)
+        and not (named_read and _untouched(request, [*earlier, *calls], evaluation, written=False))
+    )
     duty = duties(request, kind)
     tabled = any(c.kind in COMPUTED_KINDS for c in checks)  # code computed the value asked
     if duty.writes and not (duty.answers or duty.unsure) and not read_back:
@@ -754,8 +766,22 @@ def _counts_asked(check: Check, request: str, counted: Mapping[str, str] | None 
     return text is not None or _counts_unit(unit, request)
 
 
+def _without_content(call: ToolCall) -> ToolCall:
+    """``call`` without the text a ``write_file`` writes: a path named in what is written
+    was not read ("copy of README.md" written to README.bak does not read README.md)."""
+    if call.tool != "write_file" or "content" not in call.args:
+        return call
+    args = {k: v for k, v in call.args.items() if k != "content"}
+    return msgspec.structs.replace(call, args=args)
+
+
 def _untouched(
-    request: str, calls: Sequence[ToolCall], evaluation: bool = False, read: Sequence[str] = ()
+    request: str,
+    calls: Sequence[ToolCall],
+    evaluation: bool = False,
+    read: Sequence[str] = (),
+    *,
+    written: bool = True,
 ) -> bool:
     """Whether the request names a workspace path that no tool call that worked read,
     listed or wrote (pure). A request read both ways ("count the TODO lines in
@@ -769,8 +795,13 @@ def _untouched(
     "unread". ``read``: the paths a check computed the answer from (a ``table_value``
     that computed it read its table: "what is the total of the amount column in
     data/sales.csv?", read with no kind, once ended ``success`` on the computed 4250
-    because its last round's one command had failed)."""
-    worked = [c for c in calls if c.ok and c.refusal is None and c.exit_code in (None, 0)]
+    because its last round's one command had failed). ``written`` off: a path named only
+    in the text a ``write_file`` writes is not touched (:func:`_without_content`)."""
+    worked = [
+        c if written else _without_content(c)
+        for c in calls
+        if c.ok and c.refusal is None and c.exit_code in (None, 0)
+    ]
     ran = evaluation and any(evaluates(c, request) for c in worked)
     done = {_norm(p) for p in read}
     return any(
@@ -857,6 +888,7 @@ def needs_second_derivation(
     by_effect: bool = True,
     in_place: bool = True,
     evaluation: bool = True,
+    named_read: bool = False,
 ) -> Corroboration | None:
     """The value a tool call should derive before an attempt's answer is given on — a
     second, different call, or (no ``call``) a first one that shows it — or None (pure;
@@ -905,6 +937,7 @@ def needs_second_derivation(
         in_place=in_place,
         evaluation=evaluation,
         uncomputed=_uncomputed(criteria, verdicts),  # a pending one is the same check
+        named_read=named_read,
     )
     if demand is not True:
         return None
@@ -1129,6 +1162,7 @@ def established_and_note(
     in_place: bool = True,
     earlier: Sequence[ToolCall] = (),
     evaluation: bool = True,
+    named_read: bool = False,
 ) -> tuple[Established | None, str]:
     """:func:`established` and, when ``by_effect`` made it ``code`` or ``human``, its
     :func:`read_back_note` (else ""), or when ``evaluation`` did, which call evaluated
@@ -1150,6 +1184,7 @@ def established_and_note(
             in_place=in_place,
             earlier=earlier,
             evaluation=evaluate,
+            named_read=named_read,
         )
 
     found = proof(by_effect)

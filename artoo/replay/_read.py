@@ -102,6 +102,7 @@ BEFORE_FIELDS: dict[str, Any] = {
     "code_count_check": False,
     "code_table_check": False,
     "code_lookup_check": False,
+    "read_back_reads_named": False,
     "rewrite_created_files": False,
     "offer_load_data_on_spill": False,
     "reuse_commands": False,
@@ -136,6 +137,8 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
     count check written by code (off); one from before ``Config.code_table_check`` had
     no table check written by code (off); one from before ``Config.code_lookup_check``
     had no code lookup written by code (off); one from before
+    ``Config.read_back_reads_named`` read a change back by effect whatever the request's
+    other paths (off); one from before
     ``Config.rewrite_created_files`` held a file its subtask created to its lost lines
     (off); one from before
     ``Config.offer_load_data_on_spill`` offered the Executor ``load_data`` at every model

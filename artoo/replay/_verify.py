@@ -171,6 +171,7 @@ class _Task:
                 in_place=self.config.read_back_in_place,
                 evaluation=self.config.proof_by_evaluation,
                 reading=self.config.reuse_reading,
+                named_read=self.config.read_back_reads_named,
             )
             if isinstance(body, TaskSpec):
                 self.request = body.text
@@ -486,6 +487,7 @@ class _Task:
             by_effect=self.config.read_back_by_effect,
             in_place=self.config.read_back_in_place,
             evaluation=self.config.proof_by_evaluation,
+            named_read=self.config.read_back_reads_named,
         )
         prior = self.asked.get(sub.subtask_id)
         made = (
