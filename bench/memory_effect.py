@@ -240,31 +240,27 @@ def main(argv: list[str] | None = None) -> int:
             operator attached."""
             return approve if request.gate == "caution" else False
 
-        for n in range(1, args.passes + 1):
-            ws = root / f"ws-pass{n}"
+        def open_system(where: Path, ws: Path) -> Any:
+            """A System over the store ``where`` and a fresh copy of the workspace ``ws``."""
             shutil.copytree(WORKSPACE, ws)
-            with artoo.System.open(
-                store,
+            return artoo.System.open(
+                where,
                 model=args.model,
                 workspace=ws,
                 model_options=options,
                 config=config,
                 operator=operator,
-            ) as system:
+            )
+
+        for n in range(1, args.passes + 1):
+            ws = root / f"ws-pass{n}"
+            with open_system(store, ws) as system:
                 for item in FAMILIES:
                     keep(run_one(system, store, f"pass{n}", item, ws, args.deadline))
         if not args.no_fresh:
             for i, item in enumerate(FAMILIES):
                 ws, fresh = root / f"ws-fresh{i}", root / f"fresh{i}"
-                shutil.copytree(WORKSPACE, ws)
-                with artoo.System.open(
-                    fresh,
-                    model=args.model,
-                    workspace=ws,
-                    model_options=options,
-                    config=config,
-                    operator=operator,
-                ) as system:
+                with open_system(fresh, ws) as system:
                     keep(run_one(system, fresh, "fresh", item, ws, args.deadline))
     summary = summarize(runs)
     _table(summary)

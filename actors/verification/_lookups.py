@@ -66,7 +66,7 @@ def code_lookup_check(request: str, kind: str = "") -> Check | None:
     if not duties(request, kind).answers:
         return None
     paths = request_paths(request)
-    where = bool(_WHERE.search(request) and _DEFINES.search(request))
+    where = _asks_where(request)
     if where and not paths:  # "which file under src defines …": a directory by its name
         under = _UNDER.search(request)
         paths = [under.group(1) if under else "."]
@@ -81,11 +81,14 @@ def code_lookup_check(request: str, kind: str = "") -> Check | None:
     return None
 
 
-def lookup_targets(path: str, request: str) -> str:
-    """What a ``code_value`` check reads (pure): ``file`` (the one Python file) or
-    ``tree`` (the Python files under a directory, for where a name is defined)."""
-    where = bool(_WHERE.search(request) and _DEFINES.search(request))
-    return "tree" if where else "file"
+def _asks_where(request: str) -> bool:
+    return bool(_WHERE.search(request) and _DEFINES.search(request))
+
+
+def lookup_targets(request: str) -> str:
+    """What a ``code_value`` check of ``request`` reads (pure): ``file`` (the one Python
+    file) or ``tree`` (the Python files under a directory, for where a name is defined)."""
+    return "tree" if _asks_where(request) else "file"
 
 
 def _said(request: str) -> list[str]:
@@ -107,7 +110,7 @@ def resolve_lookup(request: str, sources: Mapping[str, str], root: str) -> Resol
             continue
     if not trees:
         return f"no Python file under {root} parses"
-    if lookup_targets(root, request) == "tree":
+    if lookup_targets(request) == "tree":
         return _where(said, trees, root)
     if len(trees) != 1:
         return "not one Python file"

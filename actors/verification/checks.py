@@ -574,10 +574,12 @@ def _judge_count(check: Check, output: str, observed: dict[str, Any]) -> CheckRe
     return _fail(f"{seen}; the output states {stated}", "logical")
 
 
-def _table_question(check: Check) -> str:
+def _question(check: Check) -> str:
+    """The question a computed check (``table_value``, ``code_value``) holds as its value;
+    ValueError when it holds none, or a table check names no table."""
     if not isinstance(check.value, str) or not check.value.strip():
-        raise ValueError("table_value: value must be the question (a non-empty text)")
-    if not check.path.lower().endswith(TABLE_SUFFIXES):
+        raise ValueError(f"{check.kind}: value must be the question (a non-empty text)")
+    if check.kind == "table_value" and not check.path.lower().endswith(TABLE_SUFFIXES):
         raise ValueError(f"table_value: path must be a .csv or .tsv file, got {check.path!r}")
     return check.value
 
@@ -586,7 +588,7 @@ def _observe_table(check: Check, workspace: Path) -> dict[str, Any]:
     """What code computed from the table (``{"values", "numbers", "others", "approximate",
     "seen"}``), why it computed nothing (``{"unresolved": …}``), or why the file could not
     be read (``{"missing": …}``)."""
-    question = _table_question(check)
+    question = _question(check)
     read = _read_text(check, workspace)
     if isinstance(read, dict):
         return read
@@ -601,19 +603,13 @@ def _observe_table(check: Check, workspace: Path) -> dict[str, Any]:
     return msgspec.to_builtins(resolved)
 
 
-def _code_question(check: Check) -> str:
-    if not isinstance(check.value, str) or not check.value.strip():
-        raise ValueError("code_value: value must be the question (a non-empty text)")
-    return check.value
-
-
 def _observe_code(check: Check, workspace: Path) -> dict[str, Any]:
     """What code looked up in the Python code the question names (as ``table_value``'s
     observation), why it found nothing (``{"unresolved": …}``), or why nothing could be
     read (``{"missing": …}``)."""
-    question = _code_question(check)
+    question = _question(check)
     path, shown = _workspace_path(check.path, workspace, check.kind)
-    if lookup_targets(shown, question) == "file" or path.is_file():
+    if lookup_targets(question) == "file" or path.is_file():
         names = [shown]
     elif path.is_dir() and not path.is_symlink():
         names = sorted(
@@ -640,8 +636,8 @@ def _observe_code(check: Check, workspace: Path) -> dict[str, Any]:
 _MAX_SOURCES = 200  # the Python files under a directory a code_value check reads at most
 
 
-def _judge_table(check: Check, output: str, observed: dict[str, Any]) -> CheckResult:
-    question = _table_question(check) if check.kind == "table_value" else _code_question(check)
+def _judge_computed(check: Check, output: str, observed: dict[str, Any]) -> CheckResult:
+    question = _question(check)
     if "missing" in observed:
         return _fail(str(observed["missing"]), "environmental")
     if "unresolved" in observed:
@@ -686,8 +682,8 @@ _JUDGES: dict[str, Callable[[Check, str, dict[str, Any]], CheckResult]] = {
     "file_matches": _judge_file_content,
     "json_path_equals": _judge_json_file,
     "count_matches": _judge_count,
-    "table_value": _judge_table,
-    "code_value": _judge_table,
+    "table_value": _judge_computed,
+    "code_value": _judge_computed,
 }
 
 
