@@ -431,6 +431,15 @@ class Config(BaseModel):
         "check gets the count_matches code writes, as one more verifiable criterion, and is "
         "not asked again for it (a log from before this field replays with it off)",
     )
+    repair_lost_lines: bool = Field(
+        True,
+        description="a change refused for the lines it would lose (refuse_lost_lines) is "
+        "followed, in the same turn, by a shell command of the Executor's own that makes "
+        "only what the request accounts for of it, keeping those lines: a line changed in "
+        "place that reads back as the request, new lines of only the request's words "
+        "appended; it goes through Law 1 and the request's consent as any call (a log from "
+        "before this field replays with it off)",
+    )
     rewrite_created_files: bool = Field(
         True,
         description="a file a subtask itself created may be rewritten whole: its lines are "

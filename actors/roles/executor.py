@@ -71,6 +71,11 @@ Constraints:
     the model told which lines and how to keep them: append, edit the one line, or write
     them back; a small model "appended" a line by writing it alone over the file); the
     next such change of that file is the operator's (``Config.refuse_lost_lines``).
+    Right after that turn, the part of the refused change the request words (a line
+    changed in place that reads back as it, new lines of only its words) is made by a
+    ``shell`` call of the Executor's own (:func:`repairs_of`, ``Config.repair_lost_lines``:
+    the model, told so, wrote the same loss again); through every gate as any call. A
+    later lossy change of a file so repaired is refused unasked again.
     After each turn's tool results the model is told to answer if they do
     (``AFTER_RESULT``, a user message: small models otherwise repeat the call until the
     doom loop).
@@ -92,7 +97,7 @@ from artoo.actors.runtime.bus import BusError
 from artoo.actors.runtime.role import Equipment, Inbox, Role, handles
 from artoo.actors.tools import ConfirmationNeeded, ToolRegistry, ToolRunner, Unasked
 from artoo.actors.verification._evaluation import evaluation_command
-from artoo.actors.verification._lines import diff_sides, lost_from
+from artoo.actors.verification._lines import diff_sides, lost_from, repair_command
 from artoo.actors.verification._paths import mentions
 from artoo.actors.verification.request import change_words, code_kind
 from artoo.schemas import (
@@ -402,16 +407,42 @@ def losses(request: str, effects: Sequence[FileEffect]) -> dict[str, tuple[list[
     return out
 
 
+def repairs_of(request: str, effects: Sequence[FileEffect]) -> list[tuple[str, str]]:
+    """For each existing file of ``effects`` a change would lose lines of (:func:`losses`),
+    the command that makes only what ``request`` accounts for of it, keeping them
+    (:func:`~artoo.actors.verification._lines.repair_command`), by path in order (pure);
+    a file with no such part has none."""
+    out: list[tuple[str, str]] = []
+    lost = losses(request, effects)
+    for effect in effects:
+        if effect.path not in lost or effect.diff is None:
+            continue
+        sides = diff_sides(effect.diff)
+        command = None if sides is None else repair_command(request, effect.path, *sides)
+        if command is not None:
+            out.append((effect.path, command))
+    return out
+
+
 def _quoted(line: str) -> str:
     return "'" + line.replace("'", "'\\''") + "'"
 
 
-def lost_lines_refusal(path: str, lost: Sequence[str], new: Sequence[str] = ()) -> str:
+def lost_lines_refusal(
+    path: str, lost: Sequence[str], new: Sequence[str] = (), *, repaired: bool = False
+) -> str:
     """What the model is told of a change refused for the lines it would lose (pure; one
     line): how many, the first of them, and how to keep them — with ``new``, the lines
-    the change would add, the very command that appends them."""
+    the change would add, the very command that appends them; ``repaired``: that the
+    part of it the request asks for is made next, by a command of code's."""
     many = f"{len(lost)} lines" if len(lost) != 1 else "1 line"
     first = lost[0].strip()[:60]
+    if repaired:
+        return (
+            f"not run: it would remove {many} of {path} that the request does not ask to "
+            f"change (first: {first!r}); the change the request asks for is made next "
+            "without losing them: read its result"
+        )
     # no placeholder a model could run as it is: a small model appended "the line" itself
     append = (
         f"to add {'them' if len(new) > 1 else 'it'}, append: shell printf '%s\\n' "
@@ -448,6 +479,13 @@ class _Run:
     kept: set[str] = field(default_factory=set)
     """Files a change of which was refused for the lines it would lose (every attempt):
     the next such change of one is the operator's (``Config.refuse_lost_lines``)."""
+    repairs: list[str] = field(default_factory=list)
+    """The commands that make what the request accounts for of a change refused for the
+    lines it would lose (:func:`repairs_of`, ``Config.repair_lost_lines``): run by the
+    Executor right after the model's turn that made it."""
+    repaired: set[str] = field(default_factory=set)
+    """Files such a repair changed: a later change of one that loses lines is refused
+    unasked again, not the operator's (the request's change is made)."""
     created: set[str] = field(default_factory=set)
     """Files a call of this subtask that worked created (every attempt): rewriting one
     loses no line of the workspace's (``Config.rewrite_created_files``)."""
@@ -621,16 +659,9 @@ class Executor(Role):
         stop: StopReason = "turn_cap"
         if run.prescribed and not attempt.poll():  # code's commands: run first, in order
             prescribed, run.prescribed = run.prescribed, []
-            for i, command in enumerate(prescribed):
-                if i and self._cancelled(run, attempt):  # no tool starts after a cancel
-                    break
-                args: dict[str, Any] = {"command": command}
-                call_id = f"artoo-run-{run.attempt}" + (f".{i + 1}" if i else "")
-                run.messages.append(prescribed_message(call_id, args))
-                run.called_tools = True
-                key = request_key("shell", args)
-                seen.append(key)
-                self._made(run, attempt, runner, calls, key, call_id, args)
+            self._prescribe(
+                run, attempt, runner, calls, seen, prescribed, f"artoo-run-{run.attempt}"
+            )
             run.messages.append({"role": "user", "content": AFTER_RESULT})
         for _turn in range(self.ctx.config.max_turns):
             if attempt.poll():
@@ -681,6 +712,10 @@ class Executor(Role):
             if ended:
                 stop, error = "task_ended", "task ended"
                 break
+            if run.repairs and not doom:  # code makes the request's part of a refused change
+                repairs, run.repairs = run.repairs, []
+                prefix = f"artoo-repair-{run.attempt}-{len(calls)}"
+                self._prescribe(run, attempt, runner, calls, seen, repairs, prefix, repair=True)
             if not doom:
                 run.messages.append({"role": "user", "content": AFTER_RESULT})
             if doom:
@@ -704,6 +739,34 @@ class Executor(Role):
             to=self.instance,
             cause=run.cause,
         )
+
+    def _prescribe(
+        self,
+        run: _Run,
+        attempt: _Attempt,
+        runner: ToolRunner,
+        calls: list[ToolCall],
+        seen: list[tuple[str, str]],
+        commands: Sequence[str],
+        prefix: str,
+        *,
+        repair: bool = False,
+    ) -> None:
+        """Make ``commands`` as ``shell`` calls of the Executor's own, in order, in the
+        conversation as the model's calls are (:func:`prescribed_message`); with
+        ``repair``, the files they changed are noted (``_Run.repaired``)."""
+        for i, command in enumerate(commands):
+            if i and self._cancelled(run, attempt):  # no tool starts after a cancel
+                break
+            args: dict[str, Any] = {"command": command}
+            call_id = prefix + (f".{i + 1}" if i else "")
+            run.messages.append(prescribed_message(call_id, args))
+            run.called_tools = True
+            key = request_key("shell", args)
+            seen.append(key)
+            call = self._made(run, attempt, runner, calls, key, call_id, args)
+            if repair and call.ok:
+                run.repaired.update(e.path for e in call.effects)
 
     def _made(
         self,
@@ -794,7 +857,10 @@ class Executor(Role):
             return refused, f"error: {refused.error}"
         outcome = runner.call(name, args, subtask_id=st.subtask_id, attempt=run.attempt)
         if outcome.call.refusal == "lost_lines":  # from the record: a rerun serves it so
-            run.kept.update(losses(st.request or st.instruction, outcome.call.effects))
+            request = st.request or st.instruction
+            run.kept.update(losses(request, outcome.call.effects))
+            if self.ctx.config.repair_lost_lines:
+                run.repairs.extend(c for _p, c in repairs_of(request, outcome.call.effects))
         if outcome.call.ok:  # the files this subtask itself created
             run.created.update(e.path for e in outcome.call.effects if e.change == "created")
         if not outcome.call.ok:
@@ -855,12 +921,18 @@ class Executor(Role):
         a wrong value written to a new file was refused when the model wrote it right).
         """
         if gate == "law1" and not needed.gate and self.ctx.config.refuse_lost_lines:
-            lost = losses(run.subtask.request or run.subtask.instruction, needed.effects)
+            request = run.subtask.request or run.subtask.instruction
+            lost = losses(request, needed.effects)
             if self.ctx.config.rewrite_created_files:  # its own lines, not the workspace's
                 lost = {p: v for p, v in lost.items() if p not in run.created}
-            first = next((p for p in lost if p not in run.kept), None)
+            first = next((p for p in lost if p not in run.kept or p in run.repaired), None)
             if first is not None:  # ``run.kept`` is updated from the refused call's record
-                raise Unasked(lost_lines_refusal(first, *lost[first]), "lost_lines")
+                repaired = self.ctx.config.repair_lost_lines and any(
+                    p == first for p, _c in repairs_of(request, needed.effects)
+                )
+                raise Unasked(
+                    lost_lines_refusal(first, *lost[first], repaired=repaired), "lost_lines"
+                )
         request_id = self.ctx.new_id()
         self.publish(
             ConfirmationRequest(

@@ -14,17 +14,29 @@ lines it never mentions: "append the line 'TODO: call Bob' to notes/todo.txt" do
 - :func:`lost_from` — the same, of a diff already read into its sides.
 - :func:`lines_read_back` — whether a diff's lines read back as the request, word by
   word (a line changed in place by the words that changed).
+- :func:`repair_command` — the command that makes only what the request accounts for of
+  a change that would lose lines, keeping them.
 """
 
 from __future__ import annotations
 
 import difflib
+import json
+import shlex
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from .request import change_word_places, change_words
 
-__all__ = ["SIMILAR", "diff_sides", "lines_read_back", "lost_from", "lost_lines", "pair_lines"]
+__all__ = [
+    "SIMILAR",
+    "diff_sides",
+    "lines_read_back",
+    "lost_from",
+    "lost_lines",
+    "pair_lines",
+    "repair_command",
+]
 
 SIMILAR = 0.6
 """How alike (``difflib.SequenceMatcher.ratio``) an added line must be to a removed one
@@ -151,3 +163,69 @@ def _replaced(places: Mapping[str, int], old: str, new: str) -> bool | None:
     if not (before | after) <= places.keys() and all(w.isdigit() for w in gone):
         return False
     return max(places[w] for w in gone) < min(places[w] for w in came)
+
+
+_SPLICE = (
+    "import json,sys;p=sys.argv[1];s=json.loads(sys.argv[2]);t=open(p).read().splitlines();"
+    '[t.__setitem__(t.index(a),b) for a,b in s["replace"]];'
+    'open(p,"w").write("\\n".join(t+s["append"])+"\\n")'
+)
+"""The program of a :func:`repair_command` that changes lines in place: each line replaced
+where it is (its first occurrence: a line no longer there fails the command, and nothing
+is written), then the lines appended."""
+
+
+def repair_command(
+    request: str, path: str, removed: Sequence[str], added: Sequence[str]
+) -> str | None:
+    """The shell command that makes, of a change of ``path`` that would lose lines (its
+    diff's ``removed`` and ``added`` lines, :func:`diff_sides`), only what the ``request``
+    accounts for — keeping every line it would lose (pure); None when no part of it is.
+
+    A small model asked to "append the line 'TODO: call Bob' to notes/todo.txt" wrote that
+    line alone over the file, and asked to "rename the function shout to yell in
+    src/textutil.py" wrote the renamed function alone: told so, it wrote the same again.
+    Of such a change, two parts are the request's:
+
+    - a line changed in place (:func:`pair_lines`) that reads back as the request
+      (:func:`_replaced`: ``def shout(message):`` → ``def yell(message):``), made where
+      the line is, with its indentation;
+    - a new line (not one moved) every word of which is the request's
+      (:func:`.request.change_words`), appended.
+
+    Any other part (a line of words the request does not hold, a line removed) is left
+    out. Only appends: ``printf '%s\\n' '…' >> path``; else a ``python3 -c`` that replaces
+    each line at its first occurrence and appends the new lines (a line no longer there
+    fails it, writing nothing). The command still goes through every gate — Law 1, the
+    request's consent — and its effects are the workspace's record of what was done."""
+    places = change_word_places(request)
+    words = places.keys()
+    pairs = pair_lines(removed, added)
+    replace: list[tuple[str, str]] = []
+    used: Counter[str] = Counter()
+    for old, new in pairs:
+        if new is None:
+            continue
+        used[new] += 1
+        if old.strip() != new.strip() and _replaced(places, old, new):
+            indent = old[: len(old) - len(old.lstrip())]
+            replace.append((old, indent + new.strip()))
+    gone = {line.strip() for line in removed}
+    left = Counter(added) - used
+    append = [
+        line.strip()
+        for line in added
+        if left[line] > 0
+        and line.strip()
+        and line.strip() not in gone
+        and change_words(line)
+        and change_words(line) <= words
+    ]
+    append = list(dict.fromkeys(append))
+    if not replace and not append:
+        return None
+    target = shlex.quote(path)
+    if not replace:
+        return "printf '%s\\n' " + " ".join(shlex.quote(line) for line in append) + f" >> {target}"
+    spec = json.dumps({"replace": replace, "append": append}, ensure_ascii=False)
+    return f"python3 -c {shlex.quote(_SPLICE)} {target} {shlex.quote(spec)}"

@@ -104,6 +104,7 @@ BEFORE_FIELDS: dict[str, Any] = {
     "code_lookup_check": False,
     "read_back_reads_named": False,
     "rewrite_created_files": False,
+    "repair_lost_lines": False,
     "offer_load_data_on_spill": False,
     "reuse_commands": False,
     "reuse_reading": False,

@@ -4,11 +4,21 @@ that should have been made instead — and properties."""
 
 from __future__ import annotations
 
-from hypothesis import given
+import subprocess
+import tempfile
+from pathlib import Path
+
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from artoo.actors.roles.executor import losses, lost_lines_refusal
-from artoo.actors.verification._lines import diff_sides, lost_lines, pair_lines
+from artoo.actors.roles.executor import losses, lost_lines_refusal, repairs_of
+from artoo.actors.tools._observe import line_diff
+from artoo.actors.verification._lines import (
+    diff_sides,
+    lost_lines,
+    pair_lines,
+    repair_command,
+)
 from artoo.actors.verification.proof import unchanged
 from artoo.schemas import FileEffect, ToolCall
 
@@ -101,6 +111,76 @@ def test_the_refusal_names_the_lines_and_how_to_keep_them() -> None:
     assert "'it'\\''s' >> a.txt" in lost_lines_refusal("a.txt", ["x"], ["it's"])
 
 
+def _repaired(before: str, request: str, written: str) -> tuple[str | None, str]:
+    """The repair of writing ``written`` over a file holding ``before`` (its real diff),
+    and what the file holds once the repair has run in a shell (unchanged with none)."""
+    diff = line_diff(before.encode(), written.encode())
+    sides = None if diff is None else diff_sides(diff)
+    command = None if sides is None else repair_command(request, "f.txt", *sides)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "f.txt"
+        path.write_text(before, encoding="utf-8")
+        if command is not None:
+            subprocess.run(command, shell=True, cwd=tmp, check=True, capture_output=True)
+        return command, path.read_text(encoding="utf-8")
+
+
+def test_a_repair_appends_the_line_the_request_states() -> None:
+    before = "\n".join(TODO) + "\n"
+    command, after = _repaired(before, APPEND, "TODO: call Bob\n")
+    assert command == "printf '%s\\n' 'TODO: call Bob' >> notes/todo.txt".replace(
+        "notes/todo.txt", "f.txt"
+    )
+    assert after == before + "TODO: call Bob\n"
+
+
+def test_a_repair_changes_the_renamed_line_where_it_is() -> None:
+    before = "import os\n\n\ndef shout(text: str) -> str:\n    return text.upper()\n\n\ndef slugify(t):\n    return t\n"
+    command, after = _repaired(
+        before, RENAME, "def yell(text: str) -> str:\n    return text.upper()\n"
+    )
+    assert command is not None and command.startswith("python3 -c ")
+    assert after == before.replace("def shout(", "def yell(")
+
+
+def test_a_repair_changes_a_value_in_place_and_keeps_its_indentation() -> None:
+    before = "region,amount\nnorth,1200\nwest,800\n"
+    request = "in f.txt change the amount of the west region from 800 to 850"
+    assert _repaired(before, request, "west,850\n")[1] == "region,amount\nnorth,1200\nwest,850\n"
+    code = "class A:\n    LIMIT = 3\n    NAME = 'a'\n"
+    assert _repaired(code, "set LIMIT from 3 to 5 in f.txt", "LIMIT = 5\n")[1] == code.replace(
+        "3", "5"
+    )
+
+
+def test_no_repair_for_what_the_request_does_not_word() -> None:
+    before = "\n".join(TODO) + "\n"
+    assert _repaired(before, APPEND, "TODO: call Alice\n") == (None, before)
+    # a value changed the other way round is not the request's change
+    assert (
+        _repaired("west,850\nnorth,1\n", "change west from 800 to 850 in f.txt", "west,800\n")[0]
+        is None
+    )
+
+
+def test_a_repair_whose_line_is_gone_writes_nothing() -> None:
+    command = repair_command(RENAME, "f.txt", ["def shout(t):", "x = 1"], ["def yell(t):"])
+    assert command is not None
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "f.txt").write_text("def other():\n    pass\n")
+        done = subprocess.run(command, shell=True, cwd=tmp, capture_output=True)
+        assert done.returncode != 0
+        assert (Path(tmp) / "f.txt").read_text() == "def other():\n    pass\n"
+
+
+def test_repairs_of_reads_only_files_that_lose_lines() -> None:
+    lossy = FileEffect(path="a.txt", change="modified", diff="-milk\n-eggs\n+butter")
+    kept = FileEffect(path="b.txt", change="modified", diff="+butter")
+    assert repairs_of("add butter to a.txt and b.txt", [kept, lossy]) == [
+        ("a.txt", "printf '%s\\n' butter >> a.txt")
+    ]
+
+
 # --------------------------------------------------------------------------- properties
 lines = st.text(alphabet="abcdefgh xyz:-0123", min_size=0, max_size=20)
 requests = st.text(alphabet="abcdefgh xyz'", max_size=40)
@@ -184,3 +264,25 @@ def test_only_the_request_itself_as_a_sure_change_is_held_to_it() -> None:
     assert unchanged(APPEND, "", APPEND, []) is None  # no reading from the model: unsure
     create = "create a file status.txt that contains the word ready"
     assert unchanged(create, "creation", create, []) is not None
+
+
+words = st.sampled_from(["alpha", "beta", "gamma", "delta", "x", "7", "8", "def", "f("])
+file_lines = st.lists(words, min_size=1, max_size=4).map(" ".join)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(file_lines, min_size=1, max_size=6, unique=True),
+    st.lists(file_lines, min_size=1, max_size=3),
+    st.lists(words, max_size=6).map(" ".join),
+)
+def test_a_repair_never_loses_a_line_and_adds_only_the_requests(
+    before: list[str], written: list[str], said: str
+) -> None:
+    request = f"change f.txt: {said}"
+    old = "\n".join(before) + "\n"
+    command, after = _repaired(old, request, "\n".join(written) + "\n")
+    diff = line_diff(old.encode(), after.encode())
+    assert lost_lines(request, diff) == []  # whatever the model wrote, no line is lost
+    if command is None:
+        assert after == old

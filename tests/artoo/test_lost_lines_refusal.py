@@ -2,7 +2,10 @@
 and the model told how to keep them (``Config.refuse_lost_lines``, refusal ``lost_lines``);
 the request's own consent never covers it; the same loss again is the operator's; off, it
 runs as before. The request and its file are the tests' own: a small model asked to
-"append" wrote the new line alone over the file."""
+"append" wrote the new line alone over the file.
+
+The refusal's own tests run with ``Config.repair_lost_lines`` off (``KEEP``): on, code
+makes the request's part of the refused change itself — its tests are at the end."""
 
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ from .helpers import CONFIG, DATA, all_events, change_entries, rewrite_event, ru
 
 REQUEST = "add the line 'butter' to shopping.txt"
 BEFORE = "milk\neggs\nbread\n"
+KEEP = CONFIG.model_copy(update={"repair_lost_lines": False})
 
 
 def _write(content: str) -> dict[str, Any]:
@@ -43,7 +47,7 @@ def _entries(*writes: str) -> list[dict[str, Any]]:
 
 
 def _run(
-    tmp: Path, *writes: str, operator: Any = None, config: Any = CONFIG
+    tmp: Path, *writes: str, operator: Any = None, config: Any = KEEP
 ) -> tuple[FinalResult, list[Envelope]]:
     workspace = tmp / "workspace"
     shutil.copytree(DATA / "workspace", workspace)
@@ -103,7 +107,7 @@ def test_denied_by_no_operator_it_is_a_law1_denial(tmp_path: Path) -> None:
 
 
 def test_off_the_request_consents_to_the_loss_as_before(tmp_path: Path) -> None:
-    config = CONFIG.model_copy(update={"refuse_lost_lines": False})
+    config = KEEP.model_copy(update={"refuse_lost_lines": False})
     _, events = _run(tmp_path, "butter\n", config=config)
     (only,) = _ended(events)
     assert only.call.ok and only.call.refusal is None
@@ -138,7 +142,7 @@ def test_an_answer_after_a_refused_change_is_retried_until_the_change_is_made(
     workspace = tmp_path / "workspace"
     shutil.copytree(DATA / "workspace", workspace)
     (workspace / "shopping.txt").write_text(BEFORE, encoding="utf-8")
-    result, store = run_verified(tmp_path, entries, REQUEST)
+    result, store = run_verified(tmp_path, entries, REQUEST, KEEP)
     events = all_events(store)
     (signal,) = [e.body for e in events if isinstance(e.body, CorrectionSignal)]
     assert "no call of this subtask changed the workspace (refused: lost_lines)" in (
@@ -151,7 +155,7 @@ def test_an_answer_after_a_refused_change_is_retried_until_the_change_is_made(
 
 
 def test_off_an_answer_after_a_refused_change_passes(tmp_path: Path) -> None:
-    config = CONFIG.model_copy(update={"change_needs_effect": False})
+    config = KEEP.model_copy(update={"change_needs_effect": False})
     entries = _entries()
     entries[1:1] = [
         {"role": "executor", "tool_calls": [_write("butter\n")]},
@@ -163,4 +167,67 @@ def test_off_an_answer_after_a_refused_change_passes(tmp_path: Path) -> None:
     result, store = run_verified(tmp_path, entries, REQUEST, config)
     assert not [e for e in all_events(store) if isinstance(e.body, CorrectionSignal)]
     assert (workspace / "shopping.txt").read_text() == BEFORE
+    assert result.status != "accept"
+
+
+# ---------------------------------------------------------------- repair_lost_lines (on)
+
+
+def test_an_append_written_alone_is_made_by_code_and_accepted(tmp_path: Path) -> None:
+    result, events = _run(tmp_path, "butter\n", config=CONFIG)
+    assert (tmp_path / "workspace" / "shopping.txt").read_text() == BEFORE + "butter\n"
+    lossy, repair = _ended(events)
+    assert lossy.call.refusal == "lost_lines" and "made next" in lossy.shown
+    assert repair.tool_call_id.startswith("artoo-repair-")
+    assert repair.call.args == {"command": "printf '%s\\n' butter >> shopping.txt"}
+    assert repair.call.ok and [e.diff for e in repair.call.effects] == ["+butter"]
+    decided = [e.body for e in events if isinstance(e.body, ConfirmationDecision)]
+    assert [(d.approved, d.by) for d in decided] == [(True, "request")]  # a gate as any call
+    assert (result.status, result.established, result.law1_denied) == ("accept", "code", False)
+    reran = rerun(tmp_path / "store")
+    assert reran.ok, (reran.unanswered, reran.divergence)
+
+
+def test_a_rename_written_alone_is_made_in_place(tmp_path: Path) -> None:
+    source = (
+        "def shout(message):\n    return message.upper()\n\n\ndef slugify(text):\n    return text\n"
+    )
+    fragment = "def yell(message):\n    return message.upper()\n"
+    entries = change_entries(
+        "rename shout to yell",
+        "textutil.py",
+        [{"name": "write_file", "arguments": {"path": "textutil.py", "content": fragment}}],
+        "Renamed shout to yell.",
+    )
+    workspace = tmp_path / "workspace"
+    shutil.copytree(DATA / "workspace", workspace)
+    (workspace / "textutil.py").write_text(source, encoding="utf-8")
+    result, store = run_verified(
+        tmp_path, entries, "rename the function shout to yell in textutil.py", CONFIG
+    )
+    assert (workspace / "textutil.py").read_text() == source.replace("shout", "yell")
+    lossy, repair = _ended(all_events(store))
+    assert lossy.call.refusal == "lost_lines"
+    assert repair.call.ok and repair.call.args["command"].startswith("python3 -c ")
+    assert result.status == "accept" and not result.law1_denied
+
+
+def test_a_lossy_write_of_a_repaired_file_is_refused_unasked_again(tmp_path: Path) -> None:
+    result, events = _run(tmp_path, "butter\n", "butter\n", config=CONFIG)
+    first, repair, again = _ended(events)
+    assert (first.call.refusal, repair.call.ok, again.call.refusal) == (
+        "lost_lines",
+        True,
+        "lost_lines",
+    )
+    assert (tmp_path / "workspace" / "shopping.txt").read_text() == BEFORE + "butter\n"
+    assert len([e for e in events if isinstance(e.body, ConfirmationRequest)]) == 1
+    assert result.status == "accept" and not result.law1_denied  # not the operator's to deny
+
+
+def test_a_change_the_request_does_not_word_is_not_repaired(tmp_path: Path) -> None:
+    result, events = _run(tmp_path, "cheese\n", config=CONFIG)
+    (only,) = _ended(events)
+    assert only.call.refusal == "lost_lines" and "made next" not in only.shown
+    assert (tmp_path / "workspace" / "shopping.txt").read_text() == BEFORE
     assert result.status != "accept"
