@@ -193,35 +193,38 @@ def repair_command(
     - a new line (not one moved) every word of which is the request's
       (:func:`.request.change_words`), appended.
 
-    Any other part (a line of words the request does not hold, a line removed) is left
-    out. Only appends: ``printf '%s\\n' '…' >> path``; else a ``python3 -c`` that replaces
+    Only a change every added line of which is so accounted for (or a line moved back) is
+    repaired: one that also adds a line of other words — a made-up row, a line changed
+    not as the request words it — is the model's own rewrite, not the request's change,
+    and code picks no part of it (a small model asked to change west's 800 to 850 wrote
+    ``west,800`` and a new ``west,850`` among made-up rows). A line removed is kept. Only appends: ``printf '%s\\n' '…' >> path``; else a ``python3 -c`` that replaces
     each line at its first occurrence and appends the new lines (a line no longer there
     fails it, writing nothing). The command still goes through every gate — Law 1, the
     request's consent — and its effects are the workspace's record of what was done."""
     places = change_word_places(request)
     words = places.keys()
-    pairs = pair_lines(removed, added)
     replace: list[tuple[str, str]] = []
     used: Counter[str] = Counter()
-    for old, new in pairs:
+    for old, new in pair_lines(removed, added):
         if new is None:
             continue
         used[new] += 1
-        if old.strip() != new.strip() and _replaced(places, old, new):
-            indent = old[: len(old) - len(old.lstrip())]
-            replace.append((old, indent + new.strip()))
-    gone = {line.strip() for line in removed}
+        if old.strip() == new.strip():
+            continue  # moved: kept where it is
+        if not _replaced(places, old, new):
+            return None  # changed in place, but not as the request words it
+        indent = old[: len(old) - len(old.lstrip())]
+        replace.append((old, indent + new.strip()))
+    append: list[str] = []
     left = Counter(added) - used
-    append = [
-        line.strip()
-        for line in added
-        if left[line] > 0
-        and line.strip()
-        and line.strip() not in gone
-        and change_words(line)
-        and change_words(line) <= words
-    ]
-    append = list(dict.fromkeys(append))
+    for line in added:  # the new lines, in the order written
+        if left[line] <= 0 or not line.strip():
+            continue
+        left[line] -= 1
+        if not change_words(line) or not change_words(line) <= words:
+            return None  # a line the model made up: its change is not the request's
+        if line.strip() not in append:
+            append.append(line.strip())
     if not replace and not append:
         return None
     target = shlex.quote(path)

@@ -286,3 +286,14 @@ def test_a_repair_never_loses_a_line_and_adds_only_the_requests(
     assert lost_lines(request, diff) == []  # whatever the model wrote, no line is lost
     if command is None:
         assert after == old
+
+
+def test_a_rewrite_that_makes_up_lines_is_not_repaired() -> None:
+    # a small model asked to change west's 800 to 850 kept west,800, added west,850 and
+    # made up the other rows: code picks no part of that rewrite
+    before = "region,amount\nnorth,1200\nwest,800\nsouth,950\n"
+    request = "in f.txt change the amount of the west region from 800 to 850"
+    written = "region,amount\nwest,800\neast,1000\nwest,850\nsouth,500\n"
+    assert _repaired(before, request, written) == (None, before)
+    # a line changed in place not as the request words it: none either
+    assert _repaired(before, request, "north,1300\nwest,850\n")[0] is None
