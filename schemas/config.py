@@ -431,6 +431,13 @@ class Config(BaseModel):
         "check gets the count_matches code writes, as one more verifiable criterion, and is "
         "not asked again for it (a log from before this field replays with it off)",
     )
+    keep_request_targets: bool = Field(
+        True,
+        description="a path the request names, when it surely asks for a change or a "
+        "creation, is not made a blocked target (MUST NOT) by the GGS for a failure no one "
+        "denied: what failed on it was the way it was tried, not the path; a denied call's "
+        "target stays blocked (a log from before this field replays with it off)",
+    )
     repair_lost_lines: bool = Field(
         True,
         description="a change refused for the lines it would lose (refuse_lost_lines) is "

@@ -8,6 +8,7 @@ everything here is re-exported there. Parameters are one type, :class:`GGSConfig
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ import msgspec
 
 from artoo.actors.runtime.clock import new_id
 from artoo.actors.verification.proof import established_and_note
+from artoo.actors.verification.request import duties, request_paths
 from artoo.schemas import (
     Criterion,
     EpisodeStep,
@@ -303,6 +305,28 @@ def _blocked_calls(outcomes: Iterable[SubTaskOutcome]) -> list[tuple[str, str, T
     return [(tool, target, call) for (tool, target), call in calls.items()]
 
 
+def _normal_path(path: str) -> str:
+    return posixpath.normpath(path) if path else path
+
+
+def _denied(call: ToolCall) -> bool:
+    """A call the operator (or, with none, the Queen) denied: its target stays blocked —
+    no later plan works around a denial (the "only way found" of ``ggs.law1_summary``)."""
+    return call.refusal in ("law1_denied", "caution_denied")
+
+
+def request_targets(request: str, kind: str) -> set[str]:
+    """The paths a request that surely changes or creates files names (pure; normalised):
+    not blocked for a failure on them that no one denied (``Config.keep_request_targets``).
+    What failed on such a path is the way it was tried, not the path: a probe of the file
+    a creation is to make fails (it is not there yet), a change refused for the lines it
+    would lose; blocking the path then refused the right call on it in the replan."""
+    reading = duties(request, kind)
+    if not reading.writes or reading.unsure:
+        return set()
+    return {_normal_path(p) for p in request_paths(request)}
+
+
 def _blocked_tools(outcomes: Iterable[SubTaskOutcome], failed_only: bool = True) -> list[str]:
     """Tools that failed in logically failed outcomes (first-use order, no duplicates): a
     call that did not work, was refused, or a command that exited non-zero. A tool whose
@@ -384,8 +408,12 @@ class TaskGradient:
         intent: str = "",
         record_reading: bool = False,
         read_back_reads_named: bool = False,
+        keep_request_targets: bool = False,
     ) -> None:
         self.task_id = task_id
+        self.keep_request_targets = keep_request_targets
+        """A path a sure change or creation names is never a blocked target
+        (``Config.keep_request_targets``; off for a log from before it)."""
         self.read_back_reads_named = read_back_reads_named
         """A change read back by effect only once every path the request names was read,
         listed or written (``Config.read_back_reads_named``; off for a log from before it)."""
@@ -477,6 +505,9 @@ class TaskGradient:
         self.worsening = self.worsening + 1 if grad > params.epsilon else 0
 
         calls = _blocked_calls(message.outcomes)
+        if self.keep_request_targets:  # the request's own paths: neither blocked nor marked
+            kept = request_targets(self.request, self.kind)
+            calls = [c for c in calls if _normal_path(c[1]) not in kept or _denied(c[2])]
         for tool, target, _ in calls:
             self._targets.setdefault(target, tool)
         tools = _blocked_tools(message.outcomes, self.failed_tools_only)

@@ -105,6 +105,7 @@ BEFORE_FIELDS: dict[str, Any] = {
     "read_back_reads_named": False,
     "rewrite_created_files": False,
     "repair_lost_lines": False,
+    "keep_request_targets": False,
     "offer_load_data_on_spill": False,
     "reuse_commands": False,
     "reuse_reading": False,

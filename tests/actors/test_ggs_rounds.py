@@ -346,3 +346,38 @@ def test_every_task_ends_within_its_replan_budget(
         assert 0 <= dec.d <= 1 and 0 <= dec.p <= 1 and 0 <= dec.omega <= 1
         assert math.isfinite(dec.loss)
         assert all(s_.space.startswith(("tool:", "intent:")) for s_ in s.megrams)
+
+
+def test_a_path_the_request_changes_is_never_a_blocked_target() -> None:
+    # a failure on the file the request changes that no one denied: the path stays open
+    request = "append the line 'TODO: call Bob' to notes/todo.txt"
+    failures = (
+        env_failure("a", "write_file", "notes/todo.txt"),
+        env_failure("b", "shell", "x.txt"),
+    )
+    kept = gradient(request=request, kind="change", keep_request_targets=True)
+    step = kept.step(replan(0, *failures), elapsed_ms=S, now=1.0)
+    assert step.directive is not None and step.directive.blocked_targets == ["x.txt"]
+    assert [m.entity for m in step.megrams] == ["path:x.txt"]
+    # off (a log from before the field), or a question naming the path: blocked as before
+    for g in (
+        gradient(request=request, kind="change"),
+        gradient(
+            request="how many lines does notes/todo.txt have?",
+            kind="question",
+            keep_request_targets=True,
+        ),
+    ):
+        step = g.step(replan(0, *failures), elapsed_ms=S, now=1.0)
+        assert step.directive is not None
+        assert step.directive.blocked_targets == ["notes/todo.txt", "x.txt"]
+
+
+def test_a_denied_path_stays_blocked_even_when_the_request_names_it() -> None:
+    # no later plan works around the operator's no ("the only way found … was denied")
+    request = "delete the old log archive/old.log"
+    call = ToolCall(tool="shell", target="archive/old.log", ok=False, refusal="law1_denied")
+    denied = outcome("a", [v("a.c", False, "environmental")], calls=[call], fc="environmental")
+    g = gradient(request=request, kind="change", keep_request_targets=True)
+    step = g.step(replan(0, denied), elapsed_ms=S, now=1.0)
+    assert step.directive is not None and step.directive.blocked_targets == ["archive/old.log"]
