@@ -496,6 +496,14 @@ class Config(BaseModel):
         "call (TaskSpec.reused names it); a paraphrase is read by the model (a log from "
         "before this field replays with it off)",
     )
+    record_backing_commands: bool = Field(
+        True,
+        description="an episode's step records, of the tool calls that worked, only those "
+        "whose result backs the number its answer states, when one does: a call the model "
+        "made on the way (wc -l before wc -w, for a word count) is not the approach, and a "
+        "reuse of the plan would run it again and show the model its number first (a log "
+        "from before this field replays with it off)",
+    )
     reuse_asks_request: bool = Field(
         True,
         description="the plan reused from an accepted episode of the very same request, "

@@ -214,12 +214,14 @@ class TaskBook:
         evaluation: bool = True,
         reading: bool = False,
         named_read: bool = False,
+        backing: bool = False,
     ) -> None:
         """Take one of the task's messages in (the kinds the GGS keeps books on);
         ``by_effect``: ``Config.read_back_by_effect``, ``in_place``:
         ``Config.read_back_in_place``, ``evaluation``: ``Config.proof_by_evaluation``,
         ``reading``: ``Config.reuse_reading`` (an accepted episode records the reading),
-        ``named_read``: ``Config.read_back_reads_named``, for the task's gradient."""
+        ``named_read``: ``Config.read_back_reads_named``, ``backing``:
+        ``Config.record_backing_commands``, for the task's gradient."""
         if isinstance(body, TaskSpec):
             self.gradient = TaskGradient(
                 task_id,
@@ -238,6 +240,7 @@ class TaskBook:
                 intent=body.intent,
                 record_reading=reading,
                 read_back_reads_named=named_read,
+                record_backing=backing,
             )
         elif isinstance(body, MemoryRecall):
             if body.round == 0 and self.gradient is not None:
@@ -362,6 +365,7 @@ class GGS(Role):
                 evaluation=config.proof_by_evaluation,
                 reading=config.reuse_reading,
                 named_read=config.read_back_reads_named,
+                backing=config.record_backing_commands,
             )
 
     @handles(LLMCall)

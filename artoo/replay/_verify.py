@@ -172,6 +172,7 @@ class _Task:
                 evaluation=self.config.proof_by_evaluation,
                 reading=self.config.reuse_reading,
                 named_read=self.config.read_back_reads_named,
+                backing=self.config.record_backing_commands,
             )
             if isinstance(body, TaskSpec):
                 self.request = body.text

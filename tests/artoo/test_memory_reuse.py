@@ -366,3 +366,59 @@ def test_a_remembered_step_naming_a_path_the_request_does_not_keeps_its_words() 
     spec = TaskSpec(text=text, intent="total", slug="x", kind="question")
     reused = reused_plan(recall, spec, 0, lambda: "x", asks_request=True)
     assert reused is not None and reused[1][0].instruction == step.instruction
+
+
+WORDS_ASK = "how many words does notes/todo.txt contain?"
+
+
+def _words_runs(tmp: Path, config: Config = CONFIG) -> list[tuple[FinalResult, list[Any]]]:
+    """A word count asked twice: run 1's model runs ``wc -l`` and ``wc -w`` and answers
+    the words (30); run 2 reuses the plan, its model answering whatever number it sees
+    first (as the real model did: 7, the lines, once both commands ran again)."""
+    workspace = tmp / "workspace"
+    shutil.copytree(DATA / "workspace", workspace)
+    perceive = {**_entries()[0], "content": {"intent": "count the words", "kind": "question"}}
+    both = [
+        {"name": "shell", "arguments": {"command": "wc -l notes/todo.txt"}},
+        {"name": "shell", "arguments": {"command": "wc -w notes/todo.txt"}},
+    ]
+    scripts = [
+        [
+            perceive,
+            {"role": "executor", "times": 0, "match": "30 notes", "content": "30 words."},
+            {"role": "executor", "times": 0, "tool_calls": both},
+        ],
+        [
+            {"role": "executor", "times": 0, "match": SHOWN, "content": "7 words."},
+            {"role": "executor", "times": 0, "match": "30 notes", "content": "30 words."},
+        ],
+    ]
+    out = []
+    for i, entries in enumerate(scripts):
+        model = write_script(tmp / f"w{i}.toml", entries)
+        with artoo.System.open(
+            tmp / "store", model=model, workspace=workspace, config=config
+        ) as system:
+            handle = system.submit(WORDS_ASK)
+            result = handle.result(30)
+            system.flush(5)
+        out.append((result, task_events(tmp / "store", handle.task_id)))
+    return out
+
+
+def test_a_reuse_runs_only_the_command_that_backed_the_answer(tmp_path: Path) -> None:
+    (first, events1), (second, events2) = _words_runs(tmp_path)
+    assert first.status == "accept"
+    assert _episode(events1).steps[0].commands == ["wc -w notes/todo.txt"]
+    assert _ran(events2) == [("artoo-run-1", "wc -w notes/todo.txt")]
+    assert second.status == "accept" and _calls(events2) == ["executor"]
+    assert verify(tmp_path / "store").ok
+
+
+def test_a_log_from_before_record_backing_commands_replays_as_it_ran(tmp_path: Path) -> None:
+    off = CONFIG.model_copy(update={"record_backing_commands": False})
+    (_, events1), (second, _) = _words_runs(tmp_path, off)
+    assert len(_episode(events1).steps[0].commands) == 2
+    assert second.status != "accept"  # shown 7 first, the model answered 7
+    divergence = replays_as_before(tmp_path / "store", "record_backing_commands")
+    assert divergence is not None and divergence.kind == "MegramRecorded"
