@@ -503,6 +503,23 @@ class Config(BaseModel):
         "call (TaskSpec.reused names it); a paraphrase is read by the model (a log from "
         "before this field replays with it off)",
     )
+    record_backing_commands: bool = Field(
+        True,
+        description="an episode's step records, of the tool calls that worked, only those "
+        "whose result backs the number its answer states, when one does: a call the model "
+        "made on the way (wc -l before wc -w, for a word count) is not the approach, and a "
+        "reuse of the plan would run it again and show the model its number first (a log "
+        "from before this field replays with it off)",
+    )
+    reuse_asks_request: bool = Field(
+        True,
+        description="the plan reused from an accepted episode of the very same request, "
+        "when that episode's plan was one step and the request is read as a question, has "
+        "the request itself as its instruction (its recorded tools and proven commands "
+        "kept), as round 0's plan of a question has: a step a model wrote ('Run the command "
+        "wc -l ...') once had the model describe what the command did instead of answering "
+        "(a log from before this field replays with it off)",
+    )
     task_timeout_s: float = Field(300.0, gt=0, description="deadline of a task")
     role_timeout_s: float = Field(
         120.0, ge=0.1, description="longest one role step may take (at least 0.1 s)"

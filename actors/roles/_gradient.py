@@ -17,7 +17,8 @@ from typing import Literal
 import msgspec
 
 from artoo.actors.runtime.clock import new_id
-from artoo.actors.verification.proof import established_and_note
+from artoo.actors.verification.grounding import stated_numbers
+from artoo.actors.verification.proof import derivations, established_and_note
 from artoo.actors.verification.request import duties, request_paths
 from artoo.schemas import (
     Criterion,
@@ -409,11 +410,15 @@ class TaskGradient:
         record_reading: bool = False,
         read_back_reads_named: bool = False,
         keep_request_targets: bool = False,
+        record_backing: bool = False,
     ) -> None:
         self.task_id = task_id
         self.keep_request_targets = keep_request_targets
-        """A path a sure change or creation names is never a blocked target
-        (``Config.keep_request_targets``; off for a log from before it)."""
+        """A path a sure change or creation names is not blocked for a failure no one
+        denied (``Config.keep_request_targets``; off for a log from before it)."""
+        self.record_backing = record_backing
+        """An episode's step records only the calls that back its answer's number, when
+        one does (``Config.record_backing_commands``; off for a log from before it)."""
         self.read_back_reads_named = read_back_reads_named
         """A change read back by effect only once every path the request names was read,
         listed or written (``Config.read_back_reads_named``; off for a log from before it)."""
@@ -593,7 +598,12 @@ class TaskGradient:
             established=None if proof is None else (proof if status != "abandon" else "none"),
             established_by=by if status != "abandon" else "",
         )
-        steps = episode_steps(self.plan, message.outcomes, self.redact)
+        steps = episode_steps(
+            self.plan,
+            message.outcomes,
+            self.redact,
+            request=self.request if self.record_backing else None,
+        )
         megram = self._intent_megram(status, summary, now, steps)
         return GGSStep(decision=decision, directive=None, final=self.final, megrams=[megram])
 
@@ -665,18 +675,24 @@ def episode_steps(
     plan: Sequence[SubTask],
     outcomes: Iterable[SubTaskOutcome],
     redact: Callable[[str], str] = str,
+    *,
+    request: str | None = None,
 ) -> list[EpisodeStep]:
     """What an accepted task did (pure): each subtask of its last plan, its tools and the
     successful tool calls of its outcome as commands (``command_text``), secrets redacted
-    by ``redact``. Calls that failed or were refused are not the approach."""
+    by ``redact``. Calls that failed or were refused are not the approach. With the
+    task's ``request`` (``Config.record_backing_commands``), of those only the calls that
+    back the number the outcome's answer states (:func:`backing_calls`)."""
     calls: dict[str, list[str]] = {}
     for outcome in outcomes:
         done = calls.setdefault(outcome.subtask_id, [])
-        for call in outcome.tool_calls:
-            if call.ok and call.refusal is None:
-                text = redact(command_text(call))
-                if text not in done:
-                    done.append(text)
+        worked = [c for c in outcome.tool_calls if c.ok and c.refusal is None]
+        if request is not None:
+            worked = backing_calls(outcome.output, worked, request)
+        for call in worked:
+            text = redact(command_text(call))
+            if text not in done:
+                done.append(text)
     return [
         EpisodeStep(
             instruction=redact(_one_line(s.instruction, 500)),
@@ -686,6 +702,21 @@ def episode_steps(
         )
         for s in plan
     ]
+
+
+def backing_calls(answer: str, calls: Sequence[ToolCall], request: str) -> list[ToolCall]:
+    """Of ``calls`` (that worked), those an episode records as its step's approach (pure):
+    when ``answer`` states a number (``grounding.stated_numbers``) and some call backs the
+    first (``proof.derivations``: its result prints it, or code derives it from a
+    listing), only the calls that back it; else all. A small model once ran ``wc -l
+    notes/todo.txt`` before ``wc -w notes/todo.txt`` for "how many words does
+    notes/todo.txt contain?" and answered 30; a reuse ran both again, and the model
+    answered the 7 it saw first."""
+    numbers = stated_numbers(answer, request)
+    if not numbers:
+        return list(calls)
+    backed = [c for c in calls if derivations(numbers[0], [c], request)]
+    return backed or list(calls)
 
 
 def not_done(denied: Sequence[str]) -> str:

@@ -215,13 +215,15 @@ class TaskBook:
         reading: bool = False,
         named_read: bool = False,
         keep_targets: bool = False,
+        backing: bool = False,
     ) -> None:
         """Take one of the task's messages in (the kinds the GGS keeps books on);
         ``by_effect``: ``Config.read_back_by_effect``, ``in_place``:
         ``Config.read_back_in_place``, ``evaluation``: ``Config.proof_by_evaluation``,
         ``reading``: ``Config.reuse_reading`` (an accepted episode records the reading),
         ``named_read``: ``Config.read_back_reads_named``, ``keep_targets``:
-        ``Config.keep_request_targets``, for the task's gradient."""
+        ``Config.keep_request_targets``, ``backing``:
+        ``Config.record_backing_commands``, for the task's gradient."""
         if isinstance(body, TaskSpec):
             self.gradient = TaskGradient(
                 task_id,
@@ -241,6 +243,7 @@ class TaskBook:
                 record_reading=reading,
                 read_back_reads_named=named_read,
                 keep_request_targets=keep_targets,
+                record_backing=backing,
             )
         elif isinstance(body, MemoryRecall):
             if body.round == 0 and self.gradient is not None:
@@ -366,6 +369,7 @@ class GGS(Role):
                 reading=config.reuse_reading,
                 named_read=config.read_back_reads_named,
                 keep_targets=config.keep_request_targets,
+                backing=config.record_backing_commands,
             )
 
     @handles(LLMCall)

@@ -13,7 +13,9 @@ Responsibilities
     when memory holds an accepted episode of the very same request, its plan is the first
     plan (no model call), each subtask carrying its step's proven shell commands
     (``proven_commands``, ``Config.reuse_commands``) for the Executor to run before the
-    model's first turn, checked like any other: if it breaks the MUST NOT set it is
+    model's first turn — one step of a request read as a question asked as the request
+    itself (``Config.reuse_asks_request``), not as the step's recorded instruction —,
+    checked like any other: if it breaks the MUST NOT set it is
     rejected and the model is asked, told why. Else, in round 0, a request whose kind is
     one of ``Config.direct_kinds`` (question, change, creation by default) is its own first
     plan (``direct_plan``, no model call): one subtask whose instruction is the user's
@@ -95,7 +97,7 @@ from artoo.actors.verification.answers import (
     user_question,
 )
 from artoo.actors.verification.checks import check_problem, guess_problem, measures_other
-from artoo.actors.verification.request import duties, same_request
+from artoo.actors.verification.request import duties, request_paths, same_request
 from artoo.eventstore import task_text
 from artoo.schemas import (
     Check,
@@ -571,31 +573,56 @@ def reused_plan(
     round: int,
     new_id: Callable[[], str],
     known_tools: Collection[str] | None = None,
+    *,
+    asks_request: bool = False,
 ) -> tuple[Megram, list[SubTask]] | None:
     """The first plan of round 0 taken from memory (pure apart from ``new_id``): the most
     recent recalled accepted episode of the very same request (case and spacing aside),
     its steps as SubTasks with fresh ids. None otherwise — a paraphrase or the same task
     on other files is adapted by the model from its SHOULD PREFER line instead. With
     ``known_tools`` (``Config.reuse_commands``), each SubTask carries its step's
-    :func:`proven_commands`, which the Executor runs before the model's first turn. The
+    :func:`proven_commands`, which the Executor runs before the model's first turn. With
+    ``asks_request`` (``Config.reuse_asks_request``), a one-step plan of a request read
+    as a question has the request itself as its instruction (:func:`_answers_itself`). The
     plan still goes through every check (:func:`plan_violations`) before it is
     dispatched."""
     if round != 0:
         return None
     for episode in recall.episodes:
         if episode.steps and same_request(episode.request, spec.text):
+            own = asks_request and _answers_itself(episode.steps, spec)
             return episode, [
                 SubTask(
                     subtask_id=new_id(),
                     round=round,
                     sequence=max(step.sequence, 1),
-                    instruction=step.instruction,
+                    instruction=spec.text if own else step.instruction,
                     tools=list(step.tools),
                     commands=[] if known_tools is None else proven_commands(step, known_tools),
                 )
                 for step in episode.steps
             ]
     return None
+
+
+def _answers_itself(steps: Sequence[EpisodeStep], spec: TaskSpec) -> bool:
+    """Whether a remembered plan's one step is asked as the request itself (pure): one
+    step, a request read as a question (``TaskSpec.kind``) — what round 0's plan of a
+    question is (:func:`direct_plan`) —, and a step that names no path the request does
+    not (nor one under a path it names). The step's instruction was the request, or a
+    model's rewording of it in a round after a failure ("Run the command `wc -l
+    notes/todo.txt` to count the number of lines"): asked that again, a small model
+    described what the command did ("… successfully counted the number of lines") and
+    stated no number, three rounds running. A step that names another path holds what
+    its rounds found ("Read data/sales.csv …" for "this year's sales figures") and keeps
+    its words. Its tools and recorded commands are kept: they are what answered it."""
+    if len(steps) != 1 or spec.kind != "question":
+        return False
+    named = request_paths(spec.text)
+    return all(
+        any(p == n or p.startswith(n.rstrip("/") + "/") for n in named)
+        for p in request_paths(steps[0].instruction)
+    )
 
 
 @dataclass
@@ -861,7 +888,14 @@ class Planner(Role):
         messages = plan_messages(plan.spec, calibration, plan.directive, list(self.ctx.tools.names))
         violations: list[Violation] = []
         known = self.ctx.tools.names if self.ctx.config.reuse_commands else None
-        reused = reused_plan(body, plan.spec, plan.round, self.ctx.new_id, known)
+        reused = reused_plan(
+            body,
+            plan.spec,
+            plan.round,
+            self.ctx.new_id,
+            known,
+            asks_request=self.ctx.config.reuse_asks_request,
+        )
         if reused is not None:
             episode, subtasks = reused
             violations = self._violations(subtasks, calibration, plan)

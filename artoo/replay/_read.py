@@ -109,6 +109,8 @@ BEFORE_FIELDS: dict[str, Any] = {
     "offer_load_data_on_spill": False,
     "reuse_commands": False,
     "reuse_reading": False,
+    "reuse_asks_request": False,
+    "record_backing_commands": False,
 }
 """Each Config field a log from before it ran without, and the value it ran under then
 (:func:`task_config`): the one list a new such field is added to."""
@@ -146,7 +148,10 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
     ``Config.offer_load_data_on_spill`` offered the Executor ``load_data`` at every model
     call (off); one from before ``Config.reuse_commands`` ran none of a reused plan's
     commands for the model (off); one from before ``Config.reuse_reading`` had every
-    request read by the model and recorded no reading in its episodes (off). The one
+    request read by the model and recorded no reading in its episodes (off); one from
+    before ``Config.reuse_asks_request`` reused a question's remembered step with the
+    instruction it recorded (off); one from before ``Config.record_backing_commands``
+    recorded every call of a step that worked (off). The one
     place every replay reader takes a task's Config from."""
     request = next((e.body for e in task.envelopes if isinstance(e.body, TaskRequest)), None)
     if request is None or not request.config:

@@ -173,6 +173,7 @@ class _Task:
                 reading=self.config.reuse_reading,
                 named_read=self.config.read_back_reads_named,
                 keep_targets=self.config.keep_request_targets,
+                backing=self.config.record_backing_commands,
             )
             if isinstance(body, TaskSpec):
                 self.request = body.text

@@ -194,8 +194,13 @@ def test_a_remembered_plan_of_the_same_request_still_comes_first(tmp_path: Path)
     manifest, calls = _round0(tmp_path, spec, [_planned("never", ["glob"])], recall=recall)
     assert calls == []
     (subtask,) = manifest.subtasks
-    assert subtask.instruction.startswith("Run wc -l inventory/bins.txt")
+    # its one step of a question asked as the request (Config.reuse_asks_request), its
+    # tools the step's
+    assert subtask.instruction == QUESTION and subtask.tools == ["shell"]
     assert "episode m7" in manifest.rationale
+    off = Config(reuse_asks_request=False)
+    manifest, _ = _round0(tmp_path, spec, [_planned("never", ["glob"])], recall, off)
+    assert manifest.subtasks[0].instruction.startswith("Run wc -l inventory/bins.txt")
 
 
 def test_a_direct_plan_that_breaks_the_must_not_set_is_left_to_the_model(

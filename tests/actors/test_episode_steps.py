@@ -3,12 +3,13 @@ the exact commands of the calls that produced the answer (secrets redacted)."""
 
 from __future__ import annotations
 
+import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
 from artoo.actors.roles._gradient import command_text, episode_steps
 from artoo.actors.tools import Redactor
-from artoo.schemas import OutcomeSummary, SubTask, ToolCall
+from artoo.schemas import OutcomeSummary, SubTask, SubTaskOutcome, ToolCall
 
 from .ggs_builders import S, env_failure, gradient, outcome, v
 
@@ -63,3 +64,42 @@ def test_a_secret_never_survives_into_a_step(command: str, secret: str) -> None:
 
 def test_command_text_of_a_non_shell_tool_names_its_arguments() -> None:
     assert command_text(ToolCall(tool="glob", args={"pattern": "src/*.py"})) == "glob src/*.py"
+
+
+WORDS = "how many words does notes/todo.txt contain?"
+LINES = ToolCall(
+    tool="shell", args={"command": "wc -l notes/todo.txt"}, stdout="7 notes/todo.txt\n"
+)
+COUNT = ToolCall(
+    tool="shell", args={"command": "wc -w notes/todo.txt"}, stdout="30 notes/todo.txt\n"
+)
+STEP = SubTask(subtask_id="s", instruction=WORDS, tools=["shell"])
+
+
+def _answered(answer: str, calls: list[ToolCall]) -> SubTaskOutcome:
+    return msgspec.structs.replace(outcome("s", calls=calls), output=answer)
+
+
+def test_a_step_records_the_calls_that_back_its_answer_not_one_made_on_the_way() -> None:
+    # the model counted lines first, then words, and answered the words: a reuse that ran
+    # both showed the model 7 first, and it answered 7
+    done = _answered("notes/todo.txt contains 30 words.", [LINES, COUNT])
+    (step,) = episode_steps([STEP], [done], request=WORDS)
+    assert step.commands == ["wc -w notes/todo.txt"]
+    (step,) = episode_steps([STEP], [done])  # Config.record_backing_commands off
+    assert step.commands == ["wc -l notes/todo.txt", "wc -w notes/todo.txt"]
+    # no number stated, or none a call backs: every call that worked, as before
+    for answer in ("It has many words.", "notes/todo.txt contains 31 words."):
+        (step,) = episode_steps([STEP], [_answered(answer, [LINES, COUNT])], request=WORDS)
+        assert step.commands == ["wc -l notes/todo.txt", "wc -w notes/todo.txt"]
+
+
+def test_the_gradient_records_backing_calls_only_under_its_flag() -> None:
+    for backing, expected in ((True, ["wc -w notes/todo.txt"]), (False, None)):
+        g = gradient(request=WORDS, record_backing=backing)
+        g.plan = [STEP]
+        done = _answered("notes/todo.txt contains 30 words.", [LINES, COUNT])
+        summary = OutcomeSummary(outcomes=[done], task_verdicts=[v("t", True)])
+        (megram,) = g.step(summary, elapsed_ms=S, now=100.0).megrams
+        (step,) = megram.steps
+        assert step.commands == (expected or ["wc -l notes/todo.txt", "wc -w notes/todo.txt"])

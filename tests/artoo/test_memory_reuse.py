@@ -20,7 +20,12 @@ import msgspec
 
 import artoo
 from artoo.actors.roles.perceiver import Readings
-from artoo.actors.roles.planner import Calibration, plan_violations, proven_commands
+from artoo.actors.roles.planner import (
+    Calibration,
+    plan_violations,
+    proven_commands,
+    reused_plan,
+)
 from artoo.replay import rerun, verify
 from artoo.schemas import (
     Config,
@@ -30,6 +35,7 @@ from artoo.schemas import (
     LLMCall,
     Megram,
     MegramRecorded,
+    MemoryRecall,
     Reading,
     SubTask,
     TaskSpec,
@@ -238,3 +244,181 @@ def test_verify_names_a_reading_memory_did_not_record(tmp_path: Path) -> None:
     found = [(m.kind, m.field) for m in report.mismatches]
     # the episode run 2 recorded holds the tampered reading too
     assert found == [("MegramRecorded", "reading"), ("TaskSpec", "intent")]
+
+
+MODEL_STEP = "Run the command `wc -l notes/todo.txt` to count the number of lines in the file."
+"""A step a model wrote for the request in a planned round (seen on the real model)."""
+
+
+def _planned_then_reused(tmp: Path, config: Config = CONFIG) -> list[tuple[FinalResult, list[Any]]]:
+    """Run 1 has its plan written by the model (``direct_kinds = []``): one step in the
+    model's words, which ran ``wc -l`` and answered 7 — accepted. Run 2 asks the very same
+    request under ``config``; its model, asked that step's words, describes what the
+    command did (as the real model did), asked the request, answers the number."""
+    workspace = tmp / "workspace"
+    shutil.copytree(DATA / "workspace", workspace)
+    plan = {
+        "subtasks": [{"instruction": MODEL_STEP, "sequence": 1, "tools": ["shell"]}],
+        "rationale": "count with wc",
+    }
+    scripts = [
+        [_entries()[0], {"role": "planner", "times": 0, "content": plan}, *_entries()[1:]],
+        [
+            {
+                "role": "executor",
+                "times": 0,
+                "match": "Subtask: Run the command",
+                "content": "The command `wc -l notes/todo.txt` successfully counted the lines.",
+            },
+            *_entries(),
+        ],
+    ]
+    configs = [config.model_copy(update={"direct_kinds": []}), config]
+    out = []
+    for i, (entries, run_config) in enumerate(zip(scripts, configs, strict=True)):
+        model = write_script(tmp / f"s{i}.toml", entries)
+        with artoo.System.open(
+            tmp / "store", model=model, workspace=workspace, config=run_config
+        ) as system:
+            handle = system.submit(ASK)
+            result = handle.result(30)
+            system.flush(5)
+        out.append((result, task_events(tmp / "store", handle.task_id)))
+    return out
+
+
+def test_a_reused_question_is_asked_as_the_request_not_as_the_step_a_model_wrote(
+    tmp_path: Path,
+) -> None:
+    (first, events1), (second, events2) = _planned_then_reused(tmp_path)
+    assert first.status == "accept" and _episode(events1).steps[0].instruction == MODEL_STEP
+    (manifest,) = [e.body for e in events2 if isinstance(e.body, DispatchManifest)]
+    assert "accepted episode" in manifest.rationale
+    (sub,) = manifest.subtasks
+    # the request itself (code's count hint after it), the step's tools and command kept
+    assert sub.instruction == f"{ASK} A command that prints the count: {WC}"
+    assert (sub.tools, sub.commands) == (["shell"], [WC])
+    assert second.status == "accept" and _calls(events2) == ["executor"]
+    assert verify(tmp_path / "store").ok
+    reran = rerun(tmp_path / "store")
+    assert reran.ok, (reran.unanswered, reran.divergence)
+
+
+def test_a_log_from_before_reuse_asks_request_replays_as_it_ran(tmp_path: Path) -> None:
+    off = CONFIG.model_copy(update={"reuse_asks_request": False})
+    _, (second, events) = _planned_then_reused(tmp_path, off)
+    (manifest,) = [e.body for e in events if isinstance(e.body, DispatchManifest)][:1]
+    assert manifest.subtasks[0].instruction.startswith(MODEL_STEP)
+    assert second.status != "accept" or len(_calls(events)) > 1
+    divergence = replays_as_before(tmp_path / "store", "reuse_asks_request")
+    assert divergence is not None and divergence.kind == "DispatchManifest"
+
+
+def test_a_remembered_plan_of_several_steps_keeps_its_instructions() -> None:
+    steps = [
+        EpisodeStep(instruction="list the files", sequence=1, commands=["ls src"]),
+        EpisodeStep(instruction="count them", sequence=2, commands=["ls src | wc -l"]),
+    ]
+    episode = Megram(
+        id="e1",
+        level="M",
+        created_at=1.0,
+        space="intent:x",
+        entity="env:local",
+        state="accept",
+        request="how many files are in src?",
+        steps=steps,
+    )
+    recall = MemoryRecall(space="intent:x", entity="env:local", episodes=[episode])
+    spec = TaskSpec(text="how many files are in src?", intent="count", slug="x", kind="question")
+    ids = iter(["a", "b", "c", "d"])
+    reused = reused_plan(recall, spec, 0, lambda: next(ids), asks_request=True)
+    assert reused is not None
+    assert [s.instruction for s in reused[1]] == ["list the files", "count them"]
+    one = msgspec.structs.replace(episode, steps=steps[1:])
+    reused = reused_plan(msgspec.structs.replace(recall, episodes=[one]), spec, 0, lambda: "x")
+    assert reused is not None and reused[1][0].instruction == "count them"  # off: recorded
+    reused = reused_plan(
+        msgspec.structs.replace(recall, episodes=[one]), spec, 0, lambda: "x", asks_request=True
+    )
+    assert reused is not None and reused[1][0].instruction == spec.text
+    change = msgspec.structs.replace(spec, kind="change")
+    reused = reused_plan(
+        msgspec.structs.replace(recall, episodes=[one]), change, 0, lambda: "x", asks_request=True
+    )
+    assert reused is not None and reused[1][0].instruction == "count them"  # not a question
+
+
+def test_a_remembered_step_naming_a_path_the_request_does_not_keeps_its_words() -> None:
+    step = EpisodeStep(instruction="Read data/sales.csv and add up the amount column")
+    text = "report the total of this year's sales figures"
+    episode = Megram(
+        id="e1",
+        level="M",
+        created_at=1.0,
+        space="intent:x",
+        entity="env:local",
+        state="success",
+        request=text,
+        steps=[step],
+    )
+    recall = MemoryRecall(space="intent:x", entity="env:local", episodes=[episode])
+    spec = TaskSpec(text=text, intent="total", slug="x", kind="question")
+    reused = reused_plan(recall, spec, 0, lambda: "x", asks_request=True)
+    assert reused is not None and reused[1][0].instruction == step.instruction
+
+
+WORDS_ASK = "how many words does notes/todo.txt contain?"
+
+
+def _words_runs(tmp: Path, config: Config = CONFIG) -> list[tuple[FinalResult, list[Any]]]:
+    """A word count asked twice: run 1's model runs ``wc -l`` and ``wc -w`` and answers
+    the words (30); run 2 reuses the plan, its model answering whatever number it sees
+    first (as the real model did: 7, the lines, once both commands ran again)."""
+    workspace = tmp / "workspace"
+    shutil.copytree(DATA / "workspace", workspace)
+    perceive = {**_entries()[0], "content": {"intent": "count the words", "kind": "question"}}
+    both = [
+        {"name": "shell", "arguments": {"command": "wc -l notes/todo.txt"}},
+        {"name": "shell", "arguments": {"command": "wc -w notes/todo.txt"}},
+    ]
+    scripts = [
+        [
+            perceive,
+            {"role": "executor", "times": 0, "match": "30 notes", "content": "30 words."},
+            {"role": "executor", "times": 0, "tool_calls": both},
+        ],
+        [
+            {"role": "executor", "times": 0, "match": SHOWN, "content": "7 words."},
+            {"role": "executor", "times": 0, "match": "30 notes", "content": "30 words."},
+        ],
+    ]
+    out = []
+    for i, entries in enumerate(scripts):
+        model = write_script(tmp / f"w{i}.toml", entries)
+        with artoo.System.open(
+            tmp / "store", model=model, workspace=workspace, config=config
+        ) as system:
+            handle = system.submit(WORDS_ASK)
+            result = handle.result(30)
+            system.flush(5)
+        out.append((result, task_events(tmp / "store", handle.task_id)))
+    return out
+
+
+def test_a_reuse_runs_only_the_command_that_backed_the_answer(tmp_path: Path) -> None:
+    (first, events1), (second, events2) = _words_runs(tmp_path)
+    assert first.status == "accept"
+    assert _episode(events1).steps[0].commands == ["wc -w notes/todo.txt"]
+    assert _ran(events2) == [("artoo-run-1", "wc -w notes/todo.txt")]
+    assert second.status == "accept" and _calls(events2) == ["executor"]
+    assert verify(tmp_path / "store").ok
+
+
+def test_a_log_from_before_record_backing_commands_replays_as_it_ran(tmp_path: Path) -> None:
+    off = CONFIG.model_copy(update={"record_backing_commands": False})
+    (_, events1), (second, _) = _words_runs(tmp_path, off)
+    assert len(_episode(events1).steps[0].commands) == 2
+    assert second.status != "accept"  # shown 7 first, the model answered 7
+    divergence = replays_as_before(tmp_path / "store", "record_backing_commands")
+    assert divergence is not None and divergence.kind == "MegramRecorded"
