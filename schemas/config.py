@@ -444,8 +444,9 @@ class Config(BaseModel):
         "followed, in the same turn, by a shell command of the Executor's own that makes "
         "only what the request accounts for of it, keeping those lines: a line changed in "
         "place that reads back as the request, new lines of only the request's words "
-        "appended; it goes through Law 1 and the request's consent as any call (a log from "
-        "before this field replays with it off)",
+        "appended; it goes through Law 1 and the request's consent as any call; a change with "
+        "no such part is followed by a read_file of the file when the conversation has not "
+        "read it (a log from before this field replays with it off)",
     )
     rewrite_created_files: bool = Field(
         True,

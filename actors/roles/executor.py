@@ -75,6 +75,8 @@ Constraints:
     changed in place that reads back as it, new lines of only its words) is made by a
     ``shell`` call of the Executor's own (:func:`repairs_of`, ``Config.repair_lost_lines``:
     the model, told so, wrote the same loss again); through every gate as any call. A
+    change with no such part is followed by a ``read_file`` of the file instead, when the
+    conversation has not read it (:func:`followups_of`: the model made its rows up). A
     later lossy change of a file so repaired is refused unasked again.
     After each turn's tool results the model is told to answer if they do
     (``AFTER_RESULT``, a user message: small models otherwise repeat the call until the
@@ -85,8 +87,9 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 import re
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -356,9 +359,12 @@ def first_commands(st: SubTask, *, evaluation: bool = True) -> list[str]:
     return list(dict.fromkeys(c for c in (first, *st.commands) if c))
 
 
-def prescribed_message(call_id: str, args: Mapping[str, Any]) -> dict[str, Any]:
-    """The assistant message of a ``shell`` call the Executor makes itself (pure): in the
-    conversation as the model's own calls are, so the model reads its result as one."""
+def prescribed_message(
+    call_id: str, args: Mapping[str, Any], tool: str = "shell"
+) -> dict[str, Any]:
+    """The assistant message of a call the Executor makes itself (pure; ``shell`` unless
+    said): in the conversation as the model's own calls are, so the model reads its
+    result as one."""
     return {
         "role": "assistant",
         "content": "",
@@ -366,7 +372,7 @@ def prescribed_message(call_id: str, args: Mapping[str, Any]) -> dict[str, Any]:
             {
                 "id": call_id,
                 "type": "function",
-                "function": {"name": "shell", "arguments": json.dumps(dict(args))},
+                "function": {"name": tool, "arguments": json.dumps(dict(args))},
             }
         ],
     }
@@ -424,24 +430,49 @@ def repairs_of(request: str, effects: Sequence[FileEffect]) -> list[tuple[str, s
     return out
 
 
+def followups_of(
+    request: str, effects: Sequence[FileEffect], read: Collection[str] = ()
+) -> list[tuple[str, str, dict[str, Any]]]:
+    """What the Executor does itself right after a change refused for the lines it would
+    lose (pure; ``Config.repair_lost_lines``): ``(path, tool, args)`` for each file of
+    :func:`losses`, in order — the command that makes the request's part of the change
+    (:func:`repairs_of`), else, when the conversation has not read the file (``read``:
+    normalised paths), a ``read_file`` of it: a small model that wrote a file it never
+    read made its rows up, and told so, wrote the same again."""
+    repairs = dict(repairs_of(request, effects))
+    out: list[tuple[str, str, dict[str, Any]]] = []
+    for path in losses(request, effects):
+        if path in repairs:
+            out.append((path, "shell", {"command": repairs[path]}))
+        elif posixpath.normpath(path) not in read:
+            out.append((path, "read_file", {"path": path}))
+    return out
+
+
 def _quoted(line: str) -> str:
     return "'" + line.replace("'", "'\\''") + "'"
 
 
 def lost_lines_refusal(
-    path: str, lost: Sequence[str], new: Sequence[str] = (), *, repaired: bool = False
+    path: str, lost: Sequence[str], new: Sequence[str] = (), *, then: str = ""
 ) -> str:
     """What the model is told of a change refused for the lines it would lose (pure; one
     line): how many, the first of them, and how to keep them — with ``new``, the lines
-    the change would add, the very command that appends them; ``repaired``: that the
-    part of it the request asks for is made next, by a command of code's."""
+    the change would add, the very command that appends them; ``then``, what the
+    Executor does next itself (:func:`followups_of`): ``shell`` — the part of it the
+    request asks for is made by a command of code's; ``read_file`` — the file is shown."""
     many = f"{len(lost)} lines" if len(lost) != 1 else "1 line"
     first = lost[0].strip()[:60]
-    if repaired:
+    head = (
+        f"not run: it would remove {many} of {path} that the request does not ask to "
+        f"change (first: {first!r})"
+    )
+    if then == "shell":
+        return f"{head}; the change the request asks for is made next without losing them: read its result"
+    if then == "read_file":
         return (
-            f"not run: it would remove {many} of {path} that the request does not ask to "
-            f"change (first: {first!r}); the change the request asks for is made next "
-            "without losing them: read its result"
+            f"{head}; {path} as it is now is shown next: write it whole with only your "
+            f"change made, or edit only that line (sed -i on {path})"
         )
     # no placeholder a model could run as it is: a small model appended "the line" itself
     append = (
@@ -452,8 +483,7 @@ def lost_lines_refusal(
         else f"to add lines, append them to {path} with >>"
     )
     return (
-        f"not run: it would remove {many} of {path} that the request does not ask to "
-        f"change (first: {first!r}); keep them: {append}; to change a line, edit only "
+        f"{head}; keep them: {append}; to change a line, edit only "
         f"that line (sed -i on {path}); or write the whole text with those lines in it"
     )
 
@@ -479,10 +509,12 @@ class _Run:
     kept: set[str] = field(default_factory=set)
     """Files a change of which was refused for the lines it would lose (every attempt):
     the next such change of one is the operator's (``Config.refuse_lost_lines``)."""
-    repairs: list[str] = field(default_factory=list)
-    """The commands that make what the request accounts for of a change refused for the
-    lines it would lose (:func:`repairs_of`, ``Config.repair_lost_lines``): run by the
-    Executor right after the model's turn that made it."""
+    repairs: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    """The calls ``(tool, args)`` the Executor makes itself right after the model's turn
+    whose change was refused for the lines it would lose (:func:`followups_of`,
+    ``Config.repair_lost_lines``): the request's part of it, or a read of the file."""
+    read: set[str] = field(default_factory=set)
+    """The files (normalised paths) a ``read_file`` of this conversation read."""
     repaired: set[str] = field(default_factory=set)
     """Files such a repair changed: a later change of one that loses lines is refused
     unasked again, not the operator's (the request's change is made)."""
@@ -582,6 +614,7 @@ class Executor(Role):
             # it, would repeat it (a small model answered the ask with `glob src`)
             run.conversation += 1
             run.made = []  # it has seen no result
+            run.read = set()  # nor read a file
             run.spilled = False  # nor a saved one's name
             run.messages = [
                 {"role": "system", "content": SYSTEM_PROMPT},
@@ -658,7 +691,8 @@ class Executor(Role):
         output, error = "", None
         stop: StopReason = "turn_cap"
         if run.prescribed and not attempt.poll():  # code's commands: run first, in order
-            prescribed, run.prescribed = run.prescribed, []
+            prescribed = [("shell", {"command": c}) for c in run.prescribed]
+            run.prescribed = []
             self._prescribe(
                 run, attempt, runner, calls, seen, prescribed, f"artoo-run-{run.attempt}"
             )
@@ -712,7 +746,7 @@ class Executor(Role):
             if ended:
                 stop, error = "task_ended", "task ended"
                 break
-            if run.repairs and not doom:  # code makes the request's part of a refused change
+            if run.repairs and not doom:  # code follows a change refused for lost lines up
                 repairs, run.repairs = run.repairs, []
                 prefix = f"artoo-repair-{run.attempt}-{len(calls)}"
                 self._prescribe(run, attempt, runner, calls, seen, repairs, prefix, repair=True)
@@ -747,22 +781,21 @@ class Executor(Role):
         runner: ToolRunner,
         calls: list[ToolCall],
         seen: list[tuple[str, str]],
-        commands: Sequence[str],
+        made: Sequence[tuple[str, dict[str, Any]]],
         prefix: str,
         *,
         repair: bool = False,
     ) -> None:
-        """Make ``commands`` as ``shell`` calls of the Executor's own, in order, in the
-        conversation as the model's calls are (:func:`prescribed_message`); with
+        """Make ``made`` — ``(tool, args)`` — as calls of the Executor's own, in order, in
+        the conversation as the model's calls are (:func:`prescribed_message`); with
         ``repair``, the files they changed are noted (``_Run.repaired``)."""
-        for i, command in enumerate(commands):
+        for i, (tool, args) in enumerate(made):
             if i and self._cancelled(run, attempt):  # no tool starts after a cancel
                 break
-            args: dict[str, Any] = {"command": command}
             call_id = prefix + (f".{i + 1}" if i else "")
-            run.messages.append(prescribed_message(call_id, args))
+            run.messages.append(prescribed_message(call_id, args, tool))
             run.called_tools = True
-            key = request_key("shell", args)
+            key = request_key(tool, args)
             seen.append(key)
             call = self._made(run, attempt, runner, calls, key, call_id, args)
             if repair and call.ok:
@@ -860,7 +893,10 @@ class Executor(Role):
             request = st.request or st.instruction
             run.kept.update(losses(request, outcome.call.effects))
             if self.ctx.config.repair_lost_lines:
-                run.repairs.extend(c for _p, c in repairs_of(request, outcome.call.effects))
+                done = followups_of(request, outcome.call.effects, run.read)
+                run.repairs.extend((t, a) for p, t, a in done if p not in run.repaired)
+        if outcome.call.ok and name == "read_file" and isinstance(args.get("path"), str):
+            run.read.add(posixpath.normpath(args["path"]))
         if outcome.call.ok:  # the files this subtask itself created
             run.created.update(e.path for e in outcome.call.effects if e.change == "created")
         if not outcome.call.ok:
@@ -927,12 +963,17 @@ class Executor(Role):
                 lost = {p: v for p, v in lost.items() if p not in run.created}
             first = next((p for p in lost if p not in run.kept or p in run.repaired), None)
             if first is not None:  # ``run.kept`` is updated from the refused call's record
-                repaired = self.ctx.config.repair_lost_lines and any(
-                    p == first for p, _c in repairs_of(request, needed.effects)
+                then = next(
+                    (
+                        tool
+                        for p, tool, _a in followups_of(request, needed.effects, run.read)
+                        if p == first
+                        and p not in run.repaired
+                        and self.ctx.config.repair_lost_lines
+                    ),
+                    "",
                 )
-                raise Unasked(
-                    lost_lines_refusal(first, *lost[first], repaired=repaired), "lost_lines"
-                )
+                raise Unasked(lost_lines_refusal(first, *lost[first], then=then), "lost_lines")
         request_id = self.ctx.new_id()
         self.publish(
             ConfirmationRequest(

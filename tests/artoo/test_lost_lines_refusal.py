@@ -225,9 +225,61 @@ def test_a_lossy_write_of_a_repaired_file_is_refused_unasked_again(tmp_path: Pat
     assert result.status == "accept" and not result.law1_denied  # not the operator's to deny
 
 
-def test_a_change_the_request_does_not_word_is_not_repaired(tmp_path: Path) -> None:
+def test_a_change_the_request_does_not_word_is_not_repaired_the_file_is_shown(
+    tmp_path: Path,
+) -> None:
     result, events = _run(tmp_path, "cheese\n", config=CONFIG)
-    (only,) = _ended(events)
-    assert only.call.refusal == "lost_lines" and "made next" not in only.shown
+    lossy, shown = _ended(events)
+    assert lossy.call.refusal == "lost_lines" and "made next" not in lossy.shown
+    assert "shopping.txt as it is now is shown next" in lossy.shown
+    assert shown.tool_call_id.startswith("artoo-repair-")
+    assert (shown.call.tool, shown.call.args, shown.call.ok) == (
+        "read_file",
+        {"path": "shopping.txt"},
+        True,
+    )
+    assert "milk" in shown.shown
     assert (tmp_path / "workspace" / "shopping.txt").read_text() == BEFORE
     assert result.status != "accept"
+
+
+SALES = "region,amount\nnorth,1200\nwest,800\nsouth,950\n"
+CHANGE = "in sales.csv change the amount of the west region from 800 to 850"
+
+
+def _sales(tmp: Path, *calls: dict[str, Any]) -> tuple[FinalResult, list[Envelope], Path]:
+    entries = change_entries("change west to 850", "sales.csv", calls, "West is now 850.")
+    workspace = tmp / "workspace"
+    shutil.copytree(DATA / "workspace", workspace)
+    (workspace / "sales.csv").write_text(SALES, encoding="utf-8")
+    result, store = run_verified(tmp, entries, CHANGE, CONFIG)
+    reran = rerun(store)
+    assert reran.ok, (reran.unanswered, reran.divergence)
+    return result, all_events(store), workspace / "sales.csv"
+
+
+def _sales_write(content: str) -> dict[str, Any]:
+    return {"name": "write_file", "arguments": {"path": "sales.csv", "content": content}}
+
+
+def test_a_made_up_rewrite_is_followed_by_the_file_and_the_right_write_accepted(
+    tmp_path: Path,
+) -> None:
+    made_up = "region,amount\nwest,800\neast,1000\nwest,850\n"
+    right = SALES.replace("west,800", "west,850")
+    result, events, path = _sales(tmp_path, _sales_write(made_up), _sales_write(right))
+    lossy, shown, written = _ended(events)
+    assert lossy.call.refusal == "lost_lines"
+    assert shown.call.tool == "read_file" and "north,1200" in shown.shown
+    assert written.call.ok and path.read_text() == right
+    assert result.status == "accept" and not result.law1_denied
+
+
+def test_a_file_the_conversation_read_is_not_shown_again(tmp_path: Path) -> None:
+    read = {"name": "read_file", "arguments": {"path": "./sales.csv"}}
+    made_up = "region,amount\nwest,800\neast,1000\nwest,850\n"
+    _, events, path = _sales(tmp_path, read, _sales_write(made_up))
+    first, lossy = _ended(events)
+    assert first.call.tool == "read_file" and lossy.call.refusal == "lost_lines"
+    assert "shown next" not in lossy.shown and "sed -i on sales.csv" in lossy.shown
+    assert path.read_text() == SALES
