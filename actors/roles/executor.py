@@ -74,7 +74,8 @@ Constraints:
     Right after that turn, the part of the refused change the request words (a line
     changed in place that reads back as it, new lines of only its words) is made by a
     ``shell`` call of the Executor's own (:func:`repairs_of`, ``Config.repair_lost_lines``:
-    the model, told so, wrote the same loss again); through every gate as any call. A
+    the model, told so, wrote the same loss again); through every gate as any call; the
+    model's next turn is then offered no tool, so it answers. A
     change with no such part is followed by a ``read_file`` of the file instead, when the
     conversation has not read it (:func:`followups_of`: the model made its rows up). A
     later lossy change of a file so repaired is refused unasked again.
@@ -515,6 +516,10 @@ class _Run:
     ``Config.repair_lost_lines``): the request's part of it, or a read of the file."""
     read: set[str] = field(default_factory=set)
     """The files (normalised paths) a ``read_file`` of this conversation read."""
+    answer_next: bool = False
+    """A repair made the request's change: the next model turn is offered no tool, so it
+    answers (a small model, told the change was made, wrote its lossy change again and
+    then appended the line a second time)."""
     repaired: set[str] = field(default_factory=set)
     """Files such a repair changed: a later change of one that loses lines is refused
     unasked again, not the operator's (the request's change is made)."""
@@ -702,6 +707,8 @@ class Executor(Role):
                 stop, error = "task_ended", "task ended"
                 break
             offered = offered_tools(specs, spilled=run.spilled or not hold)
+            if run.answer_next:  # code made the request's change: the model says what it is
+                offered, run.answer_next = [], False
             request = LLMRequest(
                 role=self.name,
                 tier="tool",
@@ -798,8 +805,9 @@ class Executor(Role):
             key = request_key(tool, args)
             seen.append(key)
             call = self._made(run, attempt, runner, calls, key, call_id, args)
-            if repair and call.ok:
+            if repair and call.ok and call.effects:
                 run.repaired.update(e.path for e in call.effects)
+                run.answer_next = True
 
     def _made(
         self,

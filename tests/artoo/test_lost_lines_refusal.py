@@ -23,6 +23,7 @@ from artoo.schemas import (
     Envelope,
     ExecutionResult,
     FinalResult,
+    LLMCall,
     ToolCallEnded,
 )
 
@@ -184,6 +185,11 @@ def test_an_append_written_alone_is_made_by_code_and_accepted(tmp_path: Path) ->
     decided = [e.body for e in events if isinstance(e.body, ConfirmationDecision)]
     assert [(d.approved, d.by) for d in decided] == [(True, "request")]  # a gate as any call
     assert (result.status, result.established, result.law1_denied) == ("accept", "code", False)
+    # the model's turn after the repair is offered no tool: it answers
+    asked = [
+        e.body.request for e in events if isinstance(e.body, LLMCall) and e.body.role == "executor"
+    ]
+    assert [bool(r.get("tools")) for r in asked] == [True, False]
     reran = rerun(tmp_path / "store")
     assert reran.ok, (reran.unanswered, reran.divergence)
 
