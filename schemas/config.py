@@ -431,6 +431,13 @@ class Config(BaseModel):
         "check gets the count_matches code writes, as one more verifiable criterion, and is "
         "not asked again for it (a log from before this field replays with it off)",
     )
+    unanswered_keeps_reading: bool = Field(
+        True,
+        description="a question the Perceiver asked that no one answered (at its timeout, or "
+        "with no one to ask) leaves the reading as the model first gave it: the question's "
+        "default is the model's guess, never put into the request's reading as the user's "
+        "word (a log from before this field replays with it off: read again with the default)",
+    )
     keep_request_targets: bool = Field(
         True,
         description="a path the request names, when it surely asks for a change or a "

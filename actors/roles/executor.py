@@ -469,7 +469,10 @@ def lost_lines_refusal(
         f"change (first: {first!r})"
     )
     if then == "shell":
-        return f"{head}; the change the request asks for is made next without losing them: read its result"
+        return (
+            f"{head}; the change the request asks for is made next without losing them: "
+            "read its result"
+        )
     if then == "read_file":
         return (
             f"{head}; {path} as it is now is shown next: write it whole with only your "

@@ -435,6 +435,12 @@ class Perceiver(Role):
         if asked is None or body.answer is None:  # not ours; or no answer: the task ends
             return
         request_env, request, first = asked
+        if body.by != "operator" and self.ctx.config.unanswered_keeps_reading:
+            # a default no one chose is the model's own guess, not the user's word: the
+            # reading stands as first given ("what is RETRIES set to?" asked [10/20/30/40],
+            # took 20 with no one to ask, and was read again as a change)
+            self._read(request_env, request, msgspec.structs.replace(first, question=None))
+            return
         question = bounded_question(first.question)
         assert question is not None
         again = msgspec.structs.replace(

@@ -197,9 +197,11 @@ def repair_command(
     repaired: one that also adds a line of other words — a made-up row, a line changed
     not as the request words it — is the model's own rewrite, not the request's change,
     and code picks no part of it (a small model asked to change west's 800 to 850 wrote
-    ``west,800`` and a new ``west,850`` among made-up rows). A line removed is kept. Only appends: ``printf '%s\\n' '…' >> path``; else a ``python3 -c`` that replaces
-    each line at its first occurrence and appends the new lines (a line no longer there
-    fails it, writing nothing). The command still goes through every gate — Law 1, the
+    ``west,800`` and a new ``west,850`` among made-up rows). A line removed is kept.
+
+    Only appends: ``printf '%s\\n' '…' >> path``; else a ``python3 -c`` that replaces each
+    line at its first occurrence and appends the new lines (a line no longer there fails
+    it, writing nothing). The command still goes through every gate — Law 1, the
     request's consent — and its effects are the workspace's record of what was done."""
     places = change_word_places(request)
     words = places.keys()

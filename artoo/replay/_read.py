@@ -106,6 +106,7 @@ BEFORE_FIELDS: dict[str, Any] = {
     "rewrite_created_files": False,
     "repair_lost_lines": False,
     "keep_request_targets": False,
+    "unanswered_keeps_reading": False,
     "offer_load_data_on_spill": False,
     "reuse_commands": False,
     "reuse_reading": False,

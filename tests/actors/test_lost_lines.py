@@ -135,7 +135,10 @@ def test_a_repair_appends_the_line_the_request_states() -> None:
 
 
 def test_a_repair_changes_the_renamed_line_where_it_is() -> None:
-    before = "import os\n\n\ndef shout(text: str) -> str:\n    return text.upper()\n\n\ndef slugify(t):\n    return t\n"
+    before = (
+        "import os\n\n\ndef shout(text: str) -> str:\n    return text.upper()\n"
+        "\n\ndef slugify(t):\n    return t\n"
+    )
     command, after = _repaired(
         before, RENAME, "def yell(text: str) -> str:\n    return text.upper()\n"
     )

@@ -304,3 +304,31 @@ def test_a_question_waiting_when_the_process_stopped_is_asked_again_once_after_r
     assert [(a.answer, a.by) for a in _answered(tmp_path / "store")] == [("b.txt", "operator")]
     assert sum(isinstance(e.body, LLMCall) for e in events) == len(ENTRIES)
     _replays(tmp_path / "store")
+
+
+def test_a_perceiver_question_no_one_answered_keeps_the_first_reading(tmp_path: Path) -> None:
+    """The default no one chose is not put into the reading as the user's word: the
+    Perceiver is not asked again with it (``Config.unanswered_keeps_reading``)."""
+    clock = ManualClock()
+    with _open(tmp_path, clock, inbox=False) as system:
+        result = system.run("write the file", timeout=100)
+    assert result.status == "success"
+    events = all_events(tmp_path / "store")
+    perceived = [
+        e.body for e in events if isinstance(e.body, LLMCall) and e.body.role == "perceiver"
+    ]
+    assert len(perceived) == 1  # the first reading stands: no second call with "a.txt"
+    from artoo.schemas import TaskSpec
+
+    (spec,) = [e.body for e in events if isinstance(e.body, TaskSpec)]
+    assert spec.intent == "write a file"
+    _replays(tmp_path / "store")
+    # off (a log from before the field): read again with the default
+    off = tmp_path / "off"
+    off.mkdir()
+    with _open(
+        off, ManualClock(), inbox=False, config={"unanswered_keeps_reading": False}
+    ) as system:
+        system.run("write the file", timeout=100)
+    (spec,) = [e.body for e in all_events(off / "store") if isinstance(e.body, TaskSpec)]
+    assert spec.intent == "write b.txt"
