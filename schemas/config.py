@@ -520,6 +520,16 @@ class Config(BaseModel):
         "wc -l ...') once had the model describe what the command did instead of answering "
         "(a log from before this field replays with it off)",
     )
+    count_reads_answer: bool = Field(
+        True,
+        description="a count_matches check reads the count an answer states as a person "
+        "would: not a number inside a code span or a quoted command or output, an exit "
+        "code, a command option's (-maxdepth 0, -n 5) or a list marker, and not one the "
+        "request states while others remain; several different numbers left state no "
+        "count and fail the check, as none does (off: the first number standing alone, "
+        "which read 'exit code 0' as a count; a log from before this field replays with it "
+        "off)",
+    )
     task_timeout_s: float = Field(300.0, gt=0, description="deadline of a task")
     role_timeout_s: float = Field(
         120.0, ge=0.1, description="longest one role step may take (at least 0.1 s)"

@@ -541,6 +541,8 @@ class AgentValidator(Role):
         attempt = result.attempt
         by_id: dict[str, Verdict] = {}
         judged: list[Criterion] = []
+        request = self.requests.get(sub.task_id)
+        count_request = (request or "") if self.ctx.config.count_reads_answer else None
         for criterion in criteria:
             if not result.ok:
                 observed: dict[str, Any] = {}
@@ -575,10 +577,10 @@ class AgentValidator(Role):
                     self.ctx.workspace,
                     attempt,
                     recorded=self._recorded(result.subtask_id, criterion.id, attempt),
+                    count_request=count_request,
                 )
             else:
                 judged.append(criterion)
-        request = self.requests.get(sub.task_id)
         weak = (
             ungrounded(
                 result.output,
@@ -587,6 +589,7 @@ class AgentValidator(Role):
                 instruction=sub.subtask.instruction,
                 checked=[(c, by_id[c.id]) for c in criteria if c.id in by_id],
                 kind=self.kinds.get(sub.task_id, ""),
+                count_reading=self.ctx.config.count_reads_answer,
             )
             if result.ok
             else None
