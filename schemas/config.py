@@ -530,6 +530,14 @@ class Config(BaseModel):
         "which read 'exit code 0' as a count; a log from before this field replays with it "
         "off)",
     )
+    unit_count_phrase: bool = Field(
+        True,
+        description="a request that names its unit before 'count' ('what is the line count "
+        "of src/app.py?', 'the word count of README.md') counts that unit, as 'how many "
+        "lines' does: code writes its count check (code_count_check), a plan's wc -l of "
+        "the file serves it, and a count_matches of that unit proves its answer, no second "
+        "derivation asked (a log from before this field replays with it off)",
+    )
     task_timeout_s: float = Field(300.0, gt=0, description="deadline of a task")
     role_timeout_s: float = Field(
         120.0, ge=0.1, description="longest one role step may take (at least 0.1 s)"

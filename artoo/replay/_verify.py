@@ -174,6 +174,7 @@ class _Task:
                 named_read=self.config.read_back_reads_named,
                 keep_targets=self.config.keep_request_targets,
                 backing=self.config.record_backing_commands,
+                unit_count=self.config.unit_count_phrase,
             )
             if isinstance(body, TaskSpec):
                 self.request = body.text
@@ -497,6 +498,7 @@ class _Task:
             in_place=self.config.read_back_in_place,
             evaluation=self.config.proof_by_evaluation,
             named_read=self.config.read_back_reads_named,
+            unit_count=self.config.unit_count_phrase,
         )
         prior = self.asked.get(sub.subtask_id)
         made = (

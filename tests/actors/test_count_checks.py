@@ -20,8 +20,10 @@ from artoo.actors.verification.checks import (
     evaluate,
     guess_problem,
     judge_observed,
+    measures_other,
 )
 from artoo.actors.verification.grounding import stated_count
+from artoo.actors.verification.proof import _counts_asked
 from artoo.schemas import Check, Criterion, SubTask, TaskSpec
 
 DEMO = Path(__file__).resolve().parents[2] / "artoo" / "demo_data" / "workspace"
@@ -390,3 +392,31 @@ def test_several_different_counts_state_none(numbers: list[int]) -> None:
         check, output=text, observed={"counts": numbers, "seen": "x"}, count_request=""
     )
     assert not res.passed
+
+
+@pytest.mark.parametrize(
+    ("ask", "unit"),
+    [
+        ("what is the line count of src/app.py?", "lines"),
+        ("what is the word count of src/util.py?", "words"),
+        ("what is the byte count of data/sales.csv?", "bytes"),
+    ],
+)
+def test_a_unit_named_before_count_is_what_the_request_counts(ask: str, unit: str) -> None:
+    path = ask.rstrip("?").split()[-1]
+    assert code_count_check(ask, "question", "number") is None  # before: no unit read
+    assert code_count_check(ask, "question", "number", unit_first=True) == Check(
+        kind="count_matches", path=path, value=unit
+    )
+    wc = f"wc -{ {'lines': 'l', 'words': 'w', 'bytes': 'c'}[unit] } {path}"
+    assert measures_other(wc, ask, "question", "number") is not None  # rejected before
+    assert measures_other(wc, ask, "question", "number", unit_first=True) is None
+    check = Check(kind="count_matches", path=path, value=unit)
+    assert not _counts_asked(check, ask) and _counts_asked(check, ask, unit_first=True)
+
+
+def test_a_unit_before_count_names_only_itself() -> None:
+    ask = "what is the line count of src/app.py?"
+    words = Check(kind="count_matches", path="src/app.py", value="words")
+    assert not _counts_asked(words, ask, unit_first=True)
+    assert code_count_check("what is the total count of src/app.py?", unit_first=True) is None
