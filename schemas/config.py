@@ -528,6 +528,24 @@ class Config(BaseModel):
         "wc -l ...') once had the model describe what the command did instead of answering "
         "(a log from before this field replays with it off)",
     )
+    count_reads_answer: bool = Field(
+        True,
+        description="a count_matches check reads the count an answer states as a person "
+        "would: not a number inside a code span or a quoted command or output, an exit "
+        "code, a command option's (-maxdepth 0, -n 5) or a list marker, and not one the "
+        "request states while others remain; several different numbers left state no "
+        "count and fail the check, as none does (off: the first number standing alone, "
+        "which read 'exit code 0' as a count; a log from before this field replays with it "
+        "off)",
+    )
+    unit_count_phrase: bool = Field(
+        True,
+        description="a request that names its unit before 'count' ('what is the line count "
+        "of src/app.py?', 'the word count of README.md') counts that unit, as 'how many "
+        "lines' does: code writes its count check (code_count_check), a plan's wc -l of "
+        "the file serves it, and a count_matches of that unit proves its answer, no second "
+        "derivation asked (a log from before this field replays with it off)",
+    )
     task_timeout_s: float = Field(300.0, gt=0, description="deadline of a task")
     role_timeout_s: float = Field(
         120.0, ge=0.1, description="longest one role step may take (at least 0.1 s)"

@@ -411,8 +411,12 @@ class TaskGradient:
         read_back_reads_named: bool = False,
         keep_request_targets: bool = False,
         record_backing: bool = False,
+        unit_count: bool = False,
     ) -> None:
         self.task_id = task_id
+        self.unit_count = unit_count
+        """A request that names its unit before "count" ("the line count of …") counts it
+        (``Config.unit_count_phrase``; off for a log from before it)."""
         self.keep_request_targets = keep_request_targets
         """A path a sure change or creation names is not blocked for a failure no one
         denied (``Config.keep_request_targets``; off for a log from before it)."""
@@ -534,6 +538,7 @@ class TaskGradient:
             earlier=self._calls,
             evaluation=self.proof_by_evaluation,
             named_read=self.read_back_reads_named,
+            unit_count=self.unit_count,
         )
         self._calls += [c for o in message.outcomes for c in o.tool_calls]
         if state == "accept" and proof == "model":  # a model's word is not proof (Law 0)

@@ -192,6 +192,7 @@ def second_derivation_ask(
     in_place: bool = True,
     evaluation: bool = True,
     named_read: bool = False,
+    unit_count: bool = False,
 ) -> Corroboration | None:
     """:func:`~artoo.actors.verification.proof.needs_second_derivation` for an attempt
     judged on the subtask's ``criteria`` (pure): the task's criteria that are not the
@@ -199,7 +200,8 @@ def second_derivation_ask(
     and ``shape`` are the TaskSpec's; ``unbacked``, ``Config.corroborate_unbacked``;
     ``by_effect``, ``Config.read_back_by_effect``; ``in_place``,
     ``Config.read_back_in_place``; ``evaluation``, ``Config.proof_by_evaluation``;
-    ``named_read``, ``Config.read_back_reads_named``."""
+    ``named_read``, ``Config.read_back_reads_named``; ``unit_count``,
+    ``Config.unit_count_phrase``."""
     own = {c.id for c in criteria}
     return needs_second_derivation(
         request=request,
@@ -215,6 +217,7 @@ def second_derivation_ask(
         in_place=in_place,
         evaluation=evaluation,
         named_read=named_read,
+        unit_count=unit_count,
     )
 
 
@@ -521,6 +524,7 @@ class AgentValidator(Role):
             in_place=config.read_back_in_place,
             evaluation=config.proof_by_evaluation,
             named_read=config.read_back_reads_named,
+            unit_count=config.unit_count_phrase,
         )
         if ask is None or not may_ask_again(
             config,
@@ -541,6 +545,8 @@ class AgentValidator(Role):
         attempt = result.attempt
         by_id: dict[str, Verdict] = {}
         judged: list[Criterion] = []
+        request = self.requests.get(sub.task_id)
+        count_request = (request or "") if self.ctx.config.count_reads_answer else None
         for criterion in criteria:
             if not result.ok:
                 observed: dict[str, Any] = {}
@@ -575,10 +581,10 @@ class AgentValidator(Role):
                     self.ctx.workspace,
                     attempt,
                     recorded=self._recorded(result.subtask_id, criterion.id, attempt),
+                    count_request=count_request,
                 )
             else:
                 judged.append(criterion)
-        request = self.requests.get(sub.task_id)
         weak = (
             ungrounded(
                 result.output,
@@ -587,6 +593,7 @@ class AgentValidator(Role):
                 instruction=sub.subtask.instruction,
                 checked=[(c, by_id[c.id]) for c in criteria if c.id in by_id],
                 kind=self.kinds.get(sub.task_id, ""),
+                count_reading=self.ctx.config.count_reads_answer,
             )
             if result.ok
             else None

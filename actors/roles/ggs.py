@@ -216,6 +216,7 @@ class TaskBook:
         named_read: bool = False,
         keep_targets: bool = False,
         backing: bool = False,
+        unit_count: bool = False,
     ) -> None:
         """Take one of the task's messages in (the kinds the GGS keeps books on);
         ``by_effect``: ``Config.read_back_by_effect``, ``in_place``:
@@ -223,7 +224,8 @@ class TaskBook:
         ``reading``: ``Config.reuse_reading`` (an accepted episode records the reading),
         ``named_read``: ``Config.read_back_reads_named``, ``keep_targets``:
         ``Config.keep_request_targets``, ``backing``:
-        ``Config.record_backing_commands``, for the task's gradient."""
+        ``Config.record_backing_commands``, ``unit_count``: ``Config.unit_count_phrase``,
+        for the task's gradient."""
         if isinstance(body, TaskSpec):
             self.gradient = TaskGradient(
                 task_id,
@@ -244,6 +246,7 @@ class TaskBook:
                 read_back_reads_named=named_read,
                 keep_request_targets=keep_targets,
                 record_backing=backing,
+                unit_count=unit_count,
             )
         elif isinstance(body, MemoryRecall):
             if body.round == 0 and self.gradient is not None:
@@ -370,6 +373,7 @@ class GGS(Role):
                 named_read=config.read_back_reads_named,
                 keep_targets=config.keep_request_targets,
                 backing=config.record_backing_commands,
+                unit_count=config.unit_count_phrase,
             )
 
     @handles(LLMCall)

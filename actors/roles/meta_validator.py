@@ -162,6 +162,8 @@ class MetaValidator(Role):
         calls = [c for o in outcomes for c in o.tool_calls]
         by_id: dict[str, Verdict] = {}
         judged: list[Criterion] = []
+        counting = self.ctx.config.count_reads_answer
+        count_request = (self.requests.get(task_id) or "") if counting else None
         for criterion in rnd.criteria:
             if criterion.check is not None:
                 by_id[criterion.id] = rule_verdict(
@@ -170,6 +172,7 @@ class MetaValidator(Role):
                     calls,
                     self.ctx.workspace,
                     recorded=self._recorded(rnd.round, criterion.id),
+                    count_request=count_request,
                 )
             elif all_matched:
                 judged.append(criterion)
@@ -183,6 +186,7 @@ class MetaValidator(Role):
                 request=self.requests.get(task_id),
                 checked=[(c, by_id[c.id]) for c in rnd.criteria if c.id in by_id],
                 kind=spec.kind if spec is not None else "",
+                count_reading=counting,
             )
             if spec is not None:  # the request is the truth: does the answer answer it?
                 answered = request_verdict(spec.text, spec.kind, spec.shape, merged, calls)

@@ -289,7 +289,7 @@ def _with_criterion(spec: TaskSpec, text: str, check: Check) -> TaskSpec:
     return msgspec.structs.replace(spec, criteria=[*spec.criteria, criterion])
 
 
-def with_code_count(spec: TaskSpec, workspace: Path) -> TaskSpec:
+def with_code_count(spec: TaskSpec, workspace: Path, *, unit_first: bool = False) -> TaskSpec:
     """The spec with the count check code writes for a plain count request
     (``checks.code_count_check``: "how many lines are in notes/meeting.txt?" →
     ``count_matches notes/meeting.txt lines``) added as one more verifiable criterion,
@@ -297,13 +297,15 @@ def with_code_count(spec: TaskSpec, workspace: Path) -> TaskSpec:
     model's are judged: :func:`spec_problems`); else the spec as it is. It reads the
     request, not the workspace — a rerun, over a scratch workspace, writes the same
     check. A small model's reading often gave such a question no count check, even
-    asked again, and its answer then rested on the model."""
+    asked again, and its answer then rested on the model. ``unit_first``
+    (``Config.unit_count_phrase``): a unit named before "count" is the unit counted ("what
+    is the line count of src/app.py?")."""
     usable = [
         c.check
         for c in spec.criteria
         if c.check is not None and _unusable(c.check, spec, workspace) is None
     ]
-    check = code_count_check(spec.text, spec.kind, spec.shape)
+    check = code_count_check(spec.text, spec.kind, spec.shape, unit_first=unit_first)
     written = check is not None and bool(check.into)  # a count the request writes to a file
     if count_checked(usable) and not (written and not any(c.into for c in usable)):
         return spec
@@ -469,6 +471,7 @@ class Perceiver(Role):
         """The TaskSpec of a valid reading (its checks asked again once when unusable)."""
         body: TaskRequest = env.body
         coded = self.ctx.config.code_count_check
+        unit_first = self.ctx.config.unit_count_phrase
         tabled = self.ctx.config.code_table_check
         looked = self.ctx.config.code_lookup_check
         spec = build_spec(body.text, value)
@@ -477,7 +480,7 @@ class Perceiver(Role):
         if looked:
             spec = with_code_lookup(spec)
         if coded:
-            spec = with_code_count(spec, self.ctx.workspace)
+            spec = with_code_count(spec, self.ctx.workspace, unit_first=unit_first)
         problems = spec_problems(spec, self.ctx.workspace)
         if problems:  # once more, with the reasons
             said = (
@@ -502,5 +505,5 @@ class Perceiver(Role):
             if looked:
                 spec = with_code_lookup(spec)
             if coded:
-                spec = with_code_count(spec, self.ctx.workspace)
+                spec = with_code_count(spec, self.ctx.workspace, unit_first=unit_first)
         self.reply(env, spec)

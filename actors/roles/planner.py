@@ -373,6 +373,7 @@ def plan_violations(
     kind: str = "",
     shape: str = "",
     task_checks: Sequence[Check] = (),
+    unit_count: bool = False,
 ) -> list[Violation]:
     """Why a plan may not be dispatched; empty when it may.
 
@@ -387,7 +388,8 @@ def plan_violations(
     (``checks.measures_other``: "wc -l FILE" for "what is the highest price in FILE?").
     ``kind`` and ``shape`` are the TaskSpec's reading of the request, so the Planner reads
     it as the Perceiver did; ``task_checks`` are the task criteria's checks (a count check
-    says what the request counts).
+    says what the request counts); ``unit_count`` (``Config.unit_count_phrase``): a unit
+    named before "count" is what the request counts.
     """
     blocked = set(calibration.blocked_tools)
     violations: list[Violation] = []
@@ -404,7 +406,9 @@ def plan_violations(
                 violations.append(Violation(subtask.subtask_id, target=target))
         counts = [*task_checks, *(c.check for c in subtask.criteria if c.check is not None)]
         if request is not None and (
-            other := measures_other(subtask.instruction, request, kind, shape, counts)
+            other := measures_other(
+                subtask.instruction, request, kind, shape, counts, unit_first=unit_count
+            )
         ):
             violations.append(Violation(subtask.subtask_id, problem=other))
         if workspace is not None:
@@ -810,6 +814,7 @@ class Planner(Role):
             kind=plan.spec.kind,
             shape=plan.spec.shape,
             task_checks=[c.check for c in plan.spec.criteria if c.check is not None],
+            unit_count=self.ctx.config.unit_count_phrase,
         )
 
     def _send_plan(

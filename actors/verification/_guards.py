@@ -211,7 +211,13 @@ def _plain_counts(text: str) -> list[tuple[str, str]]:
 
 
 def measures_other(
-    text: str, request: str, kind: str = "", shape: str = "", checks: Sequence[Check] = ()
+    text: str,
+    request: str,
+    kind: str = "",
+    shape: str = "",
+    checks: Sequence[Check] = (),
+    *,
+    unit_first: bool = False,
 ) -> str | None:
     """Why a plan's ``text`` (a subtask's instruction) measures another quantity than the
     one ``request`` asks for, or None (pure): it runs a plain count (``wc -l FILE``: the
@@ -226,7 +232,10 @@ def measures_other(
     counts otherwise ("lines containing tool" of the same file) measures another quantity
     too: the check is the structured reading of what the request counts.
     The class of a small model pasting one counting example onto every question (the plan
-    replaced the request: "run wc -l FILE" for "what is the highest price in FILE?")."""
+    replaced the request: "run wc -l FILE" for "what is the highest price in FILE?").
+    ``unit_first`` (``Config.unit_count_phrase``): a unit named before "count" is the
+    request's ("wc -l src/app.py" serves "what is the line count of src/app.py?"; without,
+    every plan of a real 1.5B model for it was rejected and the task abandoned)."""
     said = duties(request, kind, shape)
     if not said.answers:
         return None
@@ -242,7 +251,9 @@ def measures_other(
                 wanted = "a number that is no count of the file's " + unit
             else:
                 wanted = f"an answer that is no count of the file's {unit}"
-        elif (other := _other_unit(unit, request)) is not None or not _counts_unit(unit, request):
+        elif (other := _other_unit(unit, request)) is not None or not _counts_unit(
+            unit, request, unit_first=unit_first
+        ):
             wanted = f"a count of {other}" if other else "a count of something else"
         elif unit == "lines" and (term := _ignored_term(unit, request)) is not None:
             wanted = f"the lines with {term}"
@@ -274,13 +285,21 @@ def _names_unit(unit: str, request: str) -> bool:
     return any(w.lower() in _SAME_UNIT[unit] for w in re.findall(r"[A-Za-z]+", request))
 
 
-def _counts_unit(unit: str, request: str) -> bool:
+def _counts_unit(unit: str, request: str, *, unit_first: bool = False) -> bool:
     """True when the words after "how many" / "number of" / "count the" name ``unit``
-    (or a synonym of it: rows, entries for lines) (pure)."""
+    (or a synonym of it: rows, entries for lines) (pure). ``unit_first``
+    (``Config.unit_count_phrase``): so does the word before "count" — "what is the line
+    count of src/app.py?" counts lines, "the word count of README.md" words."""
     m = _COUNTED.search(request)
-    if m is None:
-        return False
-    return any(w.lower() in _SAME_UNIT[unit] for w in m.group(1).split())
+    if m is not None and any(w.lower() in _SAME_UNIT[unit] for w in m.group(1).split()):
+        return True
+    return unit_first and any(
+        w.group(1).lower() in _SAME_UNIT[unit] for w in _UNIT_COUNT.finditer(request)
+    )
+
+
+_UNIT_COUNT = re.compile(r"\b([A-Za-z]+)[ \t]+count\b", re.I)
+"""A unit named before "count": "the line count of …", "its word count"."""
 
 
 _QUOTED = re.compile(r"'([^'\n]{1,40})'|\"([^\"\n]{1,40})\"")
@@ -325,7 +344,9 @@ _WRITE_WORDS = frozenset("write save put store record result then alone new file
 plain count ("count the TODO lines in notes/todo.txt and write the count to x.txt")."""
 
 
-def code_count_check(request: str, kind: str = "", shape: str = "") -> Check | None:
+def code_count_check(
+    request: str, kind: str = "", shape: str = "", *, unit_first: bool = False
+) -> Check | None:
     """The ``count_matches`` code writes for a plain count request, or None (pure): a
     request that asks for a count (:func:`asks_count`), names one workspace path, and
     whose words after "how many" / "number of" / "count the" name one plain unit (lines,
@@ -340,7 +361,8 @@ def code_count_check(request: str, kind: str = "", shape: str = "") -> Check | N
     (``_tables.written_to``: "count the TODO lines in notes/todo.txt and write the count
     to todo_count.txt"), gets the count of the other with ``into`` that file — the
     check judges what the file holds — and may also say the words of the write
-    (:data:`_WRITE_WORDS`)."""
+    (:data:`_WRITE_WORDS`). ``unit_first`` (``Config.unit_count_phrase``): the unit may
+    come before "count" instead ("what is the line count of src/app.py?")."""
     if not asks_count(request, kind, shape):
         return None
     paths = request_paths(request)
@@ -349,7 +371,7 @@ def code_count_check(request: str, kind: str = "", shape: str = "") -> Check | N
         paths = [p for p in paths if p != into]
     if len(paths) != 1:
         return None
-    units = [u for u in _SAME_UNIT if _counts_unit(u, request)]
+    units = [u for u in _SAME_UNIT if _counts_unit(u, request, unit_first=unit_first)]
     if len(units) != 1:
         return None
     check = Check(kind="count_matches", path=paths[0], value=units[0], into=into or "")

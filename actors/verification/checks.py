@@ -52,8 +52,13 @@ before any LLM is asked (the verification ladder, docs/design.md A2). The vocabu
     ``words`` (as ``wc -w``), ``bytes``, ``chars``, summed over the files the path names,
     or ``files`` (the regular files a glob matches or a
     directory holds, at any depth; symlinks are neither followed nor counted). Passes when
-    the first number the output states (a whole number standing alone: ``todo.txt`` or
-    ``v2`` are not numbers) equals the measured count.
+    the count the output states equals the measured count: the one value of the numbers
+    it states (:func:`.grounding.stated_count`) that stand alone (``todo.txt`` or ``v2``
+    are not numbers) outside code spans, quoted commands or outputs, exit codes and
+    command options (``-maxdepth 0``), those the request states set aside while others
+    remain; several different values, or none, state no count and fail
+    (``Config.count_reads_answer``; a log from before it took the first number standing
+    alone).
 
 ``table_value``
     Written by code, never by the model (``Config.code_table_check``): ``path`` is the one
@@ -98,6 +103,7 @@ so the caller can fall back to the next rung of the ladder.
 from __future__ import annotations
 
 import csv
+import functools
 import json
 import os
 import posixpath
@@ -130,7 +136,7 @@ from ._guards import (
 )
 from ._lookups import lookup_targets, resolve_lookup
 from ._tables import TABLE_SUFFIXES, Resolved, parse_table, resolve, stated_values
-from .grounding import stated_numbers
+from .grounding import stated_count, stated_numbers
 
 __all__ = [
     "COMPUTED_KINDS",
@@ -193,9 +199,20 @@ class CheckResult(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def evaluate(
-    check: Check, *, output: str, exit_code: int | None, workspace: str | os.PathLike[str]
+    check: Check,
+    *,
+    output: str,
+    exit_code: int | None,
+    workspace: str | os.PathLike[str],
+    count_request: str | None = None,
 ) -> CheckResult:
     """Decide ``check`` against an attempt's output, exit code and workspace.
+
+    ``count_request`` (``Config.count_reads_answer``: the user's request; None, a log from
+    before it): a ``count_matches`` takes the count the output states as
+    :func:`.grounding.stated_count` reads it — no number of a code span, a quoted
+    command, an exit code or an option, none the request states while others remain,
+    and none when several remain — instead of the first number standing alone.
 
     Raises ValueError when the check is malformed (see the module docstring).
     """
@@ -206,7 +223,7 @@ def evaluate(
         observed = observe(check, Path(workspace))
         if check.into:
             observed = {**observed, **_observe_written(check, Path(workspace))}
-        result = _judge(check, output, observed)
+        result = _judge(check, output, observed, count_request)
         return msgspec.structs.replace(result, observed=observed)
     rule = _RULES.get(check.kind)
     if rule is None:
@@ -215,16 +232,18 @@ def evaluate(
     return rule(check, output, exit_code, Path(workspace))
 
 
-def judge_observed(check: Check, *, output: str, observed: dict[str, Any]) -> CheckResult:
+def judge_observed(
+    check: Check, *, output: str, observed: dict[str, Any], count_request: str | None = None
+) -> CheckResult:
     """Decide a workspace-reading ``check`` from what it read (``CheckResult.observed``,
     as logged) and the output: the same decision :func:`evaluate` made, without the
-    workspace (pure).
+    workspace (pure; ``count_request`` as :func:`evaluate`'s).
 
     Raises ValueError when ``check`` does not read the workspace or is malformed.
     """
     if not reads_workspace(check) or check.kind not in _JUDGES:
         raise ValueError(f"a {check.kind} check does not read the workspace")
-    result = _judge(check, output, observed)
+    result = _judge(check, output, observed, count_request)
     return msgspec.structs.replace(result, observed=observed)
 
 
@@ -242,14 +261,19 @@ def _observe_written(check: Check, workspace: Path) -> dict[str, Any]:
     return {"written": text[:_WRITTEN]}
 
 
-def _judge(check: Check, output: str, observed: dict[str, Any]) -> CheckResult:
+def _judge(
+    check: Check, output: str, observed: dict[str, Any], count_request: str | None = None
+) -> CheckResult:
     """The judge of ``check``'s kind, on the output — or, for a value written to a file
     (``into``), on that file's content: a file not written fails as logical."""
+    judge = _JUDGES[check.kind]
+    if check.kind == "count_matches" and count_request is not None:
+        judge = functools.partial(_judge_count, request=count_request)
     if not check.into:
-        return _JUDGES[check.kind](check, output, observed)
+        return judge(check, output, observed)
     if "unwritten" in observed:
         return _fail(f"the value is to be written to {observed['unwritten']}", "logical")
-    result = _JUDGES[check.kind](check, str(observed.get("written", "")), observed)
+    result = judge(check, str(observed.get("written", "")), observed)
     evidence = result.evidence.replace("the output", f"'{check.into}'")
     return msgspec.structs.replace(result, evidence=evidence)
 
@@ -560,13 +584,20 @@ def _observe_count(check: Check, workspace: Path) -> dict[str, Any]:
     return observed
 
 
-def _judge_count(check: Check, output: str, observed: dict[str, Any]) -> CheckResult:
+def _judge_count(
+    check: Check, output: str, observed: dict[str, Any], request: str | None = None
+) -> CheckResult:
     _count_unit(check)
     if "missing" in observed:
         return _fail(str(observed["missing"]), "environmental")
     counts = {int(c) for c in observed.get("counts", [])}
     seen = str(observed.get("seen", ""))
-    stated = stated_number(output)
+    stated = stated_number(output) if request is None else stated_count(output, request)
+    if stated is None and request is not None and stated_numbers(output, request, quoted=True):
+        shown = ", ".join(dict.fromkeys(stated_numbers(output, request, quoted=True)))
+        return _fail(
+            f"{seen}; the output states no one count ({shown}: {_describe(output)})", "logical"
+        )
     if stated is None:
         return _fail(f"{seen}; the output states no number ({_describe(output)})", "logical")
     if stated in counts:

@@ -55,6 +55,7 @@ __all__ = [
     "grounding",
     "read_sources",
     "singular",
+    "stated_count",
     "stated_numbers",
     "tool_outputs",
 ]
@@ -71,6 +72,10 @@ _PROCESS_NUMBER = re.compile(
 )
 """How a command ran, not what it found: "exit code 0", "exited with status 1", "return
 code 2" — masked unless the request itself asks about an exit or return code."""
+_DOUBLE_QUOTED = re.compile(r'["\u201c]([^"\u201c\u201d\n]*)["\u201d]')
+_OPTION_NUMBER = re.compile(r"(?<!\S)--?[A-Za-z][\w-]*(?:=|\s+)\d+")
+"""A command option's number: ``-maxdepth 0``, ``-n 5``, ``--lines=5`` (a count's
+reading: an answer that quotes its command unquoted)."""
 _ASKS_PROCESS = re.compile(r"\b(?:exit|return\s+(?:code|status))", re.IGNORECASE)
 _DIGITS = re.compile(r"\d+(?:\.\d+)?")
 _GROUPED = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
@@ -110,18 +115,57 @@ def _value(token: str) -> Decimal | None:
         return None
 
 
-def stated_numbers(answer: str, request: str = "") -> list[str]:
+def _blank(m: re.Match[str]) -> str:
+    return " " * len(m.group())
+
+
+def _blank_quoted(m: re.Match[str]) -> str:
+    """A code span or quoted text blanked, unless it holds the number alone."""
+    return m.group() if _STATED.fullmatch(m.group(1).strip()) else _blank(m)
+
+
+def stated_numbers(answer: str, request: str = "", *, quoted: bool = False) -> list[str]:
     """The numbers ``answer`` states, as written, in order (pure): standing alone, not a
     list marker, not inside a code span that holds more than the number, not a command's
-    exit or return code (unless ``request`` asks about one)."""
-    masked = _LIST_MARKER.sub(lambda m: " " * len(m.group()), answer)
+    exit or return code (unless ``request`` asks about one).
+
+    ``quoted`` (a count's reading, :func:`stated_count`): nor inside a double-quoted text
+    that holds more than the number (a command or an output the answer quotes: "find
+    src -maxdepth 0 | wc -l"), nor the number of a command option (``-maxdepth 0``,
+    ``-n 5``, ``--lines=5``)."""
+    masked = _LIST_MARKER.sub(_blank, answer)
     if not _ASKS_PROCESS.search(request):
-        masked = _PROCESS_NUMBER.sub(lambda m: " " * len(m.group()), masked)
-    masked = _CODE_SPAN.sub(
-        lambda m: m.group() if _STATED.fullmatch(m.group(1).strip()) else " " * len(m.group()),
-        masked,
-    )
+        masked = _PROCESS_NUMBER.sub(_blank, masked)
+    masked = _CODE_SPAN.sub(_blank_quoted, masked)
+    if quoted:
+        masked = _DOUBLE_QUOTED.sub(_blank_quoted, masked)
+        masked = _OPTION_NUMBER.sub(_blank, masked)
     return [m.group() for m in _STATED.finditer(masked)]
+
+
+def stated_count(answer: str, request: str = "") -> int | None:
+    """The count ``answer`` states, read as a person would, or None when it states none
+    or it is ambiguous (pure): of the numbers :func:`stated_numbers` reads with
+    ``quoted`` (no code span, quoted command or output, exit code, option or list
+    marker), those the request itself states are set aside while others remain ("the 5
+    files hold 3 python files" for "how many of the 5 files …"); the count is the one
+    value the rest hold, whole — several different values ("was 0 … you should get 3"),
+    or a fraction, state none. A count check reads this: no guess passes it."""
+    tokens = stated_numbers(answer, request, quoted=True)
+    values = [v for t in tokens if (v := _value(t)) is not None]
+    given = _given(request)
+    own = [v for v in values if v not in given]
+    distinct = set(own or values)
+    if len(distinct) != 1:
+        return None
+    (value,) = distinct
+    return int(value) if value == value.to_integral_value() else None
+
+
+def _given(request: str) -> set[Decimal]:
+    """The values the request states (any digit run, decimal or ``1,234`` group)."""
+    given = {v for t in _DIGITS.findall(request) if (v := _value(t)) is not None}
+    return given | {v for t in _GROUPED.findall(request) if (v := _value(t)) is not None}
 
 
 def _legacy_sections(text: str) -> list[str]:
@@ -217,9 +261,7 @@ def grounding(
     stated = stated_numbers(answer, request)
     if not stated:
         return Grounding()
-    given = {v for t in _DIGITS.findall(request) if (v := _value(t)) is not None}
-    given |= {v for t in _GROUPED.findall(request) if (v := _value(t)) is not None}
-    given |= {Decimal(n) for n in measured}
+    given = _given(request) | {Decimal(n) for n in measured}
     terms = list(dict.fromkeys(_TERM.findall(f"{request}\n{context}")))[:_MAX_TERMS]
     exact, means = derivable(outputs, terms)
     ungrounded: list[str] = []

@@ -18,7 +18,14 @@ from artoo.schemas.messages import FailureClass
 from ._counting import stated_number
 from .answers import CriterionVerdictAnswer, VerdictAnswer, VerdictsAnswer
 from .checks import COMPUTED_KINDS, computed, evaluate, judge_observed, reads_workspace
-from .grounding import Grounding, asks_question, grounding, read_sources, tool_outputs
+from .grounding import (
+    Grounding,
+    asks_question,
+    grounding,
+    read_sources,
+    stated_count,
+    tool_outputs,
+)
 from .request import answer_problem, code_values, duties, traced
 
 __all__ = [
@@ -96,13 +103,16 @@ def ungrounded(
     instruction: str = "",
     checked: Sequence[tuple[Criterion, Verdict]] = (),
     kind: str = "",
+    count_reading: bool = False,
 ) -> Grounding | None:
     """The failed :func:`grounding` of an answer to a question, or None (it is grounded,
     or answers no question). ``request`` is the user's (None when unknown: the
     ``instruction`` stands for it); ``kind`` the Perceiver's reading of it (``TaskSpec.kind``:
     with it, :func:`.request.duties` says whether the answer must answer — when unsure, it
     must; without it, a log from before the field, the old keyword reading); a passed
-    ``count_matches`` check makes the number it measured given (pure)."""
+    ``count_matches`` check makes the number it measured given — the count the answer
+    states as the check read it (``count_reading``, ``Config.count_reads_answer``:
+    :func:`.grounding.stated_count`; off, the first number standing alone) (pure)."""
     question = request if request is not None else instruction
     if not (duties(question, kind).answers if kind else asks_question(question)):
         return None
@@ -110,7 +120,8 @@ def ungrounded(
         n
         for c, v in checked
         if v.passed and c.check is not None and c.check.kind == "count_matches"
-        if (n := stated_number(output)) is not None
+        if (n := stated_count(output, question) if count_reading else stated_number(output))
+        is not None
     ]
     tabled = computed_values(checked)
     measured += [v for v in tabled if _DECIMAL.fullmatch(v)]
@@ -254,12 +265,15 @@ def rule_verdict(
     *,
     recorded: Callable[[], Verdict | None] | None = None,
     observed: dict[str, Any] | None = None,
+    count_request: str | None = None,
 ) -> Verdict:
     """Decide a criterion that has a check, by code (reads files, nothing else).
     ``recorded`` (a rerun's) gives the logged verdict of a check that reads the workspace,
     which a rerun does not have; without one logged, the check runs. ``observed`` (a
     verify's: a logged ``Verdict.observed``) decides such a check from what it read then,
-    without reading the workspace. The verdict carries what the check read
+    without reading the workspace. ``count_request``: the request a ``count_matches``
+    reads the stated count against (``Config.count_reads_answer``; None, off:
+    ``checks.evaluate``). The verdict carries what the check read
     (``Verdict.observed``)."""
     if criterion.check is None:
         raise ValueError(f"criterion {criterion.id} has no check")
@@ -269,13 +283,16 @@ def rule_verdict(
             return logged
     try:
         if observed is not None:
-            res = judge_observed(criterion.check, output=output, observed=observed)
+            res = judge_observed(
+                criterion.check, output=output, observed=observed, count_request=count_request
+            )
         else:
             res = evaluate(
                 criterion.check,
                 output=output,
                 exit_code=last_exit_code(calls),
                 workspace=workspace,
+                count_request=count_request,
             )
     except ValueError as exc:
         return Verdict(

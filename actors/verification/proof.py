@@ -553,6 +553,7 @@ def established(
     earlier: Sequence[ToolCall] = (),
     evaluation: bool = True,
     named_read: bool = False,
+    unit_count: bool = False,
 ) -> Established | None:
     """How a round's answer was established (pure; the rule is the module's): ``none``
     when some verdict failed or none passed, ``model`` when some of it rests on a model,
@@ -568,7 +569,9 @@ def established(
     place is read back by the words that changed; ``evaluation``
     (``Config.proof_by_evaluation``; off for a log from before it): a question's answer
     stating what a call that ran the request's own code printed is proven by it
-    (:func:`._evaluation.evaluated`)."""
+    (:func:`._evaluation.evaluated`); ``unit_count`` (``Config.unit_count_phrase``; off
+    for a log from before it): a request that names its unit before "count" ("the line
+    count of src/app.py") counts it, and a ``count_matches`` of that unit ties to it."""
     if not kind:
         return None
     outcomes = list(outcomes)
@@ -593,6 +596,7 @@ def established(
         evaluation=evaluation,
         uncomputed=_uncomputed(criteria, verdicts),
         named_read=named_read,
+        unit_count=unit_count,
     )
     asked = [o.asked for o in outcomes if o.asked]
     # a fresh conversation's reading agrees only when it stated the value again
@@ -690,6 +694,7 @@ def _demand(
     evaluation: bool = False,
     uncomputed: Sequence[Check] = (),
     named_read: bool = False,
+    unit_count: bool = False,
 ) -> bool | None:
     """What the request's duties demand of the proof of an answer whose ``checks`` passed,
     its verdicts' signals aside (pure): None when nothing proves it (only a model's
@@ -706,7 +711,8 @@ def _demand(
     by effect is so only when every path the request names was read, listed or written by
     a call that worked — "make a copy of README.md named README.bak" once ended
     ``accept`` on a README.bak holding "Copy of README.md", every word the request's,
-    README.md never read."""
+    README.md never read. ``unit_count`` (``Config.unit_count_phrase``): a unit named
+    before "count" is what the request counts (:func:`_counts_asked`)."""
     checks = [c for c in checks if c not in uncomputed]
     measured = any(reads_workspace(c) for c in checks)
     if any(copied_from_request(c, request) for c in checks) and not measured:
@@ -735,13 +741,19 @@ def _demand(
             return not tabled  # a value code computed is the question's, whatever its shape
     if duty.answers and not (duty.unsure and read_back):  # a question (a change read back is not)
         tied = bool(_HOW_MANY.search(request)) and any(
-            _counts_asked(c, request, counted or {}) for c in checks
+            _counts_asked(c, request, counted or {}, unit_first=unit_count) for c in checks
         )
         return not (tied or tabled)
     return False
 
 
-def _counts_asked(check: Check, request: str, counted: Mapping[str, str] | None = None) -> bool:
+def _counts_asked(
+    check: Check,
+    request: str,
+    counted: Mapping[str, str] | None = None,
+    *,
+    unit_first: bool = False,
+) -> bool:
     """Whether ``check`` is a ``count_matches`` of what the request counts (pure): the
     lines holding a text the check names, or a plain unit (lines, words, files …) the
     words after "how many" name — "how many people in data/scores.csv scored above 80?"
@@ -753,7 +765,10 @@ def _counts_asked(check: Check, request: str, counted: Mapping[str, str] | None 
     one of them is not what it measured ("find the file under src that defines the class
     Circle and tell me how many lines it has" once ended ``accept`` on 49, the lines of
     the six files under src; the file has 22). A count of the files themselves still
-    ties."""
+    ties. ``unit_first`` (``Config.unit_count_phrase``): a unit named before "count"
+    counts too — "what is the line count of src/app.py?" is tied by a ``lines`` count of
+    it; without, a real 1.5B model's right 3, proven by the check, was asked to be derived
+    again, and the second conversation looped on ``read_file``."""
     if check.kind != "count_matches":
         return False
     parsed = parse_unit(check.value)
@@ -763,7 +778,7 @@ def _counts_asked(check: Check, request: str, counted: Mapping[str, str] | None 
     seen = (counted or {}).get(_norm(check.path), "")
     if text is None and unit != "files" and spans_files(check.path, seen):
         return False
-    return text is not None or _counts_unit(unit, request)
+    return text is not None or _counts_unit(unit, request, unit_first=unit_first)
 
 
 def _without_content(call: ToolCall) -> ToolCall:
@@ -889,6 +904,7 @@ def needs_second_derivation(
     in_place: bool = True,
     evaluation: bool = True,
     named_read: bool = False,
+    unit_count: bool = False,
 ) -> Corroboration | None:
     """The value a tool call should derive before an attempt's answer is given on — a
     second, different call, or (no ``call``) a first one that shows it — or None (pure;
@@ -899,8 +915,8 @@ def needs_second_derivation(
     derivation would make the task accepted — and one with no check (a model will judge
     it) asks nothing; ``unbacked`` off (``Config.corroborate_unbacked``, a log from
     before it) asks nothing about a value no call backs, as before; ``by_effect``
-    (``Config.read_back_by_effect``) and ``in_place`` (``Config.read_back_in_place``) as
-    :func:`established`'s.
+    (``Config.read_back_by_effect``), ``in_place`` (``Config.read_back_in_place``) and
+    ``unit_count`` (``Config.unit_count_phrase``) as :func:`established`'s.
 
     It asks only where :func:`established` would end ``model`` for want of a derivation
     alone: every verdict passed and none is a model's; no check is copied from the
@@ -938,6 +954,7 @@ def needs_second_derivation(
         evaluation=evaluation,
         uncomputed=_uncomputed(criteria, verdicts),  # a pending one is the same check
         named_read=named_read,
+        unit_count=unit_count,
     )
     if demand is not True:
         return None
@@ -1163,6 +1180,7 @@ def established_and_note(
     earlier: Sequence[ToolCall] = (),
     evaluation: bool = True,
     named_read: bool = False,
+    unit_count: bool = False,
 ) -> tuple[Established | None, str]:
     """:func:`established` and, when ``by_effect`` made it ``code`` or ``human``, its
     :func:`read_back_note` (else ""), or when ``evaluation`` did, which call evaluated
@@ -1185,6 +1203,7 @@ def established_and_note(
             earlier=earlier,
             evaluation=evaluate,
             named_read=named_read,
+            unit_count=unit_count,
         )
 
     found = proof(by_effect)

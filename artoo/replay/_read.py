@@ -112,6 +112,8 @@ BEFORE_FIELDS: dict[str, Any] = {
     "reuse_reading": False,
     "reuse_asks_request": False,
     "record_backing_commands": False,
+    "count_reads_answer": False,
+    "unit_count_phrase": False,
 }
 """Each Config field a log from before it ran without, and the value it ran under then
 (:func:`task_config`): the one list a new such field is added to."""
@@ -152,7 +154,10 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
     request read by the model and recorded no reading in its episodes (off); one from
     before ``Config.reuse_asks_request`` reused a question's remembered step with the
     instruction it recorded (off); one from before ``Config.record_backing_commands``
-    recorded every call of a step that worked (off). The one
+    recorded every call of a step that worked (off); one from before
+    ``Config.count_reads_answer`` took the first number an answer states standing alone
+    as its count (off); one from before ``Config.unit_count_phrase`` read no unit named
+    before "count" ("the line count of …") as what a request counts (off). The one
     place every replay reader takes a task's Config from."""
     request = next((e.body for e in task.envelopes if isinstance(e.body, TaskRequest)), None)
     if request is None or not request.config:

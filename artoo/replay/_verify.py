@@ -174,6 +174,7 @@ class _Task:
                 named_read=self.config.read_back_reads_named,
                 keep_targets=self.config.keep_request_targets,
                 backing=self.config.record_backing_commands,
+                unit_count=self.config.unit_count_phrase,
             )
             if isinstance(body, TaskSpec):
                 self.request = body.text
@@ -335,6 +336,11 @@ class _Task:
             and any(v.attempt != result.attempt for v in body.verdicts)
         )
 
+    def _count_request(self) -> str | None:
+        """What a count check reads the stated count against (``Config.count_reads_answer``:
+        the request; None, off — a log from before it took the first number)."""
+        return (self.request or "") if self.config.count_reads_answer else None
+
     def _attempt_verdicts(self, body: Any, result: ExecutionResult) -> list[Verdict]:
         """The verdicts the answer ``body`` logged for ``result``'s attempt: its own, but a
         fallback's are the earlier attempt's and this attempt's are in its history."""
@@ -365,6 +371,7 @@ class _Task:
                 instruction=sub.instruction,
                 checked=[(c, logged[c.id]) for c in criteria if c.id in logged],
                 kind=self.spec.kind if self.spec is not None else "",
+                count_reading=self.config.count_reads_answer,
             )
         for criterion in criteria:
             verdict = logged.get(criterion.id)
@@ -405,6 +412,7 @@ class _Task:
                     Path("."),
                     result.attempt,
                     observed=verdict.observed if _reads_files(criterion) else None,
+                    count_request=self._count_request(),
                 )
             if weak is not None:  # grounding decides what the rules or a model would have
                 base = verdict if expected is None else expected
@@ -490,6 +498,7 @@ class _Task:
             in_place=self.config.read_back_in_place,
             evaluation=self.config.proof_by_evaluation,
             named_read=self.config.read_back_reads_named,
+            unit_count=self.config.unit_count_phrase,
         )
         prior = self.asked.get(sub.subtask_id)
         made = (
@@ -599,6 +608,7 @@ class _Task:
                 request=self.request,
                 checked=[(c, logged[c.id]) for c in manifest.task_criteria if c.id in logged],
                 kind=spec.kind if spec is not None else "",
+                count_reading=self.config.count_reads_answer,
             )
             answered = (
                 request_verdict(spec.text, spec.kind, spec.shape, body.merged_output, calls)
@@ -627,6 +637,7 @@ class _Task:
                     calls,
                     Path("."),
                     observed=verdict.observed if _reads_files(criterion) else None,
+                    count_request=self._count_request(),
                 )
             if weak is not None:
                 (expected,) = grounding_verdicts([criterion], [expected or verdict], weak)

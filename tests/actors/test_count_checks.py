@@ -19,7 +19,11 @@ from artoo.actors.verification.checks import (
     code_count_check,
     evaluate,
     guess_problem,
+    judge_observed,
+    measures_other,
 )
+from artoo.actors.verification.grounding import stated_count
+from artoo.actors.verification.proof import _counts_asked
 from artoo.schemas import Check, Criterion, SubTask, TaskSpec
 
 DEMO = Path(__file__).resolve().parents[2] / "artoo" / "demo_data" / "workspace"
@@ -275,3 +279,144 @@ def test_code_writes_the_count_check_of_a_plain_count_request_only() -> None:
 def test_any_other_word_stops_code_writing_a_count(word: str) -> None:
     assert code_count_check("how many lines are in logs/build.log?", "question") is not None
     assert code_count_check(f"how many {word} lines are in logs/build.log?", "question") is None
+
+
+# ------------------------------------------------------------------ the stated count
+# A real 1.5B model's answers (kept store keepm13c): the first number standing alone was
+# an exit code, or an option of a command the answer quoted, and three right counts failed.
+EXIT = (
+    "The command `wc -l notes/todo.txt` successfully counted the number of lines in the "
+    "file `notes/todo.txt`, with an exit code of 0; it has 7 lines."
+)
+OPTION = (
+    'The command "find src/**/*.py -maxdepth 0 -type f | wc -l" returned 3, which is the '
+    "number of .py files in the src directory."
+)
+TWO = (
+    'The output from the command "find src/**/*.py -maxdepth 0 -type f | wc -l" was 0, '
+    "which is the correct result. If you run it, you should get the correct output of 3."
+)
+
+
+def reads(path: str, value: str, output: str, request: str) -> tuple[bool, str]:
+    res = evaluate(
+        Check(kind="count_matches", path=path, value=value),
+        output=output,
+        exit_code=None,
+        workspace=DEMO,
+        count_request=request,
+    )
+    return res.passed, res.evidence
+
+
+@pytest.mark.parametrize(
+    ("output", "ask", "stated"),
+    [
+        (EXIT, "count the lines of notes/todo.txt", 7),
+        (OPTION, "how many .py files are in src?", 3),
+        (TWO, "how many .py files are in src?", None),  # two values: no one count
+        ("I ran find src -maxdepth 0 and head -n 5 src/a.py: 3 files", "", 3),
+        ("`7 notes/todo.txt`", "", None),  # the command's output quoted, not stated
+        ('it printed "7 notes/todo.txt" with exit code 0', "", None),
+        ("`7`", "", 7),  # a code span of the number alone states it
+        ('"7"', "", 7),
+        ("7 notes/todo.txt", "", 7),
+        ("1. Ran wc.\n2. The file has 7 lines.", "", 7),
+        ("of the 5 files in src, 3 are python", "how many of the 5 files in src are python?", 3),
+        ("3 lines contain 3", "how many lines contain 3?", 3),  # only the echo: it stands
+        ("the file has 7 lines and 30 words", "", None),
+        ("7 lines (wc -l says 7)", "", 7),
+        ("it has 12.5 lines", "", None),
+        ("1,234 words", "", 1234),
+        ("It exited with status 1.", "", None),
+        ("The exit code is 3.", "what exit code does run.sh give?", 3),
+        ("none at all", "", None),
+    ],
+)
+def test_a_count_is_read_as_a_person_reads_it(output: str, ask: str, stated: int | None) -> None:
+    assert stated_count(output, ask) == stated
+
+
+def test_the_count_check_reads_the_stated_count_and_fails_closed() -> None:
+    assert not count("notes/todo.txt", "lines", EXIT)[0]  # before: the exit code's 0
+    assert reads("notes/todo.txt", "lines", EXIT, "count the lines of notes/todo.txt")[0]
+    assert not count("src/**/*.py", "files", OPTION)[0]  # before: -maxdepth's 0
+    assert reads("src/**/*.py", "files", OPTION, "how many .py files are in src?")[0]
+    passed, evidence = reads("src/**/*.py", "files", TWO, "how many .py files are in src?")
+    assert not passed and "no one count (0, 3" in evidence
+    # a wrong count the first number hid: before, the exit code's 7 passed it
+    wrong = "wc -l ran with exit code 7; notes/todo.txt has 6 lines"
+    assert count("notes/todo.txt", "lines", wrong)[0]
+    assert not reads("notes/todo.txt", "lines", wrong, "how many lines are in notes/todo.txt?")[0]
+    passed, evidence = reads("notes/todo.txt", "lines", "no idea", "")
+    assert not passed and "states no number" in evidence
+
+
+_FILLER = st.text(alphabet="abc xyz.,;:!?\n", max_size=30)
+
+
+@given(
+    before=_FILLER,
+    after=_FILLER,
+    hidden=st.integers(min_value=0, max_value=10_000),
+    shown=st.integers(min_value=0, max_value=10_000),
+    how=st.sampled_from(
+        [
+            "`wc -l x {n}`",
+            "`head -n {n} x`",
+            '"find src -maxdepth {n} -type f"',
+            "with exit code {n}",
+            "exited with status {n}",
+            "the return code was {n}",
+            "ran head -n {n} x",
+            "ran find . -maxdepth {n}",
+        ]
+    ),
+)
+def test_a_number_in_code_an_exit_code_or_an_option_is_never_the_count(
+    before: str, after: str, hidden: int, shown: int, how: str
+) -> None:
+    text = f"{before} {how.format(n=hidden)} {after} it has {shown} lines."
+    assert stated_count(text) == shown
+    assert stated_count(f"{before} {how.format(n=hidden)} {after}") is None
+
+
+@given(
+    numbers=st.lists(st.integers(min_value=0, max_value=999), min_size=2, max_size=4, unique=True)
+)
+def test_several_different_counts_state_none(numbers: list[int]) -> None:
+    text = " and then ".join(f"it has {n} lines" for n in numbers)
+    assert stated_count(text) is None
+    check = Check(kind="count_matches", path="notes/todo.txt", value="lines")
+    res = judge_observed(
+        check, output=text, observed={"counts": numbers, "seen": "x"}, count_request=""
+    )
+    assert not res.passed
+
+
+@pytest.mark.parametrize(
+    ("ask", "unit"),
+    [
+        ("what is the line count of src/app.py?", "lines"),
+        ("what is the word count of src/util.py?", "words"),
+        ("what is the byte count of data/sales.csv?", "bytes"),
+    ],
+)
+def test_a_unit_named_before_count_is_what_the_request_counts(ask: str, unit: str) -> None:
+    path = ask.rstrip("?").split()[-1]
+    assert code_count_check(ask, "question", "number") is None  # before: no unit read
+    assert code_count_check(ask, "question", "number", unit_first=True) == Check(
+        kind="count_matches", path=path, value=unit
+    )
+    wc = f"wc -{ {'lines': 'l', 'words': 'w', 'bytes': 'c'}[unit] } {path}"
+    assert measures_other(wc, ask, "question", "number") is not None  # rejected before
+    assert measures_other(wc, ask, "question", "number", unit_first=True) is None
+    check = Check(kind="count_matches", path=path, value=unit)
+    assert not _counts_asked(check, ask) and _counts_asked(check, ask, unit_first=True)
+
+
+def test_a_unit_before_count_names_only_itself() -> None:
+    ask = "what is the line count of src/app.py?"
+    words = Check(kind="count_matches", path="src/app.py", value="words")
+    assert not _counts_asked(words, ask, unit_first=True)
+    assert code_count_check("what is the total count of src/app.py?", unit_first=True) is None
