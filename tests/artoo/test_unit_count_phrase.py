@@ -45,6 +45,6 @@ def test_a_line_count_is_proven_by_the_count_code_writes(tmp_path: Path) -> None
 
 def test_a_log_from_before_the_field_replays_as_it_ran(tmp_path: Path) -> None:
     off = CONFIG.model_copy(update={"unit_count_phrase": False})
-    result, store = run_verified(tmp_path, _entries(), ASK, off)
+    _result, store = run_verified(tmp_path, _entries(), ASK, off)
     assert _asks(store) == ["7"]  # the old reading: no check tied, a derivation asked
     assert replays_as_before(store, "unit_count_phrase") is not None
