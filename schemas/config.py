@@ -431,6 +431,13 @@ class Config(BaseModel):
         "check gets the count_matches code writes, as one more verifiable criterion, and is "
         "not asked again for it (a log from before this field replays with it off)",
     )
+    consent_reads_back: bool = Field(
+        True,
+        description="the request consents to a modified file only when the change reads back "
+        "as the request word by word (every line it adds or changes holds only the request's "
+        "words; a line changed in place by the words that changed), not to any change that "
+        "loses no line (a log from before this field replays with it off)",
+    )
     unanswered_keeps_reading: bool = Field(
         True,
         description="a question the Perceiver asked that no one answered (at its timeout, or "

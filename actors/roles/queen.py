@@ -314,6 +314,7 @@ class Queen(Role):
             body.effects,
             keep_lines=self.ctx.config.refuse_lost_lines,
             created=body.created,
+            read_back=self.ctx.config.consent_reads_back,
         )
 
     def on_tick(self, now: float) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from artoo.schemas import FileEffect
 
-from ._lines import lost_lines
+from ._lines import diff_sides, lines_read_back, lost_lines
 from .request import duties, request_paths
 
 __all__ = ["CONSENTED_CHANGES", "asks_removal", "request_consent"]
@@ -52,6 +52,7 @@ def request_consent(
     *,
     keep_lines: bool = True,
     created: Sequence[str] = (),
+    read_back: bool = False,
 ) -> str | None:
     """Why the request ``text`` (read as ``kind``, ``TaskSpec.kind``) already consents to
     every one of ``effects``, in one line; None when it does not (pure).
@@ -75,6 +76,14 @@ def request_consent(
       calls made it), whose lines are its own: "write the count to todo_count.txt",
       written wrong and then right, is consented.
 
+    - a ``modified`` effect, with ``read_back`` (``Config.consent_reads_back``): its diff
+      reads back as the request, word by word (:func:`~._lines.lines_read_back`: every
+      line it adds or changes holds only the request's words, a line changed in place by
+      the words that changed) — the request consents to the change it words, not to any
+      change of the file that loses no line: a small model asked to change west's 800 to
+      850 rewrote every row of data/sales.csv with values of its own, each row "changed in
+      place", and one asked to *name* a function of src/textutil.py ran ``sed -i 's/ /-/g'``
+      on it; both were consented. A file the task itself created is not held to it.
     A new path with no hazard (``FileEffect.irreversible`` false: Law 1 never asks of
     it) needs no consent and is passed over — a command that rewrites the named file and
     leaves a new scratch file beside it is consented; at least one effect must be
@@ -106,6 +115,10 @@ def request_consent(
             and lost_lines(text, effect.diff) != []
         ):
             return None  # lines lost, or a diff not known: the operator's to decide
+        if read_back and effect.change == "modified" and not own:
+            sides = None if effect.diff is None else diff_sides(effect.diff)
+            if sides is None or not lines_read_back(text, *sides):
+                return None  # a change the request does not word: the operator's
         if path not in paths:
             paths.append(path)
     if not paths:

@@ -107,6 +107,7 @@ BEFORE_FIELDS: dict[str, Any] = {
     "repair_lost_lines": False,
     "keep_request_targets": False,
     "unanswered_keeps_reading": False,
+    "consent_reads_back": False,
     "offer_load_data_on_spill": False,
     "reuse_commands": False,
     "reuse_reading": False,

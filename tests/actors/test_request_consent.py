@@ -237,3 +237,47 @@ def test_a_file_the_task_created_may_be_rewritten_whole() -> None:
     assert request_consent(text, "creation", [other], created=["n.txt"]) is None
     unnamed = _modified("m.txt", "-3\n+2")
     assert request_consent(text, "creation", [unnamed], created=["m.txt"]) is None
+
+
+# --------------------------------------------------------------------------- consent_reads_back
+
+
+def test_with_read_back_only_the_change_the_request_words_is_consented() -> None:
+    sales = "region,amount\nnorth,1200\nwest,800\nsouth,950"
+    made_up = (
+        "-" + "\n-".join(sales.split("\n")) + "\n+Region,Amount\n+North,800\n+South,900\n+West,850"
+    )
+    rewrite = _modified("data/sales.csv", made_up)
+    assert lost_lines(SALES, rewrite.diff) == []  # every row "changed in place": none lost
+    assert request_consent(SALES, "change", [rewrite]) is not None  # as before
+    assert request_consent(SALES, "change", [rewrite], read_back=True) is None
+    right = _modified("data/sales.csv", "-west,800\n+west,850")
+    assert request_consent(SALES, "change", [right], read_back=True) is not None
+    append = _modified("notes/todo.txt", "+TODO: call Bob")
+    assert request_consent(APPEND, "change", [append], read_back=True) is not None
+    rename = "rename the function shout to yell in src/textutil.py"
+    renamed = _modified(
+        "src/textutil.py", "-def shout(text: str) -> str:\n+def yell(text: str) -> str:"
+    )
+    assert request_consent(rename, "change", [renamed], read_back=True) is not None
+    # a question read as a change ran sed -i 's/ /-/g' over the file it asks about
+    ask = "name the function in src/textutil.py that joins words with dashes"
+    dashed = _modified(
+        "src/textutil.py", "-def slugify(text: str) -> str:\n+def-slugify(text:-str)-->-str:"
+    )
+    assert request_consent(ask, "change", [dashed]) is not None
+    assert request_consent(ask, "change", [dashed], read_back=True) is None
+    # a file the task created is its own; an unknown diff is never read back
+    assert request_consent(SALES, "change", [rewrite], read_back=True, created=["data/sales.csv"])
+    assert (
+        request_consent(SALES, "change", [_modified("data/sales.csv", None)], read_back=True)
+        is None
+    )
+
+
+@given(texts, kinds, effect_lists)
+def test_read_back_only_ever_takes_consent_away(
+    text: str, kind: str, found: list[FileEffect]
+) -> None:
+    if request_consent(text, kind, found, read_back=True) is not None:
+        assert request_consent(text, kind, found) is not None

@@ -108,7 +108,8 @@ def test_denied_by_no_operator_it_is_a_law1_denial(tmp_path: Path) -> None:
 
 
 def test_off_the_request_consents_to_the_loss_as_before(tmp_path: Path) -> None:
-    config = KEEP.model_copy(update={"refuse_lost_lines": False})
+    # as before both fields: no refusal, and consent to a change that loses no line … or any
+    config = KEEP.model_copy(update={"refuse_lost_lines": False, "consent_reads_back": False})
     _, events = _run(tmp_path, "butter\n", config=config)
     (only,) = _ended(events)
     assert only.call.ok and only.call.refusal is None

@@ -88,9 +88,15 @@ def test_artoo_run_says_how_the_change_was_established(
 def test_a_collateral_change_is_not_read_back(tmp_path: Path) -> None:
     """The same line, but the file overwritten: its old line is gone — the model's word
     (the loss let through: by default it is refused before it runs, ``refuse_lost_lines``)."""
-    lets_through = CONFIG.model_copy(update={"refuse_lost_lines": False})
+    lets_through = CONFIG.model_copy(
+        update={"refuse_lost_lines": False, "consent_reads_back": False}
+    )
     result, _ = _run(tmp_path, "echo 'port = 8080' > settings.ini", lets_through)
     assert (result.status, result.established, result.established_by) == ("success", "model", "")
+    # with consent_reads_back the request does not consent to it at all: no one else can
+    held = CONFIG.model_copy(update={"refuse_lost_lines": False})
+    result, _ = _run(tmp_path / "held", "echo 'port = 8080' > settings.ini", held)
+    assert result.status != "accept" and result.law1_denied
 
 
 def test_off_a_change_no_check_read_back_is_the_models_word(tmp_path: Path) -> None:
