@@ -77,9 +77,20 @@ def _runs(
     if not workspace.exists():
         shutil.copytree(DATA / "workspace", workspace)
     texts = [text] * len(answers) if isinstance(text, str) else text
+    scripts = [_entries(answer) for answer in answers]
+    return _run_scripts(
+        tmp, workspace, list(zip(scripts, [config] * len(answers), texts, strict=True))
+    )
+
+
+def _run_scripts(
+    tmp: Path, workspace: Path, runs: list[tuple[list[dict[str, Any]], Config, str]]
+) -> list[tuple[FinalResult, list[Any]]]:
+    """Run each ``(script, config, request)`` in order on one store, a System opened for
+    each run (as a host reopens it); each run's FinalResult and logged envelopes."""
     out = []
-    for i, (answer, ask) in enumerate(zip(answers, texts, strict=True)):
-        model = write_script(tmp / f"s{i}.toml", _entries(answer))
+    for i, (entries, config, ask) in enumerate(runs):
+        model = write_script(tmp / f"s{i}.toml", entries)
         with artoo.System.open(
             tmp / "store", model=model, workspace=workspace, config=config
         ) as system:
@@ -100,6 +111,19 @@ def _ran(events: list[Any]) -> list[tuple[str, str]]:
         for e in events
         if isinstance(e.body, ToolCallEnded)
     ]
+
+
+def _episode_megram(request: str, **fields: Any) -> Megram:
+    """An accepted episode of ``request`` (any other Megram field given)."""
+    base: dict[str, Any] = {
+        "id": "e1",
+        "level": "M",
+        "created_at": 1.0,
+        "space": "intent:x",
+        "entity": "env:local",
+        "state": "accept",
+    }
+    return Megram(**{**base, **fields, "request": request})
 
 
 def test_the_same_request_replays_its_command_and_asks_only_the_answer(tmp_path: Path) -> None:
@@ -157,14 +181,9 @@ def test_a_paraphrase_is_read_by_the_model_and_replays_no_command(tmp_path: Path
 
 
 def test_case_and_spacing_aside_the_request_is_the_same() -> None:
-    episode = Megram(
-        id="e1",
-        level="M",
-        created_at=1.0,
+    episode = _episode_megram(
+        ASK,
         space="intent:notes-todo-txt-lines",
-        entity="env:local",
-        state="accept",
-        request=ASK,
         reading=Reading(intent="count the lines", kind="question", shape="number"),
     )
     readings = Readings()
@@ -274,17 +293,7 @@ def _planned_then_reused(tmp: Path, config: Config = CONFIG) -> list[tuple[Final
         ],
     ]
     configs = [config.model_copy(update={"direct_kinds": []}), config]
-    out = []
-    for i, (entries, run_config) in enumerate(zip(scripts, configs, strict=True)):
-        model = write_script(tmp / f"s{i}.toml", entries)
-        with artoo.System.open(
-            tmp / "store", model=model, workspace=workspace, config=run_config
-        ) as system:
-            handle = system.submit(ASK)
-            result = handle.result(30)
-            system.flush(5)
-        out.append((result, task_events(tmp / "store", handle.task_id)))
-    return out
+    return _run_scripts(tmp, workspace, list(zip(scripts, configs, [ASK, ASK], strict=True)))
 
 
 def test_a_reused_question_is_asked_as_the_request_not_as_the_step_a_model_wrote(
@@ -319,16 +328,7 @@ def test_a_remembered_plan_of_several_steps_keeps_its_instructions() -> None:
         EpisodeStep(instruction="list the files", sequence=1, commands=["ls src"]),
         EpisodeStep(instruction="count them", sequence=2, commands=["ls src | wc -l"]),
     ]
-    episode = Megram(
-        id="e1",
-        level="M",
-        created_at=1.0,
-        space="intent:x",
-        entity="env:local",
-        state="accept",
-        request="how many files are in src?",
-        steps=steps,
-    )
+    episode = _episode_megram("how many files are in src?", steps=steps)
     recall = MemoryRecall(space="intent:x", entity="env:local", episodes=[episode])
     spec = TaskSpec(text="how many files are in src?", intent="count", slug="x", kind="question")
     ids = iter(["a", "b", "c", "d"])
@@ -352,16 +352,7 @@ def test_a_remembered_plan_of_several_steps_keeps_its_instructions() -> None:
 def test_a_remembered_step_naming_a_path_the_request_does_not_keeps_its_words() -> None:
     step = EpisodeStep(instruction="Read data/sales.csv and add up the amount column")
     text = "report the total of this year's sales figures"
-    episode = Megram(
-        id="e1",
-        level="M",
-        created_at=1.0,
-        space="intent:x",
-        entity="env:local",
-        state="success",
-        request=text,
-        steps=[step],
-    )
+    episode = _episode_megram(text, state="success", steps=[step])
     recall = MemoryRecall(space="intent:x", entity="env:local", episodes=[episode])
     spec = TaskSpec(text=text, intent="total", slug="x", kind="question")
     reused = reused_plan(recall, spec, 0, lambda: "x", asks_request=True)
@@ -393,17 +384,7 @@ def _words_runs(tmp: Path, config: Config = CONFIG) -> list[tuple[FinalResult, l
             {"role": "executor", "times": 0, "match": "30 notes", "content": "30 words."},
         ],
     ]
-    out = []
-    for i, entries in enumerate(scripts):
-        model = write_script(tmp / f"w{i}.toml", entries)
-        with artoo.System.open(
-            tmp / "store", model=model, workspace=workspace, config=config
-        ) as system:
-            handle = system.submit(WORDS_ASK)
-            result = handle.result(30)
-            system.flush(5)
-        out.append((result, task_events(tmp / "store", handle.task_id)))
-    return out
+    return _run_scripts(tmp, workspace, [(e, config, WORDS_ASK) for e in scripts])
 
 
 def test_a_reuse_runs_only_the_command_that_backed_the_answer(tmp_path: Path) -> None:
