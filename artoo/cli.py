@@ -70,8 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
         default="deny",
         help="Law 1 confirmations: deny every irreversible action (default), or ask on this "
         "terminal, showing exactly which files would be deleted or changed; a change to "
-        "exactly the files the request names that loses none of their lines is approved by "
-        "the request (request_consent, refuse_lost_lines)",
+        "exactly the files the request names that loses none of their lines and reads back "
+        "as the request is approved by the request (request_consent, refuse_lost_lines, "
+        "consent_reads_back)",
     )
     shown = run.add_mutually_exclusive_group()
     shown.add_argument("--json", action="store_true", help="print the FinalResult as JSON only")
