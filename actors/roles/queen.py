@@ -16,7 +16,8 @@ Responsibilities:
     change or creation, no question; each effect a plain change (modified, replaced,
     deleted; no hazard) of a path it names exactly; a deletion only when it asks to
     remove; a modified file only when the change loses no line and reads back as the
-    request (``Config.refuse_lost_lines``, ``Config.consent_reads_back``). The Queen keeps each task's request text and kind from its TaskSpec for this.
+    request (``Config.refuse_lost_lines``, ``Config.consent_reads_back``). The Queen
+    keeps each task's request text and kind from its TaskSpec for this.
     Anything else goes to the operator as above. A resumed task's logged decision still
     comes first.
 
