@@ -72,11 +72,19 @@ def expected(kind: str, path: str, workspace: Path) -> int:
 
 
 _NUMBER = re.compile(r"(?<![\w./-])\d+(?![\w/]|\.\d)")
+_NOT_STATED = re.compile(
+    r'"[^"\n]*[^"\d\s][^"\n]*"'  # a quoted text that is more than a number: a command, a request
+    r"|(?<![\w-])--?[a-z][\w-]*[ =]\d+"  # an option's value: -maxdepth 0, --lines=5
+    r"|\bexit (?:code|status)(?: of| was| is)? \d+",  # how a command ended
+    re.IGNORECASE,
+)
 
 
 def right(output: str, answer: int) -> bool:
-    """The first whole number the output states is the answer."""
-    m = _NUMBER.search(output)
+    """The first whole number the output states is the answer — a number inside a quoted
+    command or request, an option's value or an exit code is no number it states (a
+    small model quoted ``find src/**/*.py -maxdepth 0 … | wc -l`` before its count)."""
+    m = _NUMBER.search(_NOT_STATED.sub(" ", output))
     return m is not None and int(m.group()) == answer
 
 
@@ -94,6 +102,7 @@ class Run:
     status: str
     path: list[str]
     plan_from: str  # "reused" | "episode" | "fresh"
+    output: str = ""  # the FinalResult's output: what ``right`` read
 
 
 def summarize(runs: Iterable[Run]) -> dict[str, dict[str, Any]]:
@@ -160,6 +169,7 @@ def run_one(
         status=result.status,
         path=[e.body.directive for e in envelopes if isinstance(e.body, GGSDecision)],
         plan_from=_plan_from(envelopes),
+        output=result.output or "",
     )
 
 

@@ -526,6 +526,12 @@ class Config(BaseModel):
         "reuse of the plan would run it again and show the model its number first (a log "
         "from before this field replays with it off)",
     )
+    reuse_only_accepted: bool = Field(
+        True,
+        description="the plan of a remembered episode of the very same request is replayed "
+        "only when that episode ended accept (proven by code), never success (a model's "
+        "word) (a log from before this field replays with it off)",
+    )
     reuse_asks_request: bool = Field(
         True,
         description="the plan reused from an accepted episode of the very same request, "

@@ -579,6 +579,7 @@ def reused_plan(
     known_tools: Collection[str] | None = None,
     *,
     asks_request: bool = False,
+    proven_only: bool = False,
 ) -> tuple[Megram, list[SubTask]] | None:
     """The first plan of round 0 taken from memory (pure apart from ``new_id``): the most
     recent recalled accepted episode of the very same request (case and spacing aside),
@@ -587,12 +588,17 @@ def reused_plan(
     ``known_tools`` (``Config.reuse_commands``), each SubTask carries its step's
     :func:`proven_commands`, which the Executor runs before the model's first turn. With
     ``asks_request`` (``Config.reuse_asks_request``), a one-step plan of a request read
-    as a question has the request itself as its instruction (:func:`_answers_itself`). The
+    as a question has the request itself as its instruction (:func:`_answers_itself`).
+    With ``proven_only`` (``Config.reuse_only_accepted``), only an episode that ended
+    ``accept`` is replayed: a ``success`` rests on a model's word, and a small model's
+    wrong count of 2 ``.py`` files, ended ``success``, was replayed command and all. The
     plan still goes through every check (:func:`plan_violations`) before it is
     dispatched."""
     if round != 0:
         return None
     for episode in recall.episodes:
+        if proven_only and episode.state != "accept":
+            continue
         if episode.steps and same_request(episode.request, spec.text):
             own = asks_request and _answers_itself(episode.steps, spec)
             return episode, [
@@ -900,6 +906,7 @@ class Planner(Role):
             self.ctx.new_id,
             known,
             asks_request=self.ctx.config.reuse_asks_request,
+            proven_only=self.ctx.config.reuse_only_accepted,
         )
         if reused is not None:
             episode, subtasks = reused

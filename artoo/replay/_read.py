@@ -112,6 +112,7 @@ BEFORE_FIELDS: dict[str, Any] = {
     "reuse_commands": False,
     "reuse_reading": False,
     "reuse_asks_request": False,
+    "reuse_only_accepted": False,
     "record_backing_commands": False,
     "count_reads_answer": False,
     "unit_count_phrase": False,

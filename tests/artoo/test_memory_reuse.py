@@ -403,3 +403,20 @@ def test_a_log_from_before_record_backing_commands_replays_as_it_ran(tmp_path: P
     assert second.status != "accept"  # shown 7 first, the model answered 7
     divergence = replays_as_before(tmp_path / "store", "record_backing_commands")
     assert divergence is not None and divergence.kind == "MegramRecorded"
+
+
+def test_only_an_accepted_episode_is_replayed() -> None:
+    """A ``success`` rests on a model's word: its plan is not replayed, command and all
+    (``Config.reuse_only_accepted``); off (a log from before the field), it was."""
+    step = EpisodeStep(instruction=ASK, tools=["shell"], commands=["find src/*.py | wc -l"])
+    spec = TaskSpec(text=ASK, intent="count", slug="x", kind="question")
+    for state, proven_only, replayed in (
+        ("success", True, False),
+        ("accept", True, True),
+        ("success", False, True),
+    ):
+        episode = _episode_megram(ASK, state=state, steps=[step])
+        recall = MemoryRecall(space="intent:x", entity="env:local", episodes=[episode])
+        ids = iter(["a", "b"])
+        got = reused_plan(recall, spec, 0, ids.__next__, proven_only=proven_only)
+        assert (got is not None) == replayed, (state, proven_only)

@@ -39,6 +39,27 @@ def test_an_output_is_right_by_its_first_whole_number() -> None:
     assert not bench.right("about 7.5", 7) and not bench.right("", 7)
 
 
+def test_a_quoted_command_an_option_or_an_exit_code_is_no_stated_number() -> None:
+    bench = _bench()
+    # two answers of the session-14 run, judged wrong for the 0 of -maxdepth 0
+    quoted = (
+        'The answer to "Count the Python files under the `src` directory using the `wc -l` '
+        "command. A command that prints the count: find src/**/*.py -maxdepth 0 -type f | "
+        'wc -l" is:\n\n```\n3\n```\n\nThe tool provided output correctly answered.'
+    )
+    assert bench.right(quoted, 3) and not bench.right(quoted, 0)
+    nested = (
+        'The subtask "how many python files does the src directory hold?" is answered by the '
+        '`shell` tool with the result "error: you already made this call (shell {"command": '
+        '"find src/**/*.py -maxdepth 0 -type f | wc -l"}) and its result is above". The final '
+        "answer is:\n\nThe number of Python files in the `src` directory is 3."
+    )
+    assert bench.right(nested, 3)
+    assert bench.right("wc -l ran with exit code 0: notes/todo.txt has 7 lines", 7)
+    assert bench.right('It printed "7"', 7)  # a quoted number alone is a stated one
+    assert not bench.right("The command ran with exit status 0.", 0)
+
+
 def test_a_pass_sums_calls_replans_precision_and_names_what_memory_misled() -> None:
     bench = _bench()
 
