@@ -513,7 +513,7 @@ class _Run:
     kept: set[str] = field(default_factory=set)
     """Files a change of which was refused for the lines it would lose (every attempt):
     the next such change of one is the operator's (``Config.refuse_lost_lines``)."""
-    repairs: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    followups: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     """The calls ``(tool, args)`` the Executor makes itself right after the model's turn
     whose change was refused for the lines it would lose (:func:`followups_of`,
     ``Config.repair_lost_lines``): the request's part of it, or a read of the file."""
@@ -756,10 +756,10 @@ class Executor(Role):
             if ended:
                 stop, error = "task_ended", "task ended"
                 break
-            if run.repairs and not doom:  # code follows a change refused for lost lines up
-                repairs, run.repairs = run.repairs, []
+            if run.followups and not doom:  # code follows a change refused for lost lines up
+                followups, run.followups = run.followups, []
                 prefix = f"artoo-repair-{run.attempt}-{len(calls)}"
-                self._prescribe(run, attempt, runner, calls, seen, repairs, prefix, repair=True)
+                self._prescribe(run, attempt, runner, calls, seen, followups, prefix, repair=True)
             if not doom:
                 run.messages.append({"role": "user", "content": AFTER_RESULT})
             if doom:
@@ -905,7 +905,7 @@ class Executor(Role):
             run.kept.update(losses(request, outcome.call.effects))
             if self.ctx.config.repair_lost_lines:
                 done = followups_of(request, outcome.call.effects, run.read)
-                run.repairs.extend((t, a) for p, t, a in done if p not in run.repaired)
+                run.followups.extend((t, a) for p, t, a in done if p not in run.repaired)
         if outcome.call.ok and name == "read_file" and isinstance(args.get("path"), str):
             run.read.add(posixpath.normpath(args["path"]))
         if outcome.call.ok:  # the files this subtask itself created
@@ -974,16 +974,10 @@ class Executor(Role):
                 lost = {p: v for p, v in lost.items() if p not in run.created}
             first = next((p for p in lost if p not in run.kept or p in run.repaired), None)
             if first is not None:  # ``run.kept`` is updated from the refused call's record
-                then = next(
-                    (
-                        tool
-                        for p, tool, _a in followups_of(request, needed.effects, run.read)
-                        if p == first
-                        and p not in run.repaired
-                        and self.ctx.config.repair_lost_lines
-                    ),
-                    "",
-                )
+                then = ""  # what the Executor does next itself (as ``_call`` queues it)
+                if self.ctx.config.repair_lost_lines and first not in run.repaired:
+                    follow = followups_of(request, needed.effects, run.read)
+                    then = next((tool for p, tool, _a in follow if p == first), "")
                 raise Unasked(lost_lines_refusal(first, *lost[first], then=then), "lost_lines")
         request_id = self.ctx.new_id()
         self.publish(

@@ -19,6 +19,7 @@ from artoo.schemas import (
     FinalResult,
     SubTaskOutcome,
     TaskSpec,
+    ToolCall,
     ToolCallEnded,
 )
 
@@ -184,26 +185,42 @@ def test_after_an_attempt_that_failed_the_retry_prints_the_value(tmp_path: Path)
     assert reran.ok, (reran.unanswered, reran.divergence)
 
 
+def _read_wrong_then_right(
+    tmp: Path, ask: str, file: tuple[str, str], wrong: str, right: str
+) -> tuple[FinalResult, Path, CorrectionSignal, ToolCall]:
+    """``ask`` (a question) over ``file`` (path, content): the model reads the file and
+    answers ``wrong``, then, retried, ``right``; the result, the store, the one
+    CorrectionSignal and the last tool call made."""
+    path, content = file
+    read = {"name": "read_file", "arguments": {"path": path}}
+    entries = [
+        {"role": "perceiver", "content": {"intent": "the value", "kind": "question"}},
+        {"role": "executor", "tool_calls": [read]},
+        {"role": "executor", "content": wrong},
+        {"role": "executor", "content": right},
+    ]
+    result, store = run_verified(tmp, entries, ask, CONFIG, files={path: content})
+    events = all_events(store)
+    (signal,) = [e.body for e in events if isinstance(e.body, CorrectionSignal)]
+    ran = [e.body.call for e in events if isinstance(e.body, ToolCallEnded)]
+    return result, store, signal, ran[-1]
+
+
 def test_a_constant_misread_is_looked_up_and_the_retry_shows_it(tmp_path: Path) -> None:
     """``code_value`` (``Config.code_lookup_check``): "what is the value of VERSION …?"
     answered 2 off a page of the file; Python's parser reads VERSION = "4.0.2", the retry
     first runs code's ``grep`` of the assignment, and the answer stating it is accepted."""
-    ask = "what is the value of VERSION in app/meta.py?"
     source = 'VERSION = "4.0.2"\n\n\ndef even(n):\n    return n % 2 == 0\n'
-    read = {"name": "read_file", "arguments": {"path": "app/meta.py"}}
-    entries = [
-        {"role": "perceiver", "content": {"intent": "the version", "kind": "question"}},
-        {"role": "executor", "tool_calls": [read]},
-        {"role": "executor", "content": "The value of VERSION is 2."},
-        {"role": "executor", "content": "The value of VERSION is 4.0.2."},
-    ]
-    result, store = run_verified(tmp_path, entries, ask, CONFIG, files={"app/meta.py": source})
-    events = all_events(store)
-    (signal,) = [e.body for e in events if isinstance(e.body, CorrectionSignal)]
+    result, store, signal, last = _read_wrong_then_right(
+        tmp_path,
+        "what is the value of VERSION in app/meta.py?",
+        ("app/meta.py", source),
+        "The value of VERSION is 2.",
+        "The value of VERSION is 4.0.2.",
+    )
     assert "code read VERSION = '4.0.2' in app/meta.py" in signal.feedback
     assert signal.run == "grep -nE '^VERSION[ :=]' app/meta.py"
-    ran = [e.body.call for e in events if isinstance(e.body, ToolCallEnded)]
-    assert (ran[-1].stdout or "").strip() == '1:VERSION = "4.0.2"'
+    assert (last.stdout or "").strip() == '1:VERSION = "4.0.2"'
     assert (result.status, result.established) == ("accept", "code")
     reran = rerun(store)
     assert reran.ok, (reran.unanswered, reran.divergence)
@@ -214,21 +231,15 @@ def test_a_wrong_count_is_followed_by_the_counting_command(tmp_path: Path) -> No
     the file; told "3 lines containing 'ERROR'; the output states 20", the model read the
     file again and again. The count check logs the command that prints the count, and the
     retry runs it first."""
-    ask = "How many ERROR lines does shop/app.log have?"
-    log = "INFO up\nERROR disk\nERROR net\nINFO ok\n"
-    read = {"name": "read_file", "arguments": {"path": "shop/app.log"}}
-    entries = [
-        {"role": "perceiver", "content": {"intent": "count errors", "kind": "question"}},
-        {"role": "executor", "tool_calls": [read]},
-        {"role": "executor", "content": "There are 4 ERROR lines."},
-        {"role": "executor", "content": "There are 2 ERROR lines."},
-    ]
-    result, store = run_verified(tmp_path, entries, ask, CONFIG, files={"shop/app.log": log})
-    events = all_events(store)
-    (signal,) = [e.body for e in events if isinstance(e.body, CorrectionSignal)]
+    result, store, signal, last = _read_wrong_then_right(
+        tmp_path,
+        "How many ERROR lines does shop/app.log have?",
+        ("shop/app.log", "INFO up\nERROR disk\nERROR net\nINFO ok\n"),
+        "There are 4 ERROR lines.",
+        "There are 2 ERROR lines.",
+    )
     assert signal.run == "grep -c -F 'ERROR' shop/app.log"
-    ran = [e.body.call for e in events if isinstance(e.body, ToolCallEnded)]
-    assert (ran[-1].stdout or "").strip() == "2"
+    assert (last.stdout or "").strip() == "2"
     assert (result.status, result.established) == ("accept", "code")
     reran = rerun(store)
     assert reran.ok, (reran.unanswered, reran.divergence)
