@@ -21,6 +21,7 @@ from .config import (
 from .envelope import CorruptRecord, Envelope, decode_body, decode_envelope, encode_envelope
 from .messages import *  # noqa: F403
 from .messages import __all__ as _messages_all
+from .policy import POLICIES, POLICY
 
 __all__ = [
     "AuditConfig",
@@ -39,6 +40,8 @@ __all__ = [
     "decode_body",
     "decode_envelope",
     "encode_envelope",
+    "POLICIES",
+    "POLICY",
     *_messages_all,
     *_audit_all,
 ]

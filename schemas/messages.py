@@ -68,6 +68,8 @@ __all__ = [
     "SubTask",
     "SubTaskOutcome",
     "TagPotential",
+    "Target",
+    "TargetRole",
     "TaskCancelled",
     "TaskPaused",
     "TaskRequest",
@@ -82,6 +84,7 @@ __all__ = [
     "UserQuestion",
     "UserRequest",
     "Verdict",
+    "WorkspaceRestored",
 ]
 
 CriterionMode = Literal["verifiable", "plausible"]
@@ -227,6 +230,13 @@ class FileEffect(msgspec.Struct, frozen=True, kw_only=True):
     is over 4,000 characters (``actors.tools._observe.line_diff``), for any other change
     or kind, and in logs written before the field. What the proof reads back by effect
     (``verification.proof.read_back_by_effect``)."""
+    before: str = ""
+    """The sha256 of the path's before-image kept in the store's blobs when the change
+    was applied (``artoo undo``); "" when none was kept (a creation, or an older log)."""
+    after: str = ""
+    """The sha256 of what was applied at the path (a regular file's bytes, a symlink's
+    target); "" for a removal and in older logs. Undo refuses when the path no longer
+    holds it."""
 
     @property
     def irreversible(self) -> bool:
@@ -309,6 +319,20 @@ class EpisodeStep(msgspec.Struct, frozen=True, kw_only=True):
     commands: list[str] = []
 
 
+TargetRole = Literal["read", "write", "create", "delete"]
+"""What a request does to one of its targets (docs/proof.md): ``read`` it (a question's
+source), ``write`` it (modify an existing file), ``create`` it (a new file; a path ending in
+``/`` is a directory a new file goes into), ``delete`` it."""
+
+
+class Target(msgspec.Struct, frozen=True, kw_only=True):
+    """One workspace path a request names or implies, with its role (the reading's)."""
+
+    path: str
+    """Workspace-relative, ``/``-separated, no ``..`` (a directory ends in ``/``)."""
+    role: TargetRole = "read"
+
+
 class Reading(msgspec.Struct, frozen=True, kw_only=True):
     """How a task's request was read (its TaskSpec's intent, kind, answer shape and
     criteria as they were checked), kept in the accepted episode it ended in: the very
@@ -318,6 +342,12 @@ class Reading(msgspec.Struct, frozen=True, kw_only=True):
     kind: str = ""
     shape: str = ""
     criteria: list[Criterion] = []
+    targets: list[Target] = []
+    """The reading's targets (policy 1; empty in older episodes)."""
+    values: list[str] = []
+    key: str = ""
+    unit: str = ""
+    call: str = ""
 
 
 class Megram(msgspec.Struct, frozen=True, kw_only=True):
@@ -396,6 +426,11 @@ class TaskRequest(Message, frozen=True, tag="TaskRequest"):
     config: dict[str, Any] = {}
     """The Config the task runs under (``Config.model_dump(mode="json")``), so a rerun
     runs it under the same one (empty in logs from before this field)."""
+    policy: int = 0
+    """The decision policy the task ran under (``artoo.schemas.POLICY`` when it was
+    admitted): replay recomputes its decisions by this version, never by today's code
+    alone (docs/replay.md). 0: a log from before policy versions (the retired catalogue
+    of proof rules, whose proof decisions replay takes as logged)."""
 
 
 class TaskSpec(Message, frozen=True, tag="TaskSpec"):
@@ -414,8 +449,27 @@ class TaskSpec(Message, frozen=True, tag="TaskSpec"):
     """What an answer must state, as the model read it: ``number``, ``name``, ``value``,
     ``text``; empty when it gave none."""
     reused: str = ""
-    """The id of the accepted episode whose reading this is (the very same request,
-    ``Config.reuse_reading``: no model read it); empty when the model read the request."""
+    """The id of the accepted episode whose reading this is (the very same request: no
+    model read it); empty when the model read the request."""
+    targets: list[Target] = []
+    """The paths the request reads, writes, creates or deletes, as checked by code against
+    the request and the workspace (policy 1; empty in older logs)."""
+    values: list[str] = []
+    """The values the request itself gives (each found in ``text`` by code)."""
+    key: str = ""
+    """The key, definition or column inside a read or write target that the request is
+    about (``tool.black.line-length``, ``VERSION``, ``Square``); "" when none."""
+    unit: str = ""
+    """For a count: what is counted (``lines``, ``words``, ``chars``, ``bytes``, ``files``,
+    ``matches``); "" when the request asks no count."""
+    call: str = ""
+    """A Python expression whose value (or output) the request asks, every name and
+    literal of it the request's own; evaluated by code in the sandbox."""
+    seen: dict[str, bool] = {}
+    """What code saw of the workspace when it checked the reading: each named path and
+    whether it existed (so replay recomputes the check from the log)."""
+    notes: list[str] = []
+    """Where code's check changed the model's reading, and why (one line each)."""
 
 
 class SubTask(Message, frozen=True, tag="SubTask"):
@@ -441,6 +495,12 @@ class SubTask(Message, frozen=True, tag="SubTask"):
     (each a logged ``shell`` call through the sandbox and Law 1, in the conversation as
     the model's own): the proven commands of the accepted episode whose plan this is
     (``Config.reuse_commands``; empty otherwise and in older logs)."""
+    kind: str = ""
+    """The request's kind as the reading has it (``TaskSpec.kind``): the Executor's scope
+    gate refuses a write during a ``question`` (empty in older logs)."""
+    targets: list[Target] = []
+    """The reading's targets (``TaskSpec.targets``): a write outside those of role
+    write/create/delete is out of the request's scope (empty in older logs)."""
 
 
 class DispatchManifest(Message, frozen=True, tag="DispatchManifest"):
@@ -900,6 +960,18 @@ class QuestionAnswered(Message, frozen=True, tag="QuestionAnswered"):
     by: str = "operator"
 
 
+class WorkspaceRestored(Message, frozen=True, tag="WorkspaceRestored"):
+    """A task's applied changes undone from their before-images (``artoo undo``,
+    ``System.undo``): logged under the undone task's id, after its FinalResult."""
+
+    paths: list[str] = []
+    """The workspace paths restored (a created path: removed), in the order undone."""
+    seqs: list[int] = []
+    """The seqs of the ToolCallEnded envelopes whose effects were undone, newest first."""
+    by: str = "operator"
+    reason: str = ""
+
+
 class UnknownMessage(msgspec.Struct, frozen=True):
     """What a reader gets for a body whose tag it does not know: the tag and raw bytes."""
 
@@ -945,6 +1017,7 @@ MESSAGE_TYPES: tuple[type[Message], ...] = (
     TaskUnpaused,
     UserQuestion,
     QuestionAnswered,
+    WorkspaceRestored,
 )
 
 AnyMessage = (
@@ -985,4 +1058,5 @@ AnyMessage = (
     | TaskUnpaused
     | UserQuestion
     | QuestionAnswered
+    | WorkspaceRestored
 )

@@ -1,0 +1,26 @@
+"""The decision policy a task runs under: the version replay recomputes its decisions by.
+
+A change in how artoo decides (what proves an answer, what Law 1 asks, what a reading is)
+is a new policy version, recorded in each task's ``TaskRequest.policy`` when the Queen
+admits it, never a boolean in ``Config`` (Temporal's patch markers, eventsourcing's
+upcasters: docs/replay.md says how an old version is retired).
+
+- **0** — a log from before policy versions: the catalogue of proof rules fitted to one
+  bench, switched by 28 ``Config`` booleans. Retired: replay takes its proof decisions
+  (how an answer was established, when a second derivation was asked) as logged and
+  recomputes the rest.
+- **1** — the general proof (docs/proof.md): one structured reading; a question proven by
+  two independent derivations, code the second wherever the file's format allows; a
+  change proven by its effect (scope, formats, read-back, the workspace's tests); every
+  applied change reversible (``artoo undo``).
+"""
+
+from __future__ import annotations
+
+__all__ = ["POLICIES", "POLICY"]
+
+POLICY = 1
+"""The policy a task admitted now runs under."""
+
+POLICIES = (0, 1)
+"""Every policy a log may hold."""
