@@ -293,6 +293,8 @@ def _table(table: Table, found: list[Entry]) -> None:
     firsts = [row[0] for row in table.rows if row]
     labelled = len(set(firsts)) == len(firsts) and not any(f.isdigit() for f in firsts)
     for i, row in enumerate(table.rows):
+        if len(found) >= MAX_ENTRIES:
+            return
         for column, cell in zip(table.header, row, strict=False):
             found.append(Entry((str(i), column), cell))
             if labelled and column != table.header[0]:

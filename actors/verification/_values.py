@@ -455,21 +455,24 @@ def _line_item(line: str) -> str | None:
 def items(answer: str) -> list[str]:
     """The items a list answer names, in order, by form: bullet or numbered lines (each
     line's first code span, else its text before `` — ``/``: ``/`` (``); else code spans
-    and fenced lines (a span's commas split it); else, in the sentence with most commas
-    and semicolons, by position: the last token before the first comma, each segment
-    between (its first code-like token, else its first), and of the last segment ``X
-    <one word> Y`` both ends, else its code-like tokens, else its last of two, else its
-    first. With no comma: the code-like tokens, or the one token. Duplicates dropped;
-    what this misreads makes the sets differ (fail closed)."""
+    and fenced lines (a span's commas split it); else lines of one token each (an INI
+    multi-line value); else, in the sentence with most commas and semicolons, by
+    position: the last token before the first comma, each segment between (its first
+    code-like token, else its first), and of the last segment ``X <one word> Y`` both
+    ends, else its code-like tokens, else its last of two, else its first. With no comma:
+    the code-like tokens, or the one token. Duplicates dropped; what this misreads makes
+    the sets differ (fail closed)."""
     lines = [m.group(1) for line in answer.splitlines() if (m := _BULLET.match(line))]
+    bare = [line.strip() for line in answer.splitlines() if line.strip()]
+    pieces, _ = _marked(answer)
     if lines:
         found = [i for i in map(_line_item, lines) if i]
+    elif pieces:
+        found = [_clean(p) for piece in pieces for p in _ITEM_SPLIT.split(piece)]
+    elif len(bare) > 1 and all(len(line.split()) == 1 for line in bare):
+        found = [_clean(line) for line in bare]
     else:
-        pieces, _ = _marked(answer)
-        if pieces:
-            found = [_clean(p) for piece in pieces for p in _ITEM_SPLIT.split(piece)]
-        else:
-            found = _prose_items(answer)
+        found = _prose_items(answer)
     return list(dict.fromkeys(i for i in found if i))
 
 

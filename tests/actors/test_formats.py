@@ -368,6 +368,8 @@ def test_a_yaml_alias_bomb_gives_bounded_entries() -> None:
             f"{level}: &{level} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]\n".encode()
         )
     assert len(entries(parse("bomb.yaml", bomb))) <= 200_000
+    wide = b"a,b\n" + b"x,y\n" * 200_000
+    assert len(entries(parse("wide.csv", wide))) <= 200_000 + 2
     loop = parse("loop.yaml", b"a: &a [1, *a]\n")
     assert loop.error is None and len(entries(loop)) < 1000
 

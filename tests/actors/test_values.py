@@ -226,7 +226,8 @@ def test_a_tool_output_shows_a_value_token_bounded() -> None:
         "Die Module pkg.a, pkg.b und pkg.c importieren es.",
         "Les modules sont pkg/a.py, pkg/b.py et pkg/c.py.",
         "Los módulos: pkg.a, pkg.b, y pkg.c.",
-        "```\npkg/a.py\npkg/b.py\npkg/c.py\n```",
+        "```text\npkg/a.py\npkg/b.py\npkg/c.py\n```",
+        "pkg/a.py\npkg/b.py\npkg/c.py\n",
     ],
 )
 def test_the_items_of_a_list_answer(answer: str) -> None:
@@ -244,6 +245,7 @@ def test_plain_word_items_by_position_and_completeness() -> None:
     assert not same_set(["pkg.a", "pkg.b", "pkg.c", "pkg.d"], ["pkg.a", "pkg.b", "pkg.c"])
     assert states("`black`, `ruff`", "black, ruff", "list")
     assert same(["py38", "py39"], "py38, py39", "list")
+    assert items("\nclick>=8\nattrs") == ["click>=8", "attrs"]  # an INI multi-line value
 
 
 # -- properties -------------------------------------------------------------------------
