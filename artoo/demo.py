@@ -120,7 +120,6 @@ def run_scenario(
         durability="batch",
         max_parallel=2,
         confirmation_timeout_s=5.0,
-        direct_kinds=[],
         request_consent=False,
     )
     with System.open(store, model=f"scripted:{script}", workspace=workspace, config=config) as s:

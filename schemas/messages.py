@@ -165,6 +165,12 @@ class Check(msgspec.Struct, frozen=True, kw_only=True):
     """For a value code computes (``count_matches``, ``table_value``) that the request
     asks to write to a file: that workspace file, whose content the check judges instead
     of the answer. Empty: the answer is judged (and in logs from before this field)."""
+    key: str = ""
+    """For a check that reads a structured file (``value_at``, ``reads_back``): the key,
+    definition or column inside it, as the reading names it ("" in older logs)."""
+    shape: str = ""
+    """For a check that compares a value (``answered``, ``value_at``, ``evaluates``): the
+    answer shape whose normalizer compares it (``number``, ``version`` …; "" in older logs)."""
 
 
 class Criterion(msgspec.Struct, frozen=True, kw_only=True):
@@ -289,6 +295,10 @@ class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
     a second derivation, which starts afresh and sees nothing of the first (its value is
     an independent derivation: ``verification.proof``). An ask to show a value no tool
     result showed (``CorrectionSignal.unbacked``) continues the conversation it asks."""
+    by: str = ""
+    """Who made the call: "" the model; ``code`` the Executor itself (a derivation code
+    runs — the request's own call evaluated, the workspace's tests — or a remembered
+    command): the proof takes a value such a call printed as code's, never the model's."""
 
 
 class ToolSpec(msgspec.Struct, frozen=True, kw_only=True):

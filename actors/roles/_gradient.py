@@ -17,12 +17,13 @@ from typing import Literal
 import msgspec
 
 from artoo.actors.runtime.clock import new_id
-from artoo.actors.verification.grounding import stated_numbers
-from artoo.actors.verification.proof import derivations, established_and_note
-from artoo.actors.verification.request import duties, request_paths
+from artoo.actors.verification._values import stated
+from artoo.actors.verification.derive import showing
+from artoo.actors.verification.proof import established
 from artoo.schemas import (
     Criterion,
     EpisodeStep,
+    Established,
     FinalResult,
     GGSConfig,
     GGSDecision,
@@ -35,6 +36,7 @@ from artoo.schemas import (
     ReplanRequest,
     SubTask,
     SubTaskOutcome,
+    TaskSpec,
     ToolCall,
     Verdict,
 )
@@ -316,16 +318,14 @@ def _denied(call: ToolCall) -> bool:
     return call.refusal in ("law1_denied", "caution_denied")
 
 
-def request_targets(request: str, kind: str) -> set[str]:
-    """The paths a request that surely changes or creates files names (pure; normalised):
-    not blocked for a failure on them that no one denied (``Config.keep_request_targets``).
-    What failed on such a path is the way it was tried, not the path: a probe of the file
-    a creation is to make fails (it is not there yet), a change refused for the lines it
-    would lose; blocking the path then refused the right call on it in the replan."""
-    reading = duties(request, kind)
-    if not reading.writes or reading.unsure:
+def request_targets(spec: TaskSpec | None) -> set[str]:
+    """The paths the reading writes, creates or deletes (pure; normalised): not blocked
+    for a failure on them that no one denied. What failed on such a path is the way it
+    was tried, not the path: a probe of the file a creation is to make fails (it is not
+    there yet); blocking the path then refused the right call on it in the replan."""
+    if spec is None:
         return set()
-    return {_normal_path(p) for p in request_paths(request)}
+    return {_normal_path(t.path.rstrip("/")) for t in spec.targets if t.role != "read"}
 
 
 def _blocked_tools(outcomes: Iterable[SubTaskOutcome], failed_only: bool = True) -> list[str]:
@@ -399,39 +399,13 @@ class TaskGradient:
         criteria: Iterable[Criterion] = (),
         params: GGSConfig = _DEFAULTS,
         new_id: Callable[[], str] = new_id,
-        request: str = "",
-        kind: str = "",
-        shape: str = "",
+        spec: TaskSpec | None = None,
         redact: Callable[[str], str] = str,
-        read_back_by_effect: bool = True,
-        read_back_in_place: bool = True,
-        proof_by_evaluation: bool = True,
-        intent: str = "",
-        record_reading: bool = False,
-        read_back_reads_named: bool = False,
-        keep_request_targets: bool = False,
-        record_backing: bool = False,
-        unit_count: bool = False,
     ) -> None:
         self.task_id = task_id
-        self.unit_count = unit_count
-        """A request that names its unit before "count" ("the line count of …") counts it
-        (``Config.unit_count_phrase``; off for a log from before it)."""
-        self.keep_request_targets = keep_request_targets
-        """A path a sure change or creation names is not blocked for a failure no one
-        denied (``Config.keep_request_targets``; off for a log from before it)."""
-        self.record_backing = record_backing
-        """An episode's step records only the calls that back its answer's number, when
-        one does (``Config.record_backing_commands``; off for a log from before it)."""
-        self.read_back_reads_named = read_back_reads_named
-        """A change read back by effect only once every path the request names was read,
-        listed or written (``Config.read_back_reads_named``; off for a log from before it)."""
-        self.intent = intent  # TaskSpec.intent: with kind, shape and criteria, the reading
-        self.record_reading = record_reading
-        """An accepted episode records the task's reading (``Config.reuse_reading``)."""
-        self.request = request  # the user's text (TaskSpec.text): what the proof reads
-        self.kind = kind  # TaskSpec.kind ("" in older logs: no proof is computed)
-        self.shape = shape  # TaskSpec.shape: a name question's answer states its names
+        self.spec = spec
+        """The task's reading (None: a log with no TaskSpec; no proof is computed)."""
+        self.request = spec.text if spec is not None else ""
         self.slug = slug
         self.redact = redact
         self.family: str | None = None
@@ -452,21 +426,14 @@ class TaskGradient:
         self.denied: list[str] = []
         """The Law 1 actions the operator denied so far (fed by the GGS's TaskBook)."""
         self.final: FinalResult | None = None
-        self.read_back_by_effect = read_back_by_effect
-        """A change may be proven by what Law 1 observed it changed
-        (``Config.read_back_by_effect``; replay reads a log from before it as off)."""
-        self.read_back_in_place = read_back_in_place
-        """A line changed in place is read back by the words that changed
-        (``Config.read_back_in_place``; replay reads a log from before it as off)."""
-        self.proof_by_evaluation = proof_by_evaluation
-        """A question's value printed by a call that ran the request's own code proves it
-        (``Config.proof_by_evaluation``; replay reads a log from before it as off)."""
         self._calls: list[ToolCall] = []
-        """The tool calls of the rounds decided so far: their changes are the task's too
-        (the proof's read-back by effect reads them with the round's)."""
+        """The tool calls of the rounds decided so far: their changes are the task's too."""
         self.failed_tools_only = True
         """Block only the tools that failed (:func:`_blocked_tools`); replay ``--verify``
         sets what a logged decision says it ran by."""
+        self.logged_proof: tuple[Established | None, str] | None = None
+        """Set by replay for a task logged under a retired policy: the proof the log
+        recorded, taken instead of recomputed (schemas.policy)."""
 
     # ---- state
     def add_criteria(self, criteria: Iterable[Criterion]) -> None:
@@ -514,9 +481,8 @@ class TaskGradient:
         self.worsening = self.worsening + 1 if grad > params.epsilon else 0
 
         calls = _blocked_calls(message.outcomes)
-        if self.keep_request_targets:  # the request's own paths: neither blocked nor marked
-            kept = request_targets(self.request, self.kind)
-            calls = [c for c in calls if _normal_path(c[1]) not in kept or _denied(c[2])]
+        kept = request_targets(self.spec)  # the request's own paths: neither blocked nor marked
+        calls = [c for c in calls if _normal_path(c[1]) not in kept or _denied(c[2])]
         for tool, target, _ in calls:
             self._targets.setdefault(target, tool)
         tools = _blocked_tools(message.outcomes, self.failed_tools_only)
@@ -525,21 +491,19 @@ class TaskGradient:
         state, reason, rationale = _choose(
             d, p, omega, grad, self.worsening, self.replans, clean=clean, params=params
         )
-        proof, by = established_and_note(
-            request=self.request,
-            kind=self.kind,
-            criteria=self._criteria,
-            task_verdicts=message.task_verdicts,
-            outcomes=message.outcomes,
-            output=message.merged_output,
-            shape=self.shape,
-            by_effect=self.read_back_by_effect,
-            in_place=self.read_back_in_place,
-            earlier=self._calls,
-            evaluation=self.proof_by_evaluation,
-            named_read=self.read_back_reads_named,
-            unit_count=self.unit_count,
-        )
+        if self.logged_proof is not None:
+            proof, by = self.logged_proof
+        elif self.spec is None:
+            proof, by = None, ""
+        else:
+            proof, by = established(
+                spec=self.spec,
+                criteria=self._criteria,
+                task_verdicts=message.task_verdicts,
+                outcomes=message.outcomes,
+                output=message.merged_output,
+                earlier=self._calls,
+            )
         self._calls += [c for o in message.outcomes for c in o.tool_calls]
         if state == "accept" and proof == "model":  # a model's word is not proof (Law 0)
             state = "success"
@@ -607,7 +571,7 @@ class TaskGradient:
             self.plan,
             message.outcomes,
             self.redact,
-            request=self.request if self.record_backing else None,
+            shape=self.spec.shape if self.spec is not None else "",
         )
         megram = self._intent_megram(status, summary, now, steps)
         return GGSStep(decision=decision, directive=None, final=self.final, megrams=[megram])
@@ -659,9 +623,18 @@ class TaskGradient:
         m = self._megram(status, space, f"env:{self.environment}", _one_line(summary, 500), now)
         request = self.redact(self.request)
         reading = None
-        if self.record_reading and status == "accept" and request == self.request:
+        spec = self.spec
+        if spec is not None and status == "accept" and request == self.request:
             reading = Reading(
-                intent=self.intent, kind=self.kind, shape=self.shape, criteria=self._task_criteria
+                intent=spec.intent,
+                kind=spec.kind,
+                shape=spec.shape,
+                criteria=self._task_criteria,
+                targets=list(spec.targets),
+                values=list(spec.values),
+                key=spec.key,
+                unit=spec.unit,
+                call=spec.call,
             )
         return msgspec.structs.replace(m, request=request, steps=steps, reading=reading)
 
@@ -681,19 +654,18 @@ def episode_steps(
     outcomes: Iterable[SubTaskOutcome],
     redact: Callable[[str], str] = str,
     *,
-    request: str | None = None,
+    shape: str = "",
 ) -> list[EpisodeStep]:
     """What an accepted task did (pure): each subtask of its last plan, its tools and the
     successful tool calls of its outcome as commands (``command_text``), secrets redacted
-    by ``redact``. Calls that failed or were refused are not the approach. With the
-    task's ``request`` (``Config.record_backing_commands``), of those only the calls that
-    back the number the outcome's answer states (:func:`backing_calls`)."""
+    by ``redact``; calls that failed or were refused are not the approach, and when the
+    answer states a value of its ``shape`` some calls show, only those
+    (:func:`backing_calls`)."""
     calls: dict[str, list[str]] = {}
     for outcome in outcomes:
         done = calls.setdefault(outcome.subtask_id, [])
         worked = [c for c in outcome.tool_calls if c.ok and c.refusal is None]
-        if request is not None:
-            worked = backing_calls(outcome.output, worked, request)
+        worked = backing_calls(outcome.output, worked, shape)
         for call in worked:
             text = redact(command_text(call))
             if text not in done:
@@ -709,19 +681,18 @@ def episode_steps(
     ]
 
 
-def backing_calls(answer: str, calls: Sequence[ToolCall], request: str) -> list[ToolCall]:
+def backing_calls(answer: str, calls: Sequence[ToolCall], shape: str) -> list[ToolCall]:
     """Of ``calls`` (that worked), those an episode records as its step's approach (pure):
-    when ``answer`` states a number (``grounding.stated_numbers``) and some call backs the
-    first (``proof.derivations``: its result prints it, or code derives it from a
-    listing), only the calls that back it; else all. A small model once ran ``wc -l
-    notes/todo.txt`` before ``wc -w notes/todo.txt`` for "how many words does
-    notes/todo.txt contain?" and answered 30; a reuse ran both again, and the model
-    answered the 7 it saw first."""
-    numbers = stated_numbers(answer, request)
-    if not numbers:
+    when ``answer`` states a value of its ``shape`` that some call shows, only the calls
+    that show the first such value; else all. A small model once ran ``wc -l`` before
+    ``wc -w`` for a word count; a reuse ran both again, and the model answered the first."""
+    if shape in ("", "text", "list"):
         return list(calls)
-    backed = [c for c in calls if derivations(numbers[0], [c], request)]
-    return backed or list(calls)
+    for value in stated(answer, shape):
+        backed = showing(value, calls, shape)
+        if backed:
+            return backed
+    return list(calls)
 
 
 def not_done(denied: Sequence[str]) -> str:

@@ -13,17 +13,13 @@ Responsibilities:
     validator's feedback (why the result was rejected); an ask for a second derivation
     (``corroborate``) starts a new conversation instead — the subtask alone, nothing of
     the first answer — whose calls carry ``ToolCall.conversation``: an independent
-    derivation of the value; an ask to show a value no tool result showed
-    (``corroborate`` with ``unbacked``) continues the same conversation with the
-    validator's feedback (compute it with a tool). A retry or such an ask that names a
-    command (``CorrectionSignal.run``: the one that evaluates the request's own code) has
-    it run first, as a ``shell`` call of the attempt made by the Executor itself, before
-    the model's next turn; so has the first attempt of a subtask that is the request
-    itself, a question whose evaluating command code can write (:func:`first_evaluation`),
-    and the first attempt of a subtask that carries proven commands (``SubTask.commands``:
-    a plan reused from an accepted episode of the very same request,
-    ``Config.reuse_commands``) has them run so, in order (:func:`first_commands`) — the
-    model then answers from what they printed.
+    derivation of the value, told only which methods the first one used, not to be
+    repeated. Calls the Executor makes itself — code's, ``ToolCall.by == "code"`` — come
+    first in an attempt, before the model's first turn, in the conversation as its own:
+    the subtask's ``commands`` (the evaluation of the request's own call, written by the
+    Planner, or a remembered plan's proven commands) on its first attempt; and, for a
+    subtask carrying a ``tests`` criterion, the workspace's tests (``run_tests``) before
+    its first attempt and again after any attempt that applied a change.
     A final answer loses any chat-template tool markup the model echoed into it
     (:func:`answer_text`). The subtask's
     prompt lists only the criteria a model judges: one that code checks is code's to
@@ -65,20 +61,6 @@ Constraints:
     model is asked for one (``tool_choice="required"``): an answer no tool result
     supports cannot be true but by luck, and a retry redoes the work; a retry after
     attempts that called no tool says so (``NO_TOOL_YET``).
-    A change Law 1 would ask about that loses lines of an existing file — removed, not
-    moved or changed in place, holding a word the request does not — is refused unasked
-    the first time for that file in the subtask (refusal ``lost_lines``: nothing applied,
-    the model told which lines and how to keep them: append, edit the one line, or write
-    them back; a small model "appended" a line by writing it alone over the file); the
-    next such change of that file is the operator's (``Config.refuse_lost_lines``).
-    Right after that turn, the part of the refused change the request words (a line
-    changed in place that reads back as it, new lines of only its words) is made by a
-    ``shell`` call of the Executor's own (:func:`repairs_of`, ``Config.repair_lost_lines``:
-    the model, told so, wrote the same loss again); through every gate as any call; the
-    model's next turn is then offered no tool, so it answers. A
-    change with no such part is followed by a ``read_file`` of the file instead, when the
-    conversation has not read it (:func:`followups_of`: the model made its rows up). A
-    later lossy change of a file so repaired is refused unasked again.
     After each turn's tool results the model is told to answer if they do
     (``AFTER_RESULT``, a user message: small models otherwise repeat the call until the
     doom loop).
@@ -88,9 +70,8 @@ from __future__ import annotations
 
 import json
 import os
-import posixpath
 import re
-from collections.abc import Collection, Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -99,18 +80,14 @@ import msgspec
 from artoo.actors.llm import LLMError, LLMRequest, assistant_message, tool_message
 from artoo.actors.runtime.bus import BusError
 from artoo.actors.runtime.role import Equipment, Inbox, Role, handles
-from artoo.actors.tools import ConfirmationNeeded, ToolRegistry, ToolRunner, Unasked
-from artoo.actors.verification._evaluation import evaluation_command
-from artoo.actors.verification._lines import diff_sides, lost_from, repair_command
+from artoo.actors.tools import ConfirmationNeeded, ToolRegistry, ToolRunner
 from artoo.actors.verification._paths import mentions
-from artoo.actors.verification.request import change_words, code_kind
 from artoo.schemas import (
     ConfirmationDecision,
     ConfirmationRequest,
     CorrectionSignal,
     Envelope,
     ExecutionResult,
-    FileEffect,
     FinalResult,
     LLMCall,
     Message,
@@ -133,13 +110,12 @@ __all__ = [
     "gave_result",
     "is_doom_loop",
     "is_refusal_loop",
-    "losses",
-    "lost_lines_refusal",
     "may_have_changed",
     "offered_tools",
     "repeated_call",
     "repeated_failure",
     "request_key",
+    "runs_tests",
     "subtask_prompt",
 ]
 
@@ -337,27 +313,16 @@ def answer_text(content: str) -> str:
     return _TEMPLATE_BLOCK.sub(" ", content).strip()
 
 
-def first_evaluation(st: SubTask) -> str:
-    """The command a subtask's first attempt runs before the model's first turn (pure):
-    for a subtask that is the request itself (``instruction`` is ``request``) and a
-    question by code's reading, the command that evaluates it when code can write it
-    (``evaluation_command``: "what does shout("hi") from src/textutil.py return?"); ""
-    otherwise. The request's own code computes the value, and the model answers from
-    what it printed (``Config.proof_by_evaluation``)."""
-    if not st.request or st.instruction.strip() != st.request.strip():
-        return ""
-    if code_kind(st.request) != "question":
-        return ""
-    return evaluation_command(st.request) or ""
-
-
-def first_commands(st: SubTask, *, evaluation: bool = True) -> list[str]:
+def first_commands(st: SubTask) -> list[str]:
     """The commands a subtask's first attempt runs, in order, before the model's first
-    turn (pure): with ``evaluation`` (``Config.proof_by_evaluation``), the request's
-    :func:`first_evaluation`, then the proven commands the subtask carries
-    (``SubTask.commands``: a reused plan's, ``Config.reuse_commands``), each once."""
-    first = first_evaluation(st) if evaluation else ""
-    return list(dict.fromkeys(c for c in (first, *st.commands) if c))
+    turn (pure): the commands it carries (``SubTask.commands``), each once."""
+    return list(dict.fromkeys(c for c in st.commands if c))
+
+
+def runs_tests(st: SubTask) -> bool:
+    """Whether the Executor runs the workspace's tests around a subtask's changes: it
+    carries a ``tests`` criterion (pure)."""
+    return any(c.check is not None and c.check.kind == "tests" for c in st.criteria)
 
 
 def prescribed_message(
@@ -388,110 +353,6 @@ def repeated_call(tool: str, args: Mapping[str, Any]) -> str:
     )
 
 
-def losses(request: str, effects: Sequence[FileEffect]) -> dict[str, tuple[list[str], list[str]]]:
-    """The lines each existing file of ``effects`` would lose that ``request`` does not
-    account for (:func:`~artoo.actors.verification._lines.lost_lines`), and the new lines
-    it would add that hold only the request's words (not moved: the line an "append"
-    asks for), by path (pure): only ``modified`` files whose diff is known and loses a
-    line are in it."""
-    words = change_words(request)
-    out: dict[str, tuple[list[str], list[str]]] = {}
-    for effect in effects:
-        if effect.change != "modified" or effect.diff is None:
-            continue
-        sides = diff_sides(effect.diff)
-        lost = [] if sides is None else lost_from(request, *sides)
-        if sides is not None and lost:
-            removed = {r.strip() for r in sides[0]}
-            new = [  # a line the request itself states, not one moved: what to append
-                a
-                for a in sides[1]
-                if a.strip() and a.strip() not in removed and change_words(a) <= words
-            ]
-            was = out.setdefault(effect.path, ([], []))
-            was[0].extend(lost)
-            was[1].extend(new)
-    return out
-
-
-def repairs_of(request: str, effects: Sequence[FileEffect]) -> list[tuple[str, str]]:
-    """For each existing file of ``effects`` a change would lose lines of (:func:`losses`),
-    the command that makes only what ``request`` accounts for of it, keeping them
-    (:func:`~artoo.actors.verification._lines.repair_command`), by path in order (pure);
-    a file with no such part has none."""
-    out: list[tuple[str, str]] = []
-    lost = losses(request, effects)
-    for effect in effects:
-        if effect.path not in lost or effect.diff is None:
-            continue
-        sides = diff_sides(effect.diff)
-        command = None if sides is None else repair_command(request, effect.path, *sides)
-        if command is not None:
-            out.append((effect.path, command))
-    return out
-
-
-def followups_of(
-    request: str, effects: Sequence[FileEffect], read: Collection[str] = ()
-) -> list[tuple[str, str, dict[str, Any]]]:
-    """What the Executor does itself right after a change refused for the lines it would
-    lose (pure; ``Config.repair_lost_lines``): ``(path, tool, args)`` for each file of
-    :func:`losses`, in order — the command that makes the request's part of the change
-    (:func:`repairs_of`), else, when the conversation has not read the file (``read``:
-    normalised paths), a ``read_file`` of it: a small model that wrote a file it never
-    read made its rows up, and told so, wrote the same again."""
-    repairs = dict(repairs_of(request, effects))
-    out: list[tuple[str, str, dict[str, Any]]] = []
-    for path in losses(request, effects):
-        if path in repairs:
-            out.append((path, "shell", {"command": repairs[path]}))
-        elif posixpath.normpath(path) not in read:
-            out.append((path, "read_file", {"path": path}))
-    return out
-
-
-def _quoted(line: str) -> str:
-    return "'" + line.replace("'", "'\\''") + "'"
-
-
-def lost_lines_refusal(
-    path: str, lost: Sequence[str], new: Sequence[str] = (), *, then: str = ""
-) -> str:
-    """What the model is told of a change refused for the lines it would lose (pure; one
-    line): how many, the first of them, and how to keep them — with ``new``, the lines
-    the change would add, the very command that appends them; ``then``, what the
-    Executor does next itself (:func:`followups_of`): ``shell`` — the part of it the
-    request asks for is made by a command of code's; ``read_file`` — the file is shown."""
-    many = f"{len(lost)} lines" if len(lost) != 1 else "1 line"
-    first = lost[0].strip()[:60]
-    head = (
-        f"not run: it would remove {many} of {path} that the request does not ask to "
-        f"change (first: {first!r})"
-    )
-    if then == "shell":
-        return (
-            f"{head}; the change the request asks for is made next without losing them: "
-            "read its result"
-        )
-    if then == "read_file":
-        return (
-            f"{head}; {path} as it is now is shown next: write it whole with only your "
-            f"change made, or edit only that line (sed -i on {path})"
-        )
-    # no placeholder a model could run as it is: a small model appended "the line" itself
-    append = (
-        f"to add {'them' if len(new) > 1 else 'it'}, append: shell printf '%s\\n' "
-        + " ".join(_quoted(line) for line in new)
-        + f" >> {path}"
-        if new and sum(len(line) for line in new) <= 400
-        else f"to add lines, append them to {path} with >>"
-    )
-    return (
-        f"{head}; keep them: {append}; to change a line, edit only "
-        f"that line (sed -i on {path}); or write the whole text with those lines in it"
-    )
-
-
 @dataclass
 class _Run:
     subtask: SubTask
@@ -510,33 +371,13 @@ class _Run:
     """The calls of this conversation (every attempt of it: their results are in it) that
     gave a result (:func:`gave_result`) since the workspace last changed, each repeat
     refused included, by :func:`request_key` (``Config.refuse_repeated_calls``)."""
-    kept: set[str] = field(default_factory=set)
-    """Files a change of which was refused for the lines it would lose (every attempt):
-    the next such change of one is the operator's (``Config.refuse_lost_lines``)."""
-    followups: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    """The calls ``(tool, args)`` the Executor makes itself right after the model's turn
-    whose change was refused for the lines it would lose (:func:`followups_of`,
-    ``Config.repair_lost_lines``): the request's part of it, or a read of the file."""
-    read: set[str] = field(default_factory=set)
-    """The files (normalised paths) a ``read_file`` of this conversation read."""
-    answer_next: bool = False
-    """A repair made the request's change: the next model turn is offered no tool, so it
-    answers (a small model, told the change was made, wrote its lossy change again and
-    then appended the line a second time)."""
-    repaired: set[str] = field(default_factory=set)
-    """Files such a repair changed: a later change of one that loses lines is refused
-    unasked again, not the operator's (the request's change is made)."""
-    created: set[str] = field(default_factory=set)
-    """Files a call of this subtask that worked created (every attempt): rewriting one
-    loses no line of the workspace's (``Config.rewrite_created_files``)."""
     spilled: bool = False
     """A call of this conversation (every attempt of it) gave a result too large for the
     context (``ToolCall.spill_ref``): from then on ``load_data`` is offered
     (``Config.offer_load_data_on_spill``)."""
-    prescribed: list[str] = field(default_factory=list)
-    """The commands the next attempt runs, in order, before its first model turn: the
-    first attempt's (:func:`first_commands`), or the evaluation a retry or an ask about a
-    value no tool result shows named (``CorrectionSignal.run``)."""
+    prescribed: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    """The calls ``(tool, args)`` the next attempt makes itself, in order, before its
+    first model turn: the first attempt's (:func:`first_commands`, the tests before)."""
 
 
 @dataclass
@@ -599,7 +440,9 @@ class Executor(Role):
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": subtask_prompt(st)},
         ]
-        run.prescribed = first_commands(st, evaluation=self.ctx.config.proof_by_evaluation)
+        run.prescribed = [("shell", {"command": c}) for c in first_commands(st)]
+        if runs_tests(st):
+            run.prescribed.append(("run_tests", {}))
         self.runs[st.subtask_id] = run
         self._attempt(run)
 
@@ -610,31 +453,21 @@ class Executor(Role):
         if run is None:
             return
         run.cause = env.seq
-        if body.corroborate and body.unbacked:  # passed; no tool result shows its value
-            # the same conversation, told so: it holds what the value was worked out
-            # from, and the value is its own answer's, so naming it tells it nothing new
-            run.messages.append({"role": "user", "content": body.feedback})
-            run.prescribed = [body.run] if body.run else []  # the request's own code: not its word
-            self._attempt(run)
-            return
-        if body.corroborate:  # the answer passed; one call backs it, the proof needs two
-            # derived again afresh: a conversation that saw the first answer, or was told
-            # it, would repeat it (a small model answered the ask with `glob src`)
+        if body.corroborate:  # the answer passed; a second derivation is asked, afresh
+            # a conversation that saw the first answer, or was told it, would repeat it
             run.conversation += 1
             run.made = []  # it has seen no result
-            run.read = set()  # nor read a file
             run.spilled = False  # nor a saved one's name
             run.messages = [
                 {"role": "system", "content": SYSTEM_PROMPT},
-                {"role": "user", "content": subtask_prompt(run.subtask)},
+                {"role": "user", "content": subtask_prompt(run.subtask) + "\n" + body.feedback},
             ]
             self._attempt(run)
             return
         feedback = f"The validator rejected the result: {body.feedback}"
-        if not run.called_tools and not body.run:
+        if not run.called_tools:
             feedback += "\n" + NO_TOOL_YET
         run.messages.append({"role": "user", "content": feedback})
-        run.prescribed = [body.run] if body.run else []
         self._attempt(run)
 
     # ------------------------------------------------------------------ the loop
@@ -692,15 +525,12 @@ class Executor(Role):
             wanted = set(st.tools) | {"load_data"}
             specs = [s for s in specs if s.name in wanted] or specs
         specs = [s for s in specs if s.name not in run.refused]  # empty: answer from results
-        hold = self.ctx.config.offer_load_data_on_spill  # load_data once a result was saved
         calls: list[ToolCall] = []
         seen: list[tuple[str, str]] = []
-        refuse = self.ctx.config.refuse_repeated_calls
         output, error = "", None
         stop: StopReason = "turn_cap"
-        if run.prescribed and not attempt.poll():  # code's commands: run first, in order
-            prescribed = [("shell", {"command": c}) for c in run.prescribed]
-            run.prescribed = []
+        if run.prescribed and not attempt.poll():  # code's calls: made first, in order
+            prescribed, run.prescribed = run.prescribed, []
             self._prescribe(
                 run, attempt, runner, calls, seen, prescribed, f"artoo-run-{run.attempt}"
             )
@@ -709,9 +539,7 @@ class Executor(Role):
             if attempt.poll():
                 stop, error = "task_ended", "task ended"
                 break
-            offered = offered_tools(specs, spilled=run.spilled or not hold)
-            if run.answer_next:  # code made the request's change: the model says what it is
-                offered, run.answer_next = [], False
+            offered = offered_tools(specs, spilled=run.spilled)
             request = LLMRequest(
                 role=self.name,
                 tier="tool",
@@ -750,16 +578,12 @@ class Executor(Role):
                 if is_doom_loop(seen[-DOOM_REPEATS:]):
                     doom = f"the same call {tc.name} {DOOM_REPEATS} times in a row"
                     break
-                if refuse and run.made[-1:] == [key] and is_doom_loop(run.made):
+                if run.made[-1:] == [key] and is_doom_loop(run.made):
                     doom = f"the same call {tc.name} made {DOOM_REPEATS} times"
                     break
             if ended:
                 stop, error = "task_ended", "task ended"
                 break
-            if run.followups and not doom:  # code follows a change refused for lost lines up
-                followups, run.followups = run.followups, []
-                prefix = f"artoo-repair-{run.attempt}-{len(calls)}"
-                self._prescribe(run, attempt, runner, calls, seen, followups, prefix, repair=True)
             if not doom:
                 run.messages.append({"role": "user", "content": AFTER_RESULT})
             if doom:
@@ -768,6 +592,12 @@ class Executor(Role):
                 break
         else:
             error = f"turn cap reached ({self.ctx.config.max_turns} turns)"
+        changed = any(c.ok and c.refusal is None and c.effects for c in calls)
+        if runs_tests(st) and changed and stop != "task_ended" and not attempt.poll():
+            # the workspace's tests after the change, by code: the proof compares them
+            after = [("run_tests", {})]
+            prefix = f"artoo-tests-{run.attempt}"
+            self._prescribe(run, attempt, runner, calls, seen, after, prefix)
         self.publish(
             ExecutionResult(
                 subtask_id=st.subtask_id,
@@ -793,12 +623,10 @@ class Executor(Role):
         seen: list[tuple[str, str]],
         made: Sequence[tuple[str, dict[str, Any]]],
         prefix: str,
-        *,
-        repair: bool = False,
     ) -> None:
-        """Make ``made`` — ``(tool, args)`` — as calls of the Executor's own, in order, in
-        the conversation as the model's calls are (:func:`prescribed_message`); with
-        ``repair``, the files they changed are noted (``_Run.repaired``)."""
+        """Make ``made`` — ``(tool, args)`` — as calls of the Executor's own
+        (``ToolCall.by == "code"``), in order, in the conversation as the model's calls
+        are (:func:`prescribed_message`)."""
         for i, (tool, args) in enumerate(made):
             if i and self._cancelled(run, attempt):  # no tool starts after a cancel
                 break
@@ -807,10 +635,7 @@ class Executor(Role):
             run.called_tools = True
             key = request_key(tool, args)
             seen.append(key)
-            call = self._made(run, attempt, runner, calls, key, call_id, args)
-            if repair and call.ok and call.effects:
-                run.repaired.update(e.path for e in call.effects)
-                run.answer_next = True
+            self._made(run, attempt, runner, calls, key, call_id, args, by="code")
 
     def _made(
         self,
@@ -821,12 +646,13 @@ class Executor(Role):
         key: tuple[str, str],
         call_id: str,
         args: dict[str, Any],
+        by: str = "",
     ) -> ToolCall:
         """Make one call of the attempt (:meth:`_call`), keep it in ``calls`` and the
-        conversation, and log it as it ends; the record."""
+        conversation, and log it as it ends; the record (``by``: who made it)."""
         call, content = self._call(run, attempt, runner, key, args)
-        if run.conversation:
-            call = msgspec.structs.replace(call, conversation=run.conversation)
+        if run.conversation or by:
+            call = msgspec.structs.replace(call, conversation=run.conversation, by=by)
         if call.spill_ref is not None:  # its file is named: load_data may read it
             run.spilled = True
         calls.append(call)
@@ -838,11 +664,10 @@ class Executor(Role):
         )
         if call.effects and call.refusal is None:
             self._persist()  # what changed the workspace is in the log before we go on
-        if self.ctx.config.refuse_repeated_calls:
-            if call.refusal == "repeated_call" or gave_result(call):
-                run.made.append(key)
-            elif may_have_changed(call):
-                run.made = []  # a call made again may give another result now
+        if call.refusal == "repeated_call" or gave_result(call):
+            run.made.append(key)
+        elif may_have_changed(call):
+            run.made = []  # a call made again may give another result now
         return call
 
     def _call(
@@ -870,7 +695,7 @@ class Executor(Role):
                 refusal="blocked_tool",
             )
             return call, f"error: {call.error}"
-        if self.ctx.config.refuse_repeated_calls and key in run.made:
+        if key in run.made:
             # its result is in the conversation, and nothing changed since: the same again
             call = ToolCall(
                 tool=name,
@@ -900,16 +725,6 @@ class Executor(Role):
         if refused is not None:
             return refused, f"error: {refused.error}"
         outcome = runner.call(name, args, subtask_id=st.subtask_id, attempt=run.attempt)
-        if outcome.call.refusal == "lost_lines":  # from the record: a rerun serves it so
-            request = st.request or st.instruction
-            run.kept.update(losses(request, outcome.call.effects))
-            if self.ctx.config.repair_lost_lines:
-                done = followups_of(request, outcome.call.effects, run.read)
-                run.followups.extend((t, a) for p, t, a in done if p not in run.repaired)
-        if outcome.call.ok and name == "read_file" and isinstance(args.get("path"), str):
-            run.read.add(posixpath.normpath(args["path"]))
-        if outcome.call.ok:  # the files this subtask itself created
-            run.created.update(e.path for e in outcome.call.effects if e.change == "created")
         if not outcome.call.ok:
             run.failed.setdefault(kind, []).append(outcome.call)
         return outcome.call, outcome.content
@@ -960,25 +775,7 @@ class Executor(Role):
         """Ask the operator (through the Queen) and wait for the one decision.
 
         The Queen always decides (a denial at the request's timeout, clock time); the wait
-        also ends, as a denial, when the task ends or the bus stops. A Law 1 change that
-        would lose lines of a file (:func:`losses`, ``Config.refuse_lost_lines``) is
-        refused unasked the first time for that file (:class:`Unasked`, ``lost_lines``:
-        the model is told which lines and how to keep them); asked again, the operator is.
-        A file the subtask itself created is not held to it (``Config.rewrite_created_files``:
-        a wrong value written to a new file was refused when the model wrote it right).
-        """
-        if gate == "law1" and not needed.gate and self.ctx.config.refuse_lost_lines:
-            request = run.subtask.request or run.subtask.instruction
-            lost = losses(request, needed.effects)
-            if self.ctx.config.rewrite_created_files:  # its own lines, not the workspace's
-                lost = {p: v for p, v in lost.items() if p not in run.created}
-            first = next((p for p in lost if p not in run.kept or p in run.repaired), None)
-            if first is not None:  # ``run.kept`` is updated from the refused call's record
-                then = ""  # what the Executor does next itself (as ``_call`` queues it)
-                if self.ctx.config.repair_lost_lines and first not in run.repaired:
-                    follow = followups_of(request, needed.effects, run.read)
-                    then = next((tool for p, tool, _a in follow if p == first), "")
-                raise Unasked(lost_lines_refusal(first, *lost[first], then=then), "lost_lines")
+        also ends, as a denial, when the task ends or the bus stops."""
         request_id = self.ctx.new_id()
         self.publish(
             ConfirmationRequest(
@@ -992,7 +789,6 @@ class Executor(Role):
                 timeout_s=self.ctx.config.confirmation_timeout_s,
                 gate=needed.gate or gate,
                 effects=tuple(needed.effects),
-                created=tuple(sorted(run.created)) if self.ctx.config.rewrite_created_files else (),
             ),
             task_id=run.task_id,
             cause=run.cause,

@@ -208,24 +208,8 @@ class TaskBook:
         task_id: str,
         params: GGSConfig,
         new_id: Callable[[], str],
-        *,
-        by_effect: bool = True,
-        in_place: bool = True,
-        evaluation: bool = True,
-        reading: bool = False,
-        named_read: bool = False,
-        keep_targets: bool = False,
-        backing: bool = False,
-        unit_count: bool = False,
     ) -> None:
-        """Take one of the task's messages in (the kinds the GGS keeps books on);
-        ``by_effect``: ``Config.read_back_by_effect``, ``in_place``:
-        ``Config.read_back_in_place``, ``evaluation``: ``Config.proof_by_evaluation``,
-        ``reading``: ``Config.reuse_reading`` (an accepted episode records the reading),
-        ``named_read``: ``Config.read_back_reads_named``, ``keep_targets``:
-        ``Config.keep_request_targets``, ``backing``:
-        ``Config.record_backing_commands``, ``unit_count``: ``Config.unit_count_phrase``,
-        for the task's gradient."""
+        """Take one of the task's messages in (the kinds the GGS keeps books on)."""
         if isinstance(body, TaskSpec):
             self.gradient = TaskGradient(
                 task_id,
@@ -234,19 +218,8 @@ class TaskBook:
                 criteria=body.criteria,
                 params=params,
                 new_id=new_id,
-                request=body.text,
-                kind=body.kind,
-                shape=body.shape,
+                spec=body,
                 redact=_redactor(),
-                read_back_by_effect=by_effect,
-                read_back_in_place=in_place,
-                proof_by_evaluation=evaluation,
-                intent=body.intent,
-                record_reading=reading,
-                read_back_reads_named=named_read,
-                keep_request_targets=keep_targets,
-                record_backing=backing,
-                unit_count=unit_count,
             )
         elif isinstance(body, MemoryRecall):
             if body.round == 0 and self.gradient is not None:
@@ -292,7 +265,8 @@ class TaskBook:
         """``result`` as the GGS publishes it: the cost, and what the summary must say of
         denied Law 1 actions and of a scripted model that ran out."""
         update: dict[str, object] = {"cost": task_cost(self.calls, self.groups, elapsed_ms)}
-        if result.established is None and self.gradient is not None and self.gradient.kind:
+        spec = self.gradient.spec if self.gradient is not None else None
+        if result.established is None and spec is not None and spec.kind:
             update["established"] = "none"  # ended outside a round: nothing established
         if self.denied:  # the output says what was not done, never the model's claim
             update["law1_denied"] = True
@@ -360,21 +334,7 @@ class GGS(Role):
     def on_books(self, env: Envelope) -> None:
         book = self._book(env)
         if book is not None:
-            config = self.ctx.config
-            book.see(
-                env.body,
-                env.task_id or "",
-                self.params,
-                self.ctx.new_id,
-                by_effect=config.read_back_by_effect,
-                in_place=config.read_back_in_place,
-                evaluation=config.proof_by_evaluation,
-                reading=config.reuse_reading,
-                named_read=config.read_back_reads_named,
-                keep_targets=config.keep_request_targets,
-                backing=config.record_backing_commands,
-                unit_count=config.unit_count_phrase,
-            )
+            book.see(env.body, env.task_id or "", self.params, self.ctx.new_id)
 
     @handles(LLMCall)
     def on_llm_call(self, env: Envelope) -> None:

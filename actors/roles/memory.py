@@ -126,7 +126,6 @@ def recall(
     recall_k: int = 5,
     floor: float = 0.5,
     band: float = 0.2,
-    same_first: bool = False,
 ) -> MemoryRecall:
     """The MemoryRecall answering ``query`` from ``store`` at time ``now``, with at most
     ``avoid_limit`` tool-space Avoid tags (``Config.memory.avoid_limit``).
@@ -136,8 +135,7 @@ def recall(
     and those of the recalled (not flagged) requests — a distractor's tag is never read.
     Potentials are summed over the M/K megrams of the tags read and mapped to an action
     with ``floor``/``band`` (``Config.memory``). Accepted episodes come the query's tag
-    first, newest first; with ``same_first`` (``Config.reuse_commands``) those of the very
-    same request as the query lead (``request.same_request``), so its accepted plan is
+    first, newest first; those of the very same request as the query lead (``request.same_request``), so its accepted plan is
     among the :data:`EPISODES_MAX` recalled however many newer episodes its tag holds.
     """
     found = _recalled(memory.index if memory else None, query, recall_k)
@@ -162,7 +160,7 @@ def recall(
         episodes += sorted(live, key=lambda m: (-m.created_at, m.id))
         live = [m for m in lost.get((space, query.entity), []) if store.get(m.id)]
         failed += sorted(live, key=lambda m: (-m.created_at, m.id))
-    if same_first and query.text:  # stable: the same request's first, each newest first
+    if query.text:  # stable: the same request's first, each newest first
         episodes.sort(key=lambda m: not same_request(m.request, query.text))
     avoid = store.strongest(query.tool_prefix, "avoid", avoid_limit, now)
     caution = store.strongest(query.tool_prefix, "caution", avoid_limit, now)
@@ -234,7 +232,6 @@ class Memory(Role):
             recall_k=config.recall_k,
             floor=config.attention_floor,
             band=config.decision_band,
-            same_first=self.ctx.config.reuse_commands,
         )
         if answer.sops:
             self.reply(env, MegramRecalled(ids=[m.id for m in answer.sops], at=now))

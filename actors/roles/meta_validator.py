@@ -16,11 +16,10 @@ Output contract:
 Constraints:
     Does NOT decide what happens next (the GGS does); does NOT write memory; the merged
     output is only what the subtasks really produced (Law 0); does NOT judge plausible
-    task criteria while a subtask has failed (no model call spent on a known failure); an
-    answer to a question stating a number no tool result backs fails (``grounding``); the
-    merged answer is judged against the request itself (``ladder.request_verdict``, the
-    task verdict ``request``): an answer that does not answer fails whatever the criteria
-    said, and no model is asked then.
+    task criteria while a subtask or a check has failed (no model call spent on a known
+    failure). The task's criteria (code's, from the reading) are decided by code over the
+    merged output and every call of the task so far (its earlier rounds' changes are the
+    task's too).
 """
 
 from __future__ import annotations
@@ -33,12 +32,9 @@ from artoo.actors.llm import LLMRequest
 from artoo.actors.runtime.role import Equipment, Role, VerdictKey, handles
 from artoo.actors.verification.ladder import (
     criteria_text,
-    grounding_verdicts,
     model_verdicts,
-    request_verdict,
     rule_verdict,
     tool_results_text,
-    ungrounded,
     verdict_prompt,
 )
 from artoo.schemas import (
@@ -89,20 +85,19 @@ class MetaValidator(Role):
     def __init__(self, equipment: Equipment, instance: str | None = None) -> None:
         super().__init__(equipment, instance)
         self.rounds: dict[str, _Round] = {}
-        self.requests: dict[str, str] = {}
         self.specs: dict[str, TaskSpec] = {}
+        self.calls: dict[str, list[ToolCall]] = {}  # every call of the task's rounds so far
 
     def active_tasks(self) -> list[str]:
         return list(self.rounds)
 
     def forget_task(self, task_id: str) -> None:
         self.rounds.pop(task_id, None)
-        self.requests.pop(task_id, None)
         self.specs.pop(task_id, None)
+        self.calls.pop(task_id, None)
 
     @handles(TaskSpec)
     def on_task_spec(self, env: Envelope) -> None:
-        self.requests[env.task_id or ""] = env.body.text
         self.specs[env.task_id or ""] = env.body
 
     def _recorded(self, round_: int, criterion_id: str) -> Callable[[], Verdict | None] | None:
@@ -159,11 +154,12 @@ class MetaValidator(Role):
         merged: str,
         all_matched: bool,
     ) -> list[Verdict]:
-        calls = [c for o in outcomes for c in o.tool_calls]
+        calls = self.calls.setdefault(task_id, [])
+        calls.extend(c for o in outcomes for c in o.tool_calls)
+        spec = self.specs.get(task_id)
+        targets = spec.targets if spec is not None else []
         by_id: dict[str, Verdict] = {}
         judged: list[Criterion] = []
-        counting = self.ctx.config.count_reads_answer
-        count_request = (self.requests.get(task_id) or "") if counting else None
         for criterion in rnd.criteria:
             if criterion.check is not None:
                 by_id[criterion.id] = rule_verdict(
@@ -171,34 +167,18 @@ class MetaValidator(Role):
                     merged,
                     calls,
                     self.ctx.workspace,
+                    targets=targets,
                     recorded=self._recorded(rnd.round, criterion.id),
-                    count_request=count_request,
                 )
             elif all_matched:
                 judged.append(criterion)
-        weak = None
-        answered = None
-        spec = self.specs.get(task_id)
-        if all_matched:
-            weak = ungrounded(
-                merged,
-                calls,
-                request=self.requests.get(task_id),
-                checked=[(c, by_id[c.id]) for c in rnd.criteria if c.id in by_id],
-                kind=spec.kind if spec is not None else "",
-                count_reading=counting,
-            )
-            if spec is not None:  # the request is the truth: does the answer answer it?
-                answered = request_verdict(spec.text, spec.kind, spec.shape, merged, calls)
-        refuted = answered is not None and not answered.passed
-        if judged and weak is None and not refuted:  # ONE model call for what rules leave
+        refuted = any(not v.passed for v in by_id.values())
+        if judged and not refuted:  # ONE model call for what rules leave
             for criterion, verdict in zip(
                 judged, self._llm_verdicts(task_id, judged, merged, calls), strict=True
             ):
                 by_id[criterion.id] = verdict
-        kept = [c for c in rnd.criteria if c.id in by_id or (c in judged and not refuted)]
-        verdicts = grounding_verdicts(kept, [by_id.get(c.id) for c in kept], weak)
-        return verdicts if answered is None else [*verdicts, answered]
+        return [by_id[c.id] for c in rnd.criteria if c.id in by_id]
 
     def _llm_verdicts(
         self, task_id: str, criteria: list[Criterion], merged: str, calls: list[ToolCall]

@@ -12,29 +12,23 @@ Responsibilities
     one a MUST NOT naming the approach that failed. In round 0,
     when memory holds an accepted episode of the very same request, its plan is the first
     plan (no model call), each subtask carrying its step's proven shell commands
-    (``proven_commands``, ``Config.reuse_commands``) for the Executor to run before the
-    model's first turn — one step of a request read as a question asked as the request
-    itself (``Config.reuse_asks_request``), not as the step's recorded instruction —,
-    checked like any other: if it breaks the MUST NOT set it is
-    rejected and the model is asked, told why. Else, in round 0, a request whose kind is
-    one of ``Config.direct_kinds`` (question, change, creation by default) is its own first
-    plan (``direct_plan``, no model call): one subtask whose instruction is the user's
-    request, every tool offered but, to a question (the model's reading and code's agree),
-    ``write_file``; should it break the MUST NOT set (the request names a blocked target),
-    the model plans instead. Every later round, and a request read with no valid kind, is
-    planned by the model. A model's plan that names as a tool something that is no tool
-    (the program it means to run: ``wc -l``, ``grep``) has that name dropped and ``shell``
-    offered in its place (``repaired_tools``), not asked again. Enforce the MUST NOT set
-    in code: a plan that uses a blocked tool or names a blocked target is rejected and
-    asked again (docs/design.md C1); so is a plan whose subtask measures another quantity
-    than the request asks for (a plain ``wc -l FILE`` for "which …" or "what is the
-    largest …", ``checks.measures_other``, read from the TaskSpec's kind and shape like
-    every check guard here — one reading of the request with the Perceiver); every
-    SubTask carries
-    the blocked sets and the calibration text. A subtask criterion whose check is still
-    unusable after the retry is dropped (the task criteria still judge); a
-    ``count_matches`` subtask gets the command that prints its count after its
-    instruction. Intent-level Caution (paper §6.4): when Memory's action on the task's
+    (``proven_commands``) for the Executor to run before the model's first turn — one
+    step of a request read as a question asked as the request itself, not as the step's
+    recorded instruction —, only from an episode that ended ``accept``, checked like any
+    other: if it breaks the MUST NOT set it is rejected and the model is asked, told why.
+    Else, in round 0, the request is its own first plan (``direct_plan``, no model call):
+    one subtask whose instruction is the user's request, every tool offered but, to a
+    question, ``write_file``; should it break the MUST NOT set (the request names a
+    blocked target), the model plans instead. Every later round is planned by the model;
+    its subtasks carry no criteria of the model's: the task's criteria, which code wrote
+    from the reading, go to a one-subtask plan's subtask, and a question's to the one
+    subtask of the last sequence (``with_task_checks``). A model's plan that names as a
+    tool something that is no tool (``wc -l``, ``grep``) has that name dropped and
+    ``shell`` offered in its place (``repaired_tools``). Enforce the MUST NOT set in code:
+    a plan that uses a blocked tool or names a blocked target is rejected and asked again
+    (docs/design.md C1); every SubTask carries the blocked sets, the calibration text and
+    the reading's kind and targets (the Executor's scope gate). Intent-level Caution
+    (paper §6.4): when Memory's action on the task's
     intent tag is ``caution`` (mixed outcomes), ask the operator once per task through the
     Queen (a ConfirmationRequest, gate ``caution``) before planning; a denial is a
     StepFailed (step ``caution``), on which the GGS ends the task at once (and any later
@@ -57,9 +51,8 @@ Output contract (publishes)
     its request text (recall by meaning).
     ``DispatchManifest`` — the round's subtasks, task criteria and calibration sets.
     ``PlanRejected`` — every plan the model gave (one retry with the reason) broke the
-    MUST NOT set or measured another quantity than the request asks for (a tool name
-    that is no tool is repaired, not rejected): the round's logical failure, scored by
-    the GGS.
+    MUST NOT set (a tool name that is no tool is repaired, not rejected): the round's
+    logical failure, scored by the GGS.
     ``StepFailed`` — the model gave no valid plan (after the structured-answer repair).
     ``LLMCall`` — each model call (recorded by the gateway).
     ``ConfirmationRequest`` — intent-level Caution (gate ``caution``), once per task.
@@ -68,10 +61,8 @@ Output contract (publishes)
 Constraints
     Does NOT execute tools, validate results or decide to replan (GGS does). Does NOT
     write memory (GGS is the only writer). Does NOT add a model call for calibration.
-    Does NOT publish a plan that violates the MUST NOT set, asks for a tool that does not
-    exist, or carries a check that cannot be used (it drops that criterion after the
-    retry). Does NOT import another
-    role module.
+    Does NOT publish a plan that violates the MUST NOT set or asks for a tool that does
+    not exist. Does NOT import another role module.
 """
 
 from __future__ import annotations
@@ -87,20 +78,17 @@ import msgspec
 
 from artoo.actors.llm import LLMRequest, ask_structured
 from artoo.actors.runtime.role import Equipment, Role, handles
-from artoo.actors.verification._counting import count_command
 from artoo.actors.verification._paths import mentions
 from artoo.actors.verification.answers import (
     PlanAnswer,
     answered_prompt,
     bounded_question,
-    make_criteria,
     user_question,
 )
-from artoo.actors.verification.checks import check_problem, guess_problem, measures_other
-from artoo.actors.verification.request import duties, request_paths, same_request
+from artoo.actors.verification.derive import evaluation_command, import_root
+from artoo.actors.verification.request import request_paths, same_request
 from artoo.eventstore import task_text
 from artoo.schemas import (
-    Check,
     ConfirmationDecision,
     ConfirmationRequest,
     Criterion,
@@ -135,6 +123,7 @@ __all__ = [
     "repaired_tools",
     "reused_plan",
     "validate_plan",
+    "with_evaluation",
     "with_task_checks",
 ]
 
@@ -368,28 +357,13 @@ def plan_violations(
     calibration: Calibration,
     *,
     known_tools: Collection[str] | None = None,
-    workspace: Path | None = None,
-    request: str | None = None,
-    kind: str = "",
-    shape: str = "",
-    task_checks: Sequence[Check] = (),
-    unit_count: bool = False,
 ) -> list[Violation]:
-    """Why a plan may not be dispatched; empty when it may.
+    """Why a plan may not be dispatched; empty when it may (pure).
 
     A subtask violates the MUST NOT set when its ``tools`` include a blocked tool or its
     ``instruction`` (or one of the ``commands`` it carries) names a blocked target. (The
     calibration text in ``context`` is not checked: it names the targets on purpose.) With
-    ``known_tools``, a tool that does not exist is a violation; with ``workspace``, so is a
-    check that cannot be used — a path outside the workspace, a value of the wrong type for
-    its kind, an unknown kind — and, with the task's ``request`` text, a check that guesses
-    a number the request does not state (``checks.guess_problem``) or a subtask whose
-    instruction measures another quantity than the request asks for
-    (``checks.measures_other``: "wc -l FILE" for "what is the highest price in FILE?").
-    ``kind`` and ``shape`` are the TaskSpec's reading of the request, so the Planner reads
-    it as the Perceiver did; ``task_checks`` are the task criteria's checks (a count check
-    says what the request counts); ``unit_count`` (``Config.unit_count_phrase``): a unit
-    named before "count" is what the request counts.
+    ``known_tools``, a tool that does not exist is a violation.
     """
     blocked = set(calibration.blocked_tools)
     violations: list[Violation] = []
@@ -404,43 +378,7 @@ def plan_violations(
             named = [subtask.instruction, *subtask.commands]
             if any(mentions(text, target) for text in named):
                 violations.append(Violation(subtask.subtask_id, target=target))
-        counts = [*task_checks, *(c.check for c in subtask.criteria if c.check is not None)]
-        if request is not None and (
-            other := measures_other(
-                subtask.instruction, request, kind, shape, counts, unit_first=unit_count
-            )
-        ):
-            violations.append(Violation(subtask.subtask_id, problem=other))
-        if workspace is not None:
-            for criterion in subtask.criteria:
-                if criterion.check is None:
-                    continue
-                unusable = check_problem(criterion.check, workspace)
-                if unusable is None and request is not None:
-                    unusable = guess_problem(criterion.check, request, kind, shape)
-                if unusable is not None:
-                    violations.append(
-                        Violation(
-                            subtask.subtask_id,
-                            problem=f"criterion {criterion.id}: {unusable}",
-                            criterion_id=criterion.id,
-                        )
-                    )
     return violations
-
-
-def without_criteria(subtasks: Sequence[SubTask], violations: Sequence[Violation]) -> list[SubTask]:
-    """The subtasks without the criteria whose checks ``violations`` name (pure): after the
-    retry, a subtask criterion the Planner still cannot check is dropped — the task's
-    criteria still judge the result — rather than the round (a small model copies the
-    reason into the criterion and fails it again)."""
-    bad = {(v.subtask_id, v.criterion_id) for v in violations if v.criterion_id is not None}
-    return [
-        msgspec.structs.replace(
-            s, criteria=[c for c in s.criteria if (s.subtask_id, c.id) not in bad]
-        )
-        for s in subtasks
-    ]
 
 
 def validate_plan(subtasks: Sequence[SubTask], calibration: Calibration) -> list[str]:
@@ -469,17 +407,11 @@ def apply_calibration(subtasks: Sequence[SubTask], calibration: Calibration) -> 
 # ---- actor ----
 PLANNER_PROMPT = """You plan a task for artoo's Executors. Their tools: {tools}.
 Answer with one JSON object: {{"subtasks": [{{"instruction": "<what to do, with exact paths>",
-"sequence": 1, "tools": ["<tool>"], "criteria": []}}], "rationale": "<one sentence>"}}.
+"sequence": 1, "tools": ["<tool>"]}}], "rationale": "<one sentence>"}}.
 Use one subtask unless the task has independent parts (same sequence = parallel; a later
-sequence sees the earlier outputs). "tools" names only tools listed above. "criteria" may
-stay []: the task criteria are checked on the result. Each subtask serves the task's own
-question: it finds the very quantity or name the task asks for, never another (a file's
-line count is not its largest value, its classes or its total). Have a tool compute it,
-never by reading, e.g.: lines with X: grep -c X FILE; a column's largest value or sum:
-python3 -c reading the CSV; a definition: grep -n "def NAME" -r DIR; files: find DIR -type
-f | wc -l. A criterion you add has the task criteria's shape ({{"text", "mode", "check"}}).
-Never guess the answer, in an instruction or a criterion: the Executor finds it with the
-tools. Obey every MUST NOT line.
+sequence sees the earlier outputs). "tools" names only tools listed above. The last
+subtask does the whole task and states its result; code checks it. Never guess the
+answer: the Executor finds it with the tools. Obey every MUST NOT line.
 Only when a choice the task does not settle decides the plan, add "question": {{"text":
 "<one question to the user>", "options": ["<choice>", ...], "default": "<choice>"}}."""
 
@@ -492,46 +424,49 @@ TOOL_HINTS = {
 """How the Planner's prompt names the built-in tools (others by their name)."""
 
 
+_ANSWER_CHECKS = ("answered", "value_at", "count_matches", "evaluates")
+
+
 def with_task_checks(subtasks: list[SubTask], task_criteria: Sequence[Criterion]) -> list[SubTask]:
-    """A one-subtask plan whose subtask has no criterion with a check, its subtask also
-    carrying the task's criteria that have one (pure): its output is the task's result, so
-    the fast loop decides them by code and corrects the Executor before the round ends.
-    Any other plan is returned unchanged."""
-    if len(subtasks) != 1 or any(c.check is not None for c in subtasks[0].criteria):
-        return subtasks
-    (only,) = subtasks
+    """The plan's subtasks carrying the task's criteria (code's, from the reading) where
+    the fast loop can decide them (pure): every one of them on a one-subtask plan's
+    subtask — its output is the task's result; on a longer plan, those that judge an
+    answer on the one subtask of the last sequence (its output answers), none when
+    several share it. A change's criteria are then judged on the round by the
+    Meta-Validator. A model's own criteria never reach a subtask."""
+    subtasks = [msgspec.structs.replace(s, criteria=[]) for s in subtasks]
     checked = [c for c in task_criteria if c.check is not None]
-    if not checked:
+    if not checked or not subtasks:
         return subtasks
-    return [msgspec.structs.replace(only, criteria=[*only.criteria, *checked])]
+    if len(subtasks) == 1:
+        return [msgspec.structs.replace(subtasks[0], criteria=checked)]
+    last = max(s.sequence for s in subtasks)
+    final = [i for i, s in enumerate(subtasks) if s.sequence == last]
+    asked = [c for c in checked if c.check is not None and c.check.kind in _ANSWER_CHECKS]
+    if len(final) != 1 or not asked:
+        return subtasks
+    i = final[0]
+    return [*subtasks[:i], msgspec.structs.replace(subtasks[i], criteria=asked), *subtasks[i + 1 :]]
 
 
-def with_count_hints(
-    subtasks: list[SubTask], calibration: Calibration, workspace: Path | None = None
-) -> list[SubTask]:
-    """Each subtask whose criteria have a ``count_matches`` check gets, after its
-    instruction, the shell command that prints that count (``_counting.count_command``)
-    — a hint a small model follows where it would count by reading or with the wrong
-    unit; the check still counts by itself (pure). Not when the subtask cannot use shell
-    (not among its tools, or blocked) or the command names a blocked target. With
-    ``workspace``, a path that is a directory there gets the command for a directory."""
+def with_evaluation(subtasks: list[SubTask], workspace: Path) -> list[SubTask]:
+    """Each subtask carrying an ``evaluates`` criterion, with the command that evaluates
+    the request's own call first among its ``commands`` (``derive.evaluation_command``:
+    the module imported as its package would be — the workspace's ``__init__.py`` files
+    say where the package root is): the Executor runs it itself before the model's first
+    turn, and the check reads what it printed. Pure but for those lookups."""
     out = []
     for s in subtasks:
-        usable = (not s.tools or "shell" in s.tools) and "shell" not in calibration.blocked_tools
-        hints = []
+        commands = []
         for c in s.criteria:
-            if not usable or c.check is None or c.check.kind != "count_matches":
+            check = c.check
+            if check is None or check.kind != "evaluates":
                 continue
-            path = c.check.path.strip()
-            directory = workspace is not None and bool(path) and (workspace / path).is_dir()
-            command = count_command(path, c.check.value, directory=directory)
-            if command is None or command in s.instruction or command in hints:
-                continue
-            if any(mentions(command, t) for t in calibration.blocked_targets):
-                continue
-            hints.append(command)
-        hint = "".join(f" A command that prints the count: {h}" for h in hints)
-        out.append(msgspec.structs.replace(s, instruction=s.instruction + hint) if hint else s)
+            found = import_root(check.path, lambda d: (workspace / d / "__init__.py").is_file())
+            if found is not None:
+                commands.append(evaluation_command(found[0], found[1], str(check.value)))
+        fresh = [c for c in commands if c not in s.commands]
+        out.append(msgspec.structs.replace(s, commands=[*fresh, *s.commands]) if fresh else s)
     return out
 
 
@@ -577,30 +512,23 @@ def reused_plan(
     round: int,
     new_id: Callable[[], str],
     known_tools: Collection[str] | None = None,
-    *,
-    asks_request: bool = False,
-    proven_only: bool = False,
 ) -> tuple[Megram, list[SubTask]] | None:
     """The first plan of round 0 taken from memory (pure apart from ``new_id``): the most
     recent recalled accepted episode of the very same request (case and spacing aside),
     its steps as SubTasks with fresh ids. None otherwise — a paraphrase or the same task
     on other files is adapted by the model from its SHOULD PREFER line instead. With
-    ``known_tools`` (``Config.reuse_commands``), each SubTask carries its step's
-    :func:`proven_commands`, which the Executor runs before the model's first turn. With
-    ``asks_request`` (``Config.reuse_asks_request``), a one-step plan of a request read
-    as a question has the request itself as its instruction (:func:`_answers_itself`).
-    With ``proven_only`` (``Config.reuse_only_accepted``), only an episode that ended
-    ``accept`` is replayed: a ``success`` rests on a model's word, and a small model's
-    wrong count of 2 ``.py`` files, ended ``success``, was replayed command and all. The
-    plan still goes through every check (:func:`plan_violations`) before it is
-    dispatched."""
+    ``known_tools``, each SubTask carries its step's :func:`proven_commands`, which the
+    Executor runs before the model's first turn. A one-step plan of a request read as a
+    question has the request itself as its instruction (:func:`_answers_itself`). Only
+    an episode that ended ``accept`` is replayed: a ``success`` rests on a model's word.
+    The plan still goes through every check (:func:`plan_violations`)."""
     if round != 0:
         return None
     for episode in recall.episodes:
-        if proven_only and episode.state != "accept":
+        if episode.state != "accept":
             continue
         if episode.steps and same_request(episode.request, spec.text):
-            own = asks_request and _answers_itself(episode.steps, spec)
+            own = _answers_itself(episode.steps, spec)
             return episode, [
                 SubTask(
                     subtask_id=new_id(),
@@ -701,8 +629,7 @@ def build_subtasks(
     """SubTasks with code-chosen ids from a model's plan (pure apart from ``new_id``); with
     ``known_tools``, each subtask's tools are :func:`repaired_tools`."""
     out = []
-    for i, p in enumerate(answer.subtasks, start=1):
-        criteria = make_criteria(p.criteria, f"s{i}c")
+    for p in answer.subtasks:
         tools = list(p.tools) if known_tools is None else repaired_tools(p.tools, known_tools)
         out.append(
             SubTask(
@@ -710,7 +637,6 @@ def build_subtasks(
                 round=round,
                 sequence=max(p.sequence, 1),
                 instruction=p.instruction,
-                criteria=criteria,
                 tools=tools,
             )
         )
@@ -732,18 +658,14 @@ def repaired_tools(tools: Iterable[str], known_tools: Collection[str]) -> list[s
 def direct_plan(
     spec: TaskSpec, round: int, new_id: Callable[[], str], tools: Sequence[str] = ()
 ) -> list[SubTask]:
-    """The first plan of a request whose kind is one of ``Config.direct_kinds``: one
-    subtask whose instruction is the user's request itself, every tool offered (pure
-    apart from ``new_id``). No model call: a small model's plan of a one-step request
-    replaced the request with its own reading ("read_file notes/meeting.txt" for "how
-    many lines …?"), named tools that do not exist and guessed the answer's wording —
-    each a lost round. The task's criteria go with it (:func:`with_task_checks`), the
-    calibration too; a later round is planned by the model, told why this one failed.
-    A question (the model's reading and code's agree: :func:`.request.duties`) is not
-    offered ``write_file`` among ``tools``: answering changes nothing, and a small model
-    asked what a function returns once rewrote the function instead."""
-    duty = duties(spec.text, spec.kind, spec.shape)
-    offered = [t for t in tools if t != "write_file"] if duty.answers and not duty.writes else []
+    """The first plan of a request: one subtask whose instruction is the user's request
+    itself, every tool offered (pure apart from ``new_id``). No model call: a small
+    model's plan of a one-step request replaced the request with its own reading, named
+    tools that do not exist and guessed the answer's wording — each a lost round. The
+    task's criteria go with it (:func:`with_task_checks`), the calibration too; a later
+    round is planned by the model, told why this one failed. A question is not offered
+    ``write_file``: answering changes nothing."""
+    offered = [t for t in tools if t != "write_file"] if spec.kind == "question" else []
     return [
         SubTask(subtask_id=new_id(), round=round, sequence=1, instruction=spec.text, tools=offered)
     ]
@@ -811,17 +733,7 @@ class Planner(Role):
     def _violations(
         self, subtasks: Sequence[SubTask], calibration: Calibration, plan: _Plan
     ) -> list[Violation]:
-        return plan_violations(
-            subtasks,
-            calibration,
-            known_tools=self.ctx.tools.names,
-            workspace=self.ctx.workspace,
-            request=plan.spec.text,
-            kind=plan.spec.kind,
-            shape=plan.spec.shape,
-            task_checks=[c.check for c in plan.spec.criteria if c.check is not None],
-            unit_count=self.ctx.config.unit_count_phrase,
-        )
+        return plan_violations(subtasks, calibration, known_tools=self.ctx.tools.names)
 
     def _send_plan(
         self,
@@ -836,12 +748,15 @@ class Planner(Role):
             DispatchManifest(
                 round=plan.round,
                 subtasks=[
-                    msgspec.structs.replace(s, request=plan.spec.text)
+                    msgspec.structs.replace(
+                        s,
+                        request=plan.spec.text,
+                        kind=plan.spec.kind,
+                        targets=list(plan.spec.targets),
+                    )
                     for s in apply_calibration(
-                        with_count_hints(
-                            with_task_checks(subtasks, plan.spec.criteria),
-                            calibration,
-                            self.ctx.workspace,
+                        with_evaluation(
+                            with_task_checks(subtasks, plan.spec.criteria), self.ctx.workspace
                         ),
                         calibration,
                     )
@@ -898,16 +813,7 @@ class Planner(Role):
         calibration = calibrate(body, plan.directive, cap=self.ctx.config.memory.recall_cap)
         messages = plan_messages(plan.spec, calibration, plan.directive, list(self.ctx.tools.names))
         violations: list[Violation] = []
-        known = self.ctx.tools.names if self.ctx.config.reuse_commands else None
-        reused = reused_plan(
-            body,
-            plan.spec,
-            plan.round,
-            self.ctx.new_id,
-            known,
-            asks_request=self.ctx.config.reuse_asks_request,
-            proven_only=self.ctx.config.reuse_only_accepted,
-        )
+        reused = reused_plan(body, plan.spec, plan.round, self.ctx.new_id, self.ctx.tools.names)
         if reused is not None:
             episode, subtasks = reused
             violations = self._violations(subtasks, calibration, plan)
@@ -924,7 +830,7 @@ class Planner(Role):
                 *messages[:-1],
                 {**final, "content": final["content"] + "\n\n" + problem + "."},
             ]
-        elif plan.round == 0 and plan.spec.kind in self.ctx.config.direct_kinds:
+        elif plan.round == 0 and plan.spec.kind:
             subtasks = direct_plan(plan.spec, plan.round, self.ctx.new_id, self.ctx.tools.names)
             if not self._violations(subtasks, calibration, plan):
                 rationale = f"the request itself (a {plan.spec.kind}: its first plan is no model's)"
@@ -976,7 +882,7 @@ class Planner(Role):
         or its rejection, or the one question it asks."""
         task_id = env.task_id or ""
         violations: list[Violation] = []
-        for attempt in range(self.max_plan_attempts):
+        for _attempt in range(self.max_plan_attempts):
             request = LLMRequest(
                 role=self.name,
                 tier="brain",
@@ -1003,9 +909,6 @@ class Planner(Role):
                 answer.value, plan.round, self.ctx.new_id, self.ctx.tools.names
             )
             violations = self._violations(subtasks, calibration, plan)
-            last = attempt == self.max_plan_attempts - 1
-            if last and violations and all(v.criterion_id is not None for v in violations):
-                subtasks, violations = without_criteria(subtasks, violations), []
             if not violations:
                 self._send_plan(env, plan, subtasks, calibration, answer.value.rationale)
                 return

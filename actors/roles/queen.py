@@ -10,14 +10,11 @@ Responsibilities:
 
     The request's own consent (``Config.request_consent``, on by default): the user's
     request is the operator's own words. A Law 1 request (gate ``law1``) whose every
-    observed effect changes a file the task's request names as what it changes is approved
-    at once, ``by="request"``, with the reason from
-    :func:`~artoo.actors.verification._consent.request_consent` — the request read as a
-    change or creation, no question; each effect a plain change (modified, replaced,
-    deleted; no hazard) of a path it names exactly; a deletion only when it asks to
-    remove; a modified file only when the change loses no line and reads back as the
-    request (``Config.refuse_lost_lines``, ``Config.consent_reads_back``). The Queen
-    keeps each task's request text and kind from its TaskSpec for this.
+    irreversible effect deletes a path the task's reading reads as one to delete and the
+    request's text names is approved at once, ``by="request"``, with the reason from
+    :func:`~artoo.actors.verification._consent.request_consent`. (A modification of a
+    reading's target never reaches the Queen: it is reversible, and Law 1 lets it
+    through.) The Queen keeps each task's request text and targets from its TaskSpec.
     Anything else goes to the operator as above. A resumed task's logged decision still
     comes first.
 
@@ -79,6 +76,7 @@ from typing import Any, ClassVar, Literal
 from artoo.actors.runtime.role import Equipment, Operator, Role, TicketOperator, handles
 from artoo.actors.verification._consent import request_consent
 from artoo.schemas import (
+    POLICY,
     CancelRequest,
     ConfirmationDecision,
     ConfirmationRequest,
@@ -87,6 +85,7 @@ from artoo.schemas import (
     FinalResult,
     Message,
     QuestionAnswered,
+    Target,
     TaskCancelled,
     TaskRequest,
     TaskSpec,
@@ -214,7 +213,7 @@ class Queen(Role):
         self.pending: dict[str, _Pending] = {}
         self.tickets: dict[str, _Ticket] = {}
         self.questions: dict[str, _Pending] = {}
-        self.specs: dict[str, tuple[str, str]] = {}
+        self.specs: dict[str, tuple[str, list[Target]]] = {}
         """task id -> its request's (text, kind), from its TaskSpec: what it consents to."""
 
     # ------------------------------------------------------------------ tasks
@@ -231,6 +230,7 @@ class Queen(Role):
                 max_model_calls=calls,
                 max_tokens=tokens,
                 config=self.ctx.config.model_dump(mode="json"),
+                policy=POLICY,
             ),
         )
 
@@ -239,7 +239,7 @@ class Queen(Role):
         body: TaskSpec = env.body
         if env.task_id:
             with self._lock:
-                self.specs[env.task_id] = (body.text, body.kind)
+                self.specs[env.task_id] = (body.text, list(body.targets))
 
     @handles(CancelRequest)
     def on_cancel_request(self, env: Envelope) -> None:
@@ -309,15 +309,8 @@ class Queen(Role):
             spec = self.specs.get(env.task_id) if env.task_id else None
         if spec is None:
             return None
-        text, kind = spec
-        return request_consent(
-            text,
-            kind,
-            body.effects,
-            keep_lines=self.ctx.config.refuse_lost_lines,
-            created=body.created,
-            read_back=self.ctx.config.consent_reads_back,
-        )
+        text, targets = spec
+        return request_consent(text, targets, body.effects)
 
     def on_tick(self, now: float) -> None:
         with self._lock:

@@ -1,9 +1,8 @@
 """Counting in the workspace, for the ``count_matches`` check (equipment of the checks).
 
 :func:`measure` counts lines, words, bytes or characters of the files a path names, or
-the files themselves; :func:`stated_number` reads the number an output states. Both are
-pure but for reading the workspace, which they do beneath its root: no symlink is
-followed, no file opened through one, no path outside the root named.
+the files themselves — pure but for reading the workspace, which it does beneath its
+root: no symlink is followed, no file opened through one, no path outside the root named.
 """
 
 from __future__ import annotations
@@ -18,13 +17,9 @@ from artoo.actors.tools import open_beneath
 __all__ = [
     "MAX_ENTRIES",
     "UNITS",
-    "count_command",
-    "files_measured",
     "glob_regex",
     "measure",
     "parse_unit",
-    "spans_files",
-    "stated_number",
 ]
 
 UNITS = ("lines", "words", "bytes", "chars", "files", "lines containing <text>")
@@ -48,53 +43,11 @@ def parse_unit(value: object) -> tuple[str, str | None] | None:
     return ("lines", text) if text else None
 
 
-_PLAIN = re.compile(r"[\w./*?\[\]-]+")
-_WC = {"lines": "-l", "words": "-w", "bytes": "-c", "chars": "-m"}
-
-
-def count_command(path: str, value: object, *, directory: bool = False) -> str | None:
-    """A bash command (globstar on) that prints the count a ``count_matches`` check of
-    ``path`` and ``value`` measures, first thing on its output, or None (pure): a hint
-    for the Executor — the check still counts by itself. ``directory``: the path names a
-    directory (the caller looked). None for a path that would need quoting."""
-    parsed = parse_unit(value)
-    path = path.strip()
-    if parsed is None or not path or not _PLAIN.fullmatch(path) or path.startswith("-"):
-        return None
-    unit, containing = parsed
-    wild = _WILD.search(path) is not None
-    quoted = None if containing is None else "'" + containing.replace("'", "'\\''") + "'"
-    if not wild and not directory:  # one file: the plain commands
-        if unit == "files":
-            return f"find {path} -type f | wc -l"
-        if quoted is not None:
-            return f"grep -c -F {quoted} {path}"
-        return f"wc {_WC[unit]} {path}"
-    files = f"find {path} -maxdepth 0 -type f" if wild else f"find {path} -type f"
-    if unit == "files":
-        return f"{files} | wc -l"
-    if quoted is not None:
-        return f"{files} -exec grep -h -F {quoted} {{}} + | wc -l"
-    return f"{files} -exec wc {_WC[unit]} {{}} + | tail -n 1"
-
-
 MAX_ENTRIES = 100_000
 """A walk visits at most this many entries: a larger tree is not counted."""
 
 _MAX_BYTES = 64 * 1024 * 1024  # at most this much is read in all
 _WILD = re.compile(r"[*?\[]")
-# a whole number standing alone: not part of a name (todo2.txt, v2, /1/), a decimal or a
-# date; "1,234" is one number
-_ALONE = r"(?<![\w./\\-])(?<!\d:)"
-_NUMBER = re.compile(_ALONE + r"(?:\d{1,3}(?:,\d{3})+|\d+)(?![\w/]|[.,:-]\d)")
-
-
-def stated_number(output: str) -> int | None:
-    """The first whole number standing alone in ``output``, or None (pure)."""
-    m = _NUMBER.search(output)
-    return None if m is None else int(m.group().replace(",", ""))
-
-
 def glob_regex(pattern: str) -> re.Pattern[str]:
     """The regular expression a workspace-relative glob stands for (pure): ``*`` and ``?``
     stay within one name, ``**`` spans any number of directories, ``[…]`` is a class
@@ -168,29 +121,6 @@ def measure(
     if unit == "files":
         return {len(files)}, what
     return _content(root, files, unit, what, containing)
-
-
-_HOLDS = re.compile(r"^'.*' holds (\d+) file\(s\)(?::|$)|^(\d+) file\(s\) match '", re.S)
-
-
-def files_measured(seen: str) -> int | None:
-    """How many files a count's observation (what :func:`measure` saw, logged as a
-    ``count_matches`` verdict's ``observed["seen"]``) reports it counted over — a
-    directory's ("'src' holds 6 file(s): 49 lines") or a glob's ("2 file(s) match …") —
-    or None for one file named by its path ("'src/a.py': 22 lines") or no observation
-    (pure)."""
-    m = _HOLDS.match(seen)
-    return None if m is None else int(m.group(1) or m.group(2))
-
-
-def spans_files(path: str, seen: str = "") -> bool:
-    """Whether a ``count_matches`` of ``path`` counts over other than one file (pure): a
-    directory or a glob over 0 or several files, as its observation (``seen``,
-    :func:`files_measured`) reports; with none (a check not yet measured), a glob."""
-    if seen:
-        n = files_measured(seen)
-        return n is not None and n != 1
-    return _WILD.search(path) is not None
 
 
 def _kind(root: Path, relative: str) -> str | None:

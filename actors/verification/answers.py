@@ -12,7 +12,7 @@ from typing import Literal
 import msgspec
 
 from artoo.actors.verification.request import content_words
-from artoo.schemas import Check, Criterion, UserQuestion
+from artoo.schemas import Check, UserQuestion
 
 __all__ = [
     "CriterionAnswer",
@@ -21,12 +21,11 @@ __all__ = [
     "PlanAnswer",
     "PlannedSubtask",
     "QuestionAnswer",
+    "TargetAnswer",
     "VerdictAnswer",
     "VerdictsAnswer",
     "answered_prompt",
     "bounded_question",
-    "echoes",
-    "make_criteria",
     "restates_request",
     "slugify",
     "user_question",
@@ -57,16 +56,34 @@ class QuestionAnswer(msgspec.Struct, kw_only=True):
     """What to take when the user does not answer in time (None: decide without it)."""
 
 
+class TargetAnswer(msgspec.Struct, kw_only=True):
+    """One path a request reads, writes, creates or deletes, as a model reads it."""
+
+    path: str
+    role: str = "read"
+    """read, write (change an existing file), create (a new file; a directory ending in
+    / that a new file goes into) or delete."""
+
+
 class PerceiverAnswer(msgspec.Struct, kw_only=True):
-    """The Perceiver's reading of a request."""
+    """The Perceiver's structured reading of a request (code checks every field:
+    :func:`artoo.actors.verification.reading.checked`)."""
 
     intent: str
-    slug: str = ""
-    criteria: list[CriterionAnswer] = []
     kind: str = ""
-    """question, change or creation (code checks it against the request)."""
+    """question, change, creation, or mixed (a question and a change)."""
+    targets: list[TargetAnswer] = []
     answer: str = ""
-    """For a question, what the answer must state: number, name, value or text."""
+    """For a question, what the answer must state: number, name, value, boolean,
+    version, list or text."""
+    key: str = ""
+    """The key, setting, definition or column inside a file the request is about."""
+    count: str = ""
+    """For a count: lines, words, chars, bytes, files or matches ("" otherwise)."""
+    call: str = ""
+    """The Python call whose result or output the request asks, as the request writes it."""
+    values: list[str] = []
+    """The exact values the request itself gives (a new setting, a text to add, a name)."""
     question: QuestionAnswer | None = None
     """Only when the request is ambiguous: one question to the user (the task waits)."""
 
@@ -122,22 +139,6 @@ def slugify(text: str, limit: int = 48) -> str:
     return slug or "task"
 
 
-def make_criteria(answers: list[CriterionAnswer], prefix: str) -> list[Criterion]:
-    """Give model-stated criteria code-chosen ids (``<prefix>1``, ``<prefix>2`` …).
-
-    A criterion that claims to be verifiable without a check is plausible.
-    """
-    out = []
-    for i, a in enumerate(answers, start=1):
-        mode = a.mode if (a.mode == "plausible" or a.check is not None) else "plausible"
-        out.append(
-            Criterion(
-                id=f"{prefix}{i}", text=a.text, mode=mode, check=a.check, weight=max(a.weight, 0.0)
-            )
-        )
-    return out
-
-
 def bounded_question(question: QuestionAnswer | None) -> QuestionAnswer | None:
     """A model's question made bounded (pure): None for no question or an empty one; the
     text cut to :data:`QUESTION_TEXT_MAX` characters; at most :data:`OPTIONS_MAX`
@@ -158,24 +159,12 @@ def bounded_question(question: QuestionAnswer | None) -> QuestionAnswer | None:
     )
 
 
-def echoes(text: str, said: str, share: float = 0.8) -> bool:
-    """True when ``text`` (a model's criterion) only echoes what artoo ``said`` to it
-    (pure): it has at least two content words and at least ``share`` of them are in
-    ``said``. A small model re-asked with "These checks cannot be used: the request asks
-    for a count but no criterion checks one …" answered with the criterion "the request
-    asks for a count but no criterion checks one" — a criterion no answer can meet."""
-    words = content_words(text)
-    return len(words) >= 2 and len(words & content_words(said)) >= share * len(words)
-
-
 def restates_request(question: QuestionAnswer, request: str, share: float = 0.6) -> bool:
     """True when a model's question to the user only restates the request (pure): it has
-    at least two content words, and they and the request's share at least ``share`` of
-    their union (Jaccard) — "How many lines are in notes/todo.txt? [1 / 2 / …]" for "how
-    many lines does notes/todo.txt have?". Such a question asks the user for the task's
-    own answer: it settles nothing and is not asked. A short clarification ("Which
-    file?") or one that names what the request does not (a choice between files, a
-    format) is kept."""
+    at least two words (:func:`.request.content_words`, any language), and they and the
+    request's share at least ``share`` of their union (Jaccard). Such a question asks the
+    user for the task's own answer: it settles nothing and is not asked. A short
+    clarification, or one that names what the request does not, is kept."""
     words = content_words(question.text)
     if len(words) < 2:
         return False

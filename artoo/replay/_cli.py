@@ -96,6 +96,9 @@ def _verify(args: argparse.Namespace, console: Console) -> int:
         if report.skipped:
             skipped = ", ".join(f"{n} {kind}" for kind, n in sorted(report.skipped.items()))
             console.print(f"not recomputable from the log: {skipped}")
+        if report.retired:
+            retired = ", ".join(f"{n} {kind}" for kind, n in sorted(report.retired.items()))
+            console.print(f"taken as logged (a retired policy's, docs/replay.md): {retired}")
         for m in report.mismatches:
             console.print(Text("MISMATCH ", style="bold red") + literal(str(m)))
         console.print(

@@ -38,6 +38,9 @@ class VerifyReport:
     checked: Counter[str] = field(default_factory=Counter)
     skipped: Counter[str] = field(default_factory=Counter)
     mismatches: list[Mismatch] = field(default_factory=list)
+    retired: Counter[str] = field(default_factory=Counter)
+    """Decisions of a task logged under a retired policy (``schemas.policy``), taken as
+    logged rather than recomputed, by check."""
 
     @property
     def ok(self) -> bool:
@@ -50,6 +53,7 @@ class VerifyReport:
             "ok": self.ok,
             "checked": dict(self.checked),
             "skipped": dict(self.skipped),
+            "retired": dict(self.retired),
             "mismatches": [
                 msgspec.to_builtins(
                     {

@@ -80,6 +80,7 @@ import msgspec
 
 from artoo._store import StoreArg, parse_store
 from artoo.schemas import (
+    POLICY,
     Config,
     CorrectionSignal,
     Criterion,
@@ -89,6 +90,7 @@ from artoo.schemas import (
     FinalResult,
     GGSConfig,
     GGSDecision,
+    LLMCall,
     Megram,
     MegramForgotten,
     MegramRecorded,
@@ -105,7 +107,7 @@ from artoo.schemas import (
     Verdict,
 )
 
-from ._read import TaskLog, read_store, task_config
+from ._read import TaskLog, policy_of, read_store, task_config
 from ._report import Mismatch, VerifyReport, compare, mismatch
 from ._verify_dispatch import verify_dispatch
 from ._verify_law1 import verify_law1
@@ -135,22 +137,32 @@ def verify(
 
 # --------------------------------------------------------------------------- per task
 class _Task:
-    """One task's envelopes, walked in seq order the way the deciding roles saw them."""
+    """One task's envelopes, walked in seq order the way the deciding roles saw them.
+
+    A task logged under a retired policy (``TaskRequest.policy`` older than the ones this
+    artoo decides by, ``schemas.POLICIES``) has its proof decisions taken as logged
+    (:attr:`VerifyReport.retired`): how a round's answer was established, the checks of
+    its criteria, its asks for a second derivation. Everything else is recomputed."""
 
     def __init__(self, task: TaskLog, config: Config, report: VerifyReport) -> None:
         self.task = task
         self.config = config
         self.report = report
+        self.policy = policy_of(task)
         self.caused: dict[int, list[Envelope]] = {}
-        self.request: str | None = None  # the TaskSpec's text: what grounding reads
-        self.spec: TaskSpec | None = None  # its kind and shape: what the request verdict reads
+        self.spec: TaskSpec | None = None
         self.sub_calls: dict[str, list[ToolCall]] = {}  # a subtask's calls, every attempt
-        # subtasks asked for a second derivation: the attempt last asked of, and the ask
+        self.task_calls: list[ToolCall] = []  # every call of the task's rounds so far
+        # subtasks asked for a second derivation: the attempt asked of, and the ask
         self.asked: dict[str, tuple[ExecutionResult, CorrectionSignal]] = {}
-        self.asks: dict[str, int] = {}  # how many asks each subtask was sent
         for env in task.envelopes:
             if env.cause is not None:
                 self.caused.setdefault(env.cause, []).append(env)
+
+    @property
+    def retired(self) -> bool:
+        """The task ran under policy 0, whose proof is retired."""
+        return self.policy < POLICY
 
     def run(self) -> None:
         from artoo.actors.roles.ggs import TaskBook
@@ -162,23 +174,11 @@ class _Task:
         directive: PlanDirective | None = None
         for env in self.task.envelopes:
             body = env.body
-            book.see(
-                body,
-                self.task.task_id,
-                self.config.ggs,
-                ids.popleft,
-                by_effect=self.config.read_back_by_effect,
-                in_place=self.config.read_back_in_place,
-                evaluation=self.config.proof_by_evaluation,
-                reading=self.config.reuse_reading,
-                named_read=self.config.read_back_reads_named,
-                keep_targets=self.config.keep_request_targets,
-                backing=self.config.record_backing_commands,
-                unit_count=self.config.unit_count_phrase,
-            )
+            book.see(body, self.task.task_id, self.config.ggs, ids.popleft)
             if isinstance(body, TaskSpec):
-                self.request = body.text
                 self.spec = body
+                if not self.retired:
+                    self._reading(env, body)
             elif isinstance(body, DispatchManifest):
                 manifests[body.round] = body
                 for st in body.subtasks:
@@ -192,17 +192,55 @@ class _Task:
             elif isinstance(body, ExecutionResult):
                 if body.subtask_id in subtasks:
                     self.sub_calls.setdefault(body.subtask_id, []).extend(body.tool_calls)
-                self._agent_verdicts(env, body, subtasks.get(body.subtask_id))
-                # the fallback first: judged against the ask this attempt followed, not one
-                # it is asked itself
-                self._fallback(env, body, subtasks.get(body.subtask_id))
-                self._corroboration(env, body, subtasks.get(body.subtask_id))
+                sub = subtasks.get(body.subtask_id)
+                if self.retired:
+                    if self._judged(env) is not None:
+                        self.report.retired["rule_verdict"] += 1
+                else:
+                    self._agent(env, body, sub)
             if isinstance(body, ReplanRequest | OutcomeSummary) and env.sender == "meta_validator":
-                self._task_verdicts(env, body, manifests.get(body.round))
+                self.task_calls.extend(c for o in body.outcomes for c in o.tool_calls)
+                if self.retired:
+                    self.report.retired["rule_verdict"] += 1
+                else:
+                    self._task_verdicts(env, body, manifests.get(body.round))
             if book.gradient is None or book.gradient.finished:
                 continue
             if isinstance(body, ReplanRequest | OutcomeSummary | PlanRejected | StepFailed):
                 self._ggs(env, book, ids)
+
+    # ---- the reading
+    def _reading(self, env: Envelope, spec: TaskSpec) -> None:
+        """The TaskSpec against code's check of the model's reading, as the Perceiver's
+        logged model answers give it and with what code saw of the workspace then
+        (``TaskSpec.seen``); a reused reading is :func:`_readings`'."""
+        from artoo.actors.roles.perceiver import read_spec
+        from artoo.actors.verification.answers import PerceiverAnswer
+
+        if spec.reused:
+            return
+        answers = []
+        for e in self.task.envelopes:
+            if e.seq >= env.seq:
+                break
+            if isinstance(e.body, LLMCall) and e.body.role == "perceiver" and e.body.response:
+                try:
+                    answer = msgspec.json.decode(e.body.response, type=PerceiverAnswer)
+                except msgspec.ValidationError:
+                    continue
+                except msgspec.DecodeError:
+                    continue
+                answers.append(msgspec.structs.replace(answer, question=None))
+        if not answers:
+            self.report.skipped["reading"] += 1
+            return
+        self.report.checked["reading"] += 1
+        candidates = [read_spec(spec.text, a, dict(spec.seen), spec.environment) for a in answers]
+        for expected in reversed(candidates):
+            if msgspec.structs.replace(expected, intent=spec.intent) == spec:
+                return
+        expected = msgspec.structs.replace(candidates[-1], intent=spec.intent)
+        compare(self.report, env, spec, expected)
 
     # ---- GGS
     def _ggs(self, env: Envelope, book: Any, ids: deque[str]) -> None:
@@ -223,6 +261,13 @@ class _Task:
             GGSConfig.model_validate(logged.params) if logged.params else self.config.ggs
         )
         gradient.failed_tools_only = logged.failed_tools_only
+        finals = [e for e in out if isinstance(e.body, FinalResult)]
+        if self.retired:  # the retired policy's proof, as logged
+            ended = finals[0].body if finals else None
+            gradient.logged_proof = (
+                (ended.established, ended.established_by) if ended is not None else ("model", "")
+            )
+            self.report.retired["proof"] += 1
         body = env.body
         if isinstance(body, PlanRejected | StepFailed):
             step = gradient.step_unplanned(
@@ -237,6 +282,10 @@ class _Task:
             if not logged_megram.request and not logged_megram.steps:
                 # a log from before episodes kept their request and steps
                 megram = msgspec.structs.replace(megram, request="", steps=[])
+            if self.retired:  # an episode's recorded approach and reading: the old rules'
+                megram = msgspec.structs.replace(
+                    megram, steps=logged_megram.steps, reading=logged_megram.reading
+                )
             compare(self.report, logged_env, logged_megram, megram)
         if len(megrams) != len(step.megrams):
             self.report.mismatches.append(
@@ -252,7 +301,6 @@ class _Task:
         self._pair(out, PlanDirective, step.directive, env)
         final = step.final
         if final is not None:
-            finals = [e for e in out if isinstance(e.body, FinalResult)]
             if finals:  # as the GGS publishes it, with the logged elapsed time
                 final = book.finish(final, finals[0].body.cost.elapsed_ms)
                 # a resume's stamp (artoo._resume), not a decision
@@ -312,7 +360,7 @@ class _Task:
                     {"must_not": cal.must_not},
                 )
 
-    # ---- rule verdicts
+    # ---- the fast loop
     def _judged(self, env: Envelope) -> Envelope | None:
         """The Agent-Validator's answer to an ExecutionResult: its CorrectionSignal or
         SubTaskOutcome (None: it gave none)."""
@@ -325,59 +373,93 @@ class _Task:
             None,
         )
 
-    def _fell_back(self, body: Any, result: ExecutionResult) -> bool:
-        """True when ``body``, the answer to ``result``, gave on an earlier attempt's answer
-        (``agent_validator.corroboration_fallback``): a matched SubTaskOutcome whose
-        verdicts are another attempt's, in a subtask asked for a second derivation."""
-        return (
-            isinstance(body, SubTaskOutcome)
-            and body.status == "matched"
-            and body.subtask_id in self.asked
-            and any(v.attempt != result.attempt for v in body.verdicts)
-        )
-
-    def _count_request(self) -> str | None:
-        """What a count check reads the stated count against (``Config.count_reads_answer``:
-        the request; None, off — a log from before it took the first number)."""
-        return (self.request or "") if self.config.count_reads_answer else None
-
-    def _attempt_verdicts(self, body: Any, result: ExecutionResult) -> list[Verdict]:
-        """The verdicts the answer ``body`` logged for ``result``'s attempt: its own, but a
-        fallback's are the earlier attempt's and this attempt's are in its history."""
-        if self._fell_back(body, result):
-            return [v for v in body.history if v.attempt == result.attempt]
-        return list(body.verdicts)
-
-    def _agent_verdicts(self, env: Envelope, result: ExecutionResult, sub: SubTask | None) -> None:
-        from artoo.actors.verification.ladder import (
-            execution_failure_class,
-            grounding_verdicts,
-            rule_verdict,
-            ungrounded,
-        )
+    def _agent(self, env: Envelope, result: ExecutionResult, sub: SubTask | None) -> None:
+        """The Agent-Validator's verdicts on one attempt, and what it did next: a retry, an
+        ask for a second derivation (``proof.second_derivation``), the outcome after an
+        ask (``agent_validator.after_ask``), or the outcome."""
+        from artoo.actors.roles.agent_validator import IMPLICIT_CRITERION, after_ask
+        from artoo.actors.verification.proof import second_derivation
 
         answer = self._judged(env)
         if sub is None or answer is None:
             return
-        logged = {v.criterion_id: v for v in self._attempt_verdicts(answer.body, result)}
-        criteria = sub.criteria
-        denied = [c for c in result.tool_calls if c.refusal == "law1_denied"]
-        weak = None
-        if result.ok and not denied:
-            weak = ungrounded(
-                result.output,
-                self.sub_calls.get(sub.subtask_id, []),
-                request=self.request,
-                instruction=sub.instruction,
-                checked=[(c, logged[c.id]) for c in criteria if c.id in logged],
-                kind=self.spec.kind if self.spec is not None else "",
-                count_reading=self.config.count_reads_answer,
+        body = answer.body
+        earlier = self.asked.pop(result.subtask_id, None)
+        verdicts = self._attempt_verdicts(answer, body, result, sub, earlier is not None)
+        spec = self.spec or TaskSpec(text="", intent="", slug="")
+        calls = self.sub_calls.get(sub.subtask_id, [])
+        if earlier is not None:
+            asked, signal = earlier
+            ask_value = signal.corroborate
+            from artoo.actors.verification.proof import Ask
+
+            expected = after_ask(
+                ask=Ask(value=ask_value),
+                shape=spec.shape,
+                asked=asked,
+                asked_verdicts=signal.verdicts,
+                result=result,
+                verdicts=verdicts,
+                history=body.history if isinstance(body, SubTaskOutcome) else [],
+                calls=calls,
             )
-        for criterion in criteria:
-            verdict = logged.get(criterion.id)
-            if verdict is None:
+            self.report.checked["corroborate"] += 1
+            if isinstance(body, SubTaskOutcome):
+                expected = msgspec.structs.replace(expected, history=body.history)
+            compare(self.report, answer, body, expected)
+            return
+        passed = bool(verdicts) and all(v.passed for v in verdicts)
+        denied = any(c.refusal == "law1_denied" for c in result.tool_calls)
+        if not passed or denied or result.stop == "model_error":
+            return
+        ask = second_derivation(
+            spec=spec,
+            criteria={c.id: c for c in (sub.criteria or [IMPLICIT_CRITERION])},
+            verdicts=verdicts,
+            calls=calls,
+            output=result.output,
+        )
+        logged = body.corroborate if isinstance(body, CorrectionSignal) else ""
+        self.report.checked["corroborate"] += 1
+        recomputed = ask.value if ask is not None else ""
+        if logged != recomputed:
+            mismatch(
+                self.report,
+                answer.seq,
+                type(body).__name__,
+                "corroborate",
+                logged,
+                recomputed,
+                answer.task_id,
+            )
+        if isinstance(body, CorrectionSignal) and logged:
+            self.asked[result.subtask_id] = (result, body)
+
+    def _attempt_verdicts(
+        self, answer: Envelope, body: Any, result: ExecutionResult, sub: SubTask, after: bool
+    ) -> list[Verdict]:
+        """The attempt's verdicts as logged, each decided by a rule recomputed: those of a
+        CorrectionSignal, an outcome's own — or, after an ask, this attempt's from the
+        outcome's history."""
+        from artoo.actors.roles.agent_validator import AGREE
+        from artoo.actors.verification.ladder import execution_failure_class, rule_verdict
+
+        if isinstance(body, CorrectionSignal):
+            logged = list(body.verdicts)
+        elif after:
+            logged = [
+                v for v in body.history if v.attempt == result.attempt and v.criterion_id != AGREE
+            ]
+        else:
+            logged = list(body.verdicts)
+        by_id = {v.criterion_id: v for v in logged}
+        denied = [c for c in result.tool_calls if c.refusal == "law1_denied"]
+        calls = self.sub_calls.get(sub.subtask_id, [])
+        targets = self.spec.targets if self.spec is not None else []
+        for criterion in sub.criteria:
+            verdict = by_id.get(criterion.id)
+            if verdict is None or verdict.signal != "rule":
                 continue
-            expected: Verdict | None = None
             if denied:
                 expected = Verdict(
                     criterion_id=criterion.id,
@@ -387,199 +469,28 @@ class _Task:
                     attempt=result.attempt,
                 )
             elif not result.ok:
-                from artoo.actors.verification.checks import COMPUTED_KINDS
-
-                tabled = criterion.check is not None and (
-                    criterion.check.kind in COMPUTED_KINDS
-                    or criterion.check.kind == "count_matches"
-                )
                 expected = Verdict(
                     criterion_id=criterion.id,
                     passed=False,
                     failure_class=execution_failure_class(result),
                     evidence=result.error or "execution failed",
-                    signal="rule",
                     attempt=result.attempt,
-                    observed=verdict.observed if tabled else {},  # what the table gave, read
                 )
-            elif criterion.check is not None and (
-                not _reads_files(criterion) or verdict.observed  # (a log from before observed)
-            ):
+            elif criterion.check is not None:
                 expected = rule_verdict(
                     criterion,
                     result.output,
-                    result.tool_calls,
+                    calls,
                     Path("."),
                     result.attempt,
+                    targets=targets,
                     observed=verdict.observed if _reads_files(criterion) else None,
-                    count_request=self._count_request(),
                 )
-            if weak is not None:  # grounding decides what the rules or a model would have
-                base = verdict if expected is None else expected
-                (expected,) = grounding_verdicts([criterion], [base], weak, result.attempt)
-            if expected is None:
-                if criterion.check is not None:
-                    self.report.skipped["rule_verdict"] += 1
-                continue  # a model's verdict: not deterministic
+            else:
+                continue
             self.report.checked["rule_verdict"] += 1
             compare(self.report, answer, {criterion.id: verdict}, {criterion.id: expected})
-
-    def _run(self, answer: Envelope, body: CorrectionSignal, sub: SubTask) -> None:
-        """The command a retry or an ask about an unshown value had the Executor run
-        itself (``CorrectionSignal.run``, ``agent_validator.evaluation_run``)."""
-        from artoo.actors.roles.agent_validator import computed_run, evaluation_run
-
-        spec = self.spec
-        expected = ""
-        calls = self.sub_calls.get(sub.subtask_id, [])
-        if not body.corroborate or body.unbacked:
-            expected = evaluation_run(
-                request=self.request or "",
-                kind=spec.kind if spec is not None else "",
-                shape=spec.shape if spec is not None else "",
-                calls=calls,
-                enabled=self.config.proof_by_evaluation,
-            )
-        if not expected and not body.corroborate:
-            expected = computed_run(verdicts=body.verdicts, calls=calls)
-        self.report.checked["run"] += 1
-        if body.run != expected:
-            mismatch(
-                self.report,
-                answer.seq,
-                type(body).__name__,
-                "run",
-                body.run,
-                expected,
-                answer.task_id,
-            )
-
-    def _corroboration(self, env: Envelope, result: ExecutionResult, sub: SubTask | None) -> None:
-        """The Agent-Validator's choice, after an attempt that passed, between asking for
-        a second derivation and giving the outcome on (``proof.needs_second_derivation``):
-        once a subtask, or again about another value than the one asked about
-        (``agent_validator.may_ask_again``)."""
-        from artoo.actors.roles.agent_validator import (
-            IMPLICIT_CRITERION,
-            may_ask_again,
-            may_corroborate,
-            second_derivation_ask,
-        )
-
-        answer = self._judged(env)
-        if sub is None or answer is None:
-            return
-        body = answer.body
-        if isinstance(body, CorrectionSignal):
-            self._run(answer, body, sub)
-        asked = body.corroborate if isinstance(body, CorrectionSignal) else ""
-        if isinstance(body, CorrectionSignal) and not asked:
-            return  # a retry after a failure
-        if isinstance(body, SubTaskOutcome) and (
-            body.status != "matched" or self._fell_back(body, result)
-        ):
-            return  # this attempt did not pass
-        asks = self.asks.get(sub.subtask_id, 0)
-        could = may_corroborate(self.config, result.attempt) and asks < self.config.corroborate_asks
-        if not could and not asked:
-            return
-        spec = self.spec
-        ask = second_derivation_ask(
-            request=self.request or "",
-            kind=spec.kind if spec is not None else "",
-            task_criteria=spec.criteria if spec is not None else [],
-            criteria=sub.criteria or [IMPLICIT_CRITERION],
-            verdicts=body.verdicts,
-            calls=self.sub_calls.get(sub.subtask_id, []),
-            output=result.output,
-            shape=spec.shape if spec is not None else "",
-            unbacked=self.config.corroborate_unbacked,
-            by_effect=self.config.read_back_by_effect,
-            in_place=self.config.read_back_in_place,
-            evaluation=self.config.proof_by_evaluation,
-            named_read=self.config.read_back_reads_named,
-            unit_count=self.config.unit_count_phrase,
-        )
-        prior = self.asked.get(sub.subtask_id)
-        made = (
-            ask
-            if ask is not None
-            and could
-            and may_ask_again(
-                self.config,
-                asks,
-                prior[1].corroborate if prior else "",
-                ask.value,
-                asked_unbacked=prior[1].unbacked if prior else False,
-                unbacked=ask.unbacked,
-            )
-            else None
-        )
-        recomputed = made.value if made is not None else ""
-        self.report.checked["corroborate"] += 1
-        if asked != recomputed:
-            mismatch(
-                self.report,
-                answer.seq,
-                type(body).__name__,
-                "corroborate",
-                asked,
-                recomputed,
-                answer.task_id,
-            )
-        logged_unbacked = isinstance(body, CorrectionSignal) and body.unbacked
-        if made is not None and asked == recomputed and logged_unbacked != made.unbacked:
-            mismatch(
-                self.report,
-                answer.seq,
-                type(body).__name__,
-                "unbacked",
-                logged_unbacked,
-                made.unbacked,
-                answer.task_id,
-            )
-        if isinstance(body, CorrectionSignal) and asked:
-            self.asked[sub.subtask_id] = (result, body)
-            self.asks[sub.subtask_id] = asks + 1
-
-    def _fallback(self, env: Envelope, result: ExecutionResult, sub: SubTask | None) -> None:
-        """The Agent-Validator's choice on the attempt that followed an ask for a second
-        derivation: judge it as usual, or give on the earlier answer that passed
-        (``agent_validator.corroboration_fallback``)."""
-        from artoo.actors.roles.agent_validator import corroboration_fallback
-
-        answer = self._judged(env)
-        earlier = self.asked.get(result.subtask_id)
-        if sub is None or answer is None or earlier is None or earlier[1].attempt >= result.attempt:
-            return
-        body = answer.body
-        fell_back = self._fell_back(body, result)
-        expected = corroboration_fallback(
-            asked=earlier[0],
-            asked_verdicts=earlier[1].verdicts,
-            result=result,
-            verdicts=self._attempt_verdicts(body, result),
-            history=body.history if isinstance(body, SubTaskOutcome) else [],
-            calls=self.sub_calls.get(sub.subtask_id, []),
-            value=earlier[1].corroborate,
-            request=self.request or "",
-            kind=self.spec.kind if self.spec is not None else "",
-            shape=self.spec.shape if self.spec is not None else "",
-            keeps_answer=self.config.corroborate_keeps_answer,
-        )
-        self.report.checked["corroborate_fallback"] += 1
-        if fell_back and expected is not None:
-            compare(self.report, answer, body, expected)
-        elif fell_back != (expected is not None):
-            mismatch(
-                self.report,
-                answer.seq,
-                type(body).__name__,
-                "(fallback)",
-                fell_back,
-                expected is not None,
-                answer.task_id,
-            )
+        return logged
 
     def _task_verdicts(
         self,
@@ -587,64 +498,24 @@ class _Task:
         body: ReplanRequest | OutcomeSummary,
         manifest: DispatchManifest | None,
     ) -> None:
-        from artoo.actors.verification.ladder import (
-            REQUEST_CRITERION,
-            grounding_verdicts,
-            request_verdict,
-            rule_verdict,
-            ungrounded,
-        )
+        from artoo.actors.verification.ladder import rule_verdict
 
         if manifest is None:
             return
-        calls = [c for o in body.outcomes for c in o.tool_calls]
         logged = {v.criterion_id: v for v in body.task_verdicts}
-        weak = None
-        spec = self.spec
-        if all(o.status == "matched" for o in body.outcomes):
-            weak = ungrounded(
-                body.merged_output,
-                calls,
-                request=self.request,
-                checked=[(c, logged[c.id]) for c in manifest.task_criteria if c.id in logged],
-                kind=spec.kind if spec is not None else "",
-                count_reading=self.config.count_reads_answer,
-            )
-            answered = (
-                request_verdict(spec.text, spec.kind, spec.shape, body.merged_output, calls)
-                if spec is not None
-                else None
-            )
-            if answered is not None or REQUEST_CRITERION in logged:
-                self.report.checked["rule_verdict"] += 1
-                compare(
-                    self.report,
-                    env,
-                    {REQUEST_CRITERION: logged.get(REQUEST_CRITERION)},
-                    {REQUEST_CRITERION: answered},
-                )
+        targets = self.spec.targets if self.spec is not None else []
         for criterion in manifest.task_criteria:
             verdict = logged.get(criterion.id)
-            if verdict is None or verdict.signal != "rule":
+            if verdict is None or verdict.signal != "rule" or criterion.check is None:
                 continue
-            expected: Verdict | None = None
-            if criterion.check is not None and (
-                not _reads_files(criterion) or verdict.observed  # (a log from before observed)
-            ):
-                expected = rule_verdict(
-                    criterion,
-                    body.merged_output,
-                    calls,
-                    Path("."),
-                    observed=verdict.observed if _reads_files(criterion) else None,
-                    count_request=self._count_request(),
-                )
-            if weak is not None:
-                (expected,) = grounding_verdicts([criterion], [expected or verdict], weak)
-            if expected is None:
-                if criterion.check is not None:
-                    self.report.skipped["rule_verdict"] += 1
-                continue
+            expected = rule_verdict(
+                criterion,
+                body.merged_output,
+                self.task_calls,
+                Path("."),
+                targets=targets,
+                observed=verdict.observed if _reads_files(criterion) else None,
+            )
             self.report.checked["rule_verdict"] += 1
             compare(self.report, env, {criterion.id: verdict}, {criterion.id: expected})
 

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from artoo.actors.roles.dispatcher import group_subtasks, inject_outputs
 from artoo.actors.roles.executor import DOOM_REPEATS, is_doom_loop, subtask_prompt
 from artoo.actors.roles.meta_validator import merge_outputs
-from artoo.actors.verification.answers import CriterionAnswer, make_criteria, slugify
-from artoo.schemas import Check, SubTask, SubTaskOutcome
+from artoo.actors.verification.answers import slugify
+from artoo.schemas import Criterion, SubTask, SubTaskOutcome
 
 
 def sub(i: int, seq: int) -> SubTask:
@@ -86,7 +86,7 @@ def test_subtask_prompt_states_criteria_context_and_must_not() -> None:
         context="SHOULD PREFER: glob",
         blocked_tools=["shell"],
         blocked_targets=["secret/"],
-        criteria=make_criteria([CriterionAnswer(text="a number")], "c"),
+        criteria=[Criterion(id="c1", text="a number")],
     )
     text = subtask_prompt(s)
     assert text.startswith("Subtask: count files")
@@ -98,22 +98,6 @@ def test_subtask_prompt_states_criteria_context_and_must_not() -> None:
         subtask_prompt(asked)
     )
     assert "user's request" not in subtask_prompt(msgspec.structs.replace(s, request="count files"))
-
-
-def test_criteria_get_code_ids_and_unchecked_verifiable_becomes_plausible() -> None:
-    got = make_criteria(
-        [
-            CriterionAnswer(text="x", mode="verifiable"),
-            CriterionAnswer(text="y", mode="verifiable", check=Check(kind="file_exists", path="a")),
-            CriterionAnswer(text="z", weight=-2),
-        ],
-        "t",
-    )
-    assert [(c.id, c.mode, c.weight) for c in got] == [
-        ("t1", "plausible", 1.0),
-        ("t2", "verifiable", 1.0),
-        ("t3", "plausible", 0.0),
-    ]
 
 
 @given(st.text())
