@@ -449,7 +449,7 @@ def _copy_tree(source: Path, dest: Path, hidden: tuple[Path, ...]) -> None:
                     if budget[1] < 0:
                         raise _ToolError(_TOO_LARGE)
                     shutil.copy2(src, dst, follow_symlinks=False)
-            except OSError:
+            except (OSError, RuntimeError):  # unreadable, or a symlink loop
                 continue
 
 

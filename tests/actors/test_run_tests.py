@@ -101,14 +101,18 @@ def _write(root: Path, files: dict[str, str]) -> Path:
 
 
 def _snapshot(root: Path) -> dict[str, tuple[str, int, bytes]]:
-    """Every path beneath ``root``: its kind, mode and content."""
+    """Every path beneath ``root``: its kind, mode and content (a link's target)."""
     out: dict[str, tuple[str, int, bytes]] = {}
     for dirpath, dirnames, filenames in os.walk(root):
         for name in [*dirnames, *filenames]:
             full = Path(dirpath) / name
             st = os.lstat(full)
-            kind = "dir" if stat.S_ISDIR(st.st_mode) else "file"
-            data = full.read_bytes() if kind == "file" else b""
+            if stat.S_ISLNK(st.st_mode):
+                kind, data = "link", os.readlink(full).encode()
+            elif stat.S_ISDIR(st.st_mode):
+                kind, data = "dir", b""
+            else:
+                kind, data = "file", full.read_bytes()
             out[str(full.relative_to(root))] = (kind, stat.S_IMODE(st.st_mode), data)
     return out
 
@@ -550,3 +554,23 @@ def test_strict_xpass():
         "FAILED test_kinds.py::test_strict_xpass — [XPASS(strict)]",
         "ERROR test_kinds.py::test_teardown — RuntimeError: teardown boom",
     ]
+
+
+def test_a_write_through_a_link_into_the_workspace_never_reaches_it(
+    tmp_path: Path, mode: str
+) -> None:
+    writer = """\
+import pathlib
+
+
+def test_writes_through_links():
+    pathlib.Path("absolute.txt").write_text("through an absolute link")
+    pathlib.Path("relative/new.txt").write_text("through a relative link")
+"""
+    ws = _write(tmp_path / "ws", {"data/kept.txt": "kept\n", "test_links.py": writer})
+    (ws / "absolute.txt").symlink_to(ws / "data" / "kept.txt")
+    (ws / "relative").symlink_to("data")
+    (ws / "loop1").symlink_to("loop2")
+    (ws / "loop2").symlink_to("loop1")
+    _, record = _run(ws, mode, tmp_path / "spill")  # asserts the workspace unchanged
+    assert record["outcomes"] == {"test_links.py::test_writes_through_links": "passed"}
