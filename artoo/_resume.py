@@ -268,8 +268,9 @@ class Resumer:
         return resume.answers.get(resume.served.ids.get(question_id, question_id))
 
 
-READ_ONLY_TOOLS = frozenset({"read_file", "glob", "load_data"})
-"""Built-in tools that change nothing: safe to run again."""
+READ_ONLY_TOOLS = frozenset({"read_file", "glob", "load_data", "run_tests"})
+"""Built-in tools that change nothing: safe to run again (``run_tests`` discards whatever
+the tests wrote, or runs them in a copy)."""
 
 
 class _ResumedTools(_ServedTools):

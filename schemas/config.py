@@ -108,6 +108,9 @@ class ToolsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
     shell_timeout_s: float = Field(30.0, gt=0, description="longest one shell command may run")
+    tests_timeout_s: float = Field(
+        120.0, gt=0, description="longest one run of the workspace's tests (run_tests) may take"
+    )
     context_limit: int = Field(
         4 * 1024, ge=256, description="characters of a tool result put into the context"
     )

@@ -15,6 +15,14 @@ Built-in tools (their JSON schemas come from the type hints and docstrings below
   found) is followed, in what the model is shown only, by a note for each program it
   names that is not on the shell's PATH while the name with ``3`` is: ``[python is not
   installed here; python3 is: use python3]`` (:func:`._shell.sibling_notes`).
+* ``run_tests(select=None)`` — run the workspace's tests (pytest, or unittest where the
+  interpreter has no pytest; found by :func:`._testsuite.discover`) and report which pass
+  and which fail, each failure with its first error line; ``select``: test ids or paths.
+  In the sandbox like ``shell``, its effects always discarded — never applied, so Law 1
+  has nothing to ask; without one, in a temporary copy of the workspace. Its
+  ``ToolCall.content`` is the record ``{"runner", "outcomes", "collected", "exit_code",
+  "error"}`` (JSON, never cut; :mod:`._testrun`), ``ok=False`` only when the run gave no
+  result (a timeout: ``tests_timeout_s``; a usage error). Failing tests are a result.
 * ``load_data(filename, offset=0, limit=SPILL_LIMIT)`` — read a spilled result back (the
   Executor offers it to its model only once a result of the conversation was spilled).
 

@@ -17,6 +17,7 @@ from ._sandbox import Sandbox
 from ._schema import _BUILTIN_SPECS, _bind, _describe
 from ._secrets import Redactor, secret_values, tool_env
 from ._spill import _last_spill_number, _record_args, _render
+from ._testrun import _TestTool
 from ._types import (
     _TARGET_PARAMS,
     _TOOL_NAME,
@@ -37,7 +38,7 @@ from .catalog import BUILTIN_TOOLS
 
 
 # =========================================================================== the registry
-class ToolRegistry(_Builtins):
+class ToolRegistry(_Builtins, _TestTool):
     """The tools one Executor may call, with confinement, blocked targets, Law 1 and
     spillover applied to every call.
 
@@ -50,6 +51,7 @@ class ToolRegistry(_Builtins):
     shell command may see besides the allowlist (see :mod:`._secrets`). With ``sandbox``
     every ``shell`` command runs in it and Law 1 decides by what it changed; without,
     the parser (:func:`~artoo.actors.law1.classify_shell`) decides by reading it.
+    ``tests_timeout_s`` bounds one ``run_tests`` call (:mod:`._testrun`).
     """
 
     def __init__(
@@ -67,12 +69,13 @@ class ToolRegistry(_Builtins):
         context_limit: int = CONTEXT_LIMIT,
         spill_limit: int = SPILL_LIMIT,
         sandbox: Sandbox | None = None,
+        tests_timeout_s: float = 120.0,
     ) -> None:
         root = Path(workspace)
         if not root.is_dir():
             raise ValueError(f"workspace {str(root)!r} is not a directory")
-        if shell_timeout_s <= 0 or output_cap <= 0:
-            raise ValueError("shell_timeout_s and output_cap must be positive")
+        if shell_timeout_s <= 0 or output_cap <= 0 or tests_timeout_s <= 0:
+            raise ValueError("shell_timeout_s, tests_timeout_s and output_cap must be positive")
         self.workspace = root.resolve()
         self._given_root = Path(os.path.abspath(root))
         self.spill_dir = Path(spill_dir)
@@ -83,6 +86,7 @@ class ToolRegistry(_Builtins):
         self.env = tool_env(allow=env_allow)
         self._redact = Redactor(secret_values(extra=secrets))
         self.shell_timeout_s = shell_timeout_s
+        self.tests_timeout_s = tests_timeout_s
         self.output_cap = output_cap
         self._confirm = confirm
         self.sandbox = sandbox
@@ -255,16 +259,19 @@ class ToolRegistry(_Builtins):
             law1=tuple(call.law1),
             stdout=self._stream(result.stdout),
             stderr=self._stream(result.stderr),
-            content=self._stream(result.content),
+            content=self._stream(result.content, whole=result.whole),
         )
         return ToolOutcome(call=record, content=content, output=text)
 
-    def _stream(self, text: str | None) -> str | None:
+    def _stream(self, text: str | None, *, whole: bool = False) -> str | None:
         """A command's stream, or a tool's content, as recorded: redacted, head and tail
         when long — the cut marked without a figure ("[330 chars omitted]" would back 330:
-        a number of the tool's own is no value the proof may read)."""
+        a number of the tool's own is no value the proof may read). ``whole``: never cut
+        (a record the proof parses, ``run_tests``' JSON)."""
         if text is None:
             return None
+        if whole:
+            return self._redact(text)
         return head_tail(self._redact(text), self.context_limit, count=False)
 
     def _spill(self, tool: str, text: str) -> str:

@@ -160,6 +160,9 @@ class _Result:
     stdout: str | None = None  # a command's streams, recorded as ToolCall.stdout/stderr
     stderr: str | None = None
     content: str | None = None  # what the workspace gave, without the tool's notes
+    whole: bool = False
+    """``content`` is a record the proof parses (``run_tests``' JSON): logged whole,
+    never cut to the context limit."""
     notes: tuple[str, ...] = ()
     """Lines the tool adds for the model after the whole result (and its spill pointer):
     in what the model is shown (``ToolOutcome.content``) only — not in the saved result,

@@ -16,7 +16,14 @@ if TYPE_CHECKING:
 
 __all__ = ["BUILTIN_TOOLS", "ToolCatalog"]
 
-BUILTIN_TOOLS: tuple[str, ...] = ("glob", "read_file", "write_file", "shell", "load_data")
+BUILTIN_TOOLS: tuple[str, ...] = (
+    "glob",
+    "read_file",
+    "write_file",
+    "shell",
+    "run_tests",
+    "load_data",
+)
 """The built-in tools, in the order they are offered."""
 
 

@@ -31,7 +31,7 @@ from artoo.schemas import (
 )
 from artoo.testing import RoleHarness, write_script
 
-TOOLS = ("glob", "read_file", "write_file", "shell", "load_data")
+TOOLS = ("glob", "read_file", "write_file", "shell", "run_tests", "load_data")
 """The built-in tools (``ToolCatalog(()).names``)."""
 
 QUESTION = "how many entries does inventory/bins.txt list?"
@@ -60,7 +60,7 @@ def test_a_questions_first_plan_is_the_request_without_write_file() -> None:
     (subtask,) = direct_plan(_spec(QUESTION, "question", "number"), 0, _ids(), TOOLS)
     assert subtask.instruction == QUESTION
     assert (subtask.round, subtask.sequence, subtask.subtask_id) == (0, 1, "st1")
-    assert subtask.tools == ["glob", "read_file", "shell", "load_data"]
+    assert subtask.tools == ["glob", "read_file", "shell", "run_tests", "load_data"]
     assert subtask.criteria == []  # the task's criteria are added as for any plan
 
 

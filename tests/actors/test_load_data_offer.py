@@ -49,15 +49,19 @@ def _offered(
     return [[t["name"] for t in r["tools"]] for r in asked], results
 
 
+BASE = ("glob", "read_file", "write_file", "shell", "run_tests")
+"""The built-in tools but load_data, in the order offered."""
+
+
 def test_load_data_is_offered_only_after_a_spilled_result(tmp_path: Path) -> None:
     entries = [_call("glob", pattern="*"), _call("shell", command=BIG), _answer("2000")]
     offered, (result,) = _offered(tmp_path, entries, Config(max_turns=4, tools=SMALL))
     spilled = result.tool_calls[1]
     assert result.tool_calls[0].spill_ref is None and spilled.spill_ref is not None
     assert offered == [
-        ["glob", "read_file", "write_file", "shell"],  # nothing saved: nothing to load
-        ["glob", "read_file", "write_file", "shell"],  # a glob's short result
-        ["glob", "read_file", "write_file", "shell", "load_data"],  # the same attempt
+        [*BASE],  # nothing saved: nothing to load
+        [*BASE],  # a glob's short result
+        [*BASE, "load_data"],  # the same attempt
     ]
 
 
@@ -85,4 +89,4 @@ def test_off_load_data_is_always_offered(tmp_path: Path) -> None:
     config = Config(max_turns=4, tools=SMALL, offer_load_data_on_spill=False)
     entries = [_call("glob", pattern="*"), _answer("none")]
     offered, _ = _offered(tmp_path, entries, config)
-    assert offered == [["glob", "read_file", "write_file", "shell", "load_data"]] * 2
+    assert offered == [[*BASE, "load_data"]] * 2

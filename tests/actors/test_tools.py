@@ -64,7 +64,7 @@ def big_text(n: int) -> str:
 # --------------------------------------------------------------------------- specs
 def test_specs_describe_the_built_in_tools(ws: Path, spill: Path) -> None:
     specs = {s.name: s for s in registry(ws, spill).specs()}
-    assert set(specs) == {"glob", "read_file", "write_file", "shell", "load_data"}
+    assert set(specs) == {"glob", "read_file", "write_file", "shell", "run_tests", "load_data"}
     read = specs["read_file"].parameters
     assert read["required"] == ["path"]
     assert read["properties"]["offset"] == {
@@ -554,7 +554,8 @@ def test_unknown_tool_and_non_object_arguments_never_raise(ws: Path, spill: Path
     unknown = tools.call("teleport", {"to": "mars"})
     assert not unknown.call.ok
     assert unknown.call.error == (
-        "unknown tool 'teleport' (known tools: glob, load_data, read_file, shell, write_file)"
+        "unknown tool 'teleport' (known tools: glob, load_data, read_file, run_tests, shell, "
+        "write_file)"
     )
     assert unknown.call.args == {"to": "mars"}
     weird = tools.call("shell", ["ls"])  # type: ignore[arg-type]
