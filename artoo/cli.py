@@ -69,10 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["deny", "ask"],
         default="deny",
         help="Law 1 confirmations: deny every irreversible action (default), or ask on this "
-        "terminal, showing exactly which files would be deleted or changed; a change to "
-        "exactly the files the request names that loses none of their lines and reads back "
-        "as the request is approved by the request (request_consent, refuse_lost_lines, "
-        "consent_reads_back)",
+        "terminal, showing exactly which files would be deleted or changed; a change of a "
+        "file the request's reading targets is reversible and never asked (artoo undo "
+        "restores it), a deletion the reading names and the request spells out is approved "
+        "by the request (request_consent)",
     )
     shown = run.add_mutually_exclusive_group()
     shown.add_argument("--json", action="store_true", help="print the FinalResult as JSON only")

@@ -63,8 +63,10 @@ from artoo.eventstore import (
     MEMORY_EVENTS,
     AuditLog,
     AuditLogReader,
+    BlobStore,
     EventLog,
     EventLogBackend,
+    FileBlobStore,
     open_memory,
 )
 from artoo.eventstore._serve import SOCKET_NAME, LogServer
@@ -285,6 +287,9 @@ class System(OperatorInbox):
             self.log.close()
             raise
         self._closed = False
+        self.blobs: BlobStore | None = None
+        """The store's blobs: the before-images of the workspace changes tasks applied
+        (``<store>/blobs`` files, or a PostgreSQL store's ``artoo_blobs``)."""
         self._no_model: ModelNotConfigured | None = None
         """Set when opened with no model: reading works, :meth:`submit` raises it."""
         self._lock = threading.Lock()
@@ -360,6 +365,7 @@ class System(OperatorInbox):
                         self.fleet.adopt(task_id)
             # opened with no model (reading): open tasks stay open, for an open that can
             # resume them
+            self.blobs = _blobs_for(store, url, config)
             self.equipment = Equipment(
                 bus=self.bus,
                 config=config,
@@ -383,6 +389,7 @@ class System(OperatorInbox):
                 recorded_answer=self.resumer.answer,
                 question_operator=on_question,
                 paused_s=self.pauses.paused_s,
+                blobs=self.blobs,
             )
             self._results = _Listener.start(self._on_result)
             # on a PostgreSQL store: every writer's results (the host's tasks run anywhere)
@@ -957,6 +964,8 @@ class System(OperatorInbox):
                 self.fleet.close()
             self._audit.close()
             self.megrams.close()
+            if self.blobs is not None:
+                self.blobs.close()
             if self._log_server is not None:
                 self._log_server.close()
             if self._follow is not None:
@@ -982,6 +991,7 @@ class System(OperatorInbox):
 _STORE_ENTRIES = frozenset(
     {
         "events",
+        "blobs",
         "memory",
         "audit",
         "spill",
@@ -992,6 +1002,16 @@ _STORE_ENTRIES = frozenset(
     }
 )
 """What a store directory holds; a directory with anything else is not made a store."""
+
+
+def _blobs_for(store: Path, url: str | None, config: Config) -> BlobStore:
+    """The blob store of a store: ``<store>/blobs`` files, durable as the log is
+    (``Config.durability``), or a PostgreSQL store's ``artoo_blobs`` table."""
+    if url is not None:
+        from artoo.eventstore import PostgresBlobStore
+
+        return PostgresBlobStore(url)
+    return FileBlobStore(store / "blobs", durability=config.durability)
 
 
 def _store_dir(spec: StoreSpec) -> Path:

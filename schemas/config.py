@@ -159,6 +159,13 @@ class ToolsConfig(BaseModel):
         default_factory=SandboxLimitsConfig,
         description="what one sandboxed shell command may use",
     )
+    undo_max_mb: float = Field(
+        64.0,
+        ge=0,
+        description="the largest before-image kept of one changed path, in MiB (a file's "
+        "bytes, or a removed directory's whole tree): a change whose image is larger is "
+        "not kept, so it is not reversible (Law 1 asks) and artoo undo cannot restore it",
+    )
 
 
 class SupervisorConfig(BaseModel):
@@ -433,10 +440,10 @@ class Config(BaseModel):
     )
     consent_reads_back: bool = Field(
         True,
-        description="the request consents to a modified file only when the change reads back "
-        "as the request word by word (every line it adds or changes holds only the request's "
-        "words; a line changed in place by the words that changed), not to any change that "
-        "loses no line (a log from before this field replays with it off)",
+        description="retired: the request consented to a modified file only when the change "
+        "read back as the request word by word; the request's consent now reads the reading "
+        "and covers deletions only (a modification of a target is reversible and never asks), "
+        "so this setting no longer changes anything (kept so older Configs load)",
     )
     unanswered_keeps_reading: bool = Field(
         True,
@@ -572,9 +579,9 @@ class Config(BaseModel):
     confirmation_timeout_s: float = Field(60.0, gt=0, description="Law 1 wait before denial")
     request_consent: bool = Field(
         True,
-        description="a Law 1 confirmation whose every effect changes a file the user's request "
-        "names as what it changes (a change or creation, no question; a deletion only when it "
-        "asks to remove) is approved by the request itself, without asking the operator",
+        description="a Law 1 confirmation whose every effect that asks is a deletion the "
+        "request's reading names (a delete target) and the request spells out is approved by "
+        "the request itself, without asking the operator",
     )
     question_timeout_s: float = Field(
         300.0, gt=0, description="how long a task waits for the user's answer to a question"

@@ -749,6 +749,15 @@ def direct_plan(
     ]
 
 
+def _reading(spec: TaskSpec) -> dict[str, Any]:
+    """What a subtask carries of the reading for the Executor's scope gate: its kind and
+    targets (``SubTask.kind``, ``SubTask.targets``), when the reading names targets (a
+    subtask of an older reading's plan is as it was)."""
+    if not spec.targets:
+        return {}
+    return {"kind": spec.kind, "targets": list(spec.targets)}
+
+
 class Planner(Role):
     """The Planner actor."""
 
@@ -836,7 +845,7 @@ class Planner(Role):
             DispatchManifest(
                 round=plan.round,
                 subtasks=[
-                    msgspec.structs.replace(s, request=plan.spec.text)
+                    msgspec.structs.replace(s, request=plan.spec.text, **_reading(plan.spec))
                     for s in apply_calibration(
                         with_count_hints(
                             with_task_checks(subtasks, plan.spec.criteria),

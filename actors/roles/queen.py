@@ -10,14 +10,12 @@ Responsibilities:
 
     The request's own consent (``Config.request_consent``, on by default): the user's
     request is the operator's own words. A Law 1 request (gate ``law1``) whose every
-    observed effect changes a file the task's request names as what it changes is approved
-    at once, ``by="request"``, with the reason from
-    :func:`~artoo.actors.verification._consent.request_consent` — the request read as a
-    change or creation, no question; each effect a plain change (modified, replaced,
-    deleted; no hazard) of a path it names exactly; a deletion only when it asks to
-    remove; a modified file only when the change loses no line and reads back as the
-    request (``Config.refuse_lost_lines``, ``Config.consent_reads_back``). The Queen
-    keeps each task's request text and kind from its TaskSpec for this.
+    observed effect that asks is a deletion the task's reading names (a ``delete`` target
+    of ``TaskSpec.targets``) and the request spells out is approved at once,
+    ``by="request"``, with the reason from
+    :func:`~artoo.actors.verification._consent.request_consent` (a modification of a
+    reading's target never asks: it is reversible by construction). The Queen keeps each
+    task's request text, kind and targets from its TaskSpec for this.
     Anything else goes to the operator as above. A resumed task's logged decision still
     comes first.
 
@@ -51,7 +49,7 @@ Responsibilities:
     ``ticket_id`` naming the ticket a cancel answered).
 
 Input contract:
-    UserRequest, TaskSpec (the request's text and kind, kept for its consent),
+    UserRequest, TaskSpec (the request's text, kind and targets, kept for its consent),
     ConfirmationRequest, EscalationTicket, UserQuestion, CancelRequest, FinalResult (the
     task's pending requests are denied, its tickets leave the inbox, its TaskSpec is
     forgotten), timer ticks; from the System: :class:`InboxQuery` and
@@ -214,8 +212,9 @@ class Queen(Role):
         self.pending: dict[str, _Pending] = {}
         self.tickets: dict[str, _Ticket] = {}
         self.questions: dict[str, _Pending] = {}
-        self.specs: dict[str, tuple[str, str]] = {}
-        """task id -> its request's (text, kind), from its TaskSpec: what it consents to."""
+        self.specs: dict[str, TaskSpec] = {}
+        """task id -> its TaskSpec (the request's text, kind and targets): what it
+        consents to."""
 
     # ------------------------------------------------------------------ tasks
     @handles(UserRequest)
@@ -239,7 +238,7 @@ class Queen(Role):
         body: TaskSpec = env.body
         if env.task_id:
             with self._lock:
-                self.specs[env.task_id] = (body.text, body.kind)
+                self.specs[env.task_id] = body
 
     @handles(CancelRequest)
     def on_cancel_request(self, env: Envelope) -> None:
@@ -309,15 +308,7 @@ class Queen(Role):
             spec = self.specs.get(env.task_id) if env.task_id else None
         if spec is None:
             return None
-        text, kind = spec
-        return request_consent(
-            text,
-            kind,
-            body.effects,
-            keep_lines=self.ctx.config.refuse_lost_lines,
-            created=body.created,
-            read_back=self.ctx.config.consent_reads_back,
-        )
+        return request_consent(spec.text, spec.targets, body.effects, kind=spec.kind)
 
     def on_tick(self, now: float) -> None:
         with self._lock:

@@ -2,7 +2,10 @@
 and the model told how to keep them (``Config.refuse_lost_lines``, refusal ``lost_lines``);
 the request's own consent never covers it; the same loss again is the operator's; off, it
 runs as before. The request and its file are the tests' own: a small model asked to
-"append" wrote the new line alone over the file.
+"append" wrote the new line alone over the file. These runs read the request with no
+targets (an older reading): a change that loses no line is still Law 1's to ask about, and
+the request's wording consents to no change (it consents only to a deletion its reading
+names), so an approving operator stands in for the consent these tests once had.
 
 The refusal's own tests run with ``Config.repair_lost_lines`` off (``KEEP``): on, code
 makes the request's part of the refused change itself — its tests are at the end."""
@@ -34,6 +37,11 @@ BEFORE = "milk\neggs\nbread\n"
 KEEP = CONFIG.model_copy(update={"repair_lost_lines": False})
 
 
+def approve(request: ConfirmationRequest) -> bool:
+    """An operator who says yes to what Law 1 asks."""
+    return True
+
+
 def _write(content: str) -> dict[str, Any]:
     return {"name": "write_file", "arguments": {"path": "shopping.txt", "content": content}}
 
@@ -62,18 +70,18 @@ def _ended(events: list[Envelope]) -> list[ToolCallEnded]:
 
 
 def test_a_lossy_write_is_refused_unasked_and_the_kept_write_accepted(tmp_path: Path) -> None:
-    result, events = _run(tmp_path, "butter\n", BEFORE + "butter\n")
+    result, events = _run(tmp_path, "butter\n", BEFORE + "butter\n", operator=approve)
     assert (tmp_path / "workspace" / "shopping.txt").read_text() == BEFORE + "butter\n"
     lossy, kept = _ended(events)
     assert lossy.call.refusal == "lost_lines" and not lossy.call.ok
     assert "3 lines of shopping.txt" in lossy.shown and ">> shopping.txt" in lossy.shown
     assert [e.diff for e in lossy.call.effects] == ["-milk\n-eggs\n-bread\n+butter"]
     assert kept.call.ok and kept.call.refusal is None
-    # only the kept write was asked, and the request consented to it
+    # only the kept write was asked, and the operator approved it
     asked = [e.body for e in events if isinstance(e.body, ConfirmationRequest)]
     decided = [e.body for e in events if isinstance(e.body, ConfirmationDecision)]
     assert len(asked) == 1 and asked[0].effects[0].diff == "+butter"
-    assert [(d.approved, d.by) for d in decided] == [(True, "request")]
+    assert [(d.approved, d.by) for d in decided] == [(True, "operator")]
     assert (result.status, result.established, result.law1_denied) == ("accept", "code", False)
     reran = rerun(tmp_path / "store")  # the refusal is served from the log, as it was made
     assert reran.ok, (reran.unanswered, reran.divergence)
@@ -107,10 +115,10 @@ def test_denied_by_no_operator_it_is_a_law1_denial(tmp_path: Path) -> None:
     assert result.status != "accept" and result.law1_denied
 
 
-def test_off_the_request_consents_to_the_loss_as_before(tmp_path: Path) -> None:
-    # as before both fields: no refusal, and consent to a change that loses no line … or any
+def test_off_the_loss_is_asked_as_any_change(tmp_path: Path) -> None:
+    # as before the field: no refusal, the change asked of the operator as it is
     config = KEEP.model_copy(update={"refuse_lost_lines": False, "consent_reads_back": False})
-    _, events = _run(tmp_path, "butter\n", config=config)
+    _, events = _run(tmp_path, "butter\n", config=config, operator=approve)
     (only,) = _ended(events)
     assert only.call.ok and only.call.refusal is None
     assert (tmp_path / "workspace" / "shopping.txt").read_text() == "butter\n"
@@ -144,7 +152,7 @@ def test_an_answer_after_a_refused_change_is_retried_until_the_change_is_made(
     workspace = tmp_path / "workspace"
     shutil.copytree(DATA / "workspace", workspace)
     (workspace / "shopping.txt").write_text(BEFORE, encoding="utf-8")
-    result, store = run_verified(tmp_path, entries, REQUEST, KEEP)
+    result, store = run_verified(tmp_path, entries, REQUEST, KEEP, operator=approve)
     events = all_events(store)
     (signal,) = [e.body for e in events if isinstance(e.body, CorrectionSignal)]
     assert "no call of this subtask changed the workspace (refused: lost_lines)" in (
@@ -176,7 +184,7 @@ def test_off_an_answer_after_a_refused_change_passes(tmp_path: Path) -> None:
 
 
 def test_an_append_written_alone_is_made_by_code_and_accepted(tmp_path: Path) -> None:
-    result, events = _run(tmp_path, "butter\n", config=CONFIG)
+    result, events = _run(tmp_path, "butter\n", config=CONFIG, operator=approve)
     assert (tmp_path / "workspace" / "shopping.txt").read_text() == BEFORE + "butter\n"
     lossy, repair = _ended(events)
     assert lossy.call.refusal == "lost_lines" and "made next" in lossy.shown
@@ -184,7 +192,7 @@ def test_an_append_written_alone_is_made_by_code_and_accepted(tmp_path: Path) ->
     assert repair.call.args == {"command": "printf '%s\\n' butter >> shopping.txt"}
     assert repair.call.ok and [e.diff for e in repair.call.effects] == ["+butter"]
     decided = [e.body for e in events if isinstance(e.body, ConfirmationDecision)]
-    assert [(d.approved, d.by) for d in decided] == [(True, "request")]  # a gate as any call
+    assert [(d.approved, d.by) for d in decided] == [(True, "operator")]  # a gate as any call
     assert (result.status, result.established, result.law1_denied) == ("accept", "code", False)
     # the model's turn after the repair is offered no tool: it answers
     asked = [
@@ -210,7 +218,11 @@ def test_a_rename_written_alone_is_made_in_place(tmp_path: Path) -> None:
     shutil.copytree(DATA / "workspace", workspace)
     (workspace / "textutil.py").write_text(source, encoding="utf-8")
     result, store = run_verified(
-        tmp_path, entries, "rename the function shout to yell in textutil.py", CONFIG
+        tmp_path,
+        entries,
+        "rename the function shout to yell in textutil.py",
+        CONFIG,
+        operator=approve,
     )
     assert (workspace / "textutil.py").read_text() == source.replace("shout", "yell")
     lossy, repair = _ended(all_events(store))
@@ -220,7 +232,7 @@ def test_a_rename_written_alone_is_made_in_place(tmp_path: Path) -> None:
 
 
 def test_a_lossy_write_of_a_repaired_file_is_refused_unasked_again(tmp_path: Path) -> None:
-    result, events = _run(tmp_path, "butter\n", "butter\n", config=CONFIG)
+    result, events = _run(tmp_path, "butter\n", "butter\n", config=CONFIG, operator=approve)
     first, repair, again = _ended(events)
     assert (first.call.refusal, repair.call.ok, again.call.refusal) == (
         "lost_lines",
@@ -229,7 +241,7 @@ def test_a_lossy_write_of_a_repaired_file_is_refused_unasked_again(tmp_path: Pat
     )
     assert (tmp_path / "workspace" / "shopping.txt").read_text() == BEFORE + "butter\n"
     assert len([e for e in events if isinstance(e.body, ConfirmationRequest)]) == 1
-    assert result.status == "accept" and not result.law1_denied  # not the operator's to deny
+    assert result.status == "accept" and not result.law1_denied  # asked of the repair alone
 
 
 def test_a_change_the_request_does_not_word_is_not_repaired_the_file_is_shown(
@@ -259,7 +271,7 @@ def _sales(tmp: Path, *calls: dict[str, Any]) -> tuple[FinalResult, list[Envelop
     workspace = tmp / "workspace"
     shutil.copytree(DATA / "workspace", workspace)
     (workspace / "sales.csv").write_text(SALES, encoding="utf-8")
-    result, store = run_verified(tmp, entries, CHANGE, CONFIG)
+    result, store = run_verified(tmp, entries, CHANGE, CONFIG, operator=approve)
     reran = rerun(store)
     assert reran.ok, (reran.unanswered, reran.divergence)
     return result, all_events(store), workspace / "sales.csv"

@@ -3,7 +3,8 @@ back — is proven by code from what Law 1 observed it change (``Config.read_bac
 ``accept``, and ``artoo run``, the replay timeline and the audit report say how. Off, it
 ends ``success`` on the model's word, as before; a log from before the field replays as
 it ran, the diff it needs in its logged ToolCallEnded. The request and its file are the
-tests' own."""
+tests' own; the request is read with settings.ini its write target, so the change is
+reversible by construction and goes ahead unasked."""
 
 from __future__ import annotations
 
@@ -17,13 +18,26 @@ import pytest
 
 from artoo.replay import timeline, verify
 from artoo.report import audit_report
-from artoo.schemas import Config, Envelope, FinalResult, TaskRequest, ToolCallEnded
+from artoo.schemas import Config, Envelope, FinalResult, Target, TaskRequest, ToolCallEnded
 from artoo.testing import write_script
 
-from .helpers import CONFIG, DATA, all_events, change_entries, rewrite_event, run_verified
+from .helpers import (
+    CONFIG,
+    DATA,
+    all_events,
+    change_entries,
+    read_with_targets,
+    rewrite_event,
+    run_verified,
+)
 
 REQUEST = "add the line 'port = 8080' to settings.ini"
 NOTE = "read back by effect: settings.ini +1 line, every changed word in the request"
+
+
+@pytest.fixture(autouse=True)
+def _reading(monkeypatch: pytest.MonkeyPatch) -> None:
+    read_with_targets(monkeypatch, [Target(path="settings.ini", role="write")])
 
 
 def _entries(command: str) -> list[dict[str, Any]]:
@@ -93,10 +107,11 @@ def test_a_collateral_change_is_not_read_back(tmp_path: Path) -> None:
     )
     result, _ = _run(tmp_path, "echo 'port = 8080' > settings.ini", lets_through)
     assert (result.status, result.established, result.established_by) == ("success", "model", "")
-    # with consent_reads_back the request does not consent to it at all: no one else can
+    # the overwrite of the reading's target is reversible: it goes ahead unasked, and
+    # is still not read back (``artoo undo`` restores the lost line)
     held = CONFIG.model_copy(update={"refuse_lost_lines": False})
     result, _ = _run(tmp_path / "held", "echo 'port = 8080' > settings.ini", held)
-    assert result.status != "accept" and result.law1_denied
+    assert result.status != "accept" and not result.law1_denied
 
 
 def test_off_a_change_no_check_read_back_is_the_models_word(tmp_path: Path) -> None:

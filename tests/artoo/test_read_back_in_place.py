@@ -4,7 +4,8 @@ exists, is proven by code from the line Law 1 observed it change in place
 line's others (``def``, ``text``, ``str``) are not — ``accept``, and ``replay --verify``
 agrees. Off, the changed line is held to all its words: ``success`` on the model's word,
 as before; a log from before the field replays as it ran. The request and its file are
-the tests' own."""
+the tests' own; the request is read with src/banner.py its write target, so the change is
+reversible by construction and goes ahead unasked."""
 
 from __future__ import annotations
 
@@ -13,16 +14,30 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import pytest
 
 from artoo.replay import verify
-from artoo.schemas import Config, Envelope, FinalResult, TaskRequest, ToolCallEnded
+from artoo.schemas import Config, Envelope, FinalResult, Target, TaskRequest, ToolCallEnded
 
-from .helpers import CONFIG, DATA, all_events, change_entries, rewrite_event, run_verified
+from .helpers import (
+    CONFIG,
+    DATA,
+    all_events,
+    change_entries,
+    read_with_targets,
+    rewrite_event,
+    run_verified,
+)
 
 REQUEST = "rename the function boxed to framed in src/banner.py"
 SOURCE = 'def boxed(text: str) -> str:\n    return f"[ {text} ]"\n'
 SED = "sed -i 's/def boxed(/def framed(/' src/banner.py"
 NOTE = "read back by effect: src/banner.py +1 -1 lines, every changed word in the request"
+
+
+@pytest.fixture(autouse=True)
+def _reading(monkeypatch: pytest.MonkeyPatch) -> None:
+    read_with_targets(monkeypatch, [Target(path="src/banner.py", role="write")])
 
 
 def _run(tmp: Path, config: Config = CONFIG) -> tuple[FinalResult, list[Envelope]]:

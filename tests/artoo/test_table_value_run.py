@@ -12,18 +12,28 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from artoo.replay import rerun
 from artoo.schemas import (
     Config,
     CorrectionSignal,
     FinalResult,
     SubTaskOutcome,
+    Target,
     TaskSpec,
     ToolCall,
     ToolCallEnded,
 )
 
-from .helpers import CONFIG, all_events, replays_as_before, run_verified, simple_plan
+from .helpers import (
+    CONFIG,
+    all_events,
+    read_with_targets,
+    replays_as_before,
+    run_verified,
+    simple_plan,
+)
 
 ORDERS = "customer,city,cost\nada,paris,25\nbo,lyon,10\nci,paris,40\ndee,nice,5\n"
 TOTAL = "what is the total of the cost column in shop/orders.csv?"
@@ -117,10 +127,14 @@ def _writes(path: str, content: str) -> dict[str, Any]:
     return {"name": "write_file", "arguments": {"path": path, "content": content}}
 
 
-def test_a_value_written_to_a_file_is_computed_and_read_back(tmp_path: Path) -> None:
+def test_a_value_written_to_a_file_is_computed_and_read_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """ "… and write its name to top.txt": code computes the name and judges the file —
     the model's first write is wrong and its "Done." no proof; told what code found, it
-    writes it, and the file read back by the check proves the change (``accept``)."""
+    writes it, and the file read back by the check proves the change (``accept``). The
+    rewrite of the file the reading creates is reversible: it goes ahead unasked."""
+    read_with_targets(monkeypatch, [Target(path="top.txt", role="create")])
     ask = "find the customer with the largest cost in shop/orders.csv and write its name to top.txt"
     entries = [
         {"role": "perceiver", "content": {"intent": "write the top customer", "kind": "creation"}},
@@ -141,7 +155,10 @@ def test_a_value_written_to_a_file_is_computed_and_read_back(tmp_path: Path) -> 
     assert reran.ok, (reran.unanswered, reran.divergence)
 
 
-def test_a_count_written_to_a_file_is_measured_in_the_file(tmp_path: Path) -> None:
+def test_a_count_written_to_a_file_is_measured_in_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    read_with_targets(monkeypatch, [Target(path="todo.txt", role="create")])
     ask = "count the TODO lines in shop/notes.txt and write the count to todo.txt"
     entries = [
         {"role": "perceiver", "content": {"intent": "write the TODO count", "kind": "creation"}},
