@@ -50,6 +50,7 @@ from artoo.actors.runtime.role import (
 from artoo.actors.runtime.runner import RoleRunner
 from artoo.actors.tools import (
     Confirm,
+    ImageKeeper,
     Sandbox,
     SandboxUnavailable,
     ToolRunner,
@@ -84,6 +85,7 @@ from artoo.schemas import (
     TicketResolved,
     UserQuestion,
     UserRequest,
+    WorkspaceRestored,
 )
 
 from ._fleet import LEASE_S, Fleet, writer_id
@@ -289,10 +291,11 @@ class System(OperatorInbox):
         self._closed = False
         self.blobs: BlobStore | None = None
         """The store's blobs: the before-images of the workspace changes tasks applied
-        (``<store>/blobs`` files, or a PostgreSQL store's ``artoo_blobs``)."""
+        (``<store>/blobs`` files, or a PostgreSQL store's ``artoo_blobs``; :meth:`undo`)."""
         self._no_model: ModelNotConfigured | None = None
         """Set when opened with no model: reading works, :meth:`submit` raises it."""
         self._lock = threading.Lock()
+        self._undo_lock = threading.Lock()  # one undo at a time: each reads the log first
         self._futures: dict[str, tuple[TaskHandle, Future[FinalResult]]] = {}
         self._remote: set[str] = set()  # submitted to the workers (they end them)
         self._taps: list[Any] = []
@@ -535,14 +538,21 @@ class System(OperatorInbox):
         return system
 
     @classmethod
-    def open_offline(cls, store: StoreArg = "./.artoo", *, config: Config | None = None) -> System:
-        """Open a store with no model (memory, dreaming with fallback SOPs, inspection)."""
+    def open_offline(
+        cls,
+        store: StoreArg = "./.artoo",
+        *,
+        config: Config | None = None,
+        workspace: str | Path | None = None,
+    ) -> System:
+        """Open a store with no model (memory, dreaming with fallback SOPs, inspection,
+        :meth:`undo` in ``workspace``, default the current directory)."""
         spec = parse_store(store)
         return cls(
             _store_dir(spec),
             url=spec.url,
             config=config or Config(),
-            workspace=Path.cwd(),
+            workspace=Path(workspace) if workspace is not None else Path.cwd(),
             operator=None,
             clock=SystemClock(),
             tools=(),
@@ -747,6 +757,29 @@ class System(OperatorInbox):
 
             return PostgresAuditLogReader(self.url)
         return AuditLogReader(self.store / "audit")
+
+    def undo(self, task_id: str) -> WorkspaceRestored:
+        """Restore the workspace as it was before task ``task_id``'s applied changes,
+        newest first, all or nothing, from the before-images its tool calls kept
+        (:mod:`artoo._undo`); log it (a :class:`~artoo.schemas.WorkspaceRestored` under the
+        task's id) and return it. Raises :class:`~artoo._undo.UndoRefused` (a ValueError,
+        one line), having changed nothing, when the task is still running or undone
+        already, changed nothing, kept no image of a change, or when a path no longer
+        holds what the task left there (the line names it)."""
+        from ._undo import UndoRefused, undo_task
+
+        with self._lock:
+            if task_id in self._futures:
+                raise UndoRefused(f"task {task_id} is still running: undo it once it has ended")
+        if self.blobs is None:  # pragma: no cover - every opened System has blobs
+            raise UndoRefused("this System keeps no before-images")
+        keeper = ImageKeeper(self.blobs, int(self.config.tools.undo_max_mb * 1024 * 1024))
+        with self._undo_lock:
+            envelopes = list(self.log.read_task(task_id))
+            restored = undo_task(task_id, envelopes, self.workspace, keeper)
+            self._publish(restored, task_id=task_id)
+            self.bus.flush(CLOSE_BOUND_S)
+        return restored
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until everything published so far is persisted, delivered, and applied to
