@@ -17,7 +17,7 @@ import posixpath
 import re
 from collections.abc import Sequence
 
-from artoo.actors.law1 import Scope, reversible
+from artoo.actors.law1 import Scope, in_scope, reversible
 from artoo.schemas import FileEffect, Target
 
 __all__ = ["names_literally", "request_consent"]
@@ -61,7 +61,9 @@ def request_consent(
     the reading whose path the request spells (:func:`names_literally`): "delete
     notes/old.txt" read with that delete target consents to removing it; the same
     reading of "tidy up the notes" does not. A new path with no hazard needs no consent
-    and is passed over; at least one deletion must be consented.
+    and is passed over; at least one deletion must be consented. An effect outside the
+    reading's targets (:func:`~artoo.actors.law1.in_scope`: what the scope gate asked
+    about) is never consented, new or not.
     """
     if not effects:
         return None
@@ -73,6 +75,8 @@ def request_consent(
     }
     paths: list[str] = []
     for effect in effects:
+        if scope.active and not in_scope(effect, scope):
+            return None  # the scope gate asked about it: the operator's, whatever it is
         if not effect.irreversible or reversible(effect, scope):
             continue  # a new path, or a change undo restores: Law 1 asks nothing of it
         path = _normal(effect.path)

@@ -83,15 +83,30 @@ def test_planted_code_is_never_consented() -> None:
 
 
 def test_reversible_changes_and_new_paths_need_no_consent_and_are_passed_over() -> None:
-    text = "replace notes/todo.txt's first line and remove notes/meeting.txt"
-    targets = [Target(path="notes/todo.txt", role="write"), *MEETING]
+    text = "replace notes/todo.txt's first line, remove notes/meeting.txt, write out/a.txt"
+    targets = [
+        Target(path="notes/todo.txt", role="write"),
+        Target(path="out/", role="create"),
+        *MEETING,
+    ]
     kept = _modified("notes/todo.txt", before="a" * 64)
-    scratch = FileEffect(path="scratch.txt", change="created")
-    found = [kept, scratch, _deleted("notes/meeting.txt")]
+    made = FileEffect(path="out/a.txt", change="created")
+    found = [kept, made, _deleted("notes/meeting.txt")]
     assert request_consent(text, targets, found) == "the request asks to delete notes/meeting.txt"
-    # but one of them alone asks nothing, so there is nothing to consent to
-    assert request_consent(text, targets, [kept, scratch]) is None
+    # but those alone ask nothing, so there is nothing to consent to
+    assert request_consent(text, targets, [kept, made]) is None
     assert request_consent(text, targets, []) is None  # a parser decision: nothing observed
+    # with no targets (an older reading) a new path is passed over as before
+    scratch = FileEffect(path="scratch.txt", change="created")
+    assert request_consent(text, [], [scratch]) is None
+
+
+def test_a_call_with_an_effect_outside_the_targets_is_never_consented() -> None:
+    """The scope gate asked about the stray file: the deletion beside it does not carry it."""
+    stray = FileEffect(path="elsewhere.txt", change="created")
+    found = [_deleted("notes/meeting.txt"), stray]
+    assert request_consent(REMOVE, MEETING, found) is None
+    assert request_consent(REMOVE, MEETING, found[:1]) is not None
 
 
 def test_paths_compare_normalised_and_never_leave_the_workspace() -> None:
