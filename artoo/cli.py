@@ -69,8 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["deny", "ask"],
         default="deny",
         help="Law 1 confirmations: deny every irreversible action (default), or ask on this "
-        "terminal, showing exactly which files would be deleted or changed (a change of "
-        "the reading's own targets is reversible and needs no yes: artoo undo)",
+        "terminal, showing exactly which files would be deleted or changed; a change of a "
+        "file the request's reading targets is reversible and never asked (artoo undo "
+        "restores it), a deletion the reading names and the request spells out is approved "
+        "by the request (request_consent)",
     )
     shown = run.add_mutually_exclusive_group()
     shown.add_argument("--json", action="store_true", help="print the FinalResult as JSON only")
@@ -308,6 +310,23 @@ def build_parser() -> argparse.ArgumentParser:
         "--set", action="append", metavar="KEY=VALUE", help="a Config setting (repeatable)"
     )
 
+    undo = sub.add_parser(
+        "undo",
+        help="restore the workspace as it was before a task's changes",
+        description="Undo every change task TASK applied to the workspace, newest first, "
+        "from the before-images its tool calls kept in the store: a created path removed, "
+        "a modified or replaced one put back (bytes and mode), a deleted one re-created "
+        "(files, links, whole trees). All or nothing: when a path no longer holds what the "
+        "task left there, nothing is done and one line names it (exit 1); so is a task "
+        "still running, one already undone, or one with a change whose image was not kept "
+        "(over tools.undo_max_mb). The undo is logged under the task (WorkspaceRestored).",
+    )
+    undo.add_argument("task", help="the task's id, or any unique prefix of it")
+    undo.add_argument(
+        "--store", default="./.artoo", help="the store directory or postgresql:// URL"
+    )
+    undo.add_argument("--workspace", default=".", help="the workspace the task changed (default .)")
+
     sub.add_parser("version", help="print the installed version")
     return parser
 
@@ -402,6 +421,8 @@ def _main(argv: list[str] | None) -> int:
             from .replay._cli import replay_command
 
             return replay_command(args, console)
+        if args.command == "undo":
+            return _undo(args, console)
     except Exception as exc:  # a clear one-line error, not a traceback
         from artoo.actors.llm import ModelNotConfigured
         from artoo.actors.tools import SandboxUnavailable
@@ -455,7 +476,7 @@ def _check_args(args: argparse.Namespace) -> None:
                 f"{' and '.join(given)} go with --rerun (a what-if rerun); "
                 "without it they would be ignored"
             )
-    if args.command in ("replay", "audit", "export") and getattr(args, "task", None):
+    if args.command in ("replay", "audit", "export", "undo") and getattr(args, "task", None):
         from ._ids import resolve_task
 
         args.task = resolve_task(args.store, args.task)
@@ -705,6 +726,31 @@ def _audit_log_of(args: argparse.Namespace, store: StoreSpec, reader: AuditLogRe
     for report in reports:
         sys.stdout.buffer.write(msgspec.json.encode(report) + b"\n")
     sys.stdout.buffer.flush()
+    return EXIT_OK
+
+
+def _undo(args: argparse.Namespace, console: Console) -> int:
+    """``artoo undo TASK``: :meth:`System.undo` on the store, in the workspace; a refusal
+    is one line on stderr and exit 1."""
+    from ._store import parse_store
+    from ._undo import UndoRefused
+    from .system import System
+
+    store = parse_store(args.store)
+    if store.path is not None and not (store.path / "events").exists():
+        raise ValueError(f"{store} is not an artoo store (no events/ directory)")
+    with System.open_offline(store, workspace=args.workspace) as system:
+        try:
+            restored = system.undo(args.task)
+        except UndoRefused as exc:
+            print(f"artoo undo: {exc}", file=sys.stderr)
+            return EXIT_ABANDON
+    console.print(
+        f"undone task {literal(args.task)}: {len(restored.paths)} path(s) restored from "
+        f"{len(restored.seqs)} tool call(s)"
+    )
+    for path in restored.paths:
+        console.print(f"  {literal(path)}")
     return EXIT_OK
 
 

@@ -50,6 +50,7 @@ from artoo.actors.runtime.role import (
 from artoo.actors.runtime.runner import RoleRunner
 from artoo.actors.tools import (
     Confirm,
+    ImageKeeper,
     Sandbox,
     SandboxUnavailable,
     ToolRunner,
@@ -63,8 +64,10 @@ from artoo.eventstore import (
     MEMORY_EVENTS,
     AuditLog,
     AuditLogReader,
+    BlobStore,
     EventLog,
     EventLogBackend,
+    FileBlobStore,
     open_memory,
 )
 from artoo.eventstore._serve import SOCKET_NAME, LogServer
@@ -82,6 +85,7 @@ from artoo.schemas import (
     TicketResolved,
     UserQuestion,
     UserRequest,
+    WorkspaceRestored,
 )
 
 from ._fleet import LEASE_S, Fleet, writer_id
@@ -285,9 +289,13 @@ class System(OperatorInbox):
             self.log.close()
             raise
         self._closed = False
+        self.blobs: BlobStore | None = None
+        """The store's blobs: the before-images of the workspace changes tasks applied
+        (``<store>/blobs`` files, or a PostgreSQL store's ``artoo_blobs``; :meth:`undo`)."""
         self._no_model: ModelNotConfigured | None = None
         """Set when opened with no model: reading works, :meth:`submit` raises it."""
         self._lock = threading.Lock()
+        self._undo_lock = threading.Lock()  # one undo at a time: each reads the log first
         self._futures: dict[str, tuple[TaskHandle, Future[FinalResult]]] = {}
         self._remote: set[str] = set()  # submitted to the workers (they end them)
         self._taps: list[Any] = []
@@ -360,6 +368,7 @@ class System(OperatorInbox):
                         self.fleet.adopt(task_id)
             # opened with no model (reading): open tasks stay open, for an open that can
             # resume them
+            self.blobs = _blobs_for(store, url, config)
             self.equipment = Equipment(
                 bus=self.bus,
                 config=config,
@@ -383,6 +392,7 @@ class System(OperatorInbox):
                 recorded_answer=self.resumer.answer,
                 question_operator=on_question,
                 paused_s=self.pauses.paused_s,
+                blobs=self.blobs,
             )
             self._results = _Listener.start(self._on_result)
             # on a PostgreSQL store: every writer's results (the host's tasks run anywhere)
@@ -528,14 +538,21 @@ class System(OperatorInbox):
         return system
 
     @classmethod
-    def open_offline(cls, store: StoreArg = "./.artoo", *, config: Config | None = None) -> System:
-        """Open a store with no model (memory, dreaming with fallback SOPs, inspection)."""
+    def open_offline(
+        cls,
+        store: StoreArg = "./.artoo",
+        *,
+        config: Config | None = None,
+        workspace: str | Path | None = None,
+    ) -> System:
+        """Open a store with no model (memory, dreaming with fallback SOPs, inspection,
+        :meth:`undo` in ``workspace``, default the current directory)."""
         spec = parse_store(store)
         return cls(
             _store_dir(spec),
             url=spec.url,
             config=config or Config(),
-            workspace=Path.cwd(),
+            workspace=Path(workspace) if workspace is not None else Path.cwd(),
             operator=None,
             clock=SystemClock(),
             tools=(),
@@ -740,6 +757,29 @@ class System(OperatorInbox):
 
             return PostgresAuditLogReader(self.url)
         return AuditLogReader(self.store / "audit")
+
+    def undo(self, task_id: str) -> WorkspaceRestored:
+        """Restore the workspace as it was before task ``task_id``'s applied changes,
+        newest first, all or nothing, from the before-images its tool calls kept
+        (:mod:`artoo._undo`); log it (a :class:`~artoo.schemas.WorkspaceRestored` under the
+        task's id) and return it. Raises :class:`~artoo._undo.UndoRefused` (a ValueError,
+        one line), having changed nothing, when the task is still running or undone
+        already, changed nothing, kept no image of a change, or when a path no longer
+        holds what the task left there (the line names it)."""
+        from ._undo import UndoRefused, undo_task
+
+        with self._lock:
+            if task_id in self._futures:
+                raise UndoRefused(f"task {task_id} is still running: undo it once it has ended")
+        if self.blobs is None:  # pragma: no cover - every opened System has blobs
+            raise UndoRefused("this System keeps no before-images")
+        keeper = ImageKeeper(self.blobs, int(self.config.tools.undo_max_mb * 1024 * 1024))
+        with self._undo_lock:
+            envelopes = list(self.log.read_task(task_id))
+            restored = undo_task(task_id, envelopes, self.workspace, keeper)
+            self._publish(restored, task_id=task_id)
+            self.bus.flush(CLOSE_BOUND_S)
+        return restored
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until everything published so far is persisted, delivered, and applied to
@@ -957,6 +997,8 @@ class System(OperatorInbox):
                 self.fleet.close()
             self._audit.close()
             self.megrams.close()
+            if self.blobs is not None:
+                self.blobs.close()
             if self._log_server is not None:
                 self._log_server.close()
             if self._follow is not None:
@@ -982,6 +1024,7 @@ class System(OperatorInbox):
 _STORE_ENTRIES = frozenset(
     {
         "events",
+        "blobs",
         "memory",
         "audit",
         "spill",
@@ -992,6 +1035,16 @@ _STORE_ENTRIES = frozenset(
     }
 )
 """What a store directory holds; a directory with anything else is not made a store."""
+
+
+def _blobs_for(store: Path, url: str | None, config: Config) -> BlobStore:
+    """The blob store of a store: ``<store>/blobs`` files, durable as the log is
+    (``Config.durability``), or a PostgreSQL store's ``artoo_blobs`` table."""
+    if url is not None:
+        from artoo.eventstore import PostgresBlobStore
+
+        return PostgresBlobStore(url)
+    return FileBlobStore(store / "blobs", durability=config.durability)
 
 
 def _store_dir(spec: StoreSpec) -> Path:

@@ -1,6 +1,15 @@
 """artoo.eventstore: where it is kept — the EventLog and the MegramStore (memory, a
 projection of the log), behind one flat namespace over private modules."""
 
+from ._blobs import (
+    BlobCorrupt,
+    BlobMissing,
+    BlobStore,
+    FileBlobStore,
+    InMemoryBlobStore,
+    PostgresBlobStore,
+    sha256_hex,
+)
 from ._contract import EventLogBackend, InMemoryEventLog, MegramReader
 from ._embed import (
     EMBEDDERS,
@@ -35,19 +44,25 @@ __all__ = [
     "AuditLog",
     "AuditLogReader",
     "AuditVerification",
+    "BlobCorrupt",
+    "BlobMissing",
+    "BlobStore",
     "CorruptLog",
     "Durability",
     "Embedder",
     "EmbedderUnavailable",
     "EventLog",
     "EventLogBackend",
+    "FileBlobStore",
     "HashEmbedder",
     "Hit",
+    "InMemoryBlobStore",
     "InMemoryEventLog",
     "MegramReader",
     "MegramStore",
     "MiniLMEmbedder",
     "NotAStore",
+    "PostgresBlobStore",
     "RecallIndex",
     "StoreClosed",
     "StoreError",
@@ -62,5 +77,6 @@ __all__ = [
     "open_memory",
     "rebuild_memory",
     "salvage",
+    "sha256_hex",
     "task_text",
 ]

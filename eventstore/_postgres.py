@@ -10,6 +10,7 @@ Tables (schema version :data:`SCHEMA_VERSION`, created or upgraded by :func:`mig
     artoo_audit  (pos PRIMARY KEY, line)            -- the audit log's records (version 2)
     artoo_audit_head (id = 1, head)                 -- its HEAD
     artoo_tasks  (task_id, text, state, worker, lease_until, …) -- the queue (version 3)
+    artoo_blobs  (sha PRIMARY KEY, data)            -- before-images for undo (version 5)
 
 **Seqs.** Each append is one transaction (group commit): it moves the single-row counter
 ``artoo_log.last_seq`` forward by the group's size (``UPDATE … RETURNING``), inserts the
@@ -46,10 +47,11 @@ if TYPE_CHECKING:
 
 __all__ = ["SCHEMA_VERSION", "PostgresEventLog", "connect", "migrate", "schema_version"]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """The schema this code writes. Version 0 is a database with no artoo tables; 1 holds the
 log; 2 adds the audit log (:mod:`artoo.eventstore._pgaudit`); 3 the task queue
-(:mod:`artoo.eventstore._pgtasks`); 4 the queued task's request (its UserRequest)."""
+(:mod:`artoo.eventstore._pgtasks`); 4 the queued task's request (its UserRequest); 5 the
+blob store (:mod:`artoo.eventstore._blobs`)."""
 
 _READ_CHUNK = 2000  # rows fetched per query while reading
 WRITER_CLASS = 0x61727431
@@ -96,6 +98,8 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
     ),
     # 3 -> 4: the queued task's UserRequest (msgpack), which the worker that leases it logs
     4: ("ALTER TABLE artoo_tasks ADD COLUMN IF NOT EXISTS request bytea",),
+    # 4 -> 5: the blob store (content-addressed before-images, artoo undo)
+    5: ("CREATE TABLE IF NOT EXISTS artoo_blobs (sha text PRIMARY KEY, data bytea NOT NULL)",),
 }
 
 

@@ -162,6 +162,13 @@ class ToolsConfig(BaseModel):
         default_factory=SandboxLimitsConfig,
         description="what one sandboxed shell command may use",
     )
+    undo_max_mb: float = Field(
+        64.0,
+        ge=0,
+        description="the largest before-image kept of one changed path, in MiB (a file's "
+        "bytes, or a removed directory's whole tree): a change whose image is larger is "
+        "not kept, so it is not reversible (Law 1 asks) and artoo undo cannot restore it",
+    )
 
 
 class SupervisorConfig(BaseModel):

@@ -12,12 +12,18 @@ import msgspec
 
 __all__ = ["Law1Basis", "Law1Check"]
 
-Law1Basis = Literal["effects", "parser", "remote"]
+Law1Basis = Literal["effects", "parser", "remote", "reversible", "scope"]
 """What a Law 1 decision read: ``effects`` — the call's effects on the workspace
 (``ToolCall.effects``: observed in the sandbox, computed for ``write_file``); ``parser`` —
 the command line, read by :func:`~artoo.actors.law1.classify_shell` (no sandbox);
 ``remote`` — what a sandboxed command does outside the sandbox, read by
-:func:`~artoo.actors.law1.classify_remote`."""
+:func:`~artoo.actors.law1.classify_remote`; ``reversible`` — the effects, every one that
+changes existing data an in-workspace modification of a target of the subtask's reading
+whose before-image is kept (``FileEffect.before``): it went ahead, undoable with ``artoo
+undo``; ``scope`` — the effects against the reading's targets (``SubTask.targets``): an
+effect outside them asks, or, during a question, refuses the call (``ask`` False with a
+``reason``: refusal ``out_of_scope``). Members are only ever added
+(:func:`~artoo.actors.law1.decide_by_effect` decides the last two)."""
 
 
 class Law1Check(msgspec.Struct, frozen=True, kw_only=True):
@@ -28,7 +34,8 @@ class Law1Check(msgspec.Struct, frozen=True, kw_only=True):
     ask: bool = False
     """The action needed the operator's yes (a ConfirmationRequest); False: it went ahead."""
     reason: str = ""
-    """Why it is irreversible (the ConfirmationRequest's ``reason``); empty when not."""
+    """Why it is irreversible (the ConfirmationRequest's ``reason``); empty when not. For
+    basis ``scope`` with ``ask`` False: why the call was refused unasked."""
     target: str | None = None
     """The target the operator was asked about (the ConfirmationRequest's ``target``)."""
     reads_workspace: bool = False

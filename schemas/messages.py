@@ -115,11 +115,13 @@ Refusal = Literal[
     "repeated_failure",
     "repeated_call",
     "lost_lines",
+    "out_of_scope",
 ]
 """Why a tool call was refused before or instead of running (ToolCall.refusal). Members are
-only ever added, as ``repeated_failure``, ``repeated_call`` and ``lost_lines`` were: every
-older log still decodes (a log holding a newer member does not decode in an artoo older
-than it)."""
+only ever added, as ``repeated_failure``, ``repeated_call``, ``lost_lines`` and
+``out_of_scope`` (a change during a question: the reading's scope gate) were: every older
+log still decodes (a log holding a newer member does not decode in an artoo older than
+it)."""
 StopReason = Literal["answer", "doom_loop", "turn_cap", "model_error", "task_ended"]
 """Why an Executor attempt stopped (ExecutionResult.stop)."""
 EndReason = Literal[

@@ -103,21 +103,37 @@ from ._classify import (
 )
 from ._decide import decide_command, decide_effects, decide_remote, describe_effects
 from ._remote import REMOTE_PROGRAMS, classify_remote
+from ._reversible import (
+    OUTSIDE_TARGETS,
+    QUESTION_REFUSAL,
+    REVERSIBLE_CHANGES,
+    Scope,
+    decide_by_effect,
+    in_scope,
+    reversible,
+)
 
 __all__ = [
     "ALLOWED",
     "MAX_COMMAND_CHARS",
+    "OUTSIDE_TARGETS",
+    "QUESTION_REFUSAL",
     "REMOTE_PROGRAMS",
+    "REVERSIBLE_CHANGES",
     "Law1Verdict",
+    "Scope",
     "ShellCommand",
     "ShellSyntaxError",
     "classify_remote",
     "classify_shell",
     "classify_write",
+    "decide_by_effect",
     "decide_command",
     "decide_effects",
     "decide_remote",
     "describe_effects",
+    "in_scope",
     "parse_commands",
     "program_names",
+    "reversible",
 ]

@@ -77,10 +77,11 @@ from typing import Any, ClassVar
 
 import msgspec
 
+from artoo.actors.law1 import Scope
 from artoo.actors.llm import LLMError, LLMRequest, assistant_message, tool_message
 from artoo.actors.runtime.bus import BusError
 from artoo.actors.runtime.role import Equipment, Inbox, Role, handles
-from artoo.actors.tools import ConfirmationNeeded, ToolRegistry, ToolRunner
+from artoo.actors.tools import ConfirmationNeeded, ImageKeeper, ToolRegistry, ToolRunner
 from artoo.actors.verification._paths import mentions
 from artoo.schemas import (
     ConfirmationDecision,
@@ -405,6 +406,14 @@ class _Attempt:
         return self.ended
 
 
+def images_of(ctx: Equipment) -> ImageKeeper | None:
+    """Where a registry keeps before-images: the store's blobs, each image at most
+    ``Config.tools.undo_max_mb``; None without blobs."""
+    if ctx.blobs is None:
+        return None
+    return ImageKeeper(ctx.blobs, int(ctx.config.tools.undo_max_mb * 1024 * 1024))
+
+
 class Executor(Role):
     """The Executor actor (one per effector pair)."""
 
@@ -500,6 +509,9 @@ class Executor(Role):
             context_limit=self.ctx.config.tools.context_limit,
             spill_limit=self.ctx.config.tools.spill_limit,
             sandbox=self.ctx.sandbox,
+            images=images_of(self.ctx),
+            scope=Scope.of(run.subtask),
+            tests_timeout_s=self.ctx.config.tools.tests_timeout_s,
         )
         for fn in self.ctx.tools.host_tools:
             reg.register(fn)

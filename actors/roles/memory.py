@@ -135,8 +135,9 @@ def recall(
     and those of the recalled (not flagged) requests — a distractor's tag is never read.
     Potentials are summed over the M/K megrams of the tags read and mapped to an action
     with ``floor``/``band`` (``Config.memory``). Accepted episodes come the query's tag
-    first, newest first; those of the very same request as the query lead (``request.same_request``), so its accepted plan is
-    among the :data:`EPISODES_MAX` recalled however many newer episodes its tag holds.
+    first, newest first; those of the very same request as the query lead
+    (``request.same_request``), so its accepted plan is among the :data:`EPISODES_MAX`
+    recalled however many newer episodes its tag holds.
     """
     found = _recalled(memory.index if memory else None, query, recall_k)
     spaces = list(dict.fromkeys([query.space] + [r.space for r in found if r.recalled]))

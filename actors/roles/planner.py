@@ -671,6 +671,15 @@ def direct_plan(
     ]
 
 
+def _reading(spec: TaskSpec) -> dict[str, Any]:
+    """What a subtask carries of the reading for the Executor's scope gate: its kind and
+    targets (``SubTask.kind``, ``SubTask.targets``), when the reading names targets (a
+    subtask of an older reading's plan is as it was)."""
+    if not spec.targets:
+        return {}
+    return {"kind": spec.kind, "targets": list(spec.targets)}
+
+
 class Planner(Role):
     """The Planner actor."""
 
@@ -748,12 +757,7 @@ class Planner(Role):
             DispatchManifest(
                 round=plan.round,
                 subtasks=[
-                    msgspec.structs.replace(
-                        s,
-                        request=plan.spec.text,
-                        kind=plan.spec.kind,
-                        targets=list(plan.spec.targets),
-                    )
+                    msgspec.structs.replace(s, request=plan.spec.text, **_reading(plan.spec))
                     for s in apply_calibration(
                         with_evaluation(
                             with_task_checks(subtasks, plan.spec.criteria), self.ctx.workspace

@@ -10,11 +10,12 @@ Responsibilities:
 
     The request's own consent (``Config.request_consent``, on by default): the user's
     request is the operator's own words. A Law 1 request (gate ``law1``) whose every
-    irreversible effect deletes a path the task's reading reads as one to delete and the
-    request's text names is approved at once, ``by="request"``, with the reason from
-    :func:`~artoo.actors.verification._consent.request_consent`. (A modification of a
-    reading's target never reaches the Queen: it is reversible, and Law 1 lets it
-    through.) The Queen keeps each task's request text and targets from its TaskSpec.
+    observed effect that asks is a deletion the task's reading names (a ``delete`` target
+    of ``TaskSpec.targets``) and the request spells out is approved at once,
+    ``by="request"``, with the reason from
+    :func:`~artoo.actors.verification._consent.request_consent` (a modification of a
+    reading's target never asks: it is reversible by construction). The Queen keeps each
+    task's request text, kind and targets from its TaskSpec for this.
     Anything else goes to the operator as above. A resumed task's logged decision still
     comes first.
 
@@ -48,7 +49,7 @@ Responsibilities:
     ``ticket_id`` naming the ticket a cancel answered).
 
 Input contract:
-    UserRequest, TaskSpec (the request's text and kind, kept for its consent),
+    UserRequest, TaskSpec (the request's text, kind and targets, kept for its consent),
     ConfirmationRequest, EscalationTicket, UserQuestion, CancelRequest, FinalResult (the
     task's pending requests are denied, its tickets leave the inbox, its TaskSpec is
     forgotten), timer ticks; from the System: :class:`InboxQuery` and
@@ -85,7 +86,6 @@ from artoo.schemas import (
     FinalResult,
     Message,
     QuestionAnswered,
-    Target,
     TaskCancelled,
     TaskRequest,
     TaskSpec,
@@ -213,8 +213,9 @@ class Queen(Role):
         self.pending: dict[str, _Pending] = {}
         self.tickets: dict[str, _Ticket] = {}
         self.questions: dict[str, _Pending] = {}
-        self.specs: dict[str, tuple[str, list[Target]]] = {}
-        """task id -> its request's (text, kind), from its TaskSpec: what it consents to."""
+        self.specs: dict[str, TaskSpec] = {}
+        """task id -> its TaskSpec (the request's text, kind and targets): what it
+        consents to."""
 
     # ------------------------------------------------------------------ tasks
     @handles(UserRequest)
@@ -239,7 +240,7 @@ class Queen(Role):
         body: TaskSpec = env.body
         if env.task_id:
             with self._lock:
-                self.specs[env.task_id] = (body.text, list(body.targets))
+                self.specs[env.task_id] = body
 
     @handles(CancelRequest)
     def on_cancel_request(self, env: Envelope) -> None:
@@ -309,8 +310,7 @@ class Queen(Role):
             spec = self.specs.get(env.task_id) if env.task_id else None
         if spec is None:
             return None
-        text, targets = spec
-        return request_consent(text, targets, body.effects)
+        return request_consent(spec.text, spec.targets, body.effects, kind=spec.kind)
 
     def on_tick(self, now: float) -> None:
         with self._lock:

@@ -4,8 +4,8 @@ Each role declares its Output contract in ``Role.publishes``;
 :func:`artoo.actors.runtime.runner.contracts_from` turns a roster into :class:`Contracts`,
 which the Auditor checks every envelope against.
 Besides the roles, two senders belong to the System itself: ``host`` (the facade:
-UserRequest, CancelRequest; TaskCancelled at close) and ``system`` (FinalResults it
-writes at open and close).
+UserRequest, CancelRequest; TaskCancelled at close; WorkspaceRestored, ``System.undo``)
+and ``system`` (FinalResults it writes at open and close).
 Any role may publish RoleFailed (its own crash).
 
 Equipment of the Auditor (:class:`AuditSeat`), not a role.
@@ -24,6 +24,7 @@ from artoo.schemas import (
     MemoryQuery,
     TaskCancelled,
     UserRequest,
+    WorkspaceRestored,
 )
 
 if TYPE_CHECKING:
@@ -32,7 +33,14 @@ if TYPE_CHECKING:
 __all__ = ["SYSTEM_SENDERS", "AuditSeat", "Contracts"]
 
 SYSTEM_SENDERS: Mapping[str, frozenset[str]] = {
-    "host": frozenset({UserRequest.__name__, CancelRequest.__name__, TaskCancelled.__name__}),
+    "host": frozenset(
+        {
+            UserRequest.__name__,
+            CancelRequest.__name__,
+            TaskCancelled.__name__,
+            WorkspaceRestored.__name__,
+        }
+    ),
     "system": frozenset({FinalResult.__name__, TaskCancelled.__name__}),
 }
 """The System's own senders and what each may publish."""

@@ -56,7 +56,7 @@ from .clock import Clock, SystemClock, new_id
 if TYPE_CHECKING:
     from artoo.actors.llm import LLMGateway
     from artoo.actors.tools._sandbox import Sandbox
-    from artoo.eventstore import MegramStore
+    from artoo.eventstore import BlobStore, MegramStore
 
     from .bus import Bus
     from .contracts import AuditSeat
@@ -195,6 +195,9 @@ class Equipment:
     audit: AuditSeat | None = None
     """The Auditor's seat (its audit log, the event log, the boundary table): the runner
     gives it to the roles the roster marks ``audit=True`` only; None for every other."""
+    blobs: BlobStore | None = None
+    """The store's blobs, where the Executors' tools keep the before-image of every path
+    a call changes (``artoo undo``); None: none are kept, so no change is reversible."""
 
     def model(self) -> LLMGateway:
         """The LLM gateway; RuntimeError when the System was opened without a model."""

@@ -1,7 +1,8 @@
 """The Executor's tools: a registry of built-in and host-registered tools.
 
 Equipment of the Executor (R3), not a role: it imports only ``artoo.schemas``, its
-sibling ``law1`` and the standard library.
+sibling ``law1`` and the standard library (the blob store it keeps before-images in is
+given: :class:`artoo.eventstore.BlobStore`).
 
 Built-in tools (their JSON schemas come from the type hints and docstrings below):
 
@@ -51,6 +52,12 @@ Guards, in the order they apply to a call:
    ``write_file`` follows the same rule: writing onto an existing file with different
    content asks; the same content changes nothing. Without a sandbox the parser
    (:func:`~artoo.actors.law1.classify_shell`) decides by reading the command.
+   With the subtask's reading (``scope``: ``SubTask.targets``) the effects are judged
+   against it first (:func:`~artoo.actors.law1.decide_by_effect`): an effect outside
+   its targets asks (during a question: the call is refused, ``out_of_scope``); a
+   modification of a target whose before-image is kept (``images``: each changed or
+   removed path's image in the store's blobs, ``FileEffect.before``/``after``;
+   :mod:`._images`) is reversible and goes ahead unasked (``artoo undo``).
 
 Results follow Hive's spillover pattern: the full result of every call that ran is
 saved to ``spill_dir/{tool}_{n}.txt`` (``n`` monotonic across tools, restored from the
@@ -65,6 +72,7 @@ file name; over :data:`SPILL_LIMIT` characters the content ends with the pointer
 from __future__ import annotations
 
 from ._builtins import open_beneath
+from ._images import ImageKeeper, Restorer, UndoConflict, after_of, current_of
 from ._registry import ToolRegistry
 from ._sandbox import Sandbox, SandboxUnavailable, probe
 from ._secrets import Redactor, secret_values
@@ -89,7 +97,9 @@ __all__ = [
     "SPILL_LIMIT",
     "Confirm",
     "ConfirmationNeeded",
+    "ImageKeeper",
     "Redactor",
+    "Restorer",
     "Sandbox",
     "SandboxUnavailable",
     "ToolOutcome",
@@ -97,7 +107,10 @@ __all__ = [
     "ToolRunner",
     "ToolRunnerFactory",
     "Unasked",
+    "UndoConflict",
+    "after_of",
     "cleanup_spill",
+    "current_of",
     "deny",
     "head_tail",
     "open_beneath",

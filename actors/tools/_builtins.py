@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
 import shutil
 import stat
@@ -12,13 +13,14 @@ from pathlib import Path
 from artoo.actors.law1 import (
     ShellSyntaxError,
     decide_command,
-    decide_effects,
     decide_remote,
     program_names,
 )
 from artoo.schemas import FileEffect
 
+from ._byeffect import _ByEffect, missing_parents
 from ._confine import _globby, _Guards
+from ._images import after_of
 from ._sandbox import ApplyFailed, Sandbox, SandboxUnavailable, StaleEffects, write_effect
 from ._shell import NOT_FOUND, _format_run, _Run, _run_shell, sibling_notes
 from ._types import SPILL_LIMIT, _Call, _Result, _ToolError
@@ -81,7 +83,7 @@ def _open_regular(root: Path, relative: str, flags: int, *, make_dirs: bool = Fa
     return fd
 
 
-class _Builtins(_Guards):
+class _Builtins(_Guards, _ByEffect):
     """The built-in tools, as methods of ToolRegistry (a mixin: the registry sets the
     attributes below)."""
 
@@ -199,10 +201,19 @@ class _Builtins(_Guards):
             with open(_open_regular(self.workspace, relative, os.O_RDONLY), "rb") as f:
                 before = f.read()
                 mode = os.fstat(f.fileno()).st_mode
-        effect = write_effect(relative, before, content.encode("utf-8"), mode)
-        effects = () if effect is None else (effect,)
-        # the same rule as a sandboxed command's: by effect
-        self._judge(call, decide_effects(effects), "write_file", f"write_file {relative}", effects)
+        data = content.encode("utf-8")
+        effect = write_effect(relative, before, data, mode)
+        effects: tuple[FileEffect, ...] = ()
+        if effect is not None:  # the folders it makes on the way, then the file
+            effects = (*missing_parents(self.workspace, relative), effect)
+        # the same rule as a sandboxed command's: by effect (before-images kept)
+        effects, _ = self._by_effect(
+            call,
+            "write_file",
+            f"write_file {relative}",
+            effects,
+            lambda e: hashlib.sha256(data).hexdigest(),
+        )
         if effect is None:  # the same text: nothing changes
             return _Result(f"{relative} already holds these {len(content):,} characters", relative)
         # checked again on the descriptor written through (it is truncated only after)
@@ -215,7 +226,7 @@ class _Builtins(_Guards):
         with open(fd, "w", encoding="utf-8", newline="") as f:
             f.write(content)
         return _Result(
-            f"wrote {len(content):,} characters to {relative}", relative, effects=(effect,)
+            f"wrote {len(content):,} characters to {relative}", relative, effects=effects
         )
 
     def _shell(self, call: _Call, command: str, timeout_s: float | None = None) -> _Result:
@@ -292,8 +303,14 @@ class _Builtins(_Guards):
             effects = box.observed.effects
             for effect in effects:
                 self._check_blocked(self.workspace / effect.path, call, effect.path)
-            check = decide_effects(effects)
-            self._judge(call, check, "shell", command, effects, sandboxed=True)
+            effects, check = self._by_effect(
+                call,
+                "shell",
+                command,
+                effects,
+                lambda e: after_of(box.upper, e.path),
+                sandboxed=True,
+            )
             try:
                 box.apply(confirmed=check.ask)
             except (StaleEffects, ApplyFailed, OSError) as exc:

@@ -10,9 +10,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from artoo.actors.law1 import Scope
 from artoo.schemas import FileEffect, Refusal, ToolCall, ToolSpec
 
 from ._builtins import _Builtins
+from ._images import ImageKeeper
 from ._sandbox import Sandbox
 from ._schema import _BUILTIN_SPECS, _bind, _describe
 from ._secrets import Redactor, secret_values, tool_env
@@ -52,6 +54,10 @@ class ToolRegistry(_Builtins, _TestTool):
     every ``shell`` command runs in it and Law 1 decides by what it changed; without,
     the parser (:func:`~artoo.actors.law1.classify_shell`) decides by reading it.
     ``tests_timeout_s`` bounds one ``run_tests`` call (:mod:`._testrun`).
+    ``images`` keeps the before-image of every path a call changes (``artoo undo``);
+    ``scope`` is the subtask's reading, which Law 1 by effect judges against
+    (:func:`~artoo.actors.law1.decide_by_effect`: out-of-scope effects ask, or refuse
+    during a question; reversible changes of its targets go ahead).
     """
 
     def __init__(
@@ -70,6 +76,8 @@ class ToolRegistry(_Builtins, _TestTool):
         spill_limit: int = SPILL_LIMIT,
         sandbox: Sandbox | None = None,
         tests_timeout_s: float = 120.0,
+        images: ImageKeeper | None = None,
+        scope: Scope | None = None,
     ) -> None:
         root = Path(workspace)
         if not root.is_dir():
@@ -90,6 +98,8 @@ class ToolRegistry(_Builtins, _TestTool):
         self.output_cap = output_cap
         self._confirm = confirm
         self.sandbox = sandbox
+        self.images = images
+        self.scope = scope
         self._clock = clock
         self._lock = threading.Lock()
         self._counter = _last_spill_number(self.spill_dir)

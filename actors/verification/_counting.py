@@ -48,6 +48,8 @@ MAX_ENTRIES = 100_000
 
 _MAX_BYTES = 64 * 1024 * 1024  # at most this much is read in all
 _WILD = re.compile(r"[*?\[]")
+
+
 def glob_regex(pattern: str) -> re.Pattern[str]:
     """The regular expression a workspace-relative glob stands for (pure): ``*`` and ``?``
     stay within one name, ``**`` spans any number of directories, ``[…]`` is a class

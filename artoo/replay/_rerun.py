@@ -50,6 +50,7 @@ from artoo.schemas import (
     ToolCallEnded,
     UserQuestion,
     UserRequest,
+    WorkspaceRestored,
 )
 
 from ._read import TaskLog, read_store, task_config
@@ -326,8 +327,8 @@ def _compare_task(
     for env in task.envelopes:
         if env.sender == "system":  # the recovery of a store, not a decision of the run
             continue
-        if isinstance(env.body, TaskPaused | TaskUnpaused):  # the operator's, not the run's
-            continue
+        if isinstance(env.body, TaskPaused | TaskUnpaused | WorkspaceRestored):
+            continue  # the operator's (a pause, an undo after the end), not the run's
         stream = streams[env.sender]
         kind = type(env.body).__name__
         if not stream:

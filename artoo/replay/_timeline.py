@@ -47,6 +47,7 @@ from artoo.schemas import (
     UserQuestion,
     UserRequest,
     Verdict,
+    WorkspaceRestored,
 )
 
 from ._read import TaskLog, read_store
@@ -358,6 +359,12 @@ def _describe(env: Envelope) -> tuple[str, list[str]]:
     if isinstance(b, TaskPaused | TaskUnpaused):
         verb = "PAUSED" if isinstance(b, TaskPaused) else "UNPAUSED"
         return f"{verb} by {b.by}" + (f": {b.reason}" if b.reason else ""), []
+    if isinstance(b, WorkspaceRestored):
+        calls = ", ".join(str(seq) for seq in b.seqs)
+        return (
+            f"UNDONE by {b.by}: {len(b.paths)} path(s) restored from the tool calls at seq {calls}",
+            [_clip(", ".join(b.paths), 240)],
+        )
     if isinstance(b, TaskResumed):
         return (
             f"RESUMED after the process stopped: rebuilt from {b.replayed} logged envelopes "

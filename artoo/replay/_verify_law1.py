@@ -3,8 +3,12 @@ them, and the confirmations they needed checked against what happened.
 
 ``law1``
     Each decision in a ToolCall's ``law1`` (gate by gate), by the function the tool
-    registry decided with (:mod:`artoo.actors.law1`): ``effects`` from the call's logged
-    ``effects`` (:func:`~artoo.actors.law1.decide_effects`); ``parser`` and ``remote`` from
+    registry decided with (:mod:`artoo.actors.law1`): ``effects``, ``reversible`` and
+    ``scope`` from the call's logged ``effects`` (each with its kept before-image) and the
+    reading its logged SubTask carried (``SubTask.kind``, ``SubTask.targets``:
+    :func:`~artoo.actors.law1.decide_by_effect`, which is
+    :func:`~artoo.actors.law1.decide_effects` where the reading names no targets);
+    ``parser`` and ``remote`` from
     the logged command on an empty workspace (:func:`~artoo.actors.law1.decide_command`,
     :func:`~artoo.actors.law1.decide_remote`). A parser's verdict that depended on the
     workspace's files (``reads_workspace``: the runtime found it differs from the empty
@@ -18,7 +22,9 @@ them, and the confirmations they needed checked against what happened.
     call, or one no gate asked about, was not refused by Law 1; no request is left over.
     A call the Executor refused unasked for the lines it would lose (``lost_lines``,
     ``Config.refuse_lost_lines``) logged no request: its logged effects lose lines the
-    task's request does not account for (recomputed), and it did not run.
+    task's request does not account for (recomputed), and it did not run. A ``scope``
+    decision that refuses unasked (a change during a question) logged no request: the
+    call was refused ``out_of_scope`` and did not run; no call is refused so without it.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from artoo.schemas import (
     Envelope,
     ExecutionResult,
     Law1Check,
+    SubTask,
     TaskRequest,
     ToolCall,
 )
@@ -46,14 +53,21 @@ __all__ = ["recompute_law1", "verify_law1"]
 _GATED = ("shell", "write_file")
 """The tools Law 1 judges (the built-ins that change the workspace)."""
 
+BY_EFFECT = ("effects", "reversible", "scope")
+"""The bases of a decision by the call's effects (its logged ``effects``)."""
 
-def recompute_law1(check: Law1Check, call: ToolCall) -> Law1Check | None:
-    """``check`` decided again from what ``call`` logged, or None when the log does not
-    hold its inputs (a parser's verdict that read the workspace's files)."""
-    from artoo.actors.law1 import decide_command, decide_effects, decide_remote
 
-    if check.basis == "effects":
-        return decide_effects(call.effects)
+def recompute_law1(
+    check: Law1Check, call: ToolCall, subtask: SubTask | None = None
+) -> Law1Check | None:
+    """``check`` decided again from what ``call`` logged (and, by effect, the reading of
+    the ``subtask`` it served), or None when the log does not hold its inputs (a parser's
+    verdict that read the workspace's files)."""
+    from artoo.actors.law1 import Scope, decide_by_effect, decide_command, decide_remote
+
+    if check.basis in BY_EFFECT:
+        scope = Scope.of(subtask) if subtask is not None else None
+        return msgspec.structs.replace(decide_by_effect(call.effects, scope), command=check.command)
     command = check.command or call.args.get("command")
     if not isinstance(command, str) or check.reads_workspace:
         return None
@@ -68,12 +82,15 @@ def verify_law1(task: TaskLog, report: VerifyReport) -> None:
     """Recompute every Law 1 decision of ``task`` and check its confirmations."""
     caused: dict[int, list[Envelope]] = {}
     answers: dict[str, ConfirmationDecision] = {}
+    subtasks: dict[str, SubTask] = {}
     text = next((e.body.text for e in task.envelopes if isinstance(e.body, TaskRequest)), None)
     for env in task.envelopes:
         if env.cause is not None:
             caused.setdefault(env.cause, []).append(env)
         if isinstance(env.body, ConfirmationDecision):
             answers[env.body.request_id] = env.body
+        if isinstance(env.body, SubTask):
+            subtasks[env.body.subtask_id] = env.body
     for env in task.envelopes:
         if isinstance(env.body, ExecutionResult) and env.cause is not None:
             requests = [
@@ -84,7 +101,8 @@ def verify_law1(task: TaskLog, report: VerifyReport) -> None:
                 and e.body.subtask_id == env.body.subtask_id
                 and e.seq < env.seq
             ]
-            _Attempt(env, deque(requests), answers, report, text).run()
+            subtask = subtasks.get(env.body.subtask_id)
+            _Attempt(env, deque(requests), answers, report, text, subtask).run()
 
 
 def _law1_gate(request: ConfirmationRequest) -> bool:
@@ -110,9 +128,11 @@ class _Attempt:
         answers: dict[str, ConfirmationDecision],
         report: VerifyReport,
         request: str | None = None,
+        subtask: SubTask | None = None,
     ) -> None:
         self.env = env
         self.request = request  # the task's text (TaskRequest), None when not logged
+        self.subtask = subtask  # the SubTask the attempt served (its reading), if logged
         self.result: ExecutionResult = env.body
         self.requests = requests
         self.answers = answers
@@ -142,7 +162,7 @@ class _Attempt:
             if denied is not None:  # fail closed: nothing is judged after a denial
                 self.mismatch(self.env.seq, "ExecutionResult", f"{where}.law1[{j}]", logged, None)
                 continue
-            redo = recompute_law1(logged, call)
+            redo = recompute_law1(logged, call, self.subtask)
             if redo is None:
                 self.report.skipped["law1"] += 1
                 decision = logged
@@ -159,22 +179,27 @@ class _Attempt:
                             b.get(key),
                         )
                 decision = redo
-            if decision.ask and call.refusal == "lost_lines":
+            if decision.basis == "scope" and not decision.ask and decision.reason:
+                denied = decision  # refused unasked, out of the reading's scope
+            elif decision.ask and call.refusal == "lost_lines":
                 self.unasked(where, call)  # refused unasked: no request was logged
                 denied = decision
             elif decision.ask and not self.confirmed(where, call, decision):
                 denied = decision
         self.report.checked["law1_confirm"] += 1
         if denied is not None:
-            if call.refusal not in ("law1_denied", "lost_lines"):
+            unasked = denied.basis == "scope" and not denied.ask
+            allowed = ("out_of_scope",) if unasked else ("law1_denied", "lost_lines")
+            if call.refusal not in allowed:
                 self.mismatch(
-                    self.env.seq, "ExecutionResult", f"{where}.refusal", call.refusal, "law1_denied"
+                    self.env.seq, "ExecutionResult", f"{where}.refusal", call.refusal, allowed[0]
                 )
-            ran = call.exit_code is not None or (denied.basis != "effects" and bool(call.effects))
+            by_effect = denied.basis in BY_EFFECT
+            ran = call.exit_code is not None or (not by_effect and bool(call.effects))
             if ran:  # a denied command never runs (a denied sandboxed one is discarded)
                 self.mismatch(self.env.seq, "ExecutionResult", f"{where}.(ran)", True, False)
-        elif call.refusal == "law1_denied":
-            self.mismatch(self.env.seq, "ExecutionResult", f"{where}.refusal", "law1_denied", None)
+        elif call.refusal in ("law1_denied", "out_of_scope"):
+            self.mismatch(self.env.seq, "ExecutionResult", f"{where}.refusal", call.refusal, None)
 
     def unasked(self, where: str, call: ToolCall) -> None:
         """A ``lost_lines`` refusal: its logged effects lose lines the request does not
@@ -204,7 +229,7 @@ class _Attempt:
             "args": call.args,
             "reason": decision.reason,
             "target": decision.target,
-            "effects": call.effects if decision.basis == "effects" else (),
+            "effects": call.effects if decision.basis in BY_EFFECT else (),
         }
         for key, value in expected.items():
             logged = getattr(request, key)

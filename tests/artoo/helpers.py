@@ -14,7 +14,7 @@ import msgspec
 import artoo
 from artoo.eventstore import EventLog
 from artoo.replay import Divergence, rerun, verify
-from artoo.schemas import Config, Envelope, FinalResult, TaskRequest
+from artoo.schemas import Config, Envelope, FinalResult, Target, TaskRequest
 from artoo.testing import write_script
 
 DATA = Path(str(resources.files("artoo") / "demo_data"))
@@ -158,3 +158,18 @@ def replays_as_before(store: Path, field: str) -> Divergence | None:
     same = rerun(store, settings=[f"{field}=false"])
     assert same.ok and not same.unanswered, (same.unanswered, same.divergence)
     return rerun(store, settings=[f"{field}=true"]).divergence
+
+
+def read_with_targets(monkeypatch: Any, targets: Iterable[Target]) -> None:
+    """Have the Perceiver's reading name ``targets`` (``TaskSpec.targets``, which the
+    Planner gives each SubTask with the reading's kind): the reading's targets as the
+    model's answer would state them, for a scripted run."""
+    from artoo.actors.roles import perceiver
+
+    build = perceiver.build_spec
+    named = list(targets)
+
+    def with_targets(text: str, answer: Any, environment: str = "local") -> Any:
+        return msgspec.structs.replace(build(text, answer, environment), targets=named)
+
+    monkeypatch.setattr(perceiver, "build_spec", with_targets)

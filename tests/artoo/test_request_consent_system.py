@@ -1,6 +1,8 @@
-"""End to end: the request's own consent (``Config.request_consent``). With no operator
-attached, a Law 1 action on exactly the file the user's request names as what it changes
-is approved by the request (``ConfirmationDecision.by = "request"``) and applied; a
+"""End to end: the request's own consent (``Config.request_consent``) and its reading.
+With no operator attached, a deletion the reading names (a ``delete`` target) and the
+request spells is approved by the request (``ConfirmationDecision.by = "request"``) and
+applied; a change of a file the reading targets needs no consent (it is reversible by
+construction: it never asks); the request's wording alone consents to nothing; a
 question, an effect on another file, and the setting turned off are denied as before.
 Each store passes ``replay --verify`` and reruns with zero divergence."""
 
@@ -24,11 +26,13 @@ from artoo.schemas import (
     ConfirmationRequest,
     ExecutionResult,
     FinalResult,
+    Target,
     TaskRequest,
     ToolCall,
+    ToolCallEnded,
 )
 
-from .helpers import CONFIG, DATA, all_events, rewrite_event, run_verified
+from .helpers import CONFIG, DATA, all_events, read_with_targets, rewrite_event, run_verified
 
 NO_ASK = CONFIG.model_copy(update={"corroborate": False})
 SANDBOXED = NO_ASK.model_copy(
@@ -95,26 +99,38 @@ def _workspace(tmp: Path) -> Path:
     return ws
 
 
-def test_a_change_to_the_file_the_request_names_is_approved_by_the_request(
-    tmp_path: Path,
+def test_a_change_to_a_file_the_reading_targets_needs_no_consent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    read_with_targets(monkeypatch, [Target(path="notes/todo.txt", role="write")])
     ws = _workspace(tmp_path)
     result, bodies, store = _run(tmp_path, _append_entries(tmp_path), APPEND)
     assert (ws / "notes" / "todo.txt").read_text().endswith(TODO)  # applied
-    (request,) = [b for b in bodies if isinstance(b, ConfirmationRequest)]
-    assert request.gate == "law1" and request.target == "notes/todo.txt"
-    (decision,) = _decisions(bodies)
-    assert (decision.approved, decision.by) == (True, "request")
-    assert decision.reason == "the request names notes/todo.txt as what it changes"
+    assert not [b for b in bodies if isinstance(b, ConfirmationRequest)]  # never asked
+    (ended,) = [b for b in bodies if isinstance(b, ToolCallEnded)]
+    assert [c.basis for c in ended.call.law1] == ["reversible"]
     assert not result.law1_denied and result.status in ("success", "accept")
-    assert not any(c.refusal == "law1_denied" for c in _calls(bodies))
+    _reruns_the_same(store)
+
+
+def test_the_requests_wording_alone_consents_to_no_change(tmp_path: Path) -> None:
+    """Read with no targets (an older reading), the same append asks, and headless it is
+    denied: the request's words are no operator's yes."""
+    ws = _workspace(tmp_path)
+    before = (ws / "notes" / "todo.txt").read_text()
+    result, bodies, store = _run(tmp_path, _append_entries(tmp_path), APPEND)
+    assert (ws / "notes" / "todo.txt").read_text() == before
+    (decision,) = _decisions(bodies)
+    assert (decision.approved, decision.by) == (False, "queen")
+    assert result.law1_denied
     _reruns_the_same(store)
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the sandbox needs Linux")
 def test_a_removal_the_request_asks_for_runs_in_the_sandbox_and_is_applied(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    read_with_targets(monkeypatch, [Target(path="notes/meeting.txt", role="delete")])
     ws = _workspace(tmp_path)
     text = "Do remove notes/meeting.txt, it is not needed any more"
     entries = [_perceive("change"), *_executor(_shell("rm notes/meeting.txt"))]
@@ -125,6 +141,7 @@ def test_a_removal_the_request_asks_for_runs_in_the_sandbox_and_is_applied(
     assert [(e.path, e.change) for e in request.effects] == [("notes/meeting.txt", "deleted")]
     (decision,) = _decisions(bodies)
     assert (decision.approved, decision.by) == (True, "request")
+    assert decision.reason == "the request asks to delete notes/meeting.txt"
     assert not result.law1_denied
     _reruns_the_same(store)
 
@@ -183,16 +200,20 @@ def test_with_request_consent_off_the_named_file_is_denied_as_before(tmp_path: P
     _reruns_the_same(store)
 
 
-def test_the_operator_answers_only_what_the_request_does_not_consent_to(tmp_path: Path) -> None:
+@pytest.mark.skipif(sys.platform != "linux", reason="the sandbox needs Linux")
+def test_the_operator_answers_only_what_the_request_does_not_consent_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """One call the request consents to, one it does not: the operator is asked only of the
     second; the timeline says who approved; a rerun gives the operator's recorded answer to
     the second (not the request's approval of the first)."""
+    read_with_targets(monkeypatch, [Target(path="notes/meeting.txt", role="delete")])
     ws = _workspace(tmp_path)
     (ws / "b.txt").write_text("beta\n")
-    todo = (ws / "notes" / "todo.txt").read_text()
+    text = "remove notes/meeting.txt"
     entries = [
         _perceive("change"),
-        *_executor(_write("notes/todo.txt", todo + TODO), _write("b.txt", "beta\nmore\n")),
+        *_executor(_shell("rm notes/meeting.txt"), _write("b.txt", "beta\nmore\n")),
     ]
     asked: list[str | None] = []
 
@@ -200,25 +221,25 @@ def test_the_operator_answers_only_what_the_request_does_not_consent_to(tmp_path
         asked.append(request.target)
         return False
 
-    result, store = run_verified(tmp_path, entries, APPEND, NO_ASK, operator=operator)
+    result, store = run_verified(tmp_path, entries, text, SANDBOXED, operator=operator)
     bodies = [e.body for e in all_events(store)]
     assert asked == ["b.txt"]
     assert [(d.approved, d.by) for d in _decisions(bodies)] == [
         (True, "request"),
         (False, "operator"),
     ]
-    assert (ws / "notes" / "todo.txt").read_text().endswith(TODO)
+    assert not (ws / "notes" / "meeting.txt").exists()
     assert (ws / "b.txt").read_text() == "beta\n"
     (told,) = timeline(store, result.task_id)
     lines = [e.text for e in told.entries]
     assert any(
-        line.startswith("confirmation APPROVED by the request: the request names notes/todo.txt")
+        line.startswith("confirmation APPROVED by the request: the request asks to delete")
         for line in lines
     ), lines
     (task,) = msgspec.json.decode(audit_report(store, fmt="json"), type=AuditDocument).tasks
     said = [(s.kind, s.text) for s in task.timeline if s.kind in ("confirmed", "denied")]
     assert said == [
-        ("confirmed", "the request: the request names notes/todo.txt as what it changes"),
+        ("confirmed", "the request: the request asks to delete notes/meeting.txt"),
         ("denied", "operator"),
     ]
     _reruns_the_same(store)

@@ -94,7 +94,7 @@ def test_a_version_1_store_is_upgraded_keeping_its_log(pg_url: str) -> None:
     with PostgresEventLog.open(pg_url) as log:  # a writer does
         assert [e.body.text for e in log.read()] == ["old"]
     with connect(pg_url) as conn:
-        assert schema_version(conn) == SCHEMA_VERSION == 4
+        assert schema_version(conn) == SCHEMA_VERSION == 5
         assert conn.execute("SELECT count(*) FROM artoo_audit").fetchone() == (0,)
 
 

@@ -16,8 +16,8 @@ from artoo.schemas import (
     LLMCall,
     SubTask,
     SubTaskOutcome,
-    TaskSpec,
     Target,
+    TaskSpec,
     ToolCall,
     Verdict,
 )
