@@ -1,6 +1,6 @@
 """artoo against a plain tool loop on a real model (issues 9, 23, 40). Not in CI: needs a model.
 
-The default task file, ``bench/real_projects_tasks.json`` (issue 40: 73 tasks in 12
+The default task file, ``bench/real_projects_tasks.json`` (issue 40: 77 tasks in 12
 families), runs each task on a fresh copy of a **real project's** workspace — the unpacked
 sdist of tabulate 0.9.0, more-itertools 10.5.0, semver 3.0.2 or sqlparse 0.5.1 in
 ``bench/workspaces/<name>/`` (origin and licences: ``bench/workspaces/README.md``), the task's
@@ -1184,9 +1184,11 @@ def pristine_copy(run: Run, task: Task) -> Path | None:
 def run_one(run: Run, task: Task, repeat: int, side: str, root: Path) -> dict[str, Any]:
     """Run one task on one side and judge it: one row."""
     runner = run_artoo if side == "artoo" else run_baseline
+    ws = root / ("ws" if side == "artoo" else "ws-baseline")
     try:
-        ws = task_workspace(task, root / ("ws" if side == "artoo" else "ws-baseline"), run.extra)
+        task_workspace(task, ws, run.extra)
         got = runner(task.text, run.model, run.options, run.deadline, root, ws)
+        got.pop("ws", None)
     except Exception as exc:  # a crash of the run is a wrong, unaccepted run, kept
         got = {
             "output": f"bench: run crashed: {exc!r}",
@@ -1195,9 +1197,8 @@ def run_one(run: Run, task: Task, repeat: int, side: str, root: Path) -> dict[st
             "calls": 0,
             "tokens": 0,
             "wall_s": 0.0,
-            "ws": root / "none",
         }
-    ws = got.pop("ws")
+        ws = root / "none"  # judged on no workspace: a crash does nothing right
     row: dict[str, Any] = {
         "task": task.id,
         "family": task.family,

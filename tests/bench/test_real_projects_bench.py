@@ -107,7 +107,7 @@ def test_every_question_must_leave_the_workspace_alone_and_every_change_has_a_sc
 
 
 def test_the_requests_are_varied() -> None:
-    foreign = r"[¿àâçéèêäöüß]|\b(Was|Dans|Que|Mit)\b"
+    foreign = r"[¿ñàâçéèêäöüß]|\b(Was|Dans|Que|Mit)\b"
     other_languages = [t for t in TASKS if re.search(foreign, t.text)]
     assert len(other_languages) >= 6
     for lang in (r"\b(welcher|liefert|Mit welchem)\b", r"\b(Que|Dans|passe)\b", r"[¿]|Añade"):
@@ -450,3 +450,49 @@ def test_the_oracles_use_the_bench_python_not_pyenv_shims() -> None:
         ["bash", "-c", 'echo "$PYTHON"'], capture_output=True, text=True, env=env, check=True
     )
     assert got.stdout.strip() == sys.executable
+
+
+def test_run_one_gives_each_run_a_fresh_workspace_and_judges_against_an_untouched_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bench's own loop, with a stand-in for the model's run: the runner gets a fresh
+    copy (with the task's setup done), the judge an untouched one made once per task."""
+    seen: list[Path] = []
+
+    def runner(text: str, model: str, options: dict, deadline: float, root: Path, ws: Path) -> dict:
+        seen.append(ws)
+        if "kw_count" in text:
+            (ws / "kw_count.txt").write_text("538\n")
+        else:
+            (ws / "scratch.txt").write_text("x")  # a question that leaves a file behind
+        return {
+            "output": "Done: 538",
+            "status": "answer",
+            "reason": None,
+            "calls": 1,
+            "tokens": 10,
+            "wall_s": 1.0,
+            "tool_calls": [],
+        }
+
+    monkeypatch.setattr(rm, "run_baseline", runner)
+    run = rm.Run(
+        model="m",
+        options={},
+        deadline=1,
+        extra=None,
+        keep=None,
+        commit="c",
+        pristine=tmp_path / "pristine",
+    )
+    (tmp_path / "pristine").mkdir()
+    made = rm.run_one(run, BY_ID["sql-file-1"], 0, "baseline", tmp_path / "r1")
+    assert made["right"] and made["workspace"] == "sqlparse" and made["split"] == "holdout"
+    asked = rm.run_one(run, BY_ID["sql-count-1"], 0, "baseline", tmp_path / "r2")
+    assert not asked["right"] and "scratch.txt" in asked["why"]
+    assert (
+        seen[0] != seen[1] and not (tmp_path / "pristine" / "sql-file-1" / "kw_count.txt").exists()
+    )
+    fix = rm.run_one(run, BY_ID["sql-fix-1"], 0, "baseline", tmp_path / "r3")
+    assert (seen[2] / "tests" / "test_keyword_case.py").is_file()  # the setup ran first
+    assert not fix["right"]
