@@ -93,7 +93,10 @@ Other options: ``--side artoo|baseline|both``, ``--split tune|holdout``, ``--wor
 comma-separated), ``--tasks FILE`` (default ``bench/real_projects_tasks.json``; the old
 ``bench/real_model_tasks.json`` and ``bench/real_model_tasks_issue9.json`` too),
 ``--workspace-extra DIR`` (for the old files' tasks only; ``''``: none; the issue-9 tasks
-need none). The figures are given per workspace too when the rows have real projects.
+need none), ``--operator deny|approve`` (Law 1 confirmations: by default no operator, every
+one denied — artoo's request consent aside — as issue 23 ran; ``approve``: an operator who
+says yes, on both sides; see bench/README.md for which tasks need one). The figures are
+given per workspace too when the rows have real projects.
 With ``--json`` the last line printed is one JSON object with every figure.
 """
 
@@ -1028,14 +1031,22 @@ def run_artoo(
     deadline: float,
     root: Path,
     ws: Path,
+    approve: bool = False,
 ) -> dict[str, Any]:
-    """One task by ``System.run`` on a fresh store and the fresh workspace ``ws``."""
+    """One task by ``System.run`` on a fresh store and the fresh workspace ``ws``; with
+    ``approve`` an operator says yes to every Law 1 confirmation (else none: denied)."""
     import artoo
 
     store = root / "store"
     started = time.monotonic()
     try:
-        with artoo.System.open(store, model=model, workspace=ws, model_options=options) as system:
+        with artoo.System.open(
+            store,
+            model=model,
+            workspace=ws,
+            model_options=options,
+            operator=(lambda _request: True) if approve else None,
+        ) as system:
             result = system.run(text, timeout=deadline)
     except Exception as exc:  # no FinalResult (e.g. none 30 s past the deadline): kept
         return {
@@ -1070,9 +1081,10 @@ def run_baseline(
     deadline: float,
     root: Path,
     ws: Path,
+    approve: bool = False,
 ) -> dict[str, Any]:
     """One task by a plain ReAct loop with the Executor's tools and sandbox, on the fresh
-    workspace ``ws``."""
+    workspace ``ws``; with ``approve`` every Law 1 confirmation is approved (else denied)."""
     from artoo.actors.llm import (
         LLMError,
         LLMRequest,
@@ -1089,7 +1101,12 @@ def run_baseline(
     backend = resolve_backend(model, **limits, **options)
     hidden = root / "baseline-store"  # what the sandbox hides, as a System's store
     hidden.mkdir(exist_ok=True)
-    registry = ToolRegistry(ws, root / "spill", sandbox=_sandbox_for(config, hidden))
+    registry = ToolRegistry(
+        ws,
+        root / "spill",
+        sandbox=_sandbox_for(config, hidden),
+        **({"confirm": lambda _need: True} if approve else {}),
+    )
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": BASELINE_PROMPT},
         {"role": "user", "content": text},
@@ -1166,6 +1183,9 @@ class Run:
     commit: str
     sides: tuple[str, ...] = SIDES
     rows: list[dict[str, Any]] = field(default_factory=list)
+    operator: str = "deny"
+    """Law 1 confirmations: ``deny`` (no operator: the issue-23 rule; artoo's request
+    consent still applies) or ``approve`` (an operator who says yes, on both sides)."""
     pristine: Path | None = None
     """Where untouched copies of the tasks' workspaces are kept (one per task) for the
     judge to compare with: what changed, which tests failed before the run."""
@@ -1187,7 +1207,15 @@ def run_one(run: Run, task: Task, repeat: int, side: str, root: Path) -> dict[st
     ws = root / ("ws" if side == "artoo" else "ws-baseline")
     try:
         task_workspace(task, ws, run.extra)
-        got = runner(task.text, run.model, run.options, run.deadline, root, ws)
+        got = runner(
+            task.text,
+            run.model,
+            run.options,
+            run.deadline,
+            root,
+            ws,
+            approve=run.operator == "approve",
+        )
         got.pop("ws", None)
     except Exception as exc:  # a crash of the run is a wrong, unaccepted run, kept
         got = {
@@ -1210,6 +1238,7 @@ def run_one(run: Run, task: Task, repeat: int, side: str, root: Path) -> dict[st
         "text": task.text,
         "commit": run.commit,
         "model": run.model,
+        "operator": run.operator,
     }
     row.update(got)
     verdict = judge(
@@ -1239,6 +1268,12 @@ def main() -> None:
     parser.add_argument("--workspace", default="", help="only the tasks on this workspace")
     parser.add_argument("--side", choices=(*SIDES, "both"), default="both")
     parser.add_argument("--deadline", type=float, default=240.0)
+    parser.add_argument(
+        "--operator",
+        choices=("deny", "approve"),
+        default="deny",
+        help="Law 1 confirmations: denied (no operator) or approved, on both sides",
+    )
     parser.add_argument("--repeat-subset", type=int, default=0, help="tasks run --repeats times")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--keep", type=Path, default=None, help="keep stores here (<task>-r<k>/)")
@@ -1267,6 +1302,7 @@ def main() -> None:
         keep=args.keep,
         commit=artoo_commit(),
         sides=sides,
+        operator=args.operator,
     )
     previous = read_rows(args.resume) if args.resume else []
     skip = done_keys(previous)

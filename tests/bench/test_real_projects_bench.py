@@ -458,9 +458,19 @@ def test_run_one_gives_each_run_a_fresh_workspace_and_judges_against_an_untouche
     """The bench's own loop, with a stand-in for the model's run: the runner gets a fresh
     copy (with the task's setup done), the judge an untouched one made once per task."""
     seen: list[Path] = []
+    approvals: list[bool] = []
 
-    def runner(text: str, model: str, options: dict, deadline: float, root: Path, ws: Path) -> dict:
+    def runner(
+        text: str,
+        model: str,
+        options: dict,
+        deadline: float,
+        root: Path,
+        ws: Path,
+        approve: bool = False,
+    ) -> dict:
         seen.append(ws)
+        approvals.append(approve)
         if "kw_count" in text:
             (ws / "kw_count.txt").write_text("538\n")
         else:
@@ -496,3 +506,7 @@ def test_run_one_gives_each_run_a_fresh_workspace_and_judges_against_an_untouche
     fix = rm.run_one(run, BY_ID["sql-fix-1"], 0, "baseline", tmp_path / "r3")
     assert (seen[2] / "tests" / "test_keyword_case.py").is_file()  # the setup ran first
     assert not fix["right"]
+    assert approvals == [False] * 3 and fix["operator"] == "deny"
+    run.operator = "approve"  # an operator who says yes, on both sides
+    assert rm.run_one(run, BY_ID["sql-file-1"], 1, "baseline", tmp_path / "r4")["right"]
+    assert approvals[-1] is True
