@@ -364,12 +364,13 @@ def judge_file(expect: dict[str, Any], workspace: Path) -> Judgement:
 
 # ------------------------------------------------- judging real projects (issue 40)
 
-_VERSION = re.compile(r"(?<![\w./+-])v?(\d+(?:\.\d+)+)(?![\w/+-]|\.\d)")
+_VERSION = re.compile(r"(?<![\w./+-])v?(\d+(?:\.\d+)+)(?![\w/-]|\.\d|\+\w)")
 
 
 def versions(text: str) -> list[str]:
-    """The version-like tokens a text states, in order (``3.12``, ``v0.5.1``; not the
-    ``3.8`` of ``pypy-3.8`` nor parts of dates, paths or longer names)."""
+    """The version-like tokens a text states, in order (``3.12``, ``v0.5.1``, the ``3.7`` of
+    ``3.7+``; not the ``3.8`` of ``pypy-3.8``, ``3.8-dev`` or ``1.2.3+build``, nor parts of
+    dates, paths or longer names)."""
     return [m.group(1) for m in _VERSION.finditer(text)]
 
 

@@ -325,6 +325,7 @@ def test_versions_are_compared_as_versions() -> None:
         "3.12",
         "0.5.1",
     ]
+    assert rm.versions("Python 3.7+, not 3.8-dev nor 1.2.3+build.4; v2.0.") == ["3.7", "2.0"]
     assert rm.same_version("2.1", "2.1.0") and not rm.same_version("2.1.3", "2.1")
     assert rm.same_version("v3.10", "3.10") and not rm.same_version("3.1", "3.10")
     assert rm.stated_version("Dropping 3.7 was in 0.5.0", "support for Python 3.7") == "0.5.0"
