@@ -258,7 +258,7 @@ def is_refusal_loop(calls: Sequence[ToolCall]) -> bool:
     ) == failure_kind(last[1].tool, last[1].args)
 
 
-_KNOWN_EFFECTS = frozenset({"read_file", "glob", "load_data", "write_file"})
+_KNOWN_EFFECTS = frozenset({"read_file", "glob", "load_data", "write_file", "run_tests"})
 """Built-in tools whose result the workspace decides and whose every change to it is known
 (``ToolCall.effects``); so is a command run in the sandbox. A command run outside it, or a
 host's function, may have changed anything."""

@@ -43,6 +43,7 @@ import msgspec
 
 from artoo.actors.llm import LLMRequest, ask_structured
 from artoo.actors.runtime.role import Equipment, Role, handles
+from artoo.actors.tools import discover_tests
 from artoo.actors.verification.answers import (
     PerceiverAnswer,
     answered_prompt,
@@ -208,12 +209,9 @@ def reading_spec(episode: Megram, text: str, environment: str = "local") -> Task
     )
 
 
-def _has_tests(workspace: Path) -> bool:
-    try:
-        from artoo.actors.tools._testsuite import discover
-    except ImportError:  # TEMP until the test runner lands
-        return False
-    return discover(workspace) is not None
+def _has_tests(workspace: Path, hidden: tuple[Path, ...] = ()) -> bool:
+    """Whether the workspace has tests code can run (``tools.discover_tests``)."""
+    return discover_tests(workspace, hidden=hidden) is not None
 
 
 def read_spec(
@@ -369,6 +367,6 @@ class Perceiver(Role):
         seen = look(
             self.ctx.workspace,
             looked_paths(body.text, value),
-            tests=_has_tests(self.ctx.workspace),
+            tests=_has_tests(self.ctx.workspace, (self.ctx.store,) if self.ctx.store else ()),
         )
         self.reply(env, read_spec(body.text, value, seen))

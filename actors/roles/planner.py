@@ -420,6 +420,7 @@ TOOL_HINTS = {
     "read_file": "read_file (read a text file)",
     "write_file": "write_file (create or replace a file)",
     "shell": "shell (run a command: wc -l, grep -c, ls, cat, python3 ...)",
+    "run_tests": "run_tests (run the project's tests)",
 }
 """How the Planner's prompt names the built-in tools (others by their name)."""
 

@@ -77,6 +77,7 @@ from ._registry import ToolRegistry
 from ._sandbox import Sandbox, SandboxUnavailable, probe
 from ._secrets import Redactor, secret_values
 from ._spill import cleanup_spill
+from ._testsuite import discover as discover_tests
 from ._types import (
     CONTEXT_LIMIT,
     SPILL_LIMIT,
@@ -112,6 +113,7 @@ __all__ = [
     "cleanup_spill",
     "current_of",
     "deny",
+    "discover_tests",
     "head_tail",
     "open_beneath",
     "probe",
