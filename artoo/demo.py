@@ -35,7 +35,7 @@ class Scenario:
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "1",
-        "a clean success",
+        "a clean accept",
         "count the python files under src",
         "1_success.toml",
         ("accept",),
@@ -46,8 +46,8 @@ SCENARIOS: tuple[Scenario, ...] = (
         "an environmental failure corrected by change_path",
         "report the total of this year's sales figures",
         "2_change_path.toml",
-        ("change_path", "success"),
-        "success",
+        ("change_path", "accept"),
+        "accept",
     ),
     Scenario(
         "3",
@@ -112,10 +112,9 @@ def run_scenario(
 ) -> ScenarioRun:
     """Run one scenario on ``store`` and read what happened back from its log."""
     script = _data_dir() / "scenarios" / scenario.script
-    # the scenarios show the paper's cascade over planned rounds: round 0 is planned by the
-    # (scripted) model too, not the request itself as a question's first round is by default;
-    # scenario 4 shows a Law 1 denial with no operator: its request names the file it
-    # deletes, which the request's own consent (on by default) would approve
+    # scenario 4 shows a Law 1 denial with no operator: its reading names the file it
+    # deletes and the request spells it out, which the request's own consent (on by
+    # default) would approve
     config = Config(
         durability="batch",
         max_parallel=2,
