@@ -482,6 +482,9 @@ class TaskSpec(Message, frozen=True, tag="TaskSpec"):
     whether it existed (so replay recomputes the check from the log)."""
     notes: list[str] = []
     """Where code's check changed the model's reading, and why (one line each)."""
+    listing: list[str] = []
+    """The workspace entries the reading model was shown with the request (a rerun,
+    over a scratch workspace, shows the model these again)."""
 
 
 class SubTask(Message, frozen=True, tag="SubTask"):

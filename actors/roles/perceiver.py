@@ -308,7 +308,8 @@ class Perceiver(Role):
         if reused is not None:  # the very same request, accepted: read as it was then
             self.reply(env, reused)
             return
-        shown = "\n".join(listing(self.ctx.workspace)) or "(empty)"
+        seen_files = self._listing()
+        shown = "\n".join(seen_files) or "(empty)"
         request = LLMRequest(
             role=self.name,
             tier="brain",
@@ -332,7 +333,17 @@ class Perceiver(Role):
             timeout_s = self.ctx.config.question_timeout_s
             self.reply(env, user_question(question, question_id, self.sender, timeout_s))
             return
-        self._read(env, msgspec.structs.replace(answer.value, question=None))
+        self._read(env, msgspec.structs.replace(answer.value, question=None), seen_files)
+
+    def _recorded(self) -> TaskSpec | None:
+        """A rerun's logged reading: the workspace as the recorded run saw it (None live)."""
+        recorded = self.ctx.recorded_verdicts
+        return recorded.reading() if recorded is not None else None
+
+    def _listing(self) -> list[str]:
+        """The workspace entries the model is shown: the recorded run's in a rerun."""
+        recorded = self._recorded()
+        return list(recorded.listing) if recorded is not None else listing(self.ctx.workspace)
 
     @handles(QuestionAnswered)
     def on_question_answered(self, env: Envelope) -> None:
@@ -342,7 +353,7 @@ class Perceiver(Role):
             return
         request_env, request, first = asked
         if body.by != "operator":  # a default no one chose is the model's guess
-            self._read(request_env, msgspec.structs.replace(first, question=None))
+            self._read(request_env, msgspec.structs.replace(first, question=None), self._listing())
             return
         question = bounded_question(first.question)
         assert question is not None
@@ -358,15 +369,24 @@ class Perceiver(Role):
         if not answer.ok or answer.value is None:
             self._failed(request_env, answer.error)
             return
-        self._read(request_env, msgspec.structs.replace(answer.value, question=None))
-
-    def _read(self, env: Envelope, value: PerceiverAnswer) -> None:
-        """The TaskSpec of a valid reading: what the workspace holds of its paths is
-        looked up once and logged with it (``seen``)."""
-        body: TaskRequest = env.body
-        seen = look(
-            self.ctx.workspace,
-            looked_paths(body.text, value),
-            tests=_has_tests(self.ctx.workspace, (self.ctx.store,) if self.ctx.store else ()),
+        self._read(
+            request_env, msgspec.structs.replace(answer.value, question=None), self._listing()
         )
-        self.reply(env, read_spec(body.text, value, seen))
+
+    def _read(self, env: Envelope, value: PerceiverAnswer, shown: list[str]) -> None:
+        """The TaskSpec of a valid reading: what the workspace holds of its paths is
+        looked up once and logged with it (``seen``, and the ``listing`` the model was
+        shown) — in a rerun, as the recorded run saw it."""
+        body: TaskRequest = env.body
+        recorded = self._recorded()
+        if recorded is not None:
+            seen = dict(recorded.seen)
+        else:
+            store = (self.ctx.store,) if self.ctx.store else ()
+            seen = look(
+                self.ctx.workspace,
+                looked_paths(body.text, value),
+                tests=_has_tests(self.ctx.workspace, store),
+            )
+        spec = read_spec(body.text, value, seen)
+        self.reply(env, msgspec.structs.replace(spec, listing=shown))

@@ -45,6 +45,7 @@ from artoo.schemas import (
     Message,
     QuestionAnswered,
     RoleFailed,
+    TaskSpec,
     UserQuestion,
     Verdict,
 )
@@ -101,6 +102,11 @@ class RecordedVerdicts(Protocol):
 
     def verdict(self, key: VerdictKey) -> Verdict | None:
         """The logged verdict, or None (not recorded, or a fork gone live: the check runs)."""
+        ...
+
+    def reading(self) -> TaskSpec | None:
+        """The logged TaskSpec: what the reading saw of the workspace (its ``listing`` and
+        ``seen``), or None (not recorded, or a fork gone live: the workspace is read)."""
         ...
 
 

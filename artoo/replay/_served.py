@@ -31,6 +31,7 @@ from artoo.schemas import (
     ReplanRequest,
     SubTaskOutcome,
     TaskResumed,
+    TaskSpec,
     ToolCall,
     ToolCallEnded,
     Verdict,
@@ -124,6 +125,13 @@ class _Served:
         if key.subtask_id:
             key = key._replace(subtask_id=self.recorded(key.subtask_id))
         return self.verdicts.get(key)
+
+    def reading(self) -> TaskSpec | None:
+        """The logged TaskSpec (what the reading saw of the recorded workspace); None once
+        a fork went live."""
+        if self.gone_live:
+            return None
+        return next((e.body for e in self.task.envelopes if isinstance(e.body, TaskSpec)), None)
 
     def recorded(self, new_id: str) -> str:
         """The recorded id of a rerun subtask id (a rerun waits briefly for its manifest;

@@ -236,10 +236,11 @@ class _Task:
             return
         self.report.checked["reading"] += 1
         candidates = [read_spec(spec.text, a, dict(spec.seen), spec.environment) for a in answers]
+        logged = {"intent": spec.intent, "listing": spec.listing}  # the model's words; shown
         for expected in reversed(candidates):
-            if msgspec.structs.replace(expected, intent=spec.intent) == spec:
+            if msgspec.structs.replace(expected, **logged) == spec:
                 return
-        expected = msgspec.structs.replace(candidates[-1], intent=spec.intent)
+        expected = msgspec.structs.replace(candidates[-1], **logged)
         compare(self.report, env, spec, expected)
 
     # ---- GGS

@@ -168,7 +168,7 @@ def test_a_command_that_writes_during_a_question_is_refused_and_discarded(
 
 
 # --------------------------------------------------------------------------- whole Systems
-CONFIG = Config(durability="none", max_parallel=1, confirmation_timeout_s=2.0, corroborate=False)
+CONFIG = Config(durability="none", max_parallel=1, confirmation_timeout_s=2.0)
 
 
 def _entries(kind: str, *calls: dict[str, Any], said: str = "Done.") -> list[dict[str, Any]]:

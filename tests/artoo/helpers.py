@@ -24,7 +24,7 @@ CONFIG = Config(durability="none", max_parallel=2, confirmation_timeout_s=2.0)
 PERCEIVE: dict[str, Any] = {
     "role": "perceiver",
     "times": 0,
-    "content": {"intent": "say hello", "slug": "hello", "criteria": []},
+    "content": {"intent": "say hello", "kind": "question", "answer": "text"},
 }
 
 
@@ -165,11 +165,13 @@ def read_with_targets(monkeypatch: Any, targets: Iterable[Target]) -> None:
     Planner gives each SubTask with the reading's kind): the reading's targets as the
     model's answer would state them, for a scripted run."""
     from artoo.actors.roles import perceiver
+    from artoo.actors.verification.reading import criteria_of
 
-    build = perceiver.build_spec
+    build = perceiver.read_spec
     named = list(targets)
 
-    def with_targets(text: str, answer: Any, environment: str = "local") -> Any:
-        return msgspec.structs.replace(build(text, answer, environment), targets=named)
+    def with_targets(text: str, answer: Any, seen: Any, environment: str = "local") -> Any:
+        spec = msgspec.structs.replace(build(text, answer, seen, environment), targets=named)
+        return msgspec.structs.replace(spec, criteria=criteria_of(spec))
 
-    monkeypatch.setattr(perceiver, "build_spec", with_targets)
+    monkeypatch.setattr(perceiver, "read_spec", with_targets)

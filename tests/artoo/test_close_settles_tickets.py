@@ -72,7 +72,7 @@ def test_the_queen_acknowledges_the_tickets_raised_after_the_task_ended(
         },
         {"role": "executor", "times": 0, "content": "Done."},
     ]
-    config = CONFIG.model_copy(update={"corroborate": False})
+    config = CONFIG
 
     _, store = run_verified(tmp_path, entries, APPEND, config, operator=lambda _r: False)
     events = all_events(store)

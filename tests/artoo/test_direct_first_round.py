@@ -18,7 +18,7 @@ from .helpers import CONFIG, all_events, rewrite_event, run_verified
 BINS = "bolts\nnuts\nwashers\nhinges\nscrews\nrivets\n"
 QUESTION = "how many entries does inventory/bins.txt list?"
 CHANGE = "add the line 'pins' to the end of inventory/bins.txt"
-NO_ASK = CONFIG.model_copy(update={"corroborate": False})
+NO_ASK = CONFIG
 
 
 def _workspace(tmp: Path) -> None:

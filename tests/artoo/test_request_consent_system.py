@@ -34,7 +34,7 @@ from artoo.schemas import (
 
 from .helpers import CONFIG, DATA, all_events, read_with_targets, rewrite_event, run_verified
 
-NO_ASK = CONFIG.model_copy(update={"corroborate": False})
+NO_ASK = CONFIG
 SANDBOXED = NO_ASK.model_copy(
     update={"tools": NO_ASK.tools.model_copy(update={"sandbox": "required"})}
 )
