@@ -216,9 +216,9 @@ def test_a_sandboxed_edit_of_a_target_goes_ahead_and_a_stranger_deletion_asks(
 
 
 # --------------------------------------------------------------------------- whole Systems
-SANDBOXED = Config(
-    durability="none", max_parallel=1, confirmation_timeout_s=2.0
-).model_copy(update={"tools": Config().tools.model_copy(update={"sandbox": "required"})})
+SANDBOXED = Config(durability="none", max_parallel=1, confirmation_timeout_s=2.0).model_copy(
+    update={"tools": Config().tools.model_copy(update={"sandbox": "required"})}
+)
 
 
 def _entries(*calls: dict[str, Any], kind: str = "change") -> list[dict[str, Any]]:

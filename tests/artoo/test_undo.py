@@ -40,9 +40,9 @@ from .helpers import DATA, all_events, read_with_targets, until
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the sandbox needs Linux")
 
-CONFIG = Config(
-    durability="none", max_parallel=1, confirmation_timeout_s=2.0
-).model_copy(update={"tools": Config().tools.model_copy(update={"sandbox": "required"})})
+CONFIG = Config(durability="none", max_parallel=1, confirmation_timeout_s=2.0).model_copy(
+    update={"tools": Config().tools.model_copy(update={"sandbox": "required"})}
+)
 TODO = Target(path="notes/todo.txt", role="write")
 
 
