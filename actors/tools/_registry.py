@@ -12,6 +12,7 @@ from typing import Any
 
 from artoo.schemas import FileEffect, Refusal, ToolCall, ToolSpec
 
+from ._apply import Changes
 from ._builtins import _Builtins
 from ._sandbox import Sandbox
 from ._schema import _BUILTIN_SPECS, _bind, _describe
@@ -50,6 +51,10 @@ class ToolRegistry(_Builtins):
     shell command may see besides the allowlist (see :mod:`._secrets`). With ``sandbox``
     every ``shell`` command runs in it and Law 1 decides by what it changed; without,
     the parser (:func:`~artoo.actors.law1.classify_shell`) decides by reading it.
+    ``record``, when given, is called with the :class:`~._apply.Changes` of every
+    sandboxed command's apply and every ``write_file`` before they become final: the
+    exact before-image of each path changed or removed, the after-image (SHA-256) of
+    each path written; raising cancels them.
     """
 
     def __init__(
@@ -67,6 +72,7 @@ class ToolRegistry(_Builtins):
         context_limit: int = CONTEXT_LIMIT,
         spill_limit: int = SPILL_LIMIT,
         sandbox: Sandbox | None = None,
+        record: Callable[[Changes], None] | None = None,
     ) -> None:
         root = Path(workspace)
         if not root.is_dir():
@@ -86,6 +92,7 @@ class ToolRegistry(_Builtins):
         self.output_cap = output_cap
         self._confirm = confirm
         self.sandbox = sandbox
+        self._record = record
         self._clock = clock
         self._lock = threading.Lock()
         self._counter = _last_spill_number(self.spill_dir)
@@ -128,6 +135,7 @@ class ToolRegistry(_Builtins):
             value = next((args[t] for t in targets if isinstance(args.get(t), str)), None)
             if value is not None:
                 self._check_blocked_name(value, call)
+                self._gate_named_path(call, tool_name, value)  # the one hazard check
             try:
                 return _Result(_render(fn(**args)), value)
             except Exception as exc:
