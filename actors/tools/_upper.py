@@ -198,6 +198,7 @@ class UpperLayer:
             raise
         self._dirs = Dirs(self._root, xdev=True)  # used by the reader only
         self._granted: dict[str, int] = {}  # path -> the mode found, before u+r(x)
+        self._hashed: dict[tuple[int, int, int, int], tuple[str, int, bytes | None]] = {}
         try:
             self._as.call(self._grant_root)
         except BaseException:
@@ -256,11 +257,17 @@ class UpperLayer:
             if stat.S_ISLNK(st.st_mode):
                 entries.append(Entry(name, st, target=os.readlink(name, dir_fd=fd)))
             elif stat.S_ISREG(st.st_mode):
-                ffd = _open_file(fd, name, st)
-                try:
-                    digest, size, data = _hash(ffd, keep, deadline)
-                finally:
-                    os.close(ffd)
+                key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+                seen = self._hashed.get(key)  # another name of the same file: read once
+                if seen is None or (seen[2] is None and seen[1] <= keep):
+                    ffd = _open_file(fd, name, st)
+                    try:
+                        seen = _hash(ffd, keep, deadline)
+                    finally:
+                        os.close(ffd)
+                    if st.st_nlink > 1:
+                        self._hashed[key] = seen
+                digest, size, data = seen
                 entries.append(Entry(name, st, sha256=digest, size=size, data=data))
             else:
                 entries.append(Entry(name, st))
