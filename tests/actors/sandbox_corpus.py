@@ -514,6 +514,9 @@ ESCAPES: list[str] = [
 APPLY_ATTACKS: list[str] = [
     # git's layout: any change there asks, whatever it says
     "git config diff.external 'touch {canary}/diff-external'",
+    "git init -q r1 && git -C r1 config diff.external 'touch {canary}/new-repo'",
+    "git init -q r2 && git -C r2 config extensions.worktreeConfig true && "
+    "git -C r2 config --worktree core.pager 'touch {canary}/new-worktree'",
     "git config core.fsmonitor 'touch {canary}/fsmonitor'",
     "git config extensions.worktreeConfig true && git config --worktree core.pager "
     "'touch {canary}/pager'",
