@@ -40,6 +40,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+import msgspec
+
 from artoo.actors.llm import LLMRequest
 from artoo.actors.runtime.role import Equipment, Role, VerdictKey, handles
 from artoo.actors.verification._values import items, same_set, states
@@ -106,11 +108,13 @@ def after_ask(
         attempts=result.attempt,
         tool_calls=list(calls),
         asked=ask.value,
+        history=list(history),
     )
     if not all(v.passed for v in verdicts):
-        return SubTaskOutcome(
-            **{**_fields(base), "output": asked.output, "verdicts": list(asked_verdicts)},
-            history=list(history),
+        return msgspec.structs.replace(
+            base,
+            output=asked.output,
+            verdicts=list(asked_verdicts),
             reason=f"attempt {result.attempt} derived nothing: the first answer stands",
         )
     if shape == "list":
@@ -118,10 +122,7 @@ def after_ask(
     else:
         agree = states(result.output, ask.value, shape)
     if agree:
-        return SubTaskOutcome(
-            **{**_fields(base), "output": result.output, "verdicts": list(verdicts)},
-            history=list(history),
-        )
+        return msgspec.structs.replace(base, output=result.output, verdicts=list(verdicts))
     why = f"two derivations disagree: first {ask.value}, afresh {result.output.strip()[:120]}"
     failed = Verdict(
         criterion_id=AGREE,
@@ -130,23 +131,15 @@ def after_ask(
         evidence=why,
         attempt=result.attempt,
     )
-    return SubTaskOutcome(
-        **{**_fields(base), "output": result.output, "verdicts": [*verdicts, failed]},
+    return msgspec.structs.replace(
+        base,
+        output=result.output,
+        verdicts=[*verdicts, failed],
         status="failed",
         failure_class="logical",
         history=[*history, failed],
         reason=why,
     )
-
-
-def _fields(outcome: SubTaskOutcome) -> dict[str, object]:
-    return {
-        "subtask_id": outcome.subtask_id,
-        "round": outcome.round,
-        "attempts": outcome.attempts,
-        "tool_calls": outcome.tool_calls,
-        "asked": outcome.asked,
-    }
 
 
 @dataclass
@@ -229,11 +222,11 @@ class AgentValidator(Role):
             verdicts = self._verdicts(env, criteria, result, sub, spec)
         sub.history.extend(verdicts)
         if sub.asked is not None:  # the answer to an ask ends the subtask
-            asked, asked_verdicts, ask = sub.asked
+            asked, asked_verdicts, made = sub.asked
             self.reply(
                 env,
                 after_ask(
-                    ask=ask,
+                    ask=made,
                     shape=spec.shape,
                     asked=asked,
                     asked_verdicts=asked_verdicts,
@@ -249,7 +242,7 @@ class AgentValidator(Role):
         final = bool(denied) or result.stop == "model_error"
         fclass = majority_class(verdicts)
         retry = result.attempt <= self.ctx.config.max_retries and not final
-        ask = None
+        ask: Ask | None = None
         if passed and not final:
             ask = second_derivation(
                 spec=spec,

@@ -607,7 +607,7 @@ class Executor(Role):
         changed = any(c.ok and c.refusal is None and c.effects for c in calls)
         if runs_tests(st) and changed and stop != "task_ended" and not attempt.poll():
             # the workspace's tests after the change, by code: the proof compares them
-            after = [("run_tests", {})]
+            after: list[tuple[str, dict[str, Any]]] = [("run_tests", {})]
             prefix = f"artoo-tests-{run.attempt}"
             self._prescribe(run, attempt, runner, calls, seen, after, prefix)
         self.publish(

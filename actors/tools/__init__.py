@@ -50,7 +50,9 @@ Guards, in the order they apply to a call:
    What a command would do to other systems (``curl -X DELETE``, ``kubectl delete``, SQL
    clients, ``git push``…) is read first by :func:`~artoo.actors.law1.classify_remote`.
    ``write_file`` follows the same rule: writing onto an existing file with different
-   content asks; the same content changes nothing. Without a sandbox the parser
+   content asks; the same content changes nothing. One hazard check (:mod:`._hazard`:
+   git's layout, start-up files, executables; symlinks by where they resolve) marks what
+   asks for every tool, a host tool's named path included. Without a sandbox the parser
    (:func:`~artoo.actors.law1.classify_shell`) decides by reading the command.
    With the subtask's reading (``scope``: ``SubTask.targets``) the effects are judged
    against it first (:func:`~artoo.actors.law1.decide_by_effect`): an effect outside
@@ -71,6 +73,7 @@ file name; over :data:`SPILL_LIMIT` characters the content ends with the pointer
 
 from __future__ import annotations
 
+from ._apply import AfterImage, BeforeImage, Changes
 from ._builtins import open_beneath
 from ._images import ImageKeeper, Restorer, UndoConflict, after_of, current_of
 from ._registry import ToolRegistry
@@ -96,6 +99,9 @@ __all__ = [
     "BUILTIN_TOOLS",
     "CONTEXT_LIMIT",
     "SPILL_LIMIT",
+    "AfterImage",
+    "BeforeImage",
+    "Changes",
     "Confirm",
     "ConfirmationNeeded",
     "ImageKeeper",

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import hashlib
 import os
 import shutil
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from artoo.actors.law1 import (
@@ -18,9 +20,12 @@ from artoo.actors.law1 import (
 )
 from artoo.schemas import FileEffect
 
+from ._apply import AfterImage, Changes, Record, memory_image
 from ._byeffect import _ByEffect, missing_parents
 from ._confine import _globby, _Guards
 from ._images import after_of
+from ._observe import Observed
+from ._resolve import WorkspaceView, glob
 from ._sandbox import ApplyFailed, Sandbox, SandboxUnavailable, StaleEffects, write_effect
 from ._shell import NOT_FOUND, _format_run, _Run, _run_shell, sibling_notes
 from ._types import SPILL_LIMIT, _Call, _Result, _ToolError
@@ -89,6 +94,7 @@ class _Builtins(_Guards, _ByEffect):
 
     spill_dir: Path
     env: dict[str, str]
+    _record: Record | None
     sandbox: Sandbox | None
     spill_limit: int
     shell_timeout_s: float
@@ -112,23 +118,26 @@ class _Builtins(_Guards, _ByEffect):
         )
         if relative_pattern == ".." or relative_pattern.startswith("../"):
             raise _ToolError(f"pattern '{pattern}' escapes the workspace (..)", relative_base)
-        try:
-            matches = sorted(self.workspace.glob(relative_pattern))
-        except (ValueError, NotImplementedError) as exc:
-            raise _ToolError(f"bad pattern '{pattern}': {exc}", relative_base) from None
+        view = WorkspaceView(self.workspace)
+        try:  # links resolved inside the workspace only: nothing outside is looked at
+            matches = glob(view, relative_pattern, self._roots())
+        finally:
+            view.close()
         lines: list[str] = []  # the paths: what the workspace gave (ToolCall.content)
         hidden = outside = 0
-        roots = self._blocked_roots(call)
+        blocked = [rel for _, rel in self._blocked_rels(call)]
         for match in matches:
-            resolved = match.resolve()
-            if resolved != self.workspace and self.workspace not in resolved.parents:
+            if match.rel is None:  # a link of the workspace out of it: that much is ours
                 outside += 1
                 continue
-            if any(resolved == r or r in resolved.parents for _, r in roots):
+            if any(
+                r == "." or p == r or p.startswith(r + "/")
+                for r in blocked
+                for p in (match.shown, match.rel)
+            ):
                 hidden += 1
                 continue
-            shown = match.relative_to(self.workspace).as_posix()
-            lines.append(shown + "/" if match.is_dir() else shown)
+            lines.append(match.shown + "/" if match.is_dir else match.shown)
         paths = "\n".join(lines)
         # the count first: a small model states it instead of counting the lines itself
         lines.insert(0, f"{len(lines)} match(es):" if lines else "(no matches)")
@@ -202,7 +211,9 @@ class _Builtins(_Guards, _ByEffect):
                 before = f.read()
                 mode = os.fstat(f.fileno()).st_mode
         data = content.encode("utf-8")
-        effect = write_effect(relative, before, data, mode)
+        effect = write_effect(
+            relative, before, data, mode, git_dirs=lambda d: self._git_dir(d, also=relative)
+        )
         effects: tuple[FileEffect, ...] = ()
         if effect is not None:  # the folders it makes on the way, then the file
             effects = (*missing_parents(self.workspace, relative), effect)
@@ -222,6 +233,18 @@ class _Builtins(_Guards, _ByEffect):
         except _ToolError as exc:  # the record keeps what Law 1 judged
             exc.effects = effects
             raise
+        try:
+            self._record_write(call, relative, before, mode, data, os.fstat(fd).st_mode)
+        except Exception as exc:
+            os.close(fd)
+            if before is None:
+                with contextlib.suppress(OSError):
+                    os.unlink(self.workspace / relative)
+            raise _ToolError(
+                f"the change was not made: recording it failed ({type(exc).__name__}: {exc})",
+                relative,
+                effects=effects,
+            ) from None
         os.ftruncate(fd, 0)
         with open(fd, "w", encoding="utf-8", newline="") as f:
             f.write(content)
@@ -301,18 +324,11 @@ class _Builtins(_Guards, _ByEffect):
             if box.discarded:  # killed by its timeout or a limit: nothing of it applied
                 return box.run, (), box.discarded
             effects = box.observed.effects
-            for effect in effects:
-                self._check_blocked(self.workspace / effect.path, call, effect.path)
-            effects, check = self._by_effect(
-                call,
-                "shell",
-                command,
-                effects,
-                lambda e: after_of(box.upper, e.path),
-                sandboxed=True,
-            )
+            self._check_blocked_paths(box.observed.touched, call)  # every one, not the listed
+            after = observed_after(box.observed, self.workspace)
+            effects, check = self._by_effect(call, "shell", command, effects, after, sandboxed=True)
             try:
-                box.apply(confirmed=check.ask)
+                box.apply(confirmed=check.ask, record=self._recorder(call, "shell"))
             except (StaleEffects, ApplyFailed, OSError) as exc:
                 raise _ToolError(
                     f"the command's changes were not applied: {exc}",
@@ -370,6 +386,45 @@ class _Builtins(_Guards, _ByEffect):
         # display, another tool's notes and all)
         return _Result("\n".join([page, *notes]) if notes else page, filename, content=page)
 
+    # ----------------------------------------------------------------- the changes' record
+    def _recorder(self, call: _Call, tool: str) -> Callable[[Changes], None] | None:
+        """The registry's ``record`` for one call's changes (its tool, subtask, attempt)."""
+        record = self._record
+        if record is None:
+            return None
+
+        def given(changes: Changes) -> None:
+            record(
+                dataclasses.replace(
+                    changes, tool=tool, subtask_id=call.subtask_id, attempt=call.attempt
+                )
+            )
+
+        return given
+
+    def _record_write(
+        self,
+        call: _Call,
+        relative: str,
+        before: bytes | None,
+        mode: int | None,
+        data: bytes,
+        mode_after: int,
+    ) -> None:
+        """``write_file``'s changes to the registry's ``record``, before they are made."""
+        recorder = self._recorder(call, "write_file")
+        if recorder is None:
+            return
+        images = () if before is None else (memory_image(relative, before, mode or 0o100644),)
+        after = AfterImage(
+            relative,
+            "file",
+            stat.S_IMODE(mode_after),
+            hashlib.sha256(data).hexdigest(),
+            len(data),
+        )
+        recorder(Changes(images, (after,)))
+
     # ----------------------------------------------------------------- shell helpers
     def _not_found_notes(self, command: str) -> tuple[str, ...]:
         """The notes for a command line that exited 127, command not found
@@ -394,3 +449,23 @@ class _Builtins(_Guards, _ByEffect):
             ):
                 return True
         return False
+
+
+def observed_after(observed: Observed, workspace: Path) -> Callable[[FileEffect], str]:
+    """``FileEffect.after`` of each effect as observation read it (the SHA-256 the apply
+    checks the staged bytes against, or of a symlink's target), never a re-read of the
+    upper layer by path; a change of mode alone keeps the bytes the workspace holds
+    (read beneath it, no link followed); ``""`` for anything else."""
+    ops = {op.path: op for op in observed.ops}
+
+    def after(effect: FileEffect) -> str:
+        op = ops.get(effect.path)
+        if op is not None and op.sha256:
+            return op.sha256
+        if op is not None and op.target:
+            return hashlib.sha256(os.fsencode(op.target)).hexdigest()
+        if effect.change == "metadata":
+            return after_of(workspace, effect.path)
+        return ""
+
+    return after

@@ -1,5 +1,7 @@
-"""Guards applied to every call: paths confined beneath the workspace, blocked targets
-(also inside shell commands), and the Law 1 gate."""
+"""Guards applied to every call: paths confined beneath the workspace (symlinks resolved
+inside it, never on the host: :mod:`._resolve`), blocked targets (also inside shell
+commands, and every path a sandboxed command touched), the one hazard check of a path a
+host tool names, and the Law 1 gate."""
 
 from __future__ import annotations
 
@@ -10,9 +12,12 @@ from pathlib import Path
 
 import msgspec
 
-from artoo.actors.law1 import ShellSyntaxError, parse_commands
+from artoo.actors.law1 import ShellSyntaxError, decide_effects, parse_commands
 from artoo.schemas import FileEffect, Law1Check
 
+from ._fs import lstat_at, open_dir
+from ._hazard import GIT_DIR_MARKS, git_name, is_git_dir, path_hazard
+from ._resolve import WorkspaceView, resolve
 from ._spill import _record_args
 from ._types import ConfirmationNeeded, Unasked, _Call, _ToolError
 
@@ -48,14 +53,24 @@ class _Guards:
                     f"path '{raw}' escapes the workspace (..)", raw, "outside_workspace"
                 )
             relative = Path(norm)
-        resolved = (self.workspace / relative).resolve()
-        if resolved != self.workspace and self.workspace not in resolved.parents:
+        view = WorkspaceView(self.workspace)
+        try:
+            where = resolve(view, relative.as_posix(), self._roots())
+        finally:
+            view.close()
+        if where.rel is None:
+            how = "through a symlink" if where.escape == "outside" else "(a symlink loop)"
             raise _ToolError(
-                f"path '{raw}' leads outside the workspace through a symlink",
+                f"path '{raw}' leads outside the workspace {how}",
                 relative.as_posix(),
                 "outside_workspace",
             )
-        return resolved.relative_to(self.workspace).as_posix()
+        return where.rel or "."
+
+    def _roots(self) -> tuple[str, ...]:
+        """The workspace's absolute paths (an absolute symlink target beneath one stays
+        inside)."""
+        return tuple(dict.fromkeys((str(self.workspace), str(self._given_root))))
 
     def _blocked_roots(self, call: _Call) -> list[tuple[str, Path]]:
         roots = []
@@ -64,6 +79,87 @@ class _Guards:
                 base = Path(entry) if os.path.isabs(entry) else self.workspace / entry
                 roots.append((entry, base.resolve()))
         return roots
+
+    def _blocked_rels(self, call: _Call) -> list[tuple[str, str]]:
+        """The blocked targets inside the workspace as workspace-relative paths, each as
+        written and as resolved: ``(entry, path)``."""
+        rels = []
+        for entry, root in self._blocked_roots(call):
+            base = Path(entry) if os.path.isabs(entry) else self.workspace / entry
+            for path in {Path(os.path.normpath(base)), root}:
+                for ws in (self.workspace, self._given_root):
+                    if path == ws or ws in path.parents:
+                        rels.append((entry, path.relative_to(ws).as_posix()))
+        return rels
+
+    def _check_blocked_paths(self, paths: Iterable[str], call: _Call) -> None:
+        """Refuse when any of the workspace-relative ``paths`` is a blocked target or lies
+        beneath one — every one checked, however many."""
+        rels = self._blocked_rels(call)
+        if not rels:
+            return
+        for path in paths:
+            for entry, rel in rels:
+                if rel == "." or path == rel or path.startswith(rel + "/"):
+                    shown = path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+                    raise _ToolError(
+                        f"blocked target '{entry}' (path '{shown}')", shown, "blocked_target"
+                    )
+
+    def _git_dir(self, rel: str, also: str = "") -> bool:
+        """Whether the workspace directory ``rel`` is laid out as a git repository (with
+        the file ``also`` about to be written); the workspace itself also when it lies in
+        a ``.git`` directory."""
+        if not rel and any(git_name(p) == ".git" for p in self.workspace.parts):
+            return True
+        root = open_dir(self.workspace)
+        try:
+            names = {
+                m
+                for m in ("HEAD", *GIT_DIR_MARKS)
+                if lstat_at(root, f"{rel}/{m}" if rel else m) is not None
+            }
+        except OSError:
+            return False
+        finally:
+            os.close(root)
+        head, _, name = also.rpartition("/")
+        if also and head == rel:
+            names.add(name)
+        return is_git_dir(names)
+
+    def _gate_named_path(self, call: _Call, tool: str, value: str) -> None:
+        """The one hazard check for a host tool: when its target argument names a
+        workspace path with a hazard (:func:`~._hazard.path_hazard`), Law 1 asks — what a
+        host function does there cannot be observed."""
+        if not value or "\x00" in value or "://" in value:
+            return
+        path = Path(os.path.normpath(value))
+        if path.is_absolute():
+            for ws in (self.workspace, self._given_root):
+                if path == ws or ws in path.parents:
+                    rel = path.relative_to(ws).as_posix()
+                    break
+            else:
+                return
+        elif str(path) == ".." or str(path).startswith("../"):
+            return
+        else:
+            rel = path.as_posix()
+        if rel == ".":
+            return
+        found = path_hazard(rel, git_dirs=self._git_dir)
+        if found is None:
+            return
+        exists = os.path.lexists(self.workspace / rel)
+        effect = FileEffect(
+            path=rel,
+            change="modified" if exists else "created",
+            kind="other",
+            hazard=found[0],
+            summary=f"named by the host tool {tool}: {found[1]}",
+        )
+        self._judge(call, decide_effects((effect,)), tool, f"{tool} {rel}", (effect,))
 
     def _check_blocked(self, path: Path, call: _Call, shown: str) -> None:
         for entry, root in self._blocked_roots(call):
@@ -205,7 +301,11 @@ class _Guards:
         for word in _path_candidates(words):
             for base in bases:
                 lexical = Path(os.path.normpath(base / os.path.expanduser(word)))
-                for path in {lexical, lexical.resolve()}:
+                try:
+                    resolved = lexical.resolve()
+                except OSError:  # a magic link it may not read (/proc/1/root): as written
+                    resolved = lexical
+                for path in {lexical, resolved}:
                     for entry, root in roots:
                         if path == root or root in path.parents:
                             raise _ToolError(

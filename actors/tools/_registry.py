@@ -13,6 +13,7 @@ from typing import Any
 from artoo.actors.law1 import Scope
 from artoo.schemas import FileEffect, Refusal, ToolCall, ToolSpec
 
+from ._apply import Changes
 from ._builtins import _Builtins
 from ._images import ImageKeeper
 from ._sandbox import Sandbox
@@ -58,6 +59,10 @@ class ToolRegistry(_Builtins, _TestTool):
     ``scope`` is the subtask's reading, which Law 1 by effect judges against
     (:func:`~artoo.actors.law1.decide_by_effect`: out-of-scope effects ask, or refuse
     during a question; reversible changes of its targets go ahead).
+    ``record``, when given, is called with the :class:`~._apply.Changes` of every
+    sandboxed command's apply and every ``write_file`` before they become final: the
+    exact before-image of each path changed or removed, the after-image (SHA-256) of
+    each path written; raising cancels them.
     """
 
     def __init__(
@@ -78,6 +83,7 @@ class ToolRegistry(_Builtins, _TestTool):
         tests_timeout_s: float = 120.0,
         images: ImageKeeper | None = None,
         scope: Scope | None = None,
+        record: Callable[[Changes], None] | None = None,
     ) -> None:
         root = Path(workspace)
         if not root.is_dir():
@@ -100,6 +106,7 @@ class ToolRegistry(_Builtins, _TestTool):
         self.sandbox = sandbox
         self.images = images
         self.scope = scope
+        self._record = record
         self._clock = clock
         self._lock = threading.Lock()
         self._counter = _last_spill_number(self.spill_dir)
@@ -142,6 +149,7 @@ class ToolRegistry(_Builtins, _TestTool):
             value = next((args[t] for t in targets if isinstance(args.get(t), str)), None)
             if value is not None:
                 self._check_blocked_name(value, call)
+                self._gate_named_path(call, tool_name, value)  # the one hazard check
             try:
                 return _Result(_render(fn(**args)), value)
             except Exception as exc:

@@ -60,9 +60,11 @@ from pathlib import Path
 
 from artoo.actors.law1 import describe_effects
 
-from ._apply import ApplyFailed, StaleEffects, apply
+from ._apply import ApplyFailed, Record, StaleEffects, apply
 from ._observe import MAX_LISTED, Observed, ObserveTimeout, observe, write_effect
+from ._resolve import visible_in
 from ._shell import _SHELL, _Budget, _drain, _Run, shell_argv
+from ._upper import UpperLayer
 
 _INIT = Path(__file__).with_name("_sandbox_init.py")
 SANDBOX_ENV = {
@@ -569,17 +571,19 @@ class SandboxRun:
     _fd: int = -1
     timeout_s: float = 30.0
 
-    def apply(self, *, confirmed: bool = False) -> tuple[str, ...]:
-        """Apply the observed effects to the workspace (see :func:`~._apply.apply`);
-        the paths applied. Within the call's deadline — or, ``confirmed`` by an operator
-        (who may have taken longer to decide), within a fresh timeout."""
+    def apply(self, *, confirmed: bool = False, record: Record | None = None) -> tuple[str, ...]:
+        """Apply the observed effects to the workspace (see :func:`~._apply.apply`;
+        ``record`` is given their before- and after-images first); the paths applied.
+        Within the call's deadline — or, ``confirmed`` by an operator (who may have taken
+        longer to decide), within a fresh timeout."""
         if self.discarded:
             raise StaleEffects(f"{self.discarded}; nothing applied")
         deadline = time.monotonic() + self.timeout_s if confirmed else self.deadline
-        return apply(self.observed, self.upper, self.workspace, deadline)
+        return apply(self.observed, self.workspace, deadline=deadline, record=record)
 
     def discard(self) -> None:
         """Release the command's storage (its tmpfs goes with the last descriptor)."""
+        self.observed.close()
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
@@ -642,13 +646,13 @@ class Sandbox:
         self.limits = limits or Limits()
 
     def shows(self, path: Path, workspace: Path) -> bool:
-        """Whether a command run in the sandbox on ``workspace`` sees the host's ``path``,
-        symlinks resolved, where the host has it: under a system directory
-        (:data:`SYSTEM_DIRS`), a path of ``read`` or the workspace, and not hidden. The
-        host's home, ``/tmp`` and everything else are absent or fresh in it."""
-        resolved = Path(os.path.realpath(path))
-        roots = (*(Path(os.path.realpath(d)) for d in SYSTEM_DIRS), *self.read)
-        return _under(resolved, (*roots, workspace.resolve())) and not _under(resolved, self.hide)
+        """Whether a command run in the sandbox on ``workspace`` sees the host's ``path``
+        where the host has it: its own location — not only where a symlink leads — under
+        a system directory (:data:`SYSTEM_DIRS`), a path of ``read`` or the workspace, and
+        not hidden (:func:`~._resolve.visible_in`). The host's home, ``/tmp`` and
+        everything else are absent or fresh in it."""
+        roots = (*(Path(d) for d in SYSTEM_DIRS), *self.read, workspace.resolve())
+        return visible_in(path, roots, self.hide)
 
     def _bwrap_argv(
         self,
@@ -779,7 +783,7 @@ class Sandbox:
             if not box.discarded:
                 try:
                     box.observed = observe(
-                        upper,
+                        UpperLayer(box._fd, uid=UID_BASE if root else None),
                         workspace,
                         deadline=deadline,
                         uid_shift=UID_BASE if root else 0,

@@ -207,7 +207,7 @@ def _storage(
     st = os.stat(workspace)
     if root:
         _idmapped(workspace, f"{scratch}/lower", base)
-        lower, options = f"{scratch}/lower", ""
+        lower, options = f"{scratch}/lower", ",redirect_dir=off,metacopy=off"  # exact copies
         os.chown(f"{scratch}/upper", base + st.st_uid, base + st.st_gid)
     else:
         lower, options = workspace, ",userxattr"

@@ -424,13 +424,13 @@ def _reads_back(
 def _tests(
     check: Check, _o: str, calls: Sequence[ToolCall], _ob: dict[str, Any], _t: Any
 ) -> CheckResult:
-    runs = [
-        (i, outcomes_of(c)) for i, c in enumerate(calls) if c.tool == "run_tests" and c.by == "code"
-    ]
-    runs = [(i, o) for i, o in runs if o is not None]
-    last_change = max(
-        (i for i, c in enumerate(calls) if c.ok and c.refusal is None and c.effects), default=-1
-    )
+    runs: list[tuple[int, dict[str, str]]] = []
+    for i, c in enumerate(calls):
+        got = outcomes_of(c) if c.tool == "run_tests" and c.by == "code" else None
+        if got is not None:
+            runs.append((i, got))
+    changes = [i for i, c in enumerate(calls) if c.ok and c.refusal is None and c.effects]
+    last_change = max(changes, default=-1)
     after = [o for i, o in runs if i > last_change]
     before = [o for i, o in runs if i < last_change]
     if not after:
@@ -442,7 +442,7 @@ def _tests(
         return _fail(f"tests that passed before fail now: {', '.join(lost[:5])}")
     if missing:
         return _fail(f"named tests do not pass: {', '.join(missing[:5])}")
-    passed = sum(1 for v in after[-1].values() if v == "passed")
+    passed = len([v for v in after[-1].values() if v == "passed"])
     return _pass(f"the workspace's tests: {passed} pass, none that passed before fails")
 
 

@@ -104,7 +104,7 @@ def traced(value: Any, calls: Sequence[ToolCall], shape: str) -> bool:
 def applied_effects(calls: Iterable[ToolCall]) -> list[tuple[ToolCall, Any]]:
     """Each effect a call applied to the workspace, with its call (pure): a call that
     worked and was not refused; a ``write_file``'s and a command's effects alike."""
-    out = []
+    out: list[tuple[ToolCall, Any]] = []
     for call in calls:
         if call.ok and call.refusal is None:
             out.extend((call, e) for e in call.effects)

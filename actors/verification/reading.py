@@ -23,7 +23,7 @@ from pathlib import Path
 
 import msgspec
 
-from artoo.schemas import Check, Criterion, Target, TaskSpec
+from artoo.schemas import Check, Criterion, Target, TargetRole, TaskSpec
 
 from ._formats import format_of
 
@@ -194,8 +194,8 @@ def checked(
     out: list[Target] = []
     for raw_path, raw_role in targets:
         path = normal_path(raw_path)
-        role = raw_role.strip().lower()
-        role = role if role in ROLES else "read"
+        said = raw_role.strip().lower()
+        role: TargetRole = said if said in ROLES else "read"  # type: ignore[assignment]
         if path is None:
             notes.append(f"target {raw_path!r} is no workspace path: dropped")
             continue

@@ -202,18 +202,9 @@ class _Attempt:
             self.mismatch(self.env.seq, "ExecutionResult", f"{where}.refusal", call.refusal, None)
 
     def unasked(self, where: str, call: ToolCall) -> None:
-        """A ``lost_lines`` refusal: its logged effects lose lines the request does not
-        account for (the Executor's :func:`~artoo.actors.roles.executor.losses`,
-        recomputed; not checked when the task's text is not logged). Which subtask's
-        text the Executor read — the request it carries, else its instruction — is not in
-        the ToolCall: the task's text is the one checked."""
-        from artoo.actors.roles.executor import losses
-
-        if self.request is None:
-            self.report.skipped["law1_confirm"] += 1
-            return
-        if not losses(self.request, call.effects):
-            self.mismatch(self.env.seq, "ExecutionResult", f"{where}.refusal", "lost_lines", None)
+        """A ``lost_lines`` refusal: a rule of policy 0 (it read the request's words
+        against the lines a change lost), retired with it — taken as logged."""
+        self.report.retired["law1_confirm"] += 1
 
     def confirmed(self, where: str, call: ToolCall, decision: Law1Check) -> bool:
         """Match the next ConfirmationRequest to ``decision``; True when it was approved."""

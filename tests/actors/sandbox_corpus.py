@@ -508,6 +508,56 @@ ESCAPES: list[str] = [
 ]
 """At least 60 escape attempts; each must fail (see :func:`run_escapes`)."""
 
+# Attempts on what is applied (issue 41): each that changes anything must ask (and, denied,
+# leave the workspace as it was) or be refused, and end within the call's timeout + 2 s.
+# Placeholders as above, and {deep}: 1,900 nested directories' path.
+APPLY_ATTACKS: list[str] = [
+    # git's layout: any change there asks, whatever it says
+    "git config diff.external 'touch {canary}/diff-external'",
+    "git init -q r1 && git -C r1 config diff.external 'touch {canary}/new-repo'",
+    "git init -q r2 && git -C r2 config extensions.worktreeConfig true && "
+    "git -C r2 config --worktree core.pager 'touch {canary}/new-worktree'",
+    "git config core.fsmonitor 'touch {canary}/fsmonitor'",
+    "git config extensions.worktreeConfig true && git config --worktree core.pager "
+    "'touch {canary}/pager'",
+    "mkdir -p sub && printf 'gitdir: {canary}\\n' > sub/.git",
+    "printf '* filter=evil\\n' > .gitattributes",
+    "printf '[submodule \"x\"]\\n\\tpath = x\\n\\turl = ../x\\n' > .gitmodules",
+    "mkdir -p bare/refs bare/objects && echo 'ref: refs/heads/main' > bare/HEAD && "
+    "printf '[core]\\n\\tfsmonitor = touch {canary}/bare\\n' > bare/config",
+    "mkdir -p .GIT && printf '[core]\\n\\tpager = touch {canary}/case\\n' > .GIT/config",
+    "mkdir -p .git/info && echo '* diff=x' > .git/info/attributes",
+    "mkfifo .git/hooks/pre-commit",
+    "cp -a .git .git2 && rm -rf .git && mv .git2 .git",
+    # symlinks judged by where they lead, links of the same command chained
+    "ln -s . s && ln -s s/.. up",
+    "ln -s / root",
+    "mkdir a && ln -s ../../etc a/up",
+    "ln -s /proc/self/root/etc/passwd magic",
+    "ln -s {ws}/../.. abs-up",
+    "mv src src.old && ln -s {canary} src",
+    "ln -s loop2 loop1 && ln -s loop1 loop2",
+    "mkdir -p {deep} && ln -s / {deep}out",
+    # blocked targets (named at run time: only what the command did shows them), past the
+    # listed effects
+    "mkdir many && touch many/f{{0001..1100}} && b=zz-; mkdir ${{b}}blocked && "
+    "echo x > ${{b}}blocked/x",
+    "for i in $(seq 1100); do echo $i > f$i.txt; done; b=zz-; echo x > ${{b}}blocked",
+    # bounded work on artoo's side
+    "python3 -c \"f=open('.git/index','wb'); f.write(b'DIRC'+(2).to_bytes(4,'big')+"
+    "(9999999).to_bytes(4,'big')); f.truncate(256<<20)\"",
+    "mkdir -p {deep} && echo x > {deep}x && rm -f notes.txt",
+    # overlay games: its own attributes are not the command's to set
+    "python3 -c \"import os; os.setxattr('src', 'user.overlay.opaque', b'y')\"; "
+    "python3 -c \"import os; os.setxattr('src', 'trusted.overlay.opaque', b'y')\"; "
+    "ls src > /dev/null",
+    "python3 -c \"import os; os.setxattr('docs', 'user.overlay.redirect', b'/src')\"; rm -rf docs",
+]
+"""Attempts on what is applied: each that changes anything must ask or be refused (see
+:func:`run_escapes`)."""
+TIMEOUT_S = 10
+"""The shell timeout the corpus runs with; every call must end within it + 2 s."""
+
 SECRET = "s3cr3t-" + "9f1c2a7e"  # never spelled whole in a command
 
 
@@ -612,13 +662,16 @@ def run_escapes(base: Path) -> dict[str, object]:
         base / "spill",
         confirm=lambda request: bool(asked.append(request.reason)),
         sandbox=Sandbox(hide=(store,)),
-        shell_timeout_s=10,
+        shell_timeout_s=TIMEOUT_S,
+        blocked_targets=("zz-blocked",),
     )
     tools.env["HOME"] = str(home)
     failures: list[tuple[str, str]] = []
     ran = 0
+    import time
+
     try:
-        for template in ESCAPES:
+        for template in [*ESCAPES, *APPLY_ATTACKS]:
             command = template.format(
                 canary=canary,
                 home=home,
@@ -629,11 +682,20 @@ def run_escapes(base: Path) -> dict[str, object]:
                 sock=sock_path,
                 abstract=abstract,
                 hostpid=sleeper.pid,
+                deep="d/" * 1900,
             )
             ran += 1
+            start = time.monotonic()
             outcome = tools.call("shell", {"command": command})
+            took = time.monotonic() - start
             record = outcome.output + repr(outcome.call)
             why = []
+            if template in APPLY_ATTACKS:
+                refused = outcome.call.refusal in ("law1_denied", "blocked_target")
+                if outcome.call.effects and not refused:
+                    why.append(f"changed, neither asked nor refused: {outcome.content[:300]}")
+                if took > TIMEOUT_S + 2:
+                    why.append(f"took {took:.1f} s, past the timeout + 2 s")
             if SECRET in record:
                 why.append("a secret reached the output")
             if state() != before:
@@ -655,3 +717,120 @@ def run_escapes(base: Path) -> dict[str, object]:
         unix.close()
         abs_sock.close()
     return {"ran": ran, "failures": failures, "asked": len(asked)}
+
+
+def run_swaps(base: Path) -> dict[str, object]:
+    """Change a command's upper layer after its effects were observed and before they are
+    applied — what a process outliving its command would do — in every way that matters:
+    other bytes of the same size, a mode, a file turned into a link to a private host file
+    (0600 in a 0700 directory), a link turned elsewhere, a directory turned into a file.
+    Each apply must abort saying so, leave the workspace as it was, and never copy the host
+    file in. ``base`` is an empty directory this user owns. Returns ``ran`` and
+    ``failures``."""
+    import os
+    import shutil
+
+    from artoo.actors.tools import Sandbox
+    from artoo.actors.tools._apply import ApplyFailed, StaleEffects
+
+    private = base / "private"
+    private.mkdir(mode=0o700)
+    (private / "secret.txt").write_text(SECRET + "\n")
+    os.chmod(private / "secret.txt", 0o600)
+    command = (
+        "rm notes.txt; echo judged > new.txt; mkdir -p d/e && echo deep > d/e/f.txt; "
+        "ln -s new.txt link; mkdir -p .git && echo '[core]' > .git/config"
+    )
+
+    def same_size(up: Path) -> None:
+        (up / "new.txt").write_bytes(b"planted")  # "judged\n": 7 bytes too
+
+    def mode(up: Path) -> None:
+        os.chmod(up / "d" / "e" / "f.txt", 0o777)
+
+    def to_private(up: Path) -> None:
+        os.unlink(up / "new.txt")
+        os.symlink(private / "secret.txt", up / "new.txt")
+
+    def link_to_root(up: Path) -> None:
+        os.unlink(up / "link")
+        os.symlink("/", up / "link")
+
+    def git_config(up: Path) -> None:
+        (up / ".git" / "config").write_text("[core]\n\tfsmonitor = x\n")
+
+    def dir_to_file(up: Path) -> None:
+        shutil.rmtree(up / "d")
+        (up / "d").write_text("x")
+
+    swaps = [same_size, mode, to_private, link_to_root, git_config, dir_to_file]
+    failures: list[tuple[str, str]] = []
+    box = Sandbox()
+    for swap in swaps:
+        ws = base / f"ws-{swap.__name__}"
+        make_workspace(ws)
+        before = _digest(ws)
+        run = box.run(command, ws, 20.0, 100_000, {"PATH": "/usr/bin:/bin"})
+        try:
+            if run.discarded or not run.observed.ops:
+                failures.append((swap.__name__, f"not observed: {run.discarded}"))
+                continue
+            swap(Path(f"/proc/self/fd/{run._fd}/upper"))
+            try:
+                run.apply(confirmed=True)
+                failures.append((swap.__name__, "applied"))
+            except (StaleEffects, ApplyFailed) as exc:
+                if "observed" not in str(exc) or "nothing applied" not in str(exc):
+                    failures.append((swap.__name__, f"unclear: {exc}"))
+        finally:
+            run.discard()
+        after = _digest(ws)
+        if after != before:
+            keys = before.keys() | after.keys()
+            changed = sorted(k for k in keys if before.get(k) != after.get(k))
+            failures.append((swap.__name__, f"the workspace changed: {changed[:5]}"))
+        if any(SECRET in p.read_text(errors="replace") for p in ws.rglob("*") if p.is_file()):
+            failures.append((swap.__name__, "the private host file was copied in"))
+    return {"ran": len(swaps), "failures": failures}
+
+
+def run_probes(base: Path) -> dict[str, object]:
+    """Through links a workspace holds (``s -> .``, ``up -> s/..``), ask the file tools
+    about a host file that exists and one that does not: every answer must be the same
+    (nothing of the host is looked at). Returns ``ran`` and ``failures``."""
+    from artoo.actors.tools import ToolRegistry
+
+    ws = base / "ws"
+    ws.mkdir()
+    (ws / "s").symlink_to(".")
+    (ws / "up").symlink_to("s/..")
+    (ws / "abs").symlink_to("/")
+    (base / "there.txt").write_text("host\n")
+    tools = ToolRegistry(ws, base / "spill")
+    probes = [
+        ("glob", "pattern", "*/{}"),
+        ("glob", "pattern", "[u]p/{}"),
+        ("glob", "pattern", "s/*/{}"),
+        ("glob", "pattern", "*/*.txt"),
+        ("glob", "pattern", "up/{}"),
+        ("glob", "pattern", "s/up/{}"),
+        ("glob", "pattern", "abs{}"),
+        ("glob", "pattern", "**/{}"),
+        ("read_file", "path", "up/{}"),
+        ("read_file", "path", "s/s/up/{}"),
+        ("write_file", "path", "up/{}"),
+    ]
+    failures: list[tuple[str, str]] = []
+    for tool, arg, template in probes:
+        answers = []
+        for name in ("there.txt", "missing.txt"):
+            host = base / name
+            value = template.format(host if tool == "glob" and template.startswith("abs") else name)
+            args = {arg: value, **({"content": "x"} if tool == "write_file" else {})}
+            outcome = tools.call(tool, args)
+            answers.append(outcome.content.replace(name, "NAME").replace(str(host), "NAME"))
+        if answers[0] != answers[1]:
+            failures.append((f"{tool} {template}", f"{answers[0]!r} != {answers[1]!r}"))
+    if (base / "missing.txt").exists() or (base / "there.txt").read_text() != "host\n":
+        failures.append(("write_file", "wrote outside the workspace"))
+    return {"ran": len(probes), "failures": failures}

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from artoo.actors.tools import ConfirmationNeeded, Sandbox, ToolRegistry, probe
 from artoo.actors.tools._apply import ApplyFailed, apply
-from artoo.actors.tools._observe import _line_counts, hazard_of, link_hazard
+from artoo.actors.tools._observe import _line_counts, hazard_of
 from artoo.actors.tools._sandbox import Limits, _cgroup_parents
 from artoo.schemas import ToolsConfig
 
@@ -195,30 +195,40 @@ def test_planted_code_asks_with_its_hazard(
     outcome = tools.call("shell", {"command": command})
     assert outcome.call.refusal == "law1_denied", outcome.content
     [request] = operator.requests
-    assert {(e.path, e.hazard) for e in request.effects if e.hazard} == {(path, hazard)}
-    assert request.target == path and path in request.reason
+    hazards = {(e.path, e.hazard) for e in request.effects if e.hazard}
+    if path.startswith(".git/"):  # everything in the new .git directory asks, itself first
+        assert (path, hazard) in hazards and {h for _, h in hazards} == {hazard}
+        assert request.target == ".git" and "in a .git directory" in request.reason
+    else:
+        assert hazards == {(path, hazard)}
+        assert request.target == path and path in request.reason
     assert _listing(ws) == ["a.txt"] and not os.access(ws / "a.txt", os.X_OK)
 
 
-def test_project_files_and_sample_hooks_are_only_creations(
+def test_project_files_are_only_creations_and_a_new_repository_asks(
     sandbox: Sandbox, tmp_path: Path
 ) -> None:
-    """A Makefile, a conftest.py, git's sample hooks: run only when someone runs the
-    project's build or tests, like any of its source; they do not ask."""
+    """A Makefile, a conftest.py: run only when someone runs the project's build or
+    tests, like any of its source; they do not ask. A ``git init`` does: everything in a
+    ``.git`` directory is git's to read and run (its configuration, its hooks)."""
     ws = _ws(tmp_path)
     operator = _Operator(False)
     tools = ToolRegistry(ws, tmp_path / "spill", confirm=operator, sandbox=sandbox)
     outcome = tools.call(
-        "shell",
-        {"command": "printf 'all:\\n\\ttrue\\n' > Makefile; echo x > conftest.py; git init -q ."},
+        "shell", {"command": "printf 'all:\\n\\ttrue\\n' > Makefile; echo x > conftest.py"}
     )
     assert outcome.call.ok and operator.requests == [], outcome.content
-    assert (ws / "Makefile").exists() and (ws / ".git" / "hooks").is_dir()
+    assert (ws / "Makefile").exists()
+    outcome = tools.call("shell", {"command": "git init -q ."})
+    assert outcome.call.refusal == "law1_denied"
+    [request] = operator.requests
+    assert request.target == ".git" and "in a .git directory" in request.reason
+    assert not (ws / ".git").exists()
 
 
 def test_hazards_are_read_from_the_path_and_mode() -> None:
     assert hazard_of(".git/hooks/post-checkout") == "hook"
-    assert hazard_of("sub/.git/hooks/pre-push.sample", 0o100755) is None
+    assert hazard_of("sub/.git/hooks/pre-push.sample", 0o100755) == "hook"
     assert hazard_of("pkg/usercustomize.py") == "startup"
     assert hazard_of(".idea/workspace.xml") == "editor"
     assert hazard_of("src/app.py", 0o100644) is None
@@ -226,7 +236,6 @@ def test_hazards_are_read_from_the_path_and_mode() -> None:
     assert hazard_of("Makefile") is None
     assert hazard_of(".ssh/authorized_keys") == "startup"
     assert hazard_of(".config/autostart/x.desktop") == "startup"
-    assert link_hazard("a/b", "../c") is None and link_hazard("a/b", "../../c") == "link"
 
 
 # --------------------------------------------------------------------------- apply
@@ -300,7 +309,7 @@ def test_an_apply_past_its_deadline_undoes_everything(sandbox: Sandbox, tmp_path
     box = sandbox.run("rm a.txt; echo n > new.txt", ws, 5.0, 10_000, {"PATH": os.defpath})
     try:
         with pytest.raises(ApplyFailed, match="nothing applied"):
-            apply(box.observed, box.upper, ws, deadline=time.monotonic() - 1)
+            apply(box.observed, ws, deadline=time.monotonic() - 1)
     finally:
         box.discard()
     assert _listing(ws) == ["a.txt"]

@@ -3,6 +3,8 @@ judged by its observed effect."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -201,3 +203,50 @@ def test_reads_by_allowlist_and_limits_come_from_the_config(
         run.discard()
     assert "shared notes" in run.run.stdout and "not shared" not in run.run.stdout
     assert run.run.stdout.strip().endswith("64")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the sandbox needs Linux")
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_git_s_configuration_through_any_tool_asks_and_is_denied_without_an_operator(
+    tmp_path: Path, workspace: Path
+) -> None:
+    """A whole task with no operator: ``write_file`` of ``.git/config``, then a shell
+    ``diff.external``, a gitdir file and a chained link out — each a ConfirmationRequest
+    saying why, each denied, nothing of them in the workspace."""
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"]
+    subprocess.run([*git, "init", "-q"], cwd=workspace, check=True)
+    config = (workspace / ".git" / "config").read_bytes()
+    planted = config.decode() + "[diff]\n\texternal = touch x\n"  # no line of it lost
+    calls = [
+        {"name": "write_file", "arguments": {"path": ".git/config", "content": planted}},
+        {"name": "shell", "arguments": {"command": "git config diff.external 'touch x'"}},
+        {"name": "shell", "arguments": {"command": "mkdir -p w && echo 'gitdir: /x' > w/.git"}},
+        {"name": "shell", "arguments": {"command": "ln -s . s && ln -s s/.. up"}},
+    ]
+    entries = [
+        {"role": "perceiver", "content": {"intent": "set git up", "slug": "set-git-up"}},
+        {"role": "planner", "content": {"subtasks": [{"instruction": "set git up"}]}},
+        {"role": "executor", "tool_calls": calls},
+        {"role": "executor", "times": 0, "content": "done"},
+    ]
+    model = write_script(tmp_path / "s.toml", entries)
+    with artoo.System.open(
+        tmp_path / "store",
+        model=model,
+        workspace=workspace,
+        config={"tools": {"sandbox": "required"}},
+    ) as s:
+        s.submit("set git up").result(60)
+        s.flush(5)
+    requests = [
+        e.body for e in all_events(tmp_path / "store") if isinstance(e.body, ConfirmationRequest)
+    ]
+    reasons = [r.reason for r in requests[:4]]
+    assert len(reasons) == 4, reasons
+    assert "in a .git directory" in reasons[0] and "in a .git directory" in reasons[1]
+    assert "a .git that is not a directory" in reasons[2]
+    assert "leads out of the workspace" in reasons[3]
+    calls_made = _tool_calls(tmp_path / "store")[:4]
+    assert [c.refusal for c in calls_made] == ["law1_denied"] * 4
+    assert (workspace / ".git" / "config").read_bytes() == config
+    assert not (workspace / "w").exists() and not (workspace / "up").is_symlink()
