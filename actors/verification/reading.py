@@ -331,7 +331,7 @@ def criteria_of(spec: TaskSpec) -> list[Criterion]:
         ):
             add(f"{t.path} still parses as {format_of(t.path)}", Check(kind="parses", path=t.path))
     into = [t.path for t in written if t.role in ("write", "create") and not t.path.endswith("/")]
-    for v in spec.values:
+    for v in _contents(spec):
         path = into[0] if len(into) == 1 else ""
         add(
             f"{path or 'a changed file'} holds {v!r}",
@@ -342,6 +342,18 @@ def criteria_of(spec: TaskSpec) -> list[Criterion]:
         tests += [v for v in spec.values if "::" in v]
         add("the workspace's tests pass as before", Check(kind="tests", value=" ".join(tests)))
     return out
+
+
+def _contents(spec: TaskSpec) -> list[str]:
+    """The values a change must leave in its files: not a test's id (pytest's
+    ``path::name`` form: the ``tests`` criterion's), nor a path the workspace holds or
+    the reading targets (a name of a file, not its content)."""
+    paths = {t.path.rstrip("/") for t in spec.targets}
+    return [
+        v
+        for v in spec.values
+        if "::" not in v and v.rstrip("/") not in paths and not spec.seen.get(v)
+    ]
 
 
 def _test_path(path: str) -> bool:

@@ -53,6 +53,7 @@ def _files() -> dict[str, str]:
     return {
         "pyproject.toml": PYPROJECT,
         ".github/workflows/ci.yml": CI_YAML,
+        "deploy/app.yaml": CI_YAML,
         "setup.cfg": SETUP_CFG,
         "CHANGES.rst": CHANGES,
         "notes/todo.txt": "buy milk\ncall Ana\nfix the door\n",
@@ -293,3 +294,202 @@ def test_no_model_reading_is_no_criterion_of_the_models(tmp_path: Path) -> None:
     assert [c.check.kind for c in spec.criteria if c.check] == ["answered", "count_matches"]
     assert result.status == "accept"
     assert not [b for b in bodies if isinstance(b, LLMCall) and b.role == "planner"]
+
+
+OPS = """def add(a, b):
+    return a - b
+
+
+def double(x):
+    return x + x
+
+
+def triple(x):
+    return x + x + x
+"""
+OPS_TESTS = """from calc.ops import add, double, triple
+
+
+def test_add():
+    assert add(2, 3) == 5
+
+
+def test_double():
+    assert double(4) == 8
+
+
+def test_triple():
+    assert triple(2) == 6
+"""
+
+
+def _package() -> dict[str, str]:
+    return {"calc/__init__.py": "", "calc/ops.py": OPS, "tests/test_ops.py": OPS_TESTS}
+
+
+def test_a_bug_fix_and_a_refactor_go_through_headless_and_undo_restores_both(
+    tmp_path: Path,
+) -> None:
+    """A fix that makes the named failing test pass, and a refactor that keeps every test
+    passing: each an in-workspace change of its reading's target (reversible, no
+    operator), proven by the workspace's own tests run by code before and after; ``artoo
+    undo`` then restores both byte-exactly."""
+    import artoo
+    from artoo.schemas import WorkspaceRestored
+    from artoo.testing import write_script
+
+    from .helpers import DATA
+
+    ws = tmp_path / "workspace"
+    import shutil
+
+    shutil.copytree(DATA / "workspace", ws)
+    for path, text in _package().items():
+        (ws / path).parent.mkdir(parents=True, exist_ok=True)
+        (ws / path).write_text(text)
+    original = {p: (ws / p).read_bytes() for p in _package()}
+    fixed = OPS.replace("return a - b", "return a + b")
+    refactored = fixed.replace("return x + x + x", "return double(x) + x")
+    fix = "Fix add in calc/ops.py so that tests/test_ops.py::test_add passes."
+    refactor = "Refactor calc/ops.py: make triple call double."
+    entries = [
+        {
+            "role": "perceiver",
+            "match": "Fix add",
+            "content": {
+                "intent": "fix add",
+                "kind": "change",
+                "targets": [
+                    {"path": "calc/ops.py", "role": "write"},
+                    {"path": "tests/test_ops.py", "role": "read"},
+                ],
+                "values": ["tests/test_ops.py::test_add"],
+            },
+        },
+        {
+            "role": "perceiver",
+            "match": "Refactor",
+            "content": {
+                "intent": "refactor triple",
+                "kind": "change",
+                "targets": [{"path": "calc/ops.py", "role": "write"}],
+            },
+        },
+        {
+            "role": "executor",
+            "match": "Fix add",
+            "tool_calls": [
+                {"name": "write_file", "arguments": {"path": "calc/ops.py", "content": fixed}}
+            ],
+        },
+        {"role": "executor", "match": "Fix add", "content": "add now adds."},
+        {
+            "role": "executor",
+            "match": "Refactor",
+            "tool_calls": [
+                {"name": "write_file", "arguments": {"path": "calc/ops.py", "content": refactored}}
+            ],
+        },
+        {"role": "executor", "match": "Refactor", "content": "triple now calls double."},
+    ]
+    model = write_script(tmp_path / "s.toml", entries)
+    with artoo.System.open(tmp_path / "store", model=model, workspace=ws, config=CONFIG) as s:
+        first = s.submit(fix).result(120)
+        second = s.submit(refactor).result(120)
+        s.flush(5)
+    for result in (first, second):
+        assert (result.status, result.established) == ("accept", "code"), result.summary
+        assert "tests" in result.established_by
+    assert (ws / "calc/ops.py").read_text() == refactored
+    bodies = [e.body for e in all_events(tmp_path / "store")]
+    assert not [b for b in bodies if isinstance(b, ConfirmationRequest)]  # no operator asked
+    runs = [c for c in _calls(bodies) if c.tool == "run_tests"]
+    assert runs and all(c.by == "code" for c in runs)
+    from artoo.replay import verify
+
+    assert verify(tmp_path / "store").ok
+    with artoo.System.open_offline(tmp_path / "store", workspace=ws) as s:
+        undone = [s.undo(second.task_id), s.undo(first.task_id)]
+    assert all(isinstance(u, WorkspaceRestored) for u in undone)
+    assert {p: (ws / p).read_bytes() for p in _package()} == original
+
+
+def test_toml_and_yaml_edits_are_proven_by_their_parsers(tmp_path: Path) -> None:
+    """A setting changed in a TOML and in a YAML file: read back at the reading's key by
+    the file's own parser (not by the request's words), each file still parsing."""
+    toml_run = tmp_path / "toml"
+    entries = [
+        _reading(
+            "change",
+            targets=[{"path": "pyproject.toml", "role": "write"}],
+            key="tool.black.line-length",
+            values=["100"],
+        ),
+        _call("shell", command="sed -i 's/^line-length = 88$/line-length = 100/' pyproject.toml"),
+        _answer("Set to 100."),
+    ]
+    text = "Set black's line-length to 100 in pyproject.toml."
+    result, bodies = _run(toml_run, entries, text)
+    assert (result.status, result.established) == ("accept", "code"), result.summary
+    assert "pyproject.toml at tool.black.line-length" in result.established_by
+    assert not [b for b in bodies if isinstance(b, ConfirmationRequest)]
+    yaml_run = tmp_path / "yaml"
+    entries = [
+        _reading(
+            "change",
+            targets=[{"path": "deploy/app.yaml", "role": "write"}],
+            key="python-version",
+            values=["3.12"],
+        ),
+        _call(
+            "shell",
+            command='sed -i \'s/python-version: "3.11"/python-version: "3.12"/\' deploy/app.yaml',
+        ),
+        _answer("Now 3.12."),
+    ]
+    text = "Change python-version to 3.12 in deploy/app.yaml."
+    result, _ = _run(yaml_run, entries, text)
+    assert (result.status, result.established) == ("accept", "code"), result.summary
+    assert "at python-version" in result.established_by
+    # an edit that breaks the file's format is no proof, whatever it holds
+    broken = tmp_path / "broken"
+    entries = [
+        _reading(
+            "change",
+            targets=[{"path": "pyproject.toml", "role": "write"}],
+            key="tool.black.line-length",
+            values=["100"],
+        ),
+        {
+            "role": "executor",
+            "times": 0,
+            "tool_calls": [
+                {
+                    "name": "shell",
+                    "arguments": {"command": "echo 'line-length = 100 [' >> pyproject.toml"},
+                }
+            ],
+        },
+        {"role": "planner", "times": 0, "content": {"subtasks": [{"instruction": "set it"}]}},
+    ]
+    result, _ = _run(broken, entries, "Set black's line-length to 100 in pyproject.toml.")
+    assert result.status != "accept"
+
+
+def test_a_question_never_writes(tmp_path: Path) -> None:
+    entries = [
+        _reading(
+            "question",
+            answer="number",
+            key="tool.black.line-length",
+            targets=[{"path": "pyproject.toml", "role": "read"}],
+        ),
+        _call("write_file", path="pyproject.toml", content="[tool.black]\nline-length = 1\n"),
+        _call("read_file", path="pyproject.toml"),
+        _answer("88"),
+    ]
+    result, bodies = _run(tmp_path, entries, "What line length does black use in pyproject.toml?")
+    (refused,) = [c for c in _calls(bodies) if c.tool == "write_file"]
+    assert refused.refusal == "out_of_scope" and not refused.ok
+    assert (tmp_path / "workspace" / "pyproject.toml").read_text() == PYPROJECT
+    assert (result.status, result.established) == ("accept", "code")
