@@ -215,7 +215,8 @@ SCHEMA_MAX_CHARS = 600
 @functools.cache
 def _json_schema(schema_type: type) -> dict[str, Any]:
     """msgspec's JSON schema with the root ``$ref`` inlined (providers want an object root),
-    every list and string bounded (:func:`_bounded`).
+    every list and string bounded (:func:`_bounded`), and the fields a Struct names in
+    ``__schema_required__`` required of the model (decoding still defaults them).
 
     Cached per type (building it dominated a structured call's CPU); treat it as read-only.
     """
@@ -226,6 +227,12 @@ def _json_schema(schema_type: type) -> dict[str, Any]:
     if not ref.startswith("#/$defs/") or name not in defs:
         return schema
     root = dict(defs.pop(name))
+    asked = getattr(schema_type, "__schema_required__", ())
+    if asked:  # fields a model must write, though decoding defaults them
+        root["required"] = [
+            *root.get("required", []),
+            *(f for f in asked if f not in root.get("required", [])),
+        ]
     if defs:
         root["$defs"] = defs
     return root

@@ -7,7 +7,7 @@ chosen by the model: criteria and subtasks get ids from code.
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import ClassVar, Literal
 
 import msgspec
 
@@ -60,25 +60,27 @@ class TargetAnswer(msgspec.Struct, kw_only=True):
     """One path a request reads, writes, creates or deletes, as a model reads it."""
 
     path: str
-    role: str = "read"
+    role: Literal["read", "write", "create", "delete"] = "read"
     """read, write (change an existing file), create (a new file; a directory ending in
     / that a new file goes into) or delete."""
 
 
 class PerceiverAnswer(msgspec.Struct, kw_only=True):
     """The Perceiver's structured reading of a request (code checks every field:
-    :func:`artoo.actors.verification.reading.checked`)."""
+    :func:`artoo.actors.verification.reading.checked`). The vocabularies are enums of the
+    JSON schema, so a server that enforces it cannot put a sentence where a kind goes."""
 
     intent: str
-    kind: str = ""
+    kind: Literal["question", "change", "creation", "mixed"]
     """question, change, creation, or mixed (a question and a change)."""
+    answer: Literal["number", "name", "value", "boolean", "version", "list", "text"] = "text"
+    """What an answer must state: number, name, value, boolean, version, list or text
+    (required of a model by the schema it is given, :data:`SCHEMA_REQUIRED`, so it cannot
+    leave a question's shape out; a script may)."""
     targets: list[TargetAnswer] = []
-    answer: str = ""
-    """For a question, what the answer must state: number, name, value, boolean,
-    version, list or text."""
     key: str = ""
     """The key, setting, definition or column inside a file the request is about."""
-    count: str = ""
+    count: Literal["", "lines", "words", "chars", "bytes", "files", "matches"] = ""
     """For a count: lines, words, chars, bytes, files or matches ("" otherwise)."""
     call: str = ""
     """The Python call whose result or output the request asks, as the request writes it."""
@@ -86,6 +88,9 @@ class PerceiverAnswer(msgspec.Struct, kw_only=True):
     """The exact values the request itself gives (a new setting, a text to add, a name)."""
     question: QuestionAnswer | None = None
     """Only when the request is ambiguous: one question to the user (the task waits)."""
+
+    __schema_required__: ClassVar[tuple[str, ...]] = ("answer",)
+    """Fields the JSON schema a model is given requires, though decoding defaults them."""
 
 
 class PlannedSubtask(msgspec.Struct, kw_only=True):

@@ -329,7 +329,9 @@ def _value_at(
         ok = states(output, want, shape)
     if ok:
         return _pass(f"code reads {_clip(str(want))} at {where}; the answer states it")
-    return _fail(f"code reads {_clip(str(want))} at {where}; the answer does not state it")
+    # the value code read stays in ``observed``: told it, a model would copy it, and its
+    # answer would no longer be a derivation of its own
+    return _fail(f"the answer does not state the value at {where}")
 
 
 def _count(
@@ -341,10 +343,12 @@ def _count(
     seen = str(observed.get("seen", ""))
     numbers = stated(output, "number")
     if not numbers:
-        return _fail(f"{seen}; the answer states no number")
+        return _fail(f"the answer states no number of {check.value} in {check.path}")
     if any(states(output, c, "number") for c in counts) and same(numbers[0], counts[0], "number"):
         return _pass(f"{seen}; the answer states {counts[0]}")
-    return _fail(f"{seen}; the answer states {numbers[0]}")
+    return _fail(
+        f"the answer states {numbers[0]}: not the {check.value} code counts in {check.path}"
+    )
 
 
 def _evaluates(
@@ -357,9 +361,7 @@ def _evaluates(
         name = str(result["raised"]).split(":", 1)[0]
         if states(output, name, "name"):
             return _pass(f"{check.value} raises {name}; the answer says so")
-        return _fail(
-            f"{check.value} raises {_clip(str(result['raised']))}; the answer does not say so"
-        )
+        return _fail(f"the answer does not state what {check.value} raises when it runs")
     shape = check.shape or "value"
     candidates = [str(result.get("str", "")), str(result.get("repr", ""))]
     printed = str(result.get("printed", "")).strip()
@@ -367,7 +369,7 @@ def _evaluates(
         candidates.append(printed)
     if any(c and states(output, c, shape) for c in candidates):
         return _pass(f"code ran {check.value}: {_clip(candidates[1])}; the answer states it")
-    return _fail(f"code ran {check.value}: {_clip(candidates[1])}; the answer does not state it")
+    return _fail(f"the answer does not state what {check.value} gives when it runs")
 
 
 def _in_targets(path: str, targets: Sequence[Target]) -> bool:

@@ -60,7 +60,12 @@ def change_entries(
     return [
         {
             "role": "perceiver",
-            "content": {"intent": intent, "kind": "change", "criteria": [criterion]},
+            "content": {
+                "intent": intent,
+                "kind": "change",
+                "answer": "text",
+                "criteria": [criterion],
+            },
         },
         *({"role": "executor", "tool_calls": [call]} for call in calls),
         {"role": "executor", "times": 0, "content": answer},
@@ -74,7 +79,7 @@ def rm_script_entries(times: int = 3, tasks: int = 1) -> list[dict[str, Any]]:
         {
             "role": "perceiver",
             "times": tasks,
-            "content": {"intent": "delete old log", "slug": "delete-old-log"},
+            "content": {"intent": "delete old log", "kind": "change", "answer": "text"},
         },
         simple_plan("Delete archive/old.log with rm", times=times),
         {

@@ -61,6 +61,7 @@ def _files() -> dict[str, str]:
 
 
 def _reading(kind: str, **fields: Any) -> dict[str, Any]:
+    fields.setdefault("answer", "text")
     return {"role": "perceiver", "content": {"intent": "the request", "kind": kind, **fields}}
 
 
@@ -180,7 +181,11 @@ def test_a_stated_version_2_1_3_does_not_prove_2_1(tmp_path: Path) -> None:
         for v in b.verdicts
         if not v.passed
     ]
-    assert any("2.1" in e and "does not state" in e for e in failed), failed
+    assert any("metadata.version in setup.cfg" in e and "does not state" in e for e in failed), (
+        failed
+    )
+    # code's value is not told: a model told it would copy it, and derive nothing itself
+    assert not any("2.1" in e for e in failed if "metadata.version" in e), failed
 
 
 def test_a_search_that_names_2_of_5_modules_is_not_accept(tmp_path: Path) -> None:
@@ -359,6 +364,7 @@ def test_a_bug_fix_and_a_refactor_go_through_headless_and_undo_restores_both(
             "content": {
                 "intent": "fix add",
                 "kind": "change",
+                "answer": "text",
                 "targets": [
                     {"path": "calc/ops.py", "role": "write"},
                     {"path": "tests/test_ops.py", "role": "read"},
@@ -372,6 +378,7 @@ def test_a_bug_fix_and_a_refactor_go_through_headless_and_undo_restores_both(
             "content": {
                 "intent": "refactor triple",
                 "kind": "change",
+                "answer": "text",
                 "targets": [{"path": "calc/ops.py", "role": "write"}],
             },
         },

@@ -131,7 +131,7 @@ def test_a_store_inside_the_workspace_is_out_of_every_tools_reach(workspace: Pat
         {"name": "read_file", "arguments": {"path": ".artoo/events/CURRENT"}},
     ]
     entries = [
-        {"role": "perceiver", "content": {"intent": "poke", "slug": "poke"}},
+        {"role": "perceiver", "content": {"intent": "poke", "kind": "change", "answer": "text"}},
         {"role": "planner", "content": {"subtasks": [{"instruction": "poke the store"}]}},
         {"role": "executor", "tool_calls": calls},
         {"role": "executor", "times": 0, "content": "done"},
@@ -164,7 +164,7 @@ def test_credential_files_in_home_never_reach_the_model_or_the_log(
         {"name": "shell", "arguments": {"command": "cat ~/.netrc"}},
     ]
     entries = [
-        {"role": "perceiver", "content": {"intent": "peek", "slug": "peek"}},
+        {"role": "perceiver", "content": {"intent": "peek", "kind": "question", "answer": "text"}},
         {"role": "planner", "content": {"subtasks": [{"instruction": "read the credentials"}]}},
         {"role": "executor", "tool_calls": calls},
         {"role": "executor", "times": 0, "content": "done"},
@@ -224,7 +224,7 @@ def test_git_s_configuration_through_any_tool_asks_and_is_denied_without_an_oper
         {"name": "shell", "arguments": {"command": "ln -s . s && ln -s s/.. up"}},
     ]
     entries = [
-        {"role": "perceiver", "content": {"intent": "set git up", "slug": "set-git-up"}},
+        {"role": "perceiver", "content": {"intent": "set git up", "kind": "change", "answer": "text"}},
         {"role": "planner", "content": {"subtasks": [{"instruction": "set git up"}]}},
         {"role": "executor", "tool_calls": calls},
         {"role": "executor", "times": 0, "content": "done"},
