@@ -180,9 +180,10 @@ def checked(
     ``read``. Values the request does not state are dropped; so is a key none of whose
     components it states, a unit outside :data:`UNITS` (``matches`` needs a value to
     count), and a call that is not one Python call of the request's own names and
-    literals. A question with write targets is ``mixed``; a kind outside :data:`KINDS`
-    is ``mixed`` (it must answer and prove its change); a question with no shape
-    answers ``text``."""
+    literals. A question writes nothing: its write and delete targets are read (a create
+    target dropped); a change or a mix with nothing to write writes the paths its targets
+    hold that the request's text names; a kind outside :data:`KINDS` is ``mixed`` (it
+    must answer and prove its change); a question with no shape answers ``text``."""
     notes: list[str] = []
     kind = kind.strip().lower()
     if kind not in KINDS:
@@ -232,9 +233,16 @@ def checked(
     if call.strip() and not _call_named(call, text):
         notes.append(f"call {call!r} is not the request's own: dropped")
         call = ""
-    if kind == "question" and writes(out):
-        notes.append("a question with targets to write: mixed")
-        kind = "mixed"
+    if kind == "question" and writes(out):  # a question writes nothing: the stricter
+        notes.append("a question writes nothing: its targets are read")
+        out = _deduped([Target(path=t.path, role="read") for t in out if t.role != "create"])
+    if kind in ("change", "mixed") and not writes(out):
+        named_here = [t for t in out if t.path.rstrip("/") in text and not _glob(t.path)]
+        if named_here:  # a change must write something: what the request itself names
+            notes.append("a change with nothing to write: the paths it names are written")
+            out = _deduped(
+                [Target(path=t.path, role="write") if t in named_here else t for t in out]
+            )
     if kind in ("question", "mixed") and not shape:
         shape = "text"
     return Checked(
@@ -247,6 +255,18 @@ def checked(
         call=call.strip(),
         notes=notes,
     )
+
+
+def _glob(path: str) -> bool:
+    return any(ch in path for ch in "*?[")
+
+
+def _deduped(targets: Iterable[Target]) -> list[Target]:
+    out: list[Target] = []
+    for t in targets:
+        if t not in out:
+            out.append(t)
+    return out
 
 
 def writes(targets: Iterable[Target]) -> list[Target]:

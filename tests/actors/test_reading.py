@@ -103,16 +103,31 @@ def test_values_keys_and_calls_the_request_does_not_state_are_dropped() -> None:
     assert good.call == "slugify('A b')"
 
 
-def test_a_question_with_a_target_to_write_is_mixed_and_an_unknown_kind_too() -> None:
+def test_a_question_writes_nothing_and_an_unknown_kind_is_mixed() -> None:
+    """The stricter reading wins: a question's targets to write are read (a question is
+    answered, never turned into a change); a kind outside the vocabulary is ``mixed``."""
     c = checked(
-        "count the lines and write them to out.txt",
+        "what does shout('hi') in src/text.py return?",
         kind="question",
-        shape="number",
-        targets=[("out.txt", "create")],
-        seen={"out.txt": False},
+        shape="value",
+        targets=[("src/text.py", "write"), ("out.txt", "create")],
+        seen={"src/text.py": True, "out.txt": False},
     )
-    assert c.kind == "mixed"
+    assert c.kind == "question"
+    assert [(t.path, t.role) for t in c.targets] == [("src/text.py", "read")]
     assert checked("x", kind="frobnicate", seen={}).kind == "mixed"
+
+
+def test_a_change_with_nothing_to_write_writes_what_the_request_names() -> None:
+    c = checked(
+        "Set max-complexity to 25 in .flake8",
+        kind="change",
+        targets=[(".flake8", "read"), ("setup.cfg", "read")],
+        values=["25"],
+        seen={".flake8": True, "setup.cfg": True},
+    )
+    assert [(t.path, t.role) for t in c.targets] == [(".flake8", "write"), ("setup.cfg", "read")]
+    assert any("nothing to write" in n for n in c.notes)
 
 
 def test_a_toml_key_question_gets_a_parser_derivation_the_german_twin_the_same() -> None:
