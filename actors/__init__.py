@@ -6,8 +6,9 @@ one module (say ``artoo.actors.runtime.clock``) does not load the rest.
 - ``runtime/``: the write-ahead bus, the Role base and its Equipment, the runner, the clock,
   the cost ledger, the boundary contracts.
 - ``roles/``: one module per role, each opening with its Job Description, and the roster.
-- ``verification/``: checks, the verification ladder's rule and model rungs, grounding,
-  the shapes of model answers.
+- ``verification/``: the proof — the reading checked by code, the checks, derivations,
+  how an answer was established, the verification ladder's rule and model rungs, the
+  shapes of model answers.
 - ``law1/``: Law 1 (the shell lexer and the classification of effects).
 - ``tools/``: the tool registry, the sandbox, the catalog of tool names.
 - ``llm/``: the model gateway and its backends (litellm, scripted, replay).

@@ -307,7 +307,14 @@ class TelemetryConfig(BaseModel):
 
 class Config(BaseModel):
     """Everything a System can be told. Unknown keys are an error; values are not coerced
-    (``"5"`` or ``True`` is not a number) and must be finite and within their bounds."""
+    (``"5"`` or ``True`` is not a number) and must be finite and within their bounds.
+
+    Only settings a user would choose: how artoo decides (what proves an answer, what Law
+    1 asks) is the policy version recorded in each task (``TaskRequest.policy``), never a
+    field here. The switches of policy 0 (``corroborate``, ``read_back_by_effect``,
+    ``refuse_lost_lines``, ``reuse_reading`` …) are retired: they are no fields, and a
+    logged Config holding them is upcast by replay, which drops them
+    (``artoo.replay._read.RETIRED_FIELDS``, ``upcast_config_v0_v1``)."""
 
     model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 

@@ -96,13 +96,14 @@ MacroState = Literal[
 ]
 FinalStatus = Literal["accept", "success", "abandon"]
 Established = Literal["code", "model", "human", "none"]
-"""How a task's answer was established (FinalResult.established): ``code`` — every
-criterion passed was decided by code and the answer's values were measured by a check
-or backed by two independent tool results; ``model`` — some of it rests only on a
-model's verdict (or on one tool result, or on a check copied from the request);
-``human`` — some of it a person judged (a low-confidence verdict taken to the operator);
-``none`` — not every criterion was met (the task ended abandon, or ``success`` close
-enough with some criterion failed)."""
+"""How a task's answer was established (FinalResult.established; docs/proof.md): ``code``
+— every criterion passed was decided by code and what the task claims was proven: a
+question's value derived by code or by two independent derivations that agree, a
+change by its effect (in the reading's targets, read back or tested); ``model`` — some
+of it rests on a model's word (a model's verdict, one derivation, a free-text answer, a
+change nothing read back); ``human`` — some of it a person judged (a low-confidence
+verdict taken to the operator); ``none`` — not every criterion was met (the task ended
+abandon, or ``success`` close enough with some criterion failed)."""
 OutcomeStatus = Literal["matched", "failed", "skipped"]
 Tier = Literal["brain", "tool"]
 Refusal = Literal[
@@ -121,7 +122,8 @@ Refusal = Literal[
 only ever added, as ``repeated_failure``, ``repeated_call``, ``lost_lines`` and
 ``out_of_scope`` (a change during a question: the reading's scope gate) were: every older
 log still decodes (a log holding a newer member does not decode in an artoo older than
-it)."""
+it). ``lost_lines`` (a change refused for the lines it would lose) is policy 0's, retired
+with it: it appears only in older logs."""
 StopReason = Literal["answer", "doom_loop", "turn_cap", "model_error", "task_ended"]
 """Why an Executor attempt stopped (ExecutionResult.stop)."""
 EndReason = Literal[
@@ -149,6 +151,10 @@ BudgetName = Literal["max_model_calls", "max_tokens"]
 
 
 # --------------------------------------------------------------------------- value types
+# The docstring below is sent to the Planner's model (the JSON schema of
+# ``answers.CriterionAnswer``): changing it changes a prompt. Today's vocabulary is
+# ``checks.KINDS`` (answered, value_at, count_matches, evaluates, changed, parses,
+# reads_back, tests); the kinds it lists are policy 0's, found only in older logs.
 class Check(msgspec.Struct, frozen=True, kw_only=True):
     """A deterministic check that decides a verifiable criterion by code.
 
@@ -164,9 +170,10 @@ class Check(msgspec.Struct, frozen=True, kw_only=True):
     path: str = ""
     value: str | int | float | bool | None = None
     into: str = ""
-    """For a value code computes (``count_matches``, ``table_value``) that the request
-    asks to write to a file: that workspace file, whose content the check judges instead
-    of the answer. Empty: the answer is judged (and in logs from before this field)."""
+    """For a value code derives (``value_at``, ``count_matches``, ``evaluates``) that the
+    request asks to write to a file: that workspace file (the reading's write or create
+    target), whose content the check judges instead of the answer. Empty: the answer is
+    judged (and in logs from before this field)."""
     key: str = ""
     """For a check that reads a structured file (``value_at``, ``reads_back``): the key,
     definition or column inside it, as the reading names it ("" in older logs)."""
@@ -236,8 +243,9 @@ class FileEffect(msgspec.Struct, frozen=True, kw_only=True):
     absent, never cut (a cut diff could hide a change): None when a side is not UTF-8 or
     over 256 KiB, when its changed lines are too many to compare exactly, when the diff
     is over 4,000 characters (``actors.tools._observe.line_diff``), for any other change
-    or kind, and in logs written before the field. What the proof reads back by effect
-    (``verification.proof.read_back_by_effect``)."""
+    or kind, and in logs written before the field. The proof of a change reads its
+    ``-`` lines for a value the change removed (``reads_back``:
+    ``verification.checks``)."""
     before: str = ""
     """The sha256 of the path's before-image kept in the store's blobs when the change
     was applied (``artoo undo``); "" when none was kept (a creation, or an older log)."""
@@ -287,16 +295,17 @@ class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
     ``read_file`` page without "[characters 0–1024 shown; … offset=1024 …]" ("" for a
     read past the end, which is only a note), a ``glob``'s paths without their count
     or the notes on hidden matches, a ``load_data`` page without its own note (head and
-    tail when long, the cut marked without a figure). What the proof and grounding read
-    of the call (``verification.grounding.tool_outputs``): a tool's note is no value.
+    tail when long, the cut marked without a figure). What the proof reads of the call
+    (``verification.derive.tool_outputs``): a tool's note is no value.
     None for ``shell`` (its ``stdout`` is that), for a tool whose result is all its own
     report (``write_file``) or a host's function, and in logs written before the field
     existed (read as they were then)."""
     conversation: int = 0
     """Which conversation of its subtask made the call: 0 the first; 1 the one asked for
     a second derivation, which starts afresh and sees nothing of the first (its value is
-    an independent derivation: ``verification.proof``). An ask to show a value no tool
-    result showed (``CorrectionSignal.unbacked``) continues the conversation it asks."""
+    an independent derivation: ``verification.proof``). In a policy-0 log, an ask to show
+    a value no tool result showed (``CorrectionSignal.unbacked``) continued the
+    conversation it asked."""
     by: str = ""
     """Who made the call: "" the model; ``code`` the Executor itself (a derivation code
     runs — the request's own call evaluated, the workspace's tests — or a remembered
@@ -346,9 +355,9 @@ class Target(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Reading(msgspec.Struct, frozen=True, kw_only=True):
-    """How a task's request was read (its TaskSpec's intent, kind, answer shape and
-    criteria as they were checked), kept in the accepted episode it ended in: the very
-    same request is read so again (``Config.reuse_reading``)."""
+    """How a task's request was read (its TaskSpec's reading and the criteria code wrote
+    from it), kept in the accepted episode it ended in: the very same request is read so
+    again, with no model call (``TaskSpec.reused``)."""
 
     intent: str
     kind: str = ""
@@ -383,8 +392,9 @@ class Megram(msgspec.Struct, frozen=True, kw_only=True):
     """What the task did: its last plan's subtasks with the commands that produced the
     answer (an accepted episode's SOP source; empty when unknown)."""
     reading: Reading | None = None
-    """How the task's request was read, in an accepted episode (``Config.reuse_reading``;
-    None otherwise and in megrams from before this field)."""
+    """How the task's request was read, in an accepted episode: the very same request is
+    read so again (``TaskSpec.reused``). None otherwise and in megrams from before this
+    field."""
 
 
 class RecalledRequest(msgspec.Struct, frozen=True, kw_only=True):
@@ -446,7 +456,10 @@ class TaskRequest(Message, frozen=True, tag="TaskRequest"):
 
 
 class TaskSpec(Message, frozen=True, tag="TaskSpec"):
-    """The Perceiver's reading of a task: intent, slug and task-level criteria."""
+    """The Perceiver's reading of a task, as code checked it (docs/proof.md): its kind,
+    targets, answer shape, values, key, unit and call, the task-level criteria code wrote
+    from it, and what code saw of the workspace — the one message every later decision
+    reads."""
 
     text: str
     intent: str
@@ -454,12 +467,14 @@ class TaskSpec(Message, frozen=True, tag="TaskSpec"):
     criteria: list[Criterion] = []
     environment: str = "local"
     kind: str = ""
-    """The request's kind as the model read it: ``question``, ``change``, ``creation``, or
-    ``unknown`` (no valid reading); empty in logs from before this field. Code checks it
-    against ``text`` (``artoo.actors.verification.request.duties``)."""
+    """The request's kind: ``question``, ``change``, ``creation`` or ``mixed`` (an answer
+    and a change), as code checked the model's (``verification.reading.checked``: a kind
+    outside these, or a question with targets to write, is ``mixed``); empty in logs from
+    before this field (a policy-0 log may hold ``unknown``)."""
     shape: str = ""
     """What an answer must state, as the model read it: ``number``, ``name``, ``value``,
-    ``text``; empty when it gave none."""
+    ``boolean``, ``version``, ``list`` or ``text`` (free text: never proven); empty when
+    the request asks nothing."""
     reused: str = ""
     """The id of the accepted episode whose reading this is (the very same request: no
     model read it); empty when the model read the request."""
@@ -508,8 +523,10 @@ class SubTask(Message, frozen=True, tag="SubTask"):
     commands: list[str] = []
     """Shell commands the Executor runs itself, in order, before the model's first turn
     (each a logged ``shell`` call through the sandbox and Law 1, in the conversation as
-    the model's own): the proven commands of the accepted episode whose plan this is
-    (``Config.reuse_commands``; empty otherwise and in older logs)."""
+    the model's own, ``ToolCall.by == "code"``): the command that evaluates the request's
+    own call, for a subtask carrying an ``evaluates`` criterion (``planner.with_evaluation``),
+    and the proven commands of the accepted episode whose plan this is
+    (``planner.proven_commands``); empty otherwise and in older logs."""
     kind: str = ""
     """The request's kind as the reading has it (``TaskSpec.kind``): the Executor's scope
     gate refuses a write during a ``question`` (empty in older logs)."""
@@ -559,9 +576,10 @@ class ToolCallEnded(Message, frozen=True, tag="ToolCallEnded"):
 
 
 class CorrectionSignal(Message, frozen=True, tag="CorrectionSignal"):
-    """The Agent-Validator's feedback asking the Executor to retry: after a failed
-    attempt, or (``corroborate``) after one whose verdicts all passed but whose answer
-    one tool call alone backs, or no tool result shows (``unbacked``)."""
+    """The Agent-Validator's feedback to the Executor: a retry after a failed attempt, in
+    the same conversation, told why; or (``corroborate``) after an attempt whose verdicts
+    all passed but whose value no code derivation proved, the subtask's one ask for a
+    second derivation, in a fresh conversation (``proof.second_derivation``)."""
 
     subtask_id: str
     round: int = 0
@@ -570,25 +588,20 @@ class CorrectionSignal(Message, frozen=True, tag="CorrectionSignal"):
     feedback: str = ""
     failure_class: FailureClass | None = None
     corroborate: str = ""
-    """The value the attempt's answer states that a second, different tool call is asked
-    to derive (``artoo.actors.verification.proof.needs_second_derivation``); its verdicts
-    all passed — the retry is no failure. Empty for a retry after a failure, and in logs
-    from before this field."""
+    """The value the attempt's answer states that a fresh conversation is asked to derive
+    again, by another method, never told the value (its ``feedback`` names only the
+    methods not to repeat: ``artoo.actors.verification.proof.second_derivation``); its
+    verdicts all passed — the ask is no failure and no retry. Empty for a retry after a
+    failure, and in logs from before this field."""
     unbacked: bool = False
-    """The value asked about (``corroborate``) is backed by no tool result: the Executor
-    is asked, in the same conversation (``feedback``), to compute it with a tool that
-    prints it, not for a second derivation afresh. False for a second derivation, a retry
-    after a failure, and in logs from before this field."""
+    """Policy 0 only (always False now): the value asked about was backed by no tool
+    result, and the Executor was asked, in the same conversation, to compute it with a
+    tool that prints it. Kept so older logs decode and read as they were."""
     run: str = ""
-    """With ``unbacked``: the command that evaluates the request, when code can write it
-    (``artoo.actors.verification._evaluation.evaluation_command``) — the Executor runs it
-    itself, as a ``shell`` call of the attempt, before the model's next turn, so the value
-    is computed by the request's own code, not asked of a model that may only say it ran
-    it. After a failed ``table_value`` check that computed the value: the ``python3 -c``
-    that prints it from the table (and writes it to the check's ``into`` file, for a value
-    the request writes; ``agent_validator.computed_run``); a ``code_value``'s ``grep``; a
-    ``count_matches``'s counting command. Empty otherwise, and
-    in logs from before this field."""
+    """Policy 0 only (always "" now): a command code wrote for the Executor to run itself
+    before the model's next turn (the request's evaluation, a table's or a count's
+    computation). Under policy 1 such commands travel as ``SubTask.commands``. Kept so
+    older logs decode and read as they were."""
 
 
 class SubTaskOutcome(Message, frozen=True, tag="SubTaskOutcome"):
@@ -604,14 +617,15 @@ class SubTaskOutcome(Message, frozen=True, tag="SubTaskOutcome"):
     tool_calls: list[ToolCall] = []
     failure_class: FailureClass | None = None
     reason: str = ""
-    """Why a failed subtask failed; for a matched one, empty — but when the attempt after
-    an ask for a second derivation passed without answering the request and the answer
-    asked about was kept (``Config.corroborate_keeps_answer``), why: "attempt 2 did not
-    answer: …"."""
+    """Why a failed subtask failed ("two derivations disagree: …" when the fresh
+    derivation stated another value); for a matched one, empty — but when the attempt
+    after an ask for a second derivation failed and the first answer stands, why:
+    "attempt 2 derived nothing: the first answer stands" (a policy-0 log may say "attempt
+    2 did not answer: …")."""
     asked: str = ""
-    """The value last asked to be derived again in a fresh conversation
-    (``CorrectionSignal.corroborate``): the first conversation's, or — asked a second
-    time — the other value the first fresh one stated; empty when none was asked."""
+    """The value asked to be derived again in a fresh conversation
+    (``CorrectionSignal.corroborate``; once a subtask — a policy-0 log may have asked
+    twice, and holds the last value asked); empty when none was asked."""
 
 
 class ReplanRequest(Message, frozen=True, tag="ReplanRequest"):
@@ -692,10 +706,12 @@ class FinalResult(Message, frozen=True, tag="FinalResult"):
     """How the answer was established (``code`` / ``model`` / ``human`` / ``none``); None in logs
     from before this field, and for tasks read without a ``TaskSpec.kind``."""
     established_by: str = ""
-    """The rule that established it by code, in words, where one is named: a change read
-    back by what Law 1 observed it changed ("read back by effect: notes/todo.txt +1 line,
-    every changed word in the request": ``verification.proof.read_back_note``); empty
-    otherwise and in logs from before this field."""
+    """What established it, in words, when it was established by code or a person
+    (``verification.proof.established``): code's derivation ("3 file(s) match
+    'src/**/*.py'; the answer states 3"), the two derivations that agree ("4250 by
+    `awk …` and, afresh, `python3 …`"), the read-back ("read back in pyproject.toml: …")
+    or the tests ("src/app.py changed; …"); empty otherwise and in logs from before this
+    field (a policy-0 log may hold "read back by effect: …")."""
     resumed_from: int | None = None
     """The task was resumed after its process stopped: the last seq of the task the log
     held then (its roles were rebuilt from the log up to it; None: never resumed)."""
@@ -812,9 +828,9 @@ class ConfirmationRequest(Message, frozen=True, tag="ConfirmationRequest"):
     (a call under way when the process stopped, not known safe to run again); empty in
     logs written before the field existed."""
     created: tuple[str, ...] = ()
-    """Workspace paths that calls of the asking subtask that worked created: the lines a
-    rewrite of one loses are the task's own (``Config.rewrite_created_files``). Empty
-    otherwise, and in logs written before the field existed."""
+    """Policy 0 only (always empty now): workspace paths that calls of the asking subtask
+    created, whose lost lines its lost-lines rule counted as the task's own. Kept so older
+    logs decode and read as they were."""
 
 
 class ConfirmationDecision(Message, frozen=True, tag="ConfirmationDecision"):

@@ -4,9 +4,9 @@ Responsibilities:
     For one addressed SubTask, run a tool-calling loop with the tool-tier model: offer
     the tools (glob, read_file, write_file, shell, load_data and the host's, minus the
     blocked ones; ``load_data``, which reads back a result saved for being too large for
-    the context, only from the model call after a call of the conversation gave one:
-    ``Config.offer_load_data_on_spill``), run each call through the ToolRegistry (which
-    confines files to the workspace, refuses blocked targets and gates Law 1), feed the
+    the context, only from the model call after a call of the conversation gave one), run
+    each call through the ToolRegistry (which confines files to the workspace, refuses
+    blocked targets and gates Law 1), feed the
     results back as the registry gives them to the model (its notes too: a command not
     found whose ``…3`` sibling is installed is named), and stop at the model's final
     answer. A retry (CorrectionSignal) continues the same conversation with the
@@ -52,8 +52,8 @@ Constraints:
     attempts; a second derivation (a new conversation) starts it empty. A call made the
     third time in the record, in a row or not, or two such refusals in a row, end the
     attempt as a doom loop (a small model cycled three ``echo`` commands for 24 calls,
-    never one three times in a row; ``Config.refuse_repeated_calls``, off for a log from
-    before it). A tool that failed the same way twice in the subtask is not called a
+    never one three times in a row; a policy-0 log from before this rule ran every
+    repeated call). A tool that failed the same way twice in the subtask is not called a
     third time with the same kind of argument (refusal ``repeated_failure``: the tool is
     not run); two such refusals in a row end the attempt as a doom loop, and a retry does
     not offer a tool refused so (a small model repeats the
@@ -290,10 +290,9 @@ def may_have_changed(call: ToolCall) -> bool:
 
 def offered_tools(specs: Sequence[ToolSpec], *, spilled: bool) -> list[ToolSpec]:
     """The tools offered to a model call (pure): ``specs`` — without ``load_data`` until
-    a result was saved for being too large (``spilled``; ``Config.offer_load_data_on_spill``
-    off: always with it). A small model with nothing saved called ``load_data`` on
-    workspace files ("data/sales.csv") and on names from the tool's own docstring
-    ("shell_3.txt"), every call failing."""
+    a result was saved for being too large (``spilled``). A small model with nothing
+    saved called ``load_data`` on workspace files ("data/sales.csv") and on names from
+    the tool's own docstring ("shell_3.txt"), every call failing."""
     return list(specs) if spilled else [s for s in specs if s.name != "load_data"]
 
 
@@ -307,7 +306,7 @@ def answer_text(content: str) -> str:
     tool markup it echoed — a ``<tool_response>…</tool_response>`` or
     ``<tool_call>…</tool_call>`` block (to the end when unclosed), or a lone such tag. A
     small model answered "HI! <tool_response> exit code: 0 --- stdout --- HI!
-    </tool_response>", and its "tool_response" failed grounding as a value no tool
+    </tool_response>", and its "tool_response" failed as a value no tool
     printed."""
     if "<tool_" not in content and "</tool_" not in content:
         return content
@@ -371,11 +370,10 @@ class _Run:
     made: list[tuple[str, str]] = field(default_factory=list)
     """The calls of this conversation (every attempt of it: their results are in it) that
     gave a result (:func:`gave_result`) since the workspace last changed, each repeat
-    refused included, by :func:`request_key` (``Config.refuse_repeated_calls``)."""
+    refused included, by :func:`request_key`."""
     spilled: bool = False
     """A call of this conversation (every attempt of it) gave a result too large for the
-    context (``ToolCall.spill_ref``): from then on ``load_data`` is offered
-    (``Config.offer_load_data_on_spill``)."""
+    context (``ToolCall.spill_ref``): from then on ``load_data`` is offered."""
     prescribed: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     """The calls ``(tool, args)`` the next attempt makes itself, in order, before its
     first model turn: the first attempt's (:func:`first_commands`, the tests before)."""
@@ -691,7 +689,7 @@ class Executor(Role):
         args: dict[str, Any],
     ) -> tuple[ToolCall, str]:
         """One tool call: refused when its tool is blocked, it repeats a call the
-        conversation made (``Config.refuse_repeated_calls``), it is the third of a kind
+        conversation made (:func:`repeated_call`), it is the third of a kind
         that failed, or its Caution target is denied, else run; the record and the text
         the model is shown."""
         st = run.subtask

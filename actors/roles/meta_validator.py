@@ -8,7 +8,7 @@ Responsibilities:
     → ReplanRequest. Either carries every outcome and every task verdict to the GGS.
 
 Input contract:
-    DispatchManifest, SubTaskOutcome; TaskSpec (the request the grounding reads).
+    DispatchManifest, SubTaskOutcome; TaskSpec (the reading the checks read).
 
 Output contract:
     ReplanRequest, OutcomeSummary; LLMCall for each model call.

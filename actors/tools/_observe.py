@@ -41,7 +41,7 @@ _DIFF_BYTES = 256 * 1024  # larger text files get sizes only, no line counts
 _DIFF_CELLS = 250_000  # difflib only on middles whose product of line counts is below
 DIFF_CHARS = 4000
 """The longest ``FileEffect.diff`` kept: a longer one is None, never cut — a cut diff
-could hide a change the proof must see (``verification.proof.read_back_by_effect``)."""
+could hide a change the proof must see (``reads_back`` in ``verification.checks``)."""
 _KEEP = 4 * (DIFF_CHARS + 1)  # a new file's bytes kept for its diff: at most 4 bytes a char
 INDEX_LIMIT = 32 << 20
 """A git index larger than this is not parsed to tell a refresh of its file times from

@@ -166,7 +166,7 @@ class _Result:
     notes: tuple[str, ...] = ()
     """Lines the tool adds for the model after the whole result (and its spill pointer):
     in what the model is shown (``ToolOutcome.content``) only — not in the saved result,
-    ``ToolCall.output_preview`` or a command's streams, so grounding never reads one as
+    ``ToolCall.output_preview`` or a command's streams, so the proof never reads one as
     output."""
 
 

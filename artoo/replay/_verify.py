@@ -1,56 +1,52 @@
 """``artoo replay --verify``: recompute every deterministic decision of a log from its logged
 inputs, with the runtime's own pure functions, and list each disagreement.
 
+Each task is recomputed under the Config its TaskRequest logged (upcast from policy 0:
+``_read.upcast_config_v0_v1``) and by the policy it recorded (``TaskRequest.policy``). A
+task of a retired policy (policy 0) has its proof decisions taken as logged and counted in
+:attr:`VerifyReport.retired` — how each round's answer was established (``proof``), the
+verdicts its rules decided (``rule_verdict``), its ``lost_lines`` refusals
+(``law1_confirm``) —; its Perceiver's reading and its asks for a second derivation are not
+recomputed; everything else is (docs/replay.md, "Policy versions").
+
 What is recomputed (the checks, by name in :attr:`VerifyReport.checked`):
 
 ``ggs``
     Each GGSDecision — and the PlanDirective (its MUST NOT sets), the MegramRecorded and
-    the FinalResult (status, reason, loss, replans, the Law 1 summary and the ledger's
-    cost) it caused — by stepping a :class:`~artoo.actors.roles._gradient.TaskGradient` through
-    the task's TaskSpec, DispatchManifests and fan-ins (ReplanRequest, OutcomeSummary,
-    PlanRejected, StepFailed), under the GGSConfig the decision logged (``params``; the
-    given config's for logs older than that field) and the task's
-    ``Config.read_back_by_effect`` and ``read_back_in_place`` (the proof of a change), with
-    its logged ``elapsed_ms`` and clock time (its Megram's ``created_at``).
+    the FinalResult (status, reason, loss, replans, the Law 1 summary, the ledger's cost,
+    and how the answer was established: ``proof.established``) it caused — by stepping a
+    :class:`~artoo.actors.roles._gradient.TaskGradient` through the task's TaskSpec,
+    DispatchManifests and fan-ins (ReplanRequest, OutcomeSummary, PlanRejected,
+    StepFailed), under the GGSConfig the decision logged (``params``; the given config's
+    for logs older than that field), with its logged ``elapsed_ms`` and clock time (its
+    Megram's ``created_at``).
 ``quantization``
     Each MegramRecorded's ``(f, σ, k)`` against the §6.3 matrix for its state.
 ``calibration``
     Each DispatchManifest's (and PlanRejected's) MUST NOT, SHOULD PREFER and CAUTION lines
     from the MemoryRecall it answered and the PlanDirective the Planner held
     (``Config.memory.recall_cap``).
+``reading``
+    Each TaskSpec the Perceiver's model read: code's check of the reading and the criteria
+    written from it (``perceiver.read_spec``), from the Perceiver's logged model answer and
+    what code saw of the workspace (``TaskSpec.seen``). Each TaskSpec it took from memory
+    (``TaskSpec.reused``): the reading the accepted episode it names recorded (its
+    MegramRecorded earlier in the log, not forgotten since), for the very same request
+    (``perceiver.reading_spec``).
 ``rule_verdict``
     Each Agent-Validator verdict decided by code (a check, a failed execution, a Law 1
     denial) from the ExecutionResult it judged, and each Meta-Validator task verdict
-    decided by a check from the round's merged output. A check that reads the workspace
-    (``file_exists``, ``file_contains``, ``file_matches``, ``json_path_equals`` on a file,
-    ``count_matches``) is recomputed from what it read there, logged in
-    ``Verdict.observed``; a log from before that field has none, and such a verdict is
-    counted in :attr:`VerifyReport.skipped`. The grounding of stated numbers
-    (``artoo.actors.verification.grounding``) is applied on top, from the logged tool calls and the
-    TaskSpec's text, as the validators applied it.
+    decided by a check from the round's merged output and the task's calls. A check that
+    reads the workspace (``checks.reads_workspace``: ``value_at``, ``count_matches``,
+    ``parses``, ``reads_back``, a value written ``into`` a file) is recomputed from what it
+    read there, logged in ``Verdict.observed``.
 ``corroborate``
     Each Agent-Validator decision, after an attempt that passed, to ask for a second
     derivation (a CorrectionSignal with ``corroborate``) or to give the outcome on: the
-    value asked about, recomputed with ``proof.needs_second_derivation`` from the
-    attempt's logged verdicts, the subtask's calls so far and the TaskSpec, under the
-    task's ``Config.corroborate``, ``corroborate_after_last_retry``,
-    ``corroborate_unbacked``, ``read_back_by_effect``, ``read_back_in_place`` and
-    ``max_retries`` (``agent_validator.may_corroborate``),
-    and whether it asked to show a value no tool result showed (``unbacked``): once per
-    subtask, and again — up to ``Config.corroborate_asks`` asks — after an attempt that
-    followed an ask and passed with another value than the one asked about, or with the
-    value an ``unbacked`` ask asked to be shown, one call backing it now
-    (``agent_validator.may_ask_again``).
-``corroborate_fallback``
-    Each Agent-Validator decision on the attempt that followed such an ask: given on as
-    usual (or asked about again) when it passed and answers the request or holds a Law 1
-    denial, else the SubTaskOutcome of the attempt last asked of, which passed
-    (``agent_validator.corroboration_fallback``: its output and the ask's verdicts, every
-    verdict and call of the subtask), recomputed from the ask, the earlier ExecutionResult
-    and this attempt's verdicts (a fallback logs them in its ``history``; those a rule
-    decides are recomputed under ``rule_verdict``) — and, under the task's
-    ``Config.corroborate_keeps_answer``, from this attempt's output, the TaskSpec and
-    the subtask's calls (whether it answers: ``ladder.request_problem``).
+    value asked about, recomputed with ``proof.second_derivation`` from the attempt's
+    logged verdicts, the subtask's calls so far and the TaskSpec; and the outcome of the
+    attempt that answered the ask (``agent_validator.after_ask``: the same value matched,
+    another failed, a failed attempt the first answer's).
 ``law1``, ``law1_confirm``
     Each Law 1 decision a ToolCall logged (``ToolCall.law1``), recomputed from the call's
     effects or command, and the ConfirmationRequest, answer and refusal each asking
@@ -58,10 +54,6 @@ What is recomputed (the checks, by name in :attr:`VerifyReport.checked`):
 ``dispatch``
     The Dispatcher's grouping of each plan and the order it sent the groups in
     (:mod:`._verify_dispatch`).
-``reading``
-    Each TaskSpec the Perceiver took from memory (``TaskSpec.reused``): the reading the
-    accepted episode it names recorded (its MegramRecorded earlier in the log, not
-    forgotten since), for the very same request (``perceiver.reading_spec``).
 ``memory``
     The megram store: a rebuild from the log's memory events (up to the seq memory has
     applied) equals ``<store>/memory``, megram by megram.

@@ -20,9 +20,9 @@ them, and the confirmations they needed checked against what happened.
     call whose request was denied, or never answered (a timeout, the task's end), was
     refused (``law1_denied``) and did not run (fail closed), with no later gate; an approved
     call, or one no gate asked about, was not refused by Law 1; no request is left over.
-    A call the Executor refused unasked for the lines it would lose (``lost_lines``,
-    ``Config.refuse_lost_lines``) logged no request: its logged effects lose lines the
-    task's request does not account for (recomputed), and it did not run. A ``scope``
+    A call a policy-0 Executor refused unasked for the lines it would lose (refusal
+    ``lost_lines``, a rule retired with policy 0) logged no request: it is taken as
+    logged (``VerifyReport.retired``). A ``scope``
     decision that refuses unasked (a change during a question) logged no request: the
     call was refused ``out_of_scope`` and did not run; no call is refused so without it.
 """
