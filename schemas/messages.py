@@ -369,6 +369,9 @@ class Reading(msgspec.Struct, frozen=True, kw_only=True):
     key: str = ""
     unit: str = ""
     call: str = ""
+    policy: int = 0
+    """The policy the reading was made under (``schemas.POLICY``): only a reading of the
+    policy a task runs under is reused (0: an episode from before policy versions)."""
 
 
 class Megram(msgspec.Struct, frozen=True, kw_only=True):

@@ -21,6 +21,7 @@ from artoo.actors.verification._values import stated
 from artoo.actors.verification.derive import showing
 from artoo.actors.verification.proof import established
 from artoo.schemas import (
+    POLICY,
     Criterion,
     EpisodeStep,
     Established,
@@ -635,6 +636,7 @@ class TaskGradient:
                 key=spec.key,
                 unit=spec.unit,
                 call=spec.call,
+                policy=POLICY,
             )
         return msgspec.structs.replace(m, request=request, steps=steps, reading=reading)
 

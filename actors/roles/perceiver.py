@@ -65,6 +65,7 @@ from artoo.actors.verification.reading import (
 from artoo.actors.verification.request import request_tag, same_request
 from artoo.eventstore import MegramReader
 from artoo.schemas import (
+    POLICY,
     Envelope,
     LLMCall,
     Megram,
@@ -188,8 +189,8 @@ def reading_spec(episode: Megram, text: str, environment: str = "local") -> Task
     ``reused`` (pure); None when the episode recorded none, or a reading from before the
     reading had targets (policy 0), or its request is not the very same request."""
     reading = episode.reading
-    if reading is None or not reading.kind or not same_request(episode.request, text):
-        return None
+    if reading is None or reading.policy != POLICY or not same_request(episode.request, text):
+        return None  # a reading of another policy's rules is read again
     if reading.kind not in KINDS:
         return None
     return TaskSpec(

@@ -94,6 +94,7 @@ from artoo.schemas import (
     StepFailed,
     SubTask,
     SubTaskOutcome,
+    TaskRequest,
     TaskSpec,
     ToolCall,
     Verdict,
@@ -526,13 +527,19 @@ def _readings(envelopes: Iterable[Envelope], tasks: set[str], report: VerifyRepo
     from artoo.actors.roles.perceiver import reading_spec
 
     episodes: dict[str, Megram] = {}
+    policies: dict[str | None, int] = {}  # the policy each task's TaskRequest recorded
     for env in envelopes:
         body = env.body
-        if isinstance(body, MegramRecorded):
+        if isinstance(body, TaskRequest):
+            policies[env.task_id] = body.policy
+        elif isinstance(body, MegramRecorded):
             episodes[body.megram.id] = body.megram
         elif isinstance(body, MegramForgotten):
             episodes.pop(body.id, None)
         elif isinstance(body, TaskSpec) and body.reused and env.task_id in tasks:
+            if policies.get(env.task_id, 0) < POLICY:  # read by a retired policy's rules
+                report.retired["reading"] += 1
+                continue
             report.checked["reading"] += 1
             episode = episodes.get(body.reused)
             expected = None

@@ -247,3 +247,42 @@ def test_checking_a_checked_reading_again_changes_nothing(
         seen=seen,
     )
     assert (twice.kind, twice.targets, twice.values) == (once.kind, once.targets, once.values)
+
+
+def test_a_reading_of_a_retired_policy_is_not_reused() -> None:
+    """An episode recorded before policy 1 kept a reading whose criteria use retired check
+    kinds: reused, every attempt failed "unknown check kind". It is read again instead."""
+    from artoo.actors.roles.perceiver import reading_spec
+    from artoo.schemas import POLICY, Megram, Reading
+
+    def episode(policy: int) -> Megram:
+        reading = Reading(intent="count", kind="question", shape="number", policy=policy)
+        return Megram(
+            id="m1",
+            level="M",
+            created_at=0.0,
+            space="intent:x",
+            entity="env:local",
+            state="accept",
+            request="how many lines are in a.txt?",
+            reading=reading,
+        )
+
+    assert reading_spec(episode(0), "How many lines are in a.txt?") is None
+    reused = reading_spec(episode(POLICY), "How many lines are in a.txt?")
+    assert reused is not None and reused.reused == "m1"
+
+
+def test_verify_takes_a_retired_policys_reused_reading_as_logged() -> None:
+    from artoo.replay._report import VerifyReport
+    from artoo.replay._verify import _readings
+    from artoo.schemas import Envelope, TaskRequest
+
+    spec = TaskSpec(text="x", intent="x", slug="x", reused="m-gone")
+    envelopes = [
+        Envelope(1, 0.0, "t", "queen", None, None, TaskRequest(text="x")),  # policy 0
+        Envelope(2, 0.0, "t", "perceiver", None, 1, spec),
+    ]
+    report = VerifyReport()
+    _readings(envelopes, {"t"}, report)
+    assert report.ok and report.retired["reading"] == 1 and not report.checked["reading"]

@@ -224,7 +224,10 @@ def test_git_s_configuration_through_any_tool_asks_and_is_denied_without_an_oper
         {"name": "shell", "arguments": {"command": "ln -s . s && ln -s s/.. up"}},
     ]
     entries = [
-        {"role": "perceiver", "content": {"intent": "set git up", "kind": "change", "answer": "text"}},
+        {
+            "role": "perceiver",
+            "content": {"intent": "set git up", "kind": "change", "answer": "text"},
+        },
         {"role": "planner", "content": {"subtasks": [{"instruction": "set git up"}]}},
         {"role": "executor", "tool_calls": calls},
         {"role": "executor", "times": 0, "content": "done"},
