@@ -217,9 +217,9 @@ def test_run_confirm_ask_shows_the_effects_and_follows_the_answer(
 ) -> None:
     from artoo.testing import write_script
 
-    from .helpers import rm_script_entries
+    from .helpers import delete_log_entries
 
-    model = write_script(tmp_path / "s.toml", rm_script_entries(times=1))
+    model = write_script(tmp_path / "s.toml", delete_log_entries(plans=7))
     prompts: list[str] = []
 
     def typed(prompt: str) -> str:
