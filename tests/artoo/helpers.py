@@ -180,3 +180,23 @@ def read_with_targets(monkeypatch: Any, targets: Iterable[Target]) -> None:
         return msgspec.structs.replace(spec, criteria=criteria_of(spec))
 
     monkeypatch.setattr(perceiver, "read_spec", with_targets)
+
+
+def delete_log_entries(tasks: int = 1, plans: int = 0) -> list[dict[str, Any]]:
+    """``tasks`` tasks of "delete the old log", each read as a change that deletes
+    archive/old.log; round 0 (the request itself) runs ``rm archive/old.log`` — a deletion
+    the request's text does not spell out, so Law 1 asks the operator; ``plans`` plans of
+    later rounds (0: none), each naming rm again."""
+    rm = {"name": "shell", "arguments": {"command": "rm archive/old.log"}}
+    reading = {
+        "intent": "delete the old log",
+        "kind": "change",
+        "targets": [{"path": "archive/old.log", "role": "delete"}],
+    }
+    planned = [simple_plan("Delete archive/old.log with rm", times=plans)] if plans else []
+    return [
+        {"role": "perceiver", "times": tasks, "content": reading},
+        *planned,
+        {"role": "executor", "times": tasks, "tool_calls": [rm]},
+        {"role": "executor", "times": 0, "content": "done"},
+    ]

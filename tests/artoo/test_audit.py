@@ -19,7 +19,7 @@ from artoo.eventstore import AuditLogReader
 from artoo.schemas import AuditConfig, AuditReport, Config, JudgeObservation, Message
 from artoo.testing import ManualClock, write_script
 
-from .helpers import PERCEIVE, all_events, simple_plan
+from .helpers import PERCEIVE, all_events
 
 T = TypeVar("T")
 
@@ -36,9 +36,10 @@ def eventually(probe: Callable[[], T | None], timeout: float = 10.0) -> T:
 
 
 def hello_model(tmp_path: Path) -> str:
+    """Each task: the Perceiver reads a free-text question, its first round (the request
+    itself) answers "hello" — ``success``."""
     return write_script(
-        tmp_path / "s.toml",
-        [PERCEIVE, simple_plan(), {"role": "executor", "times": 0, "content": "hello"}],
+        tmp_path / "s.toml", [PERCEIVE, {"role": "executor", "times": 0, "content": "hello"}]
     )
 
 
@@ -112,9 +113,13 @@ def test_a_role_publishing_outside_its_contract_appears_in_the_next_report(
 def test_audit_answers_within_three_seconds_during_a_sixteen_subtask_task(
     tmp_path: Path, workspace: Path
 ) -> None:
+    """Round 0 (the request itself) answers nothing; round 1 is the model's plan of
+    sixteen parallel subtasks, each answering after 0.4 s."""
     n = 16
+    reading = {"intent": "sixteen parts", "kind": "question", "answer": "text"}
     entries: list[dict[str, Any]] = [
-        {"role": "perceiver", "content": {"intent": "sixteen parts", "slug": "sixteen"}},
+        {"role": "perceiver", "content": reading},
+        {"role": "executor", "match": "Subtask: sixteen parts", "times": 0, "content": ""},
         {
             "role": "planner",
             "content": {

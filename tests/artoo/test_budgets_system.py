@@ -10,13 +10,21 @@ import artoo
 from artoo.schemas import Config, FinalResult, LLMCall
 from artoo.testing import write_script
 
-from .helpers import PERCEIVE, simple_plan, task_events
+from .helpers import PERCEIVE, task_events
+
+READ = {"name": "read_file", "arguments": {"path": "README.md"}}
 
 
 def model(tmp_path: Path) -> str:
+    """Each task: the Perceiver's reading (round 0 is the request itself: no Planner
+    call), the Executor reads README.md, then answers from what it read — 3 calls."""
     return write_script(
         tmp_path / "s.toml",
-        [PERCEIVE, simple_plan(), {"role": "executor", "times": 0, "content": "hello"}],
+        [
+            PERCEIVE,
+            {"role": "executor", "times": 0, "match": "tiny project", "content": "hello"},
+            {"role": "executor", "times": 0, "tool_calls": [READ]},
+        ],
     )
 
 

@@ -46,7 +46,7 @@ def test_run_prints_json_and_exits_by_status(
     assert result["status"] == "accept"
     assert "3 python files" in result["output"]
     # the Perceiver and the Executor's two turns: a question's first round is the request
-    # itself (Config.direct_kinds), so the scenario's scripted plan is never asked for
+    # itself (no Planner call); code counts the files, so no second derivation is asked
     assert result["cost"]["model_calls"] == 3
 
 
@@ -88,7 +88,9 @@ def test_memory_shows_potentials_and_rebuild_recomputes_them(
     before = memory_rows(store, now)
     assert main(["memory", str(store)]) == 0
     shown = capsys.readouterr().out
-    assert "intent:figures-report-sales-total-year" in shown and "tool:read_file" in shown
+    assert (
+        "intent:figures-of-report-sales-the-this-total-year" in shown and "tool:read_file" in shown
+    )
     n = rebuild_memory(store)
     assert n == 4  # three terminal megrams and one for the blocked target of scenario 2
     assert memory_rows(store, now) == before
@@ -105,7 +107,7 @@ def test_dream_runs_a_pass_that_consolidates_six_accepts(
     assert main(["dream", str(store)]) == 0
     assert "dream pass:" in capsys.readouterr().out
     with MegramStore.open(store / "memory") as megrams:
-        sops = megrams.query_c("intent:count-files-python-src", "env:local")
+        sops = megrams.query_c("intent:count-files-python-src-the-under", "env:local")
     assert len(sops) == 1
     assert sops[0].level == "C" and sops[0].sigma > 0
 
@@ -143,27 +145,27 @@ def test_run_shows_live_progress_and_cost(
     code = main(
         [
             "run",
-            "report the sales total",
+            "report the total of this year's sales figures",  # the scenario's own request
             "--store",
             str(tmp_path / "s"),
             "--model",
             f"scripted:{script}",
             "--workspace",
             str(workspace),
-            # the scenario's story is two planned rounds, as in the demo: round 0 planned by
-            # the (scripted) model, not the request itself as a question's is by default
-            "--set",
-            "direct_kinds=[]",
         ]
     )
     out = capsys.readouterr().out
     assert code == 0
-    assert "GGS round 0: change_path" in out and "GGS round 1: success" in out
+    # round 0 is the request itself; it reads a file that does not exist
+    assert "plan (round 0):\n  1. report the total of this year's sales figures" in out
     assert "read_file(path='data/sales_2024.csv')" in out  # each command, as it runs
+    assert "GGS round 0: change_path" in out and "GGS round 1: accept" in out
     assert "must not: data/sales_2024.csv" in out  # the round-1 plan
-    # round 1's total, one read's word, is derived once more (awk): two model calls more
+    # round 1's total, one read's word, is derived once more, afresh: two model calls more
     assert "second derivation of 4250 asked" in out
-    assert "success:" in out and "13 model calls" in out and "1 replans" in out
+    # the Perceiver, round 0's six Executor turns, the Planner, round 1's two, and two afresh
+    assert "accept:" in out and "12 model calls" in out and "1 replans" in out
+    assert "established by code: 4250 by `awk" in out
 
 
 def test_demo_passes_and_clean_removes_its_temp_dir_but_keeps_a_named_store(
@@ -215,9 +217,9 @@ def test_run_confirm_ask_shows_the_effects_and_follows_the_answer(
 ) -> None:
     from artoo.testing import write_script
 
-    from .helpers import rm_script_entries
+    from .helpers import delete_log_entries
 
-    model = write_script(tmp_path / "s.toml", rm_script_entries(times=1))
+    model = write_script(tmp_path / "s.toml", delete_log_entries(plans=7))
     prompts: list[str] = []
 
     def typed(prompt: str) -> str:

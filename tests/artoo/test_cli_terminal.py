@@ -9,7 +9,7 @@ import pytest
 from artoo.cli import literal, main
 from artoo.testing import write_script
 
-from .helpers import PERCEIVE, simple_plan
+from .helpers import PERCEIVE
 
 HOSTILE = "done [/bold] [link=http://evil.example]click[/link] \x1b[31mred\x1b[0m \x07"
 
@@ -19,14 +19,14 @@ def test_model_text_with_markup_and_escapes_is_printed_literally(
 ) -> None:
     model = write_script(
         tmp_path / "s.toml",
-        [PERCEIVE, simple_plan(), {"role": "executor", "times": 0, "content": HOSTILE}],
+        [PERCEIVE, {"role": "executor", "times": 0, "content": HOSTILE}],
     )
     code = main(
         ["run", "hello", "--store", str(tmp_path / "s"), "--model", model,
          "--workspace", str(workspace)]
     )  # fmt: skip
     out = capsys.readouterr().out
-    assert code == 0  # an accept, not a crash on "[/bold]"
+    assert code == 0  # a success (a free-text answer), not a crash on "[/bold]"
     assert "[/bold]" in out and "[link=http://evil.example]click[/link]" in out
     assert "\x1b" not in out and "\x07" not in out
     assert "\\x1b[31mred\\x1b[0m" in out and "\\x07" in out

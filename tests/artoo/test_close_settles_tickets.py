@@ -56,13 +56,17 @@ def test_the_queen_acknowledges_the_tickets_raised_after_the_task_ended(
     def write(path: str, content: str) -> dict[str, Any]:
         return {"name": "write_file", "arguments": {"path": path, "content": content}}
 
-    # one change the request consents to, one the operator denies: the task replans until
-    # its planner's model calls run out, and the Judge has tickets to raise
+    # one change to the reading's write target (reversible: no one is asked), one outside
+    # the reading's targets that the operator denies: the task replans until its planner's
+    # model calls run out, and the Judge has tickets to raise
+    reading = {
+        "intent": "append a line to the notes",
+        "kind": "change",
+        "targets": [{"path": "notes/todo.txt", "role": "write"}],
+        "values": ["TODO: call Bob"],
+    }
     entries: list[dict[str, Any]] = [
-        {
-            "role": "perceiver",
-            "content": {"intent": "the notes", "kind": "change", "answer": "", "criteria": []},
-        },
+        {"role": "perceiver", "content": reading},
         {
             "role": "executor",
             "tool_calls": [
@@ -72,9 +76,10 @@ def test_the_queen_acknowledges_the_tickets_raised_after_the_task_ended(
         },
         {"role": "executor", "times": 0, "content": "Done."},
     ]
-    config = CONFIG
 
-    _, store = run_verified(tmp_path, entries, APPEND, config, operator=lambda _r: False)
+    _, store = run_verified(tmp_path, entries, APPEND, CONFIG, operator=lambda _r: False)
+    assert (ws / "notes" / "todo.txt").read_text().endswith("TODO: call Bob")
+    assert (ws / "b.txt").read_text() == "beta\n"  # denied
     events = all_events(store)
     tickets = {e.body.ticket_id: e for e in events if isinstance(e.body, EscalationTicket)}
     mild = [t for t, e in tickets.items() if e.body.severity in ("low", "medium")]

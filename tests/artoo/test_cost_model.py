@@ -1,89 +1,99 @@
-"""The paper's cost model (§10): one validation call per attempt and per round, so a task
-with one subtask is a sequential chain of five model calls, whatever its criteria."""
+"""The paper's cost model (§10) under policy 1: code writes every criterion from the
+reading and decides it, so a task spends no validation call — a one-subtask question is a
+sequential chain of the Perceiver's call and the Executor's turns (round 0 is the request
+itself: no Planner call), two turns more when its value is derived again in a fresh
+conversation. The model rung, kept for a criterion with no check, judges several criteria
+in one call and fails closed on one its answer leaves out."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-import artoo
-from artoo.schemas import LLMCall
-from artoo.testing import write_script
+from artoo.actors.llm import LLMRequest, ScriptedBackend
+from artoo.actors.verification.ladder import model_verdicts
+from artoo.schemas import Criterion, LLMCall
 
-from .helpers import CONFIG, task_events
+from .helpers import run_verified, task_events
 
 
-def test_a_single_subtask_with_two_plus_two_criteria_is_a_chain_of_five(
-    tmp_path: Path, workspace: Path
+def _shell(command: str) -> dict[str, Any]:
+    return {"name": "shell", "arguments": {"command": command}}
+
+
+def _roles(store: Path, task_id: str) -> list[str]:
+    return [e.body.role for e in task_events(store, task_id) if isinstance(e.body, LLMCall)]
+
+
+def test_a_question_code_derives_is_a_chain_of_three_with_no_validation_call(
+    tmp_path: Path,
 ) -> None:
-    crit = [{"text": "is polite"}, {"text": "is short"}]
     entries = [
         {
             "role": "perceiver",
-            "content": {"intent": "greet", "slug": "greet", "criteria": crit},
-        },
-        {
-            "role": "planner",
-            "content": {"subtasks": [{"instruction": "Say hello", "criteria": crit}]},
-        },
-        {"role": "executor", "content": "Hello!"},
-        {
-            "role": "agent_validator",
             "content": {
-                "verdicts": [
-                    {"criterion": "s1c1", "passed": True, "confidence": 0.9},
-                    {"criterion": "s1c2", "passed": True, "confidence": 0.9},
-                ]
+                "intent": "count the lines of the notes",
+                "kind": "question",
+                "answer": "number",
+                "count": "lines",
+                "targets": [{"path": "notes/todo.txt", "role": "read"}],
             },
         },
-        {
-            "role": "meta_validator",
-            "content": {
-                "verdicts": [
-                    {"criterion": "t1", "passed": True, "confidence": 0.9},
-                    {"criterion": "t2", "passed": True, "confidence": 0.95},
-                ]
-            },
-        },
+        {"role": "executor", "tool_calls": [_shell("wc -l notes/todo.txt")]},
+        {"role": "executor", "content": "notes/todo.txt has 7 lines."},
     ]
-    store = tmp_path / "s"
-    with artoo.System.open(
-        store, model=write_script(tmp_path / "s.toml", entries), workspace=workspace, config=CONFIG
-    ) as system:
-        result = system.run("greet me", timeout=30)
-    assert result.status == "success", result.summary  # model-judged: never accept
-    assert (result.cost.model_calls, result.cost.sequential_calls) == (5, 5)
-    roles = [e.body.role for e in task_events(store, result.task_id) if isinstance(e.body, LLMCall)]
-    assert sorted(roles) == [
-        "agent_validator",
-        "executor",
-        "meta_validator",
-        "perceiver",
-        "planner",
-    ]
+    result, store = run_verified(tmp_path, entries, "how many lines does notes/todo.txt have?")
+    assert (result.status, result.established) == ("accept", "code"), result.summary
+    assert (result.cost.model_calls, result.cost.sequential_calls) == (3, 3)
+    assert _roles(store, result.task_id) == ["perceiver", "executor", "executor"]
 
 
-def test_a_criterion_the_batched_answer_leaves_out_fails_closed(
-    tmp_path: Path, workspace: Path
+def test_a_value_derived_again_afresh_costs_two_calls_more_a_chain_of_five(
+    tmp_path: Path,
 ) -> None:
-    crit = [{"text": "is polite"}, {"text": "is short"}]
+    awk = "awk -F, 'NR > 1 { s += $2 } END { print s }' data/sales.csv"
+    python = (
+        "python3 -c \"import csv; print(sum(int(r['amount']) "
+        "for r in csv.DictReader(open('data/sales.csv'))))\""
+    )
     entries = [
-        {"role": "perceiver", "content": {"intent": "greet", "slug": "greet"}},
         {
-            "role": "planner",
-            "times": 0,
-            "content": {"subtasks": [{"instruction": "Say hello", "criteria": crit}]},
+            "role": "perceiver",
+            "content": {"intent": "total the sales", "kind": "question", "answer": "number"},
         },
-        {"role": "executor", "times": 0, "content": "Hello!"},
-        {
-            "role": "agent_validator",
-            "times": 0,
-            "content": {"verdicts": [{"criterion": "s1c1", "passed": True, "confidence": 0.9}]},
-        },
+        {"role": "executor", "match": "another method", "tool_calls": [_shell(python)]},
+        {"role": "executor", "match": "another method", "content": "4250"},
+        {"role": "executor", "tool_calls": [_shell(awk)]},
+        {"role": "executor", "content": "The total is 4250."},
     ]
-    config = CONFIG.model_copy(update={"max_retries": 0})
-    with artoo.System.open(
-        tmp_path / "s", model=write_script(tmp_path / "s.toml", entries), workspace=workspace,
-        config=config,
-    ) as system:  # fmt: skip
-        result = system.run("greet me", timeout=30)
-    assert result.status == "abandon"  # s1c2 never passed: no verdict is not a pass
+    result, store = run_verified(
+        tmp_path, entries, "what is the total of the amount column of data/sales.csv?"
+    )
+    assert (result.status, result.established) == ("accept", "code"), result.summary
+    assert (result.cost.model_calls, result.cost.sequential_calls) == (5, 5)
+    assert _roles(store, result.task_id) == ["perceiver"] + ["executor"] * 4
+
+
+def test_a_criterion_the_batched_answer_leaves_out_fails_closed() -> None:
+    criteria = [
+        Criterion(id="s1c1", text="is polite"),
+        Criterion(id="s1c2", text="is short"),
+    ]
+    gateway = ScriptedBackend.from_entries(
+        [
+            {
+                "role": "agent_validator",
+                "content": {"verdicts": [{"criterion": "s1c1", "passed": True, "confidence": 0.9}]},
+            }
+        ]
+    )
+    request = LLMRequest(
+        role="agent_validator",
+        tier="tool",
+        messages=[{"role": "user", "content": "Output:\nHello!"}],
+    )
+    (polite, _), (short, none) = model_verdicts(gateway, request, criteria, threshold=0.7)
+    assert polite.passed and polite.criterion_id == "s1c1"
+    assert not short.passed and short.criterion_id == "s1c2" and none is None
+    assert "fails closed" in short.evidence and short.signal == "llm"
+    assert gateway.unused() == []  # ONE model call judged both

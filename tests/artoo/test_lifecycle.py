@@ -29,14 +29,14 @@ from artoo.schemas import (
 from artoo.system import CLOSE_BOUND_S
 from artoo.testing import ManualClock, write_script
 
-from .helpers import CONFIG, PERCEIVE, all_events, rm_script_entries, simple_plan, task_events
+from .helpers import CONFIG, PERCEIVE, all_events, delete_log_entries, task_events
 
 DAY = 86_400.0
 
 
 def _blocked_on_confirmation(tmp_path: Path, tasks: int = 1) -> str:
     """``tasks`` tasks whose executor waits for a Law 1 confirmation nobody answers."""
-    return write_script(tmp_path / "rm.toml", rm_script_entries(times=3 * tasks, tasks=tasks))
+    return write_script(tmp_path / "rm.toml", delete_log_entries(tasks=tasks))
 
 
 def _never(request: ConfirmationRequest) -> bool:
@@ -59,14 +59,10 @@ def test_a_system_under_a_manual_clock_runs_deadline_and_dreamer_by_hand(
     clock = ManualClock()
     config = Config(durability="none", max_parallel=1, confirmation_timeout_s=10_000)
     seen: list[Envelope] = []
-    hello = [
-        {**PERCEIVE, "times": 1},
-        simple_plan(times=1),
-        {"role": "executor", "content": "hello"},
-    ]
+    hello = [{**PERCEIVE, "times": 1}, {"role": "executor", "content": "hello"}]
     with artoo.System.open(
         tmp_path / "s",
-        model=write_script(tmp_path / "m.toml", hello + rm_script_entries()),
+        model=write_script(tmp_path / "m.toml", hello + delete_log_entries()),
         workspace=workspace,
         config=config,
         clock=clock,
@@ -103,7 +99,6 @@ def test_close_ends_running_tasks_and_returns_within_its_bound_with_a_tool_on_a_
 
     entries = [
         PERCEIVE,
-        simple_plan("Wait for the fifo"),
         {"role": "executor", "tool_calls": [{"name": "wait_for_fifo", "arguments": {}}]},
         {"role": "executor", "times": 0, "content": "done"},
     ]

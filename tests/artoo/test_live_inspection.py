@@ -13,7 +13,7 @@ from artoo._store import parse_store
 from artoo.cli import main
 from artoo.testing import write_script
 
-from .helpers import PERCEIVE, simple_plan
+from .helpers import PERCEIVE
 
 HOLDER = """
 import sys
@@ -35,7 +35,7 @@ def held_store(request: pytest.FixtureRequest, tmp_path: Path, workspace: Path) 
     directory, or a PostgreSQL database."""
     model = write_script(
         tmp_path / "s.toml",
-        [PERCEIVE, simple_plan("Say hello"), {"role": "executor", "content": "hello"}],
+        [PERCEIVE, {"role": "executor", "content": "hello"}],
     )
     store = tmp_path / "store" if request.param == "leveldb" else request.getfixturevalue("pg_url")
     holder = subprocess.Popen(
@@ -108,11 +108,7 @@ def test_a_system_on_a_postgresql_store_runs_reopens_and_verifies(
 
     model = write_script(
         tmp_path / "s.toml",
-        [
-            PERCEIVE,
-            simple_plan("Say hello", times=2),
-            {"role": "executor", "times": 2, "content": "hello"},
-        ],
+        [PERCEIVE, {"role": "executor", "times": 2, "content": "hello"}],
     )
     config = Config(durability="none")
     with artoo.System.open(pg_url, model=model, workspace=workspace, config=config) as system:

@@ -1,8 +1,7 @@
 """End to end: the Executor offers ``load_data`` only once a result of its conversation
-was spilled (``Config.offer_load_data_on_spill``). The offered tools are part of every
-logged model request, which ``replay --rerun`` compares: a log recorded with the field on
-reruns as it ran (the spill is the served ToolCall's ``spill_ref``), and a log from before
-the field replays with it off — ``load_data`` at every call, as it ran."""
+was spilled — and a fresh conversation (a second derivation) has spilled nothing. The
+offered tools are part of every logged model request, which ``replay --rerun`` compares:
+the log reruns as it ran (the spill is the served ToolCall's ``spill_ref``)."""
 
 from __future__ import annotations
 
@@ -12,7 +11,7 @@ from typing import Any
 from artoo.replay import rerun, verify
 from artoo.schemas import Config, LLMCall, ToolsConfig
 
-from .helpers import CONFIG, all_events, replays_as_before, run_verified
+from .helpers import CONFIG, all_events, run_verified
 
 COUNT = "how many numbers does seq 1 2000 print?"
 SMALL = CONFIG.model_copy(
@@ -21,10 +20,14 @@ SMALL = CONFIG.model_copy(
 
 
 def _entries() -> list[dict[str, Any]]:
-    """A glob (a short result), a command whose result spills, the answer."""
+    """A glob (a short result), a command whose result spills, the answer; then, asked
+    for a second derivation afresh, another command (a short result) and the answer."""
     perceive = {"intent": "count the numbers", "kind": "question", "answer": "number"}
+    afresh = "another method"
     return [
-        {"role": "perceiver", "content": {**perceive, "criteria": []}},
+        {"role": "perceiver", "content": perceive},
+        {**_call("shell", command="seq 2000 | wc -l"), "match": afresh},
+        {"role": "executor", "match": afresh, "content": "2000"},
         _call("glob", pattern="*"),
         _call("shell", command="seq 1 2000 | wc -l; seq 1 2000"),
         {"role": "executor", "content": "2000"},
@@ -44,21 +47,16 @@ def _offered(store: Path) -> list[bool]:
 
 
 def _run(tmp: Path, config: Config) -> Path:
-    _result, store = run_verified(tmp, _entries(), COUNT, config)
+    result, store = run_verified(tmp, _entries(), COUNT, config)
+    assert (result.status, result.established) == ("accept", "code"), result.summary
     return store
 
 
-def test_a_log_with_the_field_on_reruns_as_it_ran(tmp_path: Path) -> None:
+def test_load_data_is_offered_after_a_spill_and_the_log_reruns_as_it_ran(tmp_path: Path) -> None:
     store = _run(tmp_path, SMALL)
     offered = _offered(store)
-    assert offered == [False, False, True]  # from the model call after the spill
+    # from the model call after the spill; the fresh conversation spilled nothing
+    assert offered == [False, False, True, False, False]
     assert verify(store).ok
     reran = rerun(store)
     assert reran.ok and not reran.unanswered, (reran.unanswered, reran.divergence)
-
-
-def test_a_log_from_before_the_field_replays_with_it_off(tmp_path: Path) -> None:
-    store = _run(tmp_path, SMALL.model_copy(update={"offer_load_data_on_spill": False}))
-    assert all(_offered(store))
-    changed = replays_as_before(store, "offer_load_data_on_spill")
-    assert changed is not None and changed.kind == "LLMCall"  # read on, load_data is not offered

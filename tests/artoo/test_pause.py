@@ -34,17 +34,26 @@ from artoo.testing import ManualClock, write_script
 from .helpers import all_events
 
 ENTRIES: list[dict[str, Any]] = [
-    {"role": "perceiver", "content": {"intent": "write a file", "slug": "write-file"}},
-    {"role": "planner", "content": {"subtasks": [{"instruction": "write made.txt"}]}},
+    {
+        "role": "perceiver",
+        "content": {
+            "intent": "write a file",
+            "kind": "creation",
+            "targets": [{"path": "made.txt", "role": "create"}],
+        },
+    },
     {
         "role": "executor",
         "tool_calls": [{"name": "write_file", "arguments": {"path": "made.txt", "content": "x"}}],
     },
     {"role": "executor", "content": "done"},
 ]
+"""The request is its own first plan (no Planner call): the Executor writes made.txt. No
+check reads its content back, so the task ends ``success`` (never ``accept``)."""
 
-SLOW_PLANNER = [ENTRIES[0], {**ENTRIES[1], "delay_ms": 1000}, *ENTRIES[2:]]
-"""The Planner answers in 1 s (wall time): a pause or a clock move comes during its call."""
+SLOW_EXECUTOR = [ENTRIES[0], {**ENTRIES[1], "delay_ms": 1000}, *ENTRIES[2:]]
+"""The Executor's first turn answers in 1 s (wall time): a pause or a clock move comes
+during its call."""
 
 
 def _open(tmp_path: Path, clock: ManualClock, seen: list[Envelope]) -> artoo.System:
@@ -56,7 +65,7 @@ def _open(tmp_path: Path, clock: ManualClock, seen: list[Envelope]) -> artoo.Sys
     (tmp_path / "ws").mkdir()
     system = artoo.System.open(
         tmp_path / "s",
-        model=write_script(tmp_path / "m.toml", SLOW_PLANNER),
+        model=write_script(tmp_path / "m.toml", SLOW_EXECUTOR),
         workspace=tmp_path / "ws",
         config=config,
         clock=clock,
@@ -91,7 +100,7 @@ def test_a_paused_task_waits_past_its_deadline_and_stall_time_then_ends(
         assert not handle.pause()  # paused already
         time.sleep(0.3)
         calls = sum(isinstance(e.body, LLMCall) for e in seen)
-        assert calls <= 2  # at most the Planner's call that was under way
+        assert calls <= 2  # at most the Executor's call that was under way
         clock.advance(150)  # past the deadline and past stall_s (60 s): neither fires
         time.sleep(0.3)
         clock.advance(1)

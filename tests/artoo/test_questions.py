@@ -34,6 +34,7 @@ from artoo.schemas import (
     FinalResult,
     LLMCall,
     QuestionAnswered,
+    TaskSpec,
     UserQuestion,
 )
 from artoo.testing import ManualClock, write_script
@@ -41,15 +42,35 @@ from artoo.testing import ManualClock, write_script
 from .helpers import all_events
 
 QUESTION = {"text": "Which file?", "options": ["a.txt", "b.txt"], "default": "a.txt"}
-ENTRIES: list[dict[str, Any]] = [
-    {
-        "role": "perceiver",
-        "content": {"intent": "write a file", "slug": "write-file", "question": QUESTION},
-    },
-    {"role": "perceiver", "content": {"intent": "write b.txt", "slug": "write-file"}},
-    {"role": "planner", "content": {"subtasks": [{"instruction": "write the file"}]}},
-    {"role": "executor", "content": "done"},
-]
+
+
+def _creates(path: str) -> list[dict[str, str]]:
+    return [{"path": path, "role": "create"}]
+
+
+def _entries(written: str = "b.txt") -> list[dict[str, Any]]:
+    """The Perceiver asks which file, its first reading naming the default (a.txt); read
+    again with an operator's answer, it names ``written``. Round 0 is the request itself:
+    the Executor writes ``written`` (a target of the reading that stands) and is done. No
+    check reads the file back, so the task ends ``success``."""
+    first = {"intent": "write a file", "kind": "creation", "targets": _creates("a.txt")}
+    write = {"name": "write_file", "arguments": {"path": written, "content": "x"}}
+    return [
+        {"role": "perceiver", "content": {**first, "question": QUESTION}},
+        {
+            "role": "perceiver",
+            "content": {
+                "intent": f"write {written}",
+                "kind": "creation",
+                "targets": _creates(written),
+            },
+        },
+        {"role": "executor", "tool_calls": [write]},
+        {"role": "executor", "content": "done"},
+    ]
+
+
+ENTRIES = _entries()
 
 
 def _open(
@@ -107,6 +128,7 @@ def test_a_question_answered_through_the_inbox(tmp_path: Path) -> None:
         system.answer(item.item_id, "b.txt")
         result = handle.result(30)
     assert result.status == "success"
+    assert (tmp_path / "ws" / "b.txt").read_text() == "x"  # as read with the answer
     assert [(a.answer, a.by) for a in _answered(tmp_path / "store")] == [("b.txt", "operator")]
     calls = [e.body for e in all_events(tmp_path / "store") if isinstance(e.body, LLMCall)]
     second = [c for c in calls if c.role == "perceiver"][1]
@@ -132,15 +154,16 @@ def test_a_question_answered_by_the_on_question_callback(tmp_path: Path) -> None
         asked.append(question)
         return "a.txt"
 
-    with _open(tmp_path, on_question=on_question) as system:
+    with _open(tmp_path, entries=_entries("a.txt"), on_question=on_question) as system:
         assert system.run("write the file", timeout=30).status == "success"
     assert [q.options for q in asked] == [["a.txt", "b.txt"]]
+    assert (tmp_path / "ws" / "a.txt").read_text() == "x"
     assert [(a.answer, a.by) for a in _answered(tmp_path / "store")] == [("a.txt", "operator")]
 
 
 def test_an_unanswered_question_takes_its_default_at_the_timeout(tmp_path: Path) -> None:
     clock = ManualClock()
-    with _open(tmp_path, clock) as system:
+    with _open(tmp_path, clock, entries=_entries("a.txt")) as system:
         handle = system.submit("write the file", timeout=100)
         _wait_for(lambda: system.inbox())
         clock.advance(4)
@@ -151,6 +174,7 @@ def test_an_unanswered_question_takes_its_default_at_the_timeout(tmp_path: Path)
         system.flush(5)
     assert result.status == "success"
     assert [(a.answer, a.by) for a in _answered(tmp_path / "store")] == [("a.txt", "timeout")]
+    assert (tmp_path / "ws" / "a.txt").read_text() == "x"  # the first reading's file
     _replays(tmp_path / "store")
 
 
@@ -159,7 +183,7 @@ def test_with_no_one_to_ask_a_question_takes_its_default_at_once(tmp_path: Path)
     answer, so the task does not wait out the timeout — the default at once, as a Law 1
     request with no operator is decided at once. The clock never moves."""
     clock = ManualClock()
-    with _open(tmp_path, clock, inbox=False) as system:
+    with _open(tmp_path, clock, entries=_entries("a.txt"), inbox=False) as system:
         result = system.run("write the file", timeout=100)
     assert result.status == "success"
     assert [(a.answer, a.by) for a in _answered(tmp_path / "store")] == [("a.txt", "no_operator")]
@@ -231,31 +255,39 @@ def test_an_answer_is_one_of_the_options_or_bounded_text() -> None:
 
 
 def test_the_planner_asks_once_and_plans_with_the_answer(tmp_path: Path) -> None:
+    """Round 0 is the request itself, no Planner call: its Executor writes nothing, so the
+    change fails and round 1 is the model's plan — where the Planner asks its question."""
     choose = {"text": "Markdown or text?", "options": ["md", "txt"], "default": "txt"}
+    write = {"name": "write_file", "arguments": {"path": "notes/notes.md", "content": "# notes"}}
+    reading = {"intent": "write notes", "kind": "creation", "targets": _creates("notes/")}
     entries: list[dict[str, Any]] = [
-        {"role": "perceiver", "content": {"intent": "write notes", "slug": "notes"}},
+        {"role": "perceiver", "content": reading},
         {"role": "planner", "content": {"subtasks": [], "question": choose}},
         {
             "role": "planner",
             # a second question is not asked: the plan is taken
-            "content": {"subtasks": [{"instruction": "write notes.md"}], "question": choose},
+            "content": {"subtasks": [{"instruction": "write notes/notes.md"}], "question": choose},
         },
-        {"role": "executor", "content": "done"},
+        {"role": "executor", "match": "Subtask: write my notes", "content": "Which format?"},
+        {"role": "executor", "match": "Subtask: write notes/notes.md", "tool_calls": [write]},
+        {"role": "executor", "match": "Subtask: write notes/notes.md", "content": "done"},
     ]
     (tmp_path / "ws").mkdir()
     with artoo.System.open(
         tmp_path / "store",
         model=write_script(tmp_path / "s.toml", entries),
         workspace=tmp_path / "ws",
-        config=Config(durability="none", max_parallel=1),
+        config=Config(durability="none", max_parallel=1, max_retries=0),
         on_question=lambda q: "md",
     ) as system:
         result = system.run("write my notes", timeout=30)
     assert result.status == "success"
+    assert (tmp_path / "ws" / "notes" / "notes.md").read_text() == "# notes"
     events = all_events(tmp_path / "store")
     asked = [e.body for e in events if isinstance(e.body, UserQuestion)]
-    assert [(q.role, q.text) for q in asked] == [("planner", "Markdown or text?")]
+    assert [(q.role, q.text, q.round) for q in asked] == [("planner", "Markdown or text?", 1)]
     calls = [e.body for e in events if isinstance(e.body, LLMCall) and e.body.role == "planner"]
+    assert len(calls) == 2
     assert "the user answered: md" in calls[1].request["messages"][-1]["content"]
     _replays(tmp_path / "store")
 
@@ -308,9 +340,9 @@ def test_a_question_waiting_when_the_process_stopped_is_asked_again_once_after_r
 
 def test_a_perceiver_question_no_one_answered_keeps_the_first_reading(tmp_path: Path) -> None:
     """The default no one chose is not put into the reading as the user's word: the
-    Perceiver is not asked again with it (``Config.unanswered_keeps_reading``)."""
+    Perceiver is not asked again with it; its first reading (the default's file) stands."""
     clock = ManualClock()
-    with _open(tmp_path, clock, inbox=False) as system:
+    with _open(tmp_path, clock, entries=_entries("a.txt"), inbox=False) as system:
         result = system.run("write the file", timeout=100)
     assert result.status == "success"
     events = all_events(tmp_path / "store")
@@ -318,17 +350,8 @@ def test_a_perceiver_question_no_one_answered_keeps_the_first_reading(tmp_path: 
         e.body for e in events if isinstance(e.body, LLMCall) and e.body.role == "perceiver"
     ]
     assert len(perceived) == 1  # the first reading stands: no second call with "a.txt"
-    from artoo.schemas import TaskSpec
-
     (spec,) = [e.body for e in events if isinstance(e.body, TaskSpec)]
     assert spec.intent == "write a file"
+    assert [(t.path, t.role) for t in spec.targets] == [("a.txt", "create")]
+    assert (tmp_path / "ws" / "a.txt").read_text() == "x"
     _replays(tmp_path / "store")
-    # off (a log from before the field): read again with the default
-    off = tmp_path / "off"
-    off.mkdir()
-    with _open(
-        off, ManualClock(), inbox=False, config={"unanswered_keeps_reading": False}
-    ) as system:
-        system.run("write the file", timeout=100)
-    (spec,) = [e.body for e in all_events(off / "store") if isinstance(e.body, TaskSpec)]
-    assert spec.intent == "write b.txt"
