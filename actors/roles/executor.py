@@ -148,13 +148,19 @@ _REPLIES: tuple[type[Message], ...] = (ConfirmationDecision, FinalResult, TaskCa
 
 
 def subtask_prompt(st: SubTask) -> str:
-    """The user message that states a subtask (pure). Only the criteria a model judges
-    are listed: one that code checks is not the model's to word, and a small model
-    answered "The answer states the number of lines in notes/meeting.txt." — the count
-    check's text — after ``wc -l`` had printed 5."""
+    """The user message that states a subtask (pure): its instruction, the request it
+    serves, and from the reading that a question changes no file, or which files a change
+    may write, create or delete (the scope Law 1 holds it to). Only the criteria a model
+    judges are listed: one that code checks is not the model's to word."""
     parts = [f"Subtask: {st.instruction}"]
     if st.request and st.request.strip() != st.instruction.strip():
         parts.append(f"It serves the user's request: {st.request}")
+    if st.kind == "question":
+        parts.append("This is a question: answer it; change no file.")
+    roles = {"write": "change", "create": "create", "delete": "delete"}
+    named = [f"{roles[t.role]} {t.path}" for t in st.targets if t.role in roles]
+    if named:  # the reading's targets: where a change may go (the scope gate's)
+        parts.append("Files to change: " + "; ".join(named) + " (no other file).")
     judged = [c for c in st.criteria if c.check is None]  # code decides the others
     if judged:
         parts.append("Success criteria:\n" + "\n".join(f"- {c.text}" for c in judged))

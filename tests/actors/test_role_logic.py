@@ -114,3 +114,19 @@ def test_merge_outputs_in_plan_order_skipping_missing_and_empty() -> None:
         "c": SubTaskOutcome(subtask_id="c", status="skipped"),
     }
     assert merge_outputs(["a", "b", "c", "d"], outcomes) == "first\n\nsecond"
+
+
+def test_the_subtask_prompt_states_the_readings_scope() -> None:
+    from artoo.schemas import Target
+
+    question = SubTask(subtask_id="s", instruction="what is x?", kind="question")
+    assert "change no file" in subtask_prompt(question)
+    change = SubTask(
+        subtask_id="s",
+        instruction="add a news fragment",
+        kind="change",
+        targets=[Target(path="changelog.d/", role="create"), Target(path="README.rst")],
+    )
+    text = subtask_prompt(change)
+    assert "Files to change: create changelog.d/ (no other file)." in text
+    assert "README.rst" not in text  # read, not changed
