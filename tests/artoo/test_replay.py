@@ -29,7 +29,7 @@ from artoo.schemas import (
 )
 from artoo.testing import write_script
 
-from .helpers import CONFIG, PERCEIVE, simple_plan
+from .helpers import CONFIG, PERCEIVE
 from .helpers import rewrite_event as _rewrite
 
 GOLDEN = Path(__file__).parent.parent / "data" / "golden_demo_0_1"
@@ -324,11 +324,7 @@ def test_a_rerun_takes_the_task_age_from_the_record(tmp_path: Path, workspace: P
     the same Ω, because the rerun's clock follows the recorded answers' times."""
     model = write_script(
         tmp_path / "slow.toml",
-        [
-            PERCEIVE,
-            simple_plan("Say hello"),
-            {"role": "executor", "content": "hello", "delay_ms": 1500},
-        ],
+        [PERCEIVE, {"role": "executor", "content": "hello", "delay_ms": 1500}],
     )
     store = tmp_path / "store"
     with artoo.System.open(store, model=model, workspace=workspace, config=CONFIG) as system:
