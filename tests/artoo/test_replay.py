@@ -17,6 +17,7 @@ from artoo.eventstore import EventLog
 from artoo.replay import rerun, task_table, timeline, verify
 from artoo.schemas import (
     Config,
+    CorrectionSignal,
     Envelope,
     FinalResult,
     GGSConfig,
@@ -114,6 +115,17 @@ def test_every_decision_of_the_demo_verifies(demo_store: Path) -> None:
     )
     assert report.checked["calibration"] >= len(SCENARIOS)
     assert report.checked["rule_verdict"] > 0 and report.checked["memory"] == 1
+    # policy 1: every proof decision recomputed (none taken as logged), every reading
+    # checked again — the model's four, and scenario 5's from memory
+    assert not report.retired and not report.skipped
+    assert report.checked["reading"] == len(SCENARIOS)
+    asks = [
+        e
+        for e in _logged(demo_store)
+        if isinstance(e.body, CorrectionSignal) and e.body.corroborate
+    ]
+    assert len(asks) == 2  # scenarios 2 and 5 derive the total a second time, afresh
+    assert report.checked["corroborate"] >= 2 * len(asks)  # each ask, and what followed
 
 
 def test_the_cli_verify_exits_0_on_the_demo(
