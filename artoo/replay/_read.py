@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from artoo._store import StoreArg
 
 __all__ = [
+    "BEFORE_FIELDS",
     "RETIRED_FIELDS",
     "TaskLog",
     "policy_of",
@@ -129,6 +130,13 @@ RETIRED_FIELDS = frozenset(
 from before policy 1 may hold them; :func:`upcast_config_v0_v1` drops them."""
 
 
+BEFORE_FIELDS: dict[str, Any] = {"request_consent": False}
+"""Each Config field in use today that a log from before it ran without, and the value it
+ran under then (:func:`task_config`, both paths): the one list a new such field is added
+to. A log from before ``Config.request_consent`` asked the operator of every Law 1
+action (off)."""
+
+
 def upcast_config_v0_v1(config: dict[str, Any]) -> dict[str, Any]:
     """A TaskRequest's logged Config (policy 0) as policy 1's Config reads it (pure): the
     retired fields dropped. What they switched is now the policy, recorded in the task's
@@ -148,20 +156,23 @@ def task_config(task: TaskLog, envelopes: Iterable[Envelope] | None = None) -> C
     """The Config ``task`` ran under: the one its TaskRequest logged, upcast to today's
     fields (:func:`upcast_config_v0_v1`; durability aside: a rerun's store is scratch),
     else ``Config()`` with the effector pairs and the confirmation timeout the log
-    (``envelopes``, else the task's own) shows. The one place every replay reader takes a
-    task's Config from; how it decided is its policy (:func:`policy_of`)."""
+    (``envelopes``, else the task's own) shows; either way a field the log ran without
+    has the value it ran under then (:data:`BEFORE_FIELDS`). The one place every replay
+    reader takes a task's Config from; how it decided is its policy (:func:`policy_of`)."""
     request = next((e.body for e in task.envelopes if isinstance(e.body, TaskRequest)), None)
     if request is None or not request.config:
         return _inferred_config(task.envelopes if envelopes is None else list(envelopes))
     raw = msgspec.json.encode(upcast_config_v0_v1(request.config))
     logged = Config.model_validate_json(raw)
-    return logged.model_copy(update={"durability": "none"})
+    update: dict[str, Any] = {"durability": "none"}
+    update |= {k: v for k, v in BEFORE_FIELDS.items() if k not in request.config}
+    return logged.model_copy(update=update)
 
 
 def _inferred_config(envelopes: list[Envelope]) -> Config:
     pairs = {e.to for e in envelopes if e.to and e.to.startswith("pair-")}
     indexes = [int(p.split("-", 1)[1]) for p in pairs if p.split("-", 1)[1].isdigit()]
-    update: dict[str, Any] = {"durability": "none"}
+    update: dict[str, Any] = {"durability": "none", **BEFORE_FIELDS}
     if indexes:
         update["max_parallel"] = max(indexes) + 1
     timeouts = [e.body.timeout_s for e in envelopes if isinstance(e.body, ConfirmationRequest)]

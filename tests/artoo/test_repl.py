@@ -158,10 +158,17 @@ def test_repl_pauses_and_resumes_a_task_by_its_id_prefix(tmp_path: Path, workspa
 
 def test_repl_shows_a_question_and_answers_it(tmp_path: Path, workspace: Path) -> None:
     question = {"text": "Which file?", "options": ["a.txt", "b.txt"]}
+    reading = {"intent": "write b.txt", "kind": "creation"}
     entries = [
-        {"role": "perceiver", "content": {"intent": "w", "slug": "w", "question": question}},
-        {"role": "perceiver", "content": {"intent": "write b.txt", "slug": "w"}},
-        {"role": "planner", "content": {"subtasks": [{"instruction": "write b.txt"}]}},
+        {"role": "perceiver", "content": {"intent": "w", "kind": "creation", "question": question}},
+        {
+            "role": "perceiver",
+            "content": {**reading, "targets": [{"path": "b.txt", "role": "create"}]},
+        },
+        {  # round 0 is the request itself: no planner call
+            "role": "executor",
+            "tool_calls": [{"name": "write_file", "arguments": {"path": "b.txt", "content": "b"}}],
+        },
         {"role": "executor", "content": "done"},
     ]
     said: list[str] = []
@@ -187,4 +194,7 @@ def test_repl_shows_a_question_and_answers_it(tmp_path: Path, workspace: Path) -
         assert said[-1] == "error: answer one of: a.txt, b.txt"
         repl.handle(f"/answer {item.item_id} b.txt")
         assert said[-1] == f"{item.item_id}: answered"
-        assert repl.handles[task].result(30).status == "success"
+        result = repl.handles[task].result(30)
+    # the file was made, but no value of the request's reads back: success, not accept
+    assert (result.status, result.established) == ("success", "model")
+    assert (workspace / "b.txt").read_text() == "b"

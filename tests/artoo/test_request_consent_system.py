@@ -2,9 +2,10 @@
 With no operator attached, a deletion the reading names (a ``delete`` target) and the
 request spells is approved by the request (``ConfirmationDecision.by = "request"``) and
 applied; a change of a file the reading targets needs no consent (it is reversible by
-construction: it never asks); the request's wording alone consents to nothing; a
-question, an effect on another file, and the setting turned off are denied as before.
-Each store passes ``replay --verify`` and reruns with zero divergence."""
+construction: it never asks); the request's wording alone consents to nothing; an effect
+on another file, and the deletion with the setting turned off, are denied; a question's
+change is refused unasked (out of its scope). Each store passes ``replay --verify`` and
+reruns with zero divergence."""
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ TODO = "TODO: call Bob"
 def _perceive(kind: str, answer: str = "") -> dict[str, Any]:
     return {
         "role": "perceiver",
-        "content": {"intent": "the notes", "kind": kind, "answer": answer, "criteria": []},
+        "content": {"intent": "the notes", "kind": kind, "answer": answer},
     }
 
 
@@ -114,8 +115,8 @@ def test_a_change_to_a_file_the_reading_targets_needs_no_consent(
 
 
 def test_the_requests_wording_alone_consents_to_no_change(tmp_path: Path) -> None:
-    """Read with no targets (an older reading), the same append asks, and headless it is
-    denied: the request's words are no operator's yes."""
+    """Read with no target to write (the file it names is read as one to read), the same
+    append asks, and headless it is denied: the request's words are no operator's yes."""
     ws = _workspace(tmp_path)
     before = (ws / "notes" / "todo.txt").read_text()
     result, bodies, store = _run(tmp_path, _append_entries(tmp_path), APPEND)
@@ -147,25 +148,38 @@ def test_a_removal_the_request_asks_for_runs_in_the_sandbox_and_is_applied(
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the sandbox needs Linux")
-def test_a_question_whose_executor_removes_the_file_it_names_is_still_denied(
+def test_a_question_whose_executor_removes_the_file_it_names_is_refused_unasked(
     tmp_path: Path,
 ) -> None:
+    """A question changes nothing: removing the file it asks about is refused outright
+    (``out_of_scope``, nothing applied, no one asked — neither the request nor an
+    operator), and the Executor answers from what the file shows; code counts its lines."""
     ws = _workspace(tmp_path)
     text = "how many lines are in notes/meeting.txt?"
     entries = [
-        _perceive("question", "number"),
-        *_executor(_shell("rm notes/meeting.txt"), said="1"),
+        {
+            "role": "perceiver",
+            "content": {
+                "intent": "the notes",
+                "kind": "question",
+                "answer": "number",
+                "count": "lines",
+            },
+        },
+        {"role": "executor", "tool_calls": [_shell("rm notes/meeting.txt")]},
+        {"role": "executor", "tool_calls": [_shell("wc -l notes/meeting.txt")]},
+        {"role": "executor", "content": "notes/meeting.txt has 1 line."},
     ]
-    config = SANDBOXED
-    _, bodies, store = _run(tmp_path, entries, text, config)
-    assert (ws / "notes" / "meeting.txt").exists()
-    (decision,) = _decisions(bodies)
-    assert (decision.approved, decision.by, decision.reason) == (
-        False,
-        "queen",
-        "no operator attached",
-    )
-    assert _calls(bodies)[0].refusal == "law1_denied"
+    result, bodies, store = _run(tmp_path, entries, text, SANDBOXED)
+    assert (ws / "notes" / "meeting.txt").read_text() == "monday: budget\n"
+    assert not [b for b in bodies if isinstance(b, ConfirmationRequest)]  # never asked
+    assert not _decisions(bodies)
+    rm, wc = _calls(bodies)
+    assert (rm.refusal, rm.law1[-1].basis) == ("out_of_scope", "scope")
+    assert not any(c.ask for c in rm.law1)
+    assert wc.ok and wc.refusal is None
+    assert (result.status, result.established) == ("accept", "code")
+    assert not result.law1_denied
     _reruns_the_same(store)
 
 
@@ -184,12 +198,29 @@ def test_an_overwrite_of_a_file_the_request_does_not_name_is_denied(tmp_path: Pa
     _reruns_the_same(store)
 
 
-def test_with_request_consent_off_the_named_file_is_denied_as_before(tmp_path: Path) -> None:
-    ws = _workspace(tmp_path)
-    before = (ws / "notes" / "todo.txt").read_text()
-    config = NO_ASK.model_copy(update={"request_consent": False})
-    result, bodies, store = _run(tmp_path, _append_entries(tmp_path), APPEND, config)
-    assert (ws / "notes" / "todo.txt").read_text() == before
+REMOVE = "Do remove notes/meeting.txt, it is not needed any more"
+
+
+def _removal(
+    tmp: Path, monkeypatch: pytest.MonkeyPatch, config: Config
+) -> tuple[FinalResult, list[Any], Path]:
+    """The removal the request asks for (the reading names the file to delete), run in
+    the sandbox under ``config`` with no operator attached."""
+    read_with_targets(monkeypatch, [Target(path="notes/meeting.txt", role="delete")])
+    _workspace(tmp)
+    entries = [_perceive("change"), *_executor(_shell("rm notes/meeting.txt"))]
+    return _run(tmp, entries, REMOVE, config)
+
+
+CONSENT_OFF = SANDBOXED.model_copy(update={"request_consent": False})
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the sandbox needs Linux")
+def test_with_request_consent_off_the_named_file_is_denied(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result, bodies, store = _removal(tmp_path, monkeypatch, CONSENT_OFF)
+    assert (tmp_path / "workspace" / "notes" / "meeting.txt").exists()
     (decision,) = _decisions(bodies)
     assert (decision.approved, decision.by, decision.reason) == (
         False,
@@ -245,15 +276,15 @@ def test_the_operator_answers_only_what_the_request_does_not_consent_to(
     _reruns_the_same(store)
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="the sandbox needs Linux")
 def test_a_log_from_before_request_consent_reruns_with_its_operators_rules(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A TaskRequest whose logged Config has no ``request_consent`` asked the operator of
-    every Law 1 action: ``--rerun`` reads it as off, so the logged denial (no operator) is
-    decided again rather than replaced by today's consent."""
-    _workspace(tmp_path)
-    config = NO_ASK.model_copy(update={"request_consent": False})
-    _, bodies, store = _run(tmp_path, _append_entries(tmp_path), APPEND, config)
+    every Law 1 action: ``--rerun`` reads it as off, so the logged denial (no operator) of
+    the removal the request asks for is decided again rather than replaced by today's
+    consent."""
+    _, bodies, store = _removal(tmp_path, monkeypatch, CONSENT_OFF)
     assert [d.by for d in _decisions(bodies)] == ["queen"]
     (request,) = [e for e in all_events(store) if isinstance(e.body, TaskRequest)]
     older = {k: v for k, v in request.body.config.items() if k != "request_consent"}

@@ -20,7 +20,6 @@ PERCEIVE = {
         "intent": "count the lines of notes/todo.txt",
         "kind": "question",
         "answer": "number",
-        "criteria": [],
     },
 }
 

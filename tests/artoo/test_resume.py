@@ -31,8 +31,15 @@ from artoo.testing import write_script
 
 from .helpers import all_events
 
-SPEC = {"role": "perceiver", "content": {"intent": "write files", "slug": "write-files"}}
-PLAN = {"role": "planner", "content": {"subtasks": [{"instruction": "write made.txt"}]}}
+WRITE = "write the files"
+SPEC = {
+    "role": "perceiver",
+    "content": {
+        "intent": "write files",
+        "kind": "creation",
+        "targets": [{"path": "made.txt", "role": "create"}],
+    },
+}
 
 
 def _write(path: str, content: str) -> dict[str, Any]:
@@ -43,11 +50,18 @@ def _write(path: str, content: str) -> dict[str, Any]:
 
 
 def _victim(
-    tmp: Path, store: Path, workspace: Path, model: str, *, until: str, submit: bool = True
+    tmp: Path,
+    store: Path,
+    workspace: Path,
+    model: str,
+    *,
+    until: str,
+    submit: bool = True,
+    text: str = WRITE,
 ) -> None:
-    """Run one task in a child process and SIGKILL it once it printed ``until`` (the
-    kind of an envelope it saw, or a tool's own line). ``submit=False``: the child only
-    opens the store (resuming what it holds)."""
+    """Run one task (``text``) in a child process and SIGKILL it once it printed
+    ``until`` (the kind of an envelope it saw, or a tool's own line). ``submit=False``:
+    the child only opens the store (resuming what it holds)."""
     script = tmp / "victim.py"
     script.write_text(
         textwrap.dedent(
@@ -68,7 +82,7 @@ def _victim(
                     print("LLMCall:" + env.body.role, flush=True)
             s.subscribe(show)
             if {submit!r}:
-                s.submit("write the files")
+                s.submit({text!r})
             threading.Event().wait()
             """
         )
@@ -127,33 +141,33 @@ def _same(a: FinalResult, b: FinalResult) -> None:
     assert a.cost.model_calls == b.cost.model_calls
 
 
-CASES: dict[str, tuple[list[dict[str, Any]], str]] = {
-    # the Planner's model call is under way (a slow answer) when the process dies
+CASES: dict[str, tuple[list[dict[str, Any]], str, str]] = {
+    # the Executor's first model call is under way (a slow answer) when the process dies:
+    # round 0 is the request itself, planned with no model call
     "model call": (
         [
             SPEC,
-            {**PLAN, "delay_ms": 60_000},
-            _write("made.txt", "x"),
+            {**_write("made.txt", "x"), "delay_ms": 60_000},
             {"role": "executor", "content": "done"},
         ],
-        "TaskSpec",
+        "DispatchManifest",
+        WRITE,
     ),
     # write_file's ToolCall is logged; the Executor's next model call is under way
     "tool call logged": (
         [
             SPEC,
-            PLAN,
             _write("made.txt", "x"),
             {"role": "executor", "content": "done", "delay_ms": 60_000},
         ],
         "ToolCallEnded",
+        WRITE,
     ),
     # a shell command runs (in the sandbox, where the machine has one): its effects are
     # applied when it ends, so a kill inside it applied none — it runs again
     "inside a command": (
         [
             SPEC,
-            PLAN,
             {
                 "role": "executor",
                 "tool_calls": [
@@ -163,41 +177,44 @@ CASES: dict[str, tuple[list[dict[str, Any]], str]] = {
             {"role": "executor", "content": "done"},
         ],
         "LLMCall:executor",
+        WRITE,
     ),
-    # between rounds: round 1 failed its check, the GGS decided a replan, and the Planner's
-    # round-2 call is under way
+    # between rounds: round 0 answered a count no tool result shows (its check failed),
+    # the GGS decided a replan, and the Planner's round-1 call is under way
     "between rounds": (
         [
             {
                 "role": "perceiver",
                 "content": {
-                    "intent": "say the magic word",
-                    "slug": "magic",
-                    "criteria": [
-                        {
-                            "text": "the answer says XYZZY",
-                            "verifiable": True,
-                            "check": {"kind": "output_contains", "value": "XYZZY"},
-                        }
-                    ],
+                    "intent": "count the lines of old.log",
+                    "kind": "question",
+                    "answer": "number",
+                    "count": "lines",
+                    "targets": [{"path": "old.log", "role": "read"}],
                 },
             },
-            {"role": "planner", "content": {"subtasks": [{"instruction": "Say the word"}]}},
-            {"role": "executor", "content": "no"},
+            {"role": "executor", "content": "old.log has 2 lines."},
             {
                 "role": "planner",
-                "content": {"subtasks": [{"instruction": "Say XYZZY"}]},
+                "content": {
+                    "subtasks": [{"instruction": "Count the lines of old.log", "tools": ["shell"]}]
+                },
                 "delay_ms": 60_000,
             },
-            {"role": "executor", "content": "XYZZY"},
+            {
+                "role": "executor",
+                "tool_calls": [{"name": "shell", "arguments": {"command": "wc -l old.log"}}],
+            },
+            {"role": "executor", "content": "old.log has 1 line."},
         ],
         "PlanDirective",
+        "how many lines are in old.log?",
     ),
-    # waiting for the operator's answer to a Law 1 confirmation (rm)
+    # waiting for the operator's answer to a Law 1 confirmation (rm of a file the reading
+    # names as no target to delete)
     "confirmation": (
         [
-            SPEC,
-            {"role": "planner", "content": {"subtasks": [{"instruction": "delete old.log"}]}},
+            {"role": "perceiver", "content": {"intent": "clean up", "kind": "change"}},
             {
                 "role": "executor",
                 "tool_calls": [{"name": "shell", "arguments": {"command": "rm old.log"}}],
@@ -205,6 +222,7 @@ CASES: dict[str, tuple[list[dict[str, Any]], str]] = {
             {"role": "executor", "content": "done"},
         ],
         "ConfirmationRequest",
+        "clean up the workspace",
     ),
 }
 
@@ -221,7 +239,7 @@ def _workspace(tmp: Path) -> Path:
 def test_a_task_killed_mid_way_is_resumed_and_ends_as_an_uninterrupted_run(
     tmp_path: Path, point: str
 ) -> None:
-    entries, until = CASES[point]
+    entries, until, text = CASES[point]
     config = Config(durability="batch", max_parallel=1, max_retries=0)  # a failure replans
     # the uninterrupted run, answered at once
     quick = [{k: v for k, v in e.items() if k != "delay_ms"} for e in entries]
@@ -233,13 +251,13 @@ def test_a_task_killed_mid_way_is_resumed_and_ends_as_an_uninterrupted_run(
         operator=_approve,
         config=config,
     ) as system:
-        system.run("write the files", timeout=60)
+        system.run(text, timeout=60)
     expected = _final(tmp_path / "a" / "store")
     # the killed run, then the resume
     (tmp_path / "b").mkdir()
     store, workspace = tmp_path / "b" / "store", _workspace(tmp_path / "b")
     model = write_script(tmp_path / "b" / "s.toml", entries)
-    _victim(tmp_path / "b", store, workspace, model, until=until)
+    _victim(tmp_path / "b", store, workspace, model, until=until, text=text)
     before = _calls(store)
     # the same model, with the answers the killed run did not use
     rest = write_script(tmp_path / "b" / "s.toml", _rest(quick, store))
@@ -270,7 +288,7 @@ def test_a_task_killed_mid_way_is_resumed_and_ends_as_an_uninterrupted_run(
 def test_replay_shows_the_resume_in_the_timeline(tmp_path: Path) -> None:
     from artoo.replay import timeline
 
-    entries, until = CASES["tool call logged"]
+    entries, until, _ = CASES["tool call logged"]
     store, workspace = tmp_path / "store", _workspace(tmp_path)
     model = write_script(tmp_path / "s.toml", entries)
     _victim(tmp_path, store, workspace, model, until=until)
@@ -326,7 +344,6 @@ def test_a_call_under_way_that_is_not_known_safe_runs_again_only_if_the_operator
 ) -> None:
     entries = [
         SPEC,
-        {"role": "planner", "content": {"subtasks": [{"instruction": "hold on"}]}},
         {"role": "executor", "tool_calls": [{"name": "hold", "arguments": {}}]},
         {"role": "executor", "content": "done"},
     ]
@@ -363,15 +380,15 @@ def test_a_call_under_way_that_is_not_known_safe_runs_again_only_if_the_operator
 def test_a_resumed_task_killed_again_is_resumed_again(tmp_path: Path) -> None:
     entries = [
         SPEC,
-        {**PLAN, "delay_ms": 60_000},
-        _write("made.txt", "x"),
+        {**_write("made.txt", "x"), "delay_ms": 60_000},
         {"role": "executor", "content": "done", "delay_ms": 60_000},
     ]
     quick = [{k: v for k, v in e.items() if k != "delay_ms"} for e in entries]
     store, workspace = tmp_path / "store", _workspace(tmp_path)
     model = write_script(tmp_path / "s.toml", entries)
-    _victim(tmp_path, store, workspace, model, until="TaskSpec")  # in the Planner's call
-    slow = [{**e, "delay_ms": 0} if e["role"] == "planner" else e for e in entries]
+    # in the Executor's first call (round 0 is the request itself: no Planner call)
+    _victim(tmp_path, store, workspace, model, until="DispatchManifest")
+    slow = [entries[0], quick[1], entries[2]]
     write_script(tmp_path / "s.toml", _rest(slow, store))
     # the resume runs in a child too, killed in the Executor's last call
     _victim(tmp_path, store, workspace, model, until="ToolCallEnded", submit=False)
@@ -383,8 +400,9 @@ def test_a_resumed_task_killed_again_is_resumed_again(tmp_path: Path) -> None:
     events = all_events(store)
     resumes = [e.body for e in events if isinstance(e.body, TaskResumed)]
     assert len(resumes) == 2 and got.resumed_from == resumes[1].from_seq
-    assert got.status == "success"
-    assert [c for c, _ in _calls(store)] == ["perceiver", "planner", "executor", "executor"]
+    # made.txt was created, but no value of the request's reads back: success
+    assert (got.status, got.established) == ("success", "model")
+    assert [c for c, _ in _calls(store)] == ["perceiver", "executor", "executor"]
     assert (workspace / "made.txt").read_text() == "x"
     assert sum(isinstance(e.body, ToolCallEnded) for e in events) == 1
     assert verify(store).ok
@@ -395,7 +413,7 @@ def test_a_resumed_task_killed_again_is_resumed_again(tmp_path: Path) -> None:
 def test_an_open_with_no_model_leaves_a_stopped_task_for_an_open_that_can_resume_it(
     tmp_path: Path,
 ) -> None:
-    entries, until = CASES["tool call logged"]
+    entries, until, _ = CASES["tool call logged"]
     store, workspace = tmp_path / "store", _workspace(tmp_path)
     model = write_script(tmp_path / "s.toml", entries)
     _victim(tmp_path, store, workspace, model, until=until)

@@ -10,7 +10,7 @@ import artoo
 from artoo.schemas import ExecutionResult
 from artoo.testing import write_script
 
-from .helpers import CONFIG, PERCEIVE, simple_plan
+from .helpers import CONFIG, PERCEIVE
 
 HOST_KEY = "sk-host-0123456789abcdef"
 OPTION_KEY = "sk-option-fedcba9876543210"
@@ -23,7 +23,6 @@ def test_no_key_in_the_log_or_spill_after_a_task_that_runs_env(
     (workspace / "leak.txt").write_text(f"the option key is {OPTION_KEY}\n")
     entries = [
         PERCEIVE,
-        simple_plan("Show the environment"),
         {
             "role": "executor",
             "tool_calls": [
@@ -44,7 +43,7 @@ def test_no_key_in_the_log_or_spill_after_a_task_that_runs_env(
     ) as system:
         result = system.run("show the environment", timeout=30)
         seen = [e for e in system.log.read()]
-    assert result.status in ("accept", "success"), result.summary
+    assert result.status == "success", result.summary  # a free-text answer: never accept
     outputs = [
         c.output_preview
         for e in seen

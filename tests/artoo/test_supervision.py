@@ -22,7 +22,7 @@ from artoo.schemas import (
 )
 from artoo.testing import write_script
 
-from .helpers import CONFIG, PERCEIVE, all_events, simple_plan
+from .helpers import CONFIG, PERCEIVE, all_events
 
 
 def crash_once(cls: type, method: str, monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -43,7 +43,7 @@ def crash_once(cls: type, method: str, monkeypatch: pytest.MonkeyPatch) -> list[
 def _hello_script(tmp_path: Path) -> str:
     return write_script(
         tmp_path / "hello.toml",
-        [PERCEIVE, simple_plan(), {"role": "executor", "times": 0, "content": "hello"}],
+        [PERCEIVE, {"role": "executor", "times": 0, "content": "hello"}],
     )
 
 
@@ -144,7 +144,6 @@ def test_ten_clean_failures_then_a_crash_restart_within_a_second(
     entries = [
         {"role": "perceiver", "times": 20, "content": "not json"},  # 10 tasks × answer+repair
         PERCEIVE,
-        simple_plan(),
         {"role": "executor", "times": 0, "content": "hello"},
     ]
     crashed_at: list[float] = []
