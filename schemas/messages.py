@@ -117,6 +117,7 @@ Refusal = Literal[
     "repeated_call",
     "lost_lines",
     "out_of_scope",
+    "same_method",
 ]
 """Why a tool call was refused before or instead of running (ToolCall.refusal). Members are
 only ever added, as ``repeated_failure``, ``repeated_call``, ``lost_lines`` and
@@ -605,6 +606,11 @@ class CorrectionSignal(Message, frozen=True, tag="CorrectionSignal"):
     before the model's next turn (the request's evaluation, a table's or a count's
     computation). Under policy 1 such commands travel as ``SubTask.commands``. Kept so
     older logs decode and read as they were."""
+    avoid: list[list[str]] = []
+    """With ``corroborate``: the methods (``verification.derive.method``: a tool and what
+    it reads or runs) that showed the value in the first conversation — the fresh one is
+    refused a call by any of them (refusal ``same_method``), so its derivation is by
+    another method. Empty otherwise, and in older logs."""
 
 
 class SubTaskOutcome(Message, frozen=True, tag="SubTaskOutcome"):

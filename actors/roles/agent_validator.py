@@ -269,6 +269,7 @@ class AgentValidator(Role):
                     feedback=feedback,
                     failure_class=None if passed else fclass,
                     corroborate=ask.value if ask is not None else "",
+                    avoid=ask.avoid if ask is not None else [],
                 ),
                 to=self.instance,
             )

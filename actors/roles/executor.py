@@ -63,7 +63,10 @@ Constraints:
     attempts that called no tool says so (``NO_TOOL_YET``).
     After each turn's tool results the model is told to answer if they do
     (``AFTER_RESULT``, a user message: small models otherwise repeat the call until the
-    doom loop).
+    doom loop). In a fresh conversation asked for a second derivation, a call by a method
+    the first conversation used to show the value (``CorrectionSignal.avoid``) is refused
+    (``same_method``): the derivation is by another method, by code, not by the model's
+    good will.
 """
 
 from __future__ import annotations
@@ -83,6 +86,7 @@ from artoo.actors.runtime.bus import BusError
 from artoo.actors.runtime.role import Equipment, Inbox, Role, handles
 from artoo.actors.tools import ConfirmationNeeded, ImageKeeper, ToolRegistry, ToolRunner
 from artoo.actors.verification._paths import mentions
+from artoo.actors.verification.derive import method
 from artoo.schemas import (
     ConfirmationDecision,
     ConfirmationRequest,
@@ -145,6 +149,13 @@ NO_TOOL_YET = (
 """Added to a retry's feedback when no attempt of the subtask has called a tool yet."""
 
 _REPLIES: tuple[type[Message], ...] = (ConfirmationDecision, FinalResult, TaskCancelled)
+
+SAME_METHOD = (
+    "not run: this derivation must not repeat the first one's method; find the value "
+    "another way (another tool, or another command)"
+)
+"""What a fresh conversation asked for a second derivation is told of a call by a method
+the first conversation used to show the value (refusal ``same_method``)."""
 
 
 def subtask_prompt(st: SubTask) -> str:
@@ -380,6 +391,9 @@ class _Run:
     spilled: bool = False
     """A call of this conversation (every attempt of it) gave a result too large for the
     context (``ToolCall.spill_ref``): from then on ``load_data`` is offered."""
+    avoid: set[tuple[str, ...]] = field(default_factory=set)
+    """In a fresh conversation asked for a second derivation: the methods the first used
+    to show the value (``CorrectionSignal.avoid``), each refused (``same_method``)."""
     prescribed: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     """The calls ``(tool, args)`` the next attempt makes itself, in order, before its
     first model turn: the first attempt's (:func:`first_commands`, the tests before)."""
@@ -469,6 +483,7 @@ class Executor(Role):
         if body.corroborate:  # the answer passed; a second derivation is asked, afresh
             # a conversation that saw the first answer, or was told it, would repeat it
             run.conversation += 1
+            run.avoid = {tuple(m) for m in body.avoid}
             run.made = []  # it has seen no result
             run.spilled = False  # nor a saved one's name
             run.messages = [
@@ -721,6 +736,17 @@ class Executor(Role):
                 subtask_id=st.subtask_id,
                 attempt=run.attempt,
                 refusal="repeated_call",
+            )
+            return call, f"error: {call.error}"
+        if run.conversation and method(name, args) in run.avoid:  # another method, by code
+            call = ToolCall(
+                tool=name,
+                args=args,
+                ok=False,
+                error=SAME_METHOD,
+                subtask_id=st.subtask_id,
+                attempt=run.attempt,
+                refusal="same_method",
             )
             return call, f"error: {call.error}"
         kind = failure_kind(name, args)

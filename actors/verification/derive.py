@@ -67,17 +67,22 @@ def tool_outputs(calls: Iterable[ToolCall]) -> list[str]:
     return out
 
 
-def method(call: ToolCall) -> tuple[str, ...]:
-    """A call's method (pure): its tool and arguments, a command's words normalized —
-    ``cat a`` and ``cat  ./a`` are one method; ``grep x a`` and ``cat a`` two."""
-    if call.tool == "shell":
-        command = str(call.args.get("command", ""))
+def method(tool: str, args: dict[str, Any]) -> tuple[str, ...]:
+    """A call's method (pure): a command's words normalized (``cat a`` and ``cat  ./a``
+    are one method; ``grep x a`` and ``cat a`` two); a file tool and the path or pattern
+    it reads (another page of the same file is the same reading); another tool and its
+    arguments."""
+    if tool == "shell":
+        command = str(args.get("command", ""))
         try:
             words = [w.removeprefix("./") for w in shlex.split(command)]
         except ValueError:
             words = command.split()
         return ("shell", *words)
-    return (call.tool, *(f"{k}={call.args[k]}" for k in sorted(call.args)))
+    for name in ("path", "pattern", "filename"):
+        if name in args and tool in ("read_file", "glob", "load_data"):
+            return (tool, str(args[name]).removeprefix("./"))
+    return (tool, *(f"{k}={args[k]}" for k in sorted(args)))
 
 
 def showing(value: Any, calls: Sequence[ToolCall], shape: str) -> list[ToolCall]:

@@ -38,10 +38,12 @@ __all__ = ["Ask", "established", "how_established", "second_derivation"]
 
 class Ask(msgspec.Struct, frozen=True, kw_only=True):
     """A second derivation to ask for: the value the first answer states (kept for the
-    proof, never shown to the fresh conversation) and the methods it must not repeat."""
+    proof, never shown to the fresh conversation) and the methods it must not repeat —
+    as a person reads them, and as code refuses them (``derive.method``)."""
 
     value: str
     methods: list[str] = []
+    avoid: list[list[str]] = []
 
     def feedback(self) -> str:
         """What the fresh conversation is told besides the request (no value)."""
@@ -108,7 +110,7 @@ def _agreed(value: str, shape: str, outcome: SubTaskOutcome, output: str) -> str
     second = [c for c in shown if c.conversation >= 1]
     for a in first:
         for b in second:
-            if method(a) != method(b):
+            if method(a.tool, a.args) != method(b.tool, b.args):
                 return f"{value} by {_derivation_text(a)} and, afresh, {_derivation_text(b)}"
     return None
 
@@ -245,5 +247,6 @@ def second_derivation(
         shown = showing(value, first, spec.shape)
         if shown:
             methods = list(dict.fromkeys(_derivation_text(c) for c in shown))[:3]
-            return Ask(value=value, methods=methods)
+            avoid = [list(m) for m in dict.fromkeys(method(c.tool, c.args) for c in shown)]
+            return Ask(value=value, methods=methods, avoid=avoid)
     return None

@@ -375,3 +375,41 @@ def test_a_retry_of_the_same_conversation_is_refused_a_call_it_made_a_fresh_one_
     ]  # fmt: skip
     assert [r.stop for r in results] == ["answer"] * 3
     assert results[2].tool_calls[0].conversation == 1
+
+
+def test_a_second_derivation_is_refused_the_first_ones_method(tmp_path: Path) -> None:
+    """The fresh conversation asked for a second derivation may not read the value the
+    way the first did (a small model re-ran the first ``read_file`` when told not to):
+    the call is refused (``same_method``) and another method runs."""
+    from artoo.schemas import CorrectionSignal
+
+    read = {
+        "role": "executor",
+        "tool_calls": [{"name": "read_file", "arguments": {"path": "a.txt"}}],
+    }
+    again = {
+        "role": "executor",
+        "tool_calls": [{"name": "read_file", "arguments": {"path": "./a.txt", "offset": 0}}],
+    }
+    cat = {
+        "role": "executor",
+        "tool_calls": [{"name": "shell", "arguments": {"command": "cat a.txt"}}],
+    }
+    answer = {"role": "executor", "content": "7"}
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("7\n", encoding="utf-8")
+    model = write_script(tmp_path / "s.toml", [read, answer, again, cat, answer])
+    with RoleHarness(Executor, instance="pair-0", model=model, workspace=ws) as h:
+        h.send(SubTask(subtask_id="s1", instruction="what number is in a.txt?"), to="pair-0")
+        h.wait_for(ExecutionResult)
+        ask = CorrectionSignal(
+            subtask_id="s1", corroborate="7", feedback="another way", avoid=[["read_file", "a.txt"]]
+        )
+        h.send(ask, to="pair-0")
+        results = [e.body for e in h.wait_for(ExecutionResult, 2)]
+    fresh = results[1].tool_calls
+    assert [(c.tool, c.refusal, c.conversation) for c in fresh] == [
+        ("read_file", "same_method", 1),
+        ("shell", None, 1),
+    ]
