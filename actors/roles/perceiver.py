@@ -110,6 +110,10 @@ SYSTEM_PROMPT = (
     '- "values": the exact values the request itself gives (a new setting, a text to '
     "add, a name to search for), else []\n"
     '- "intent": one sentence.\n'
+    'Example: "What line length does black use in pyproject.toml?" -> {"intent": "find '
+    "black's line length\", \"kind\": \"question\", \"answer\": \"number\", \"targets\": "
+    '[{"path": "pyproject.toml", "role": "read"}], "key": "tool.black.line-length", '
+    '"count": "", "call": "", "values": []}\n'
     "Only when the request is ambiguous in a way only the user can settle, add "
     '"question": {"text": ..., "options": [...], "default": ...}.'
 )
