@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from artoo.actors.llm import LLMRequest, ask_structured
-from artoo.schemas import Criterion, ExecutionResult, Target, ToolCall, Verdict
+from artoo.schemas import Check, Criterion, ExecutionResult, Target, ToolCall, Verdict
 from artoo.schemas.messages import FailureClass
 
 from .answers import CriterionVerdictAnswer, VerdictAnswer, VerdictsAnswer
@@ -136,8 +136,7 @@ def rule_verdict(
         )
     fclass: FailureClass | None = None
     if not res.passed:
-        refused = any(_environment_failed(c) for c in calls)
-        fclass = "environmental" if res.failure_class == "environmental" or refused else "logical"
+        fclass = _attribute(criterion.check, res.failure_class, calls, targets)
     return Verdict(
         criterion_id=criterion.id,
         passed=res.passed,
@@ -147,6 +146,43 @@ def rule_verdict(
         attempt=attempt,
         observed=res.observed,
     )
+
+
+def _touches(call: ToolCall, path: str) -> bool:
+    """Whether a tool call worked on ``path`` (a directory: beneath it): its target, or a
+    shell command naming it."""
+    wanted = path.strip().removeprefix("./").rstrip("/")
+    if not wanted:
+        return False
+    target = (call.target or "").strip().removeprefix("./")
+    if target == wanted or target.startswith(wanted + "/"):
+        return True
+    command = call.args.get("command") if call.tool == "shell" else None
+    return isinstance(command, str) and wanted in command
+
+
+def _attribute(
+    check: Check,
+    suggested: FailureClass | None,
+    calls: Sequence[ToolCall],
+    targets: Sequence[Target],
+) -> FailureClass:
+    """The failure class of a failed check, from what the tools did (paper §9:
+    misattribution is a Law 0 violation).
+
+    A change that is not there (``changed``) is the environment's fault only when a call
+    on a target the reading writes failed (refused, or an error); when no call tried it,
+    or the calls that did worked, the work is wrong — an Executor that only *claims* it
+    changed a file fails logically, whatever else failed on the way. (A reading with no
+    target to write: any call.) For the other checks a tool the environment refused
+    explains the miss better than the check can. A call refused as a repeat
+    (``repeated_call``) is no sign of the environment either way."""
+    if suggested == "environmental":
+        return "environmental"
+    if check.kind == "changed":
+        paths = [t.path for t in targets if t.role != "read"]
+        calls = [c for c in calls if any(_touches(c, p) for p in paths)] if paths else calls
+    return "environmental" if any(_environment_failed(c) for c in calls) else "logical"
 
 
 def majority_class(verdicts: list[Verdict]) -> FailureClass | None:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from hypothesis import strategies as st
 
 from artoo.actors.roles.ggs import TaskGradient
-from artoo.schemas import SubTaskOutcome, ToolCall, Verdict
+from artoo.schemas import SubTaskOutcome, Target, TaskSpec, ToolCall, Verdict
 
 S = 1000.0  # one second in ms
 
@@ -58,6 +58,21 @@ def logical_failure(sid: str, *tools: str) -> SubTaskOutcome:
 def ids() -> object:
     counter = itertools.count(1)
     return lambda: f"id{next(counter):03d}"
+
+
+def reading(
+    text: str, kind: str = "", shape: str = "", targets: Sequence[tuple[str, str]] = ()
+) -> TaskSpec:
+    """A task's reading (TaskSpec) of ``text``: its kind, shape and ``(path, role)``
+    targets; no kind, a reading from before kinds (no proof is computed)."""
+    return TaskSpec(
+        text=text,
+        intent=text,
+        slug="count-files",
+        kind=kind,
+        shape=shape,
+        targets=[Target(path=p, role=r) for p, r in targets],  # type: ignore[arg-type]
+    )
 
 
 def gradient(**kw: object) -> TaskGradient:

@@ -1,8 +1,8 @@
-"""Round 0 of a request read as a question, change or creation (``Config.direct_kinds``)
-is the request itself: one subtask whose instruction is the user's text, no Planner model
-call — a question not offered ``write_file``, a change offered every tool. A remembered
-plan of the same request still comes first; a later round, or a kind switched off, is
-planned by the model. A model's plan that names a program as a tool (``wc -l``, ``grep``)
+"""Round 0 of a request read with a kind is the request itself: one subtask whose
+instruction is the user's text, no Planner model call — a question not offered
+``write_file``, a change (or a question code read as mixed) offered every tool. A
+remembered plan of the same request still comes first; a later round, or a spec with no
+kind, is planned by the model. A model's plan that names a program as a tool (``wc -l``, ``grep``)
 is repaired to ``shell`` instead of being asked again (``repaired_tools``)."""
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 
 from artoo.actors.roles.planner import Planner, direct_plan, repaired_tools
 from artoo.schemas import (
-    Config,
     DispatchManifest,
     EpisodeStep,
     LLMCall,
@@ -70,11 +69,22 @@ def test_a_change_or_a_creation_is_offered_every_tool() -> None:
         assert subtask.instruction == text and subtask.tools == [], kind  # [] = every tool
 
 
-def test_a_request_read_both_ways_keeps_write_file() -> None:
-    """The model says question, code sees an imperative (unsure: it may have to write):
-    nothing is taken away."""
+def test_a_question_with_a_target_to_write_keeps_write_file() -> None:
+    """The model says question but names a file to write: code reads it as mixed (it must
+    answer and change), and nothing is taken away."""
+    from artoo.actors.roles.perceiver import read_spec
+    from artoo.actors.verification.answers import PerceiverAnswer, TargetAnswer
+
     text = "count the entries in inventory/bins.txt and write the count to inventory/n.txt"
-    (subtask,) = direct_plan(_spec(text, "question", "number"), 0, _ids(), TOOLS)
+    answer = PerceiverAnswer(
+        intent=text,
+        kind="question",
+        answer="number",
+        targets=[TargetAnswer(path="inventory/n.txt", role="create")],
+    )
+    spec = read_spec(text, answer, {"inventory/bins.txt": True, "inventory/n.txt": False})
+    assert spec.kind == "mixed"
+    (subtask,) = direct_plan(spec, 0, _ids(), TOOLS)
     assert subtask.instruction == text and subtask.tools == []
 
 
@@ -123,11 +133,10 @@ def _round0(
     spec: TaskSpec,
     entries: list[dict[str, Any]],
     recall: MemoryRecall | None = None,
-    config: Config | None = None,
 ) -> tuple[DispatchManifest, list[LLMCall]]:
     model = write_script(tmp_path / "s.toml", entries)
     recall = recall or MemoryRecall(space="intent:bins", entity="env:local")
-    with RoleHarness(Planner, model=model, config=config) as h:
+    with RoleHarness(Planner, model=model) as h:
         h.send(spec)
         h.wait_for(MemoryQuery)
         h.send(recall)
@@ -153,23 +162,10 @@ def test_the_planner_sends_a_change_itself_with_every_tool(tmp_path: Path) -> No
     assert subtask.instruction == CHANGE and subtask.tools == []
 
 
-def test_with_no_direct_kinds_the_model_plans_round_0(tmp_path: Path) -> None:
-    config = Config(direct_kinds=[])
-    spec = _spec(QUESTION, "question", "number")
-    manifest, calls = _round0(
-        tmp_path,
-        spec,
-        [_planned("Count the lines of inventory/bins.txt", ["shell"])],
-        config=config,
-    )
-    assert [c.role for c in calls] == ["planner"]
-    assert [s.instruction for s in manifest.subtasks] == ["Count the lines of inventory/bins.txt"]
-
-
-def test_a_request_read_with_no_kind_is_planned_by_the_model(tmp_path: Path) -> None:
-    manifest, calls = _round0(
-        tmp_path, _spec(QUESTION, "unknown"), [_planned("List inventory", ["glob"])]
-    )
+def test_a_spec_with_no_kind_is_planned_by_the_model(tmp_path: Path) -> None:
+    """A reading with no kind (a log's from before kinds; the Perceiver's checked reading
+    always has one) leaves round 0 to the model."""
+    manifest, calls = _round0(tmp_path, _spec(QUESTION, ""), [_planned("List inventory", ["glob"])])
     assert len(calls) == 1 and manifest.subtasks[0].instruction == "List inventory"
 
 
@@ -194,13 +190,9 @@ def test_a_remembered_plan_of_the_same_request_still_comes_first(tmp_path: Path)
     manifest, calls = _round0(tmp_path, spec, [_planned("never", ["glob"])], recall=recall)
     assert calls == []
     (subtask,) = manifest.subtasks
-    # its one step of a question asked as the request (Config.reuse_asks_request), its
-    # tools the step's
+    # its one step of a question asked as the request, its tools the step's
     assert subtask.instruction == QUESTION and subtask.tools == ["shell"]
     assert "episode m7" in manifest.rationale
-    off = Config(reuse_asks_request=False)
-    manifest, _ = _round0(tmp_path, spec, [_planned("never", ["glob"])], recall, off)
-    assert manifest.subtasks[0].instruction.startswith("Run wc -l inventory/bins.txt")
 
 
 def test_a_direct_plan_that_breaks_the_must_not_set_is_left_to_the_model(
@@ -246,19 +238,23 @@ def test_a_model_plan_naming_a_program_as_a_tool_is_dispatched_without_a_reask(
     tmp_path: Path,
 ) -> None:
     """A plan whose tools are ``["grep"]`` was a violation ("asks for the tool 'grep',
-    which does not exist") and cost a second model call, often a whole round."""
-    config = Config(direct_kinds=[])
+    which does not exist") and cost a second model call, often a whole round. (Round 1:
+    the model plans every round after the first.)"""
     entries = [
         _planned("grep -c screw inventory/bins.txt", ["grep"]),
         _planned("a second plan, never asked", ["shell"]),
     ]
     spec = _spec("how many bins hold screws?", "question", "number")
     model = write_script(tmp_path / "s.toml", entries)
-    with RoleHarness(Planner, model=model, config=config) as h:
+    with RoleHarness(Planner, model=model) as h:
         h.send(spec)
         h.wait_for(MemoryQuery)
         h.send(MemoryRecall(space="intent:bins", entity="env:local"))
-        (manifest,) = h.wait_for(DispatchManifest)
+        h.wait_for(DispatchManifest)
+        h.send(PlanDirective(round=1, directive="refine"))
+        h.wait_for(MemoryQuery, 2)
+        h.send(MemoryRecall(space="intent:bins", entity="env:local", round=1))
+        _, manifest = h.wait_for(DispatchManifest, 2)
         calls = [e.body for e in h.published(LLMCall)]
         assert h.published(PlanRejected) == []
     assert len(calls) == 1

@@ -11,7 +11,7 @@ from artoo.actors.roles._gradient import command_text, episode_steps
 from artoo.actors.tools import Redactor
 from artoo.schemas import OutcomeSummary, SubTask, SubTaskOutcome, ToolCall
 
-from .ggs_builders import S, env_failure, gradient, outcome, v
+from .ggs_builders import S, env_failure, gradient, outcome, reading, v
 
 PLAN = [
     SubTask(subtask_id="s1", instruction="Count the lines of notes/x.txt", tools=["shell"]),
@@ -21,7 +21,7 @@ FAILED = ToolCall(tool="shell", args={"command": "cat nope.txt"}, ok=False, erro
 
 
 def test_an_accepted_episodes_megram_names_its_commands() -> None:
-    g = gradient(request="how many lines are in notes/x.txt?", redact=Redactor(["s3cret"]))
+    g = gradient(spec=reading("how many lines are in notes/x.txt?"), redact=Redactor(["s3cret"]))
     g.plan = [*PLAN, SubTask(subtask_id="s2", instruction="Check with token s3cret")]
     summary = OutcomeSummary(
         outcomes=[
@@ -40,7 +40,7 @@ def test_an_accepted_episodes_megram_names_its_commands() -> None:
 
 
 def test_an_abandoned_episode_records_what_it_tried() -> None:
-    g = gradient(request="r")
+    g = gradient(spec=reading("r"))
     g.plan = PLAN
     g.replans = 99  # the resource budget is spent: abandon
     summary = OutcomeSummary(outcomes=[env_failure("s1", "shell", "a")], task_verdicts=[])
@@ -84,22 +84,27 @@ def test_a_step_records_the_calls_that_back_its_answer_not_one_made_on_the_way()
     # the model counted lines first, then words, and answered the words: a reuse that ran
     # both showed the model 7 first, and it answered 7
     done = _answered("notes/todo.txt contains 30 words.", [LINES, COUNT])
-    (step,) = episode_steps([STEP], [done], request=WORDS)
+    (step,) = episode_steps([STEP], [done], shape="number")
     assert step.commands == ["wc -w notes/todo.txt"]
-    (step,) = episode_steps([STEP], [done])  # Config.record_backing_commands off
-    assert step.commands == ["wc -l notes/todo.txt", "wc -w notes/todo.txt"]
-    # no number stated, or none a call backs: every call that worked, as before
+    # a reading with no value to trace (free text, or none): every call that worked
+    for shape in ("text", ""):
+        (step,) = episode_steps([STEP], [done], shape=shape)
+        assert step.commands == ["wc -l notes/todo.txt", "wc -w notes/todo.txt"], shape
+    # no number stated, or none a call backs: every call that worked
     for answer in ("It has many words.", "notes/todo.txt contains 31 words."):
-        (step,) = episode_steps([STEP], [_answered(answer, [LINES, COUNT])], request=WORDS)
+        (step,) = episode_steps([STEP], [_answered(answer, [LINES, COUNT])], shape="number")
         assert step.commands == ["wc -l notes/todo.txt", "wc -w notes/todo.txt"]
 
 
-def test_the_gradient_records_backing_calls_only_under_its_flag() -> None:
-    for backing, expected in ((True, ["wc -w notes/todo.txt"]), (False, None)):
-        g = gradient(request=WORDS, record_backing=backing)
+def test_the_gradient_records_the_backing_calls_of_its_readings_shape() -> None:
+    for shape, expected in (
+        ("number", ["wc -w notes/todo.txt"]),
+        ("text", ["wc -l notes/todo.txt", "wc -w notes/todo.txt"]),
+    ):
+        g = gradient(spec=reading(WORDS, "question", shape))
         g.plan = [STEP]
         done = _answered("notes/todo.txt contains 30 words.", [LINES, COUNT])
         summary = OutcomeSummary(outcomes=[done], task_verdicts=[v("t", True)])
         (megram,) = g.step(summary, elapsed_ms=S, now=100.0).megrams
         (step,) = megram.steps
-        assert step.commands == (expected or ["wc -l notes/todo.txt", "wc -w notes/todo.txt"])
+        assert step.commands == expected, shape

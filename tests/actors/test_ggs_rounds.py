@@ -41,6 +41,7 @@ from .ggs_builders import (
     logical_failure,
     outcome,
     outcome_st,
+    reading,
     v,
     verdict_st,
 )
@@ -349,24 +350,21 @@ def test_every_task_ends_within_its_replan_budget(
 
 
 def test_a_path_the_request_changes_is_never_a_blocked_target() -> None:
-    # a failure on the file the request changes that no one denied: the path stays open
+    # a failure on the file the reading writes that no one denied: the path stays open
     request = "append the line 'TODO: call Bob' to notes/todo.txt"
     failures = (
         env_failure("a", "write_file", "notes/todo.txt"),
         env_failure("b", "shell", "x.txt"),
     )
-    kept = gradient(request=request, kind="change", keep_request_targets=True)
+    kept = gradient(spec=reading(request, "change", targets=[("notes/todo.txt", "write")]))
     step = kept.step(replan(0, *failures), elapsed_ms=S, now=1.0)
     assert step.directive is not None and step.directive.blocked_targets == ["x.txt"]
     assert [m.entity for m in step.megrams] == ["path:x.txt"]
-    # off (a log from before the field), or a question naming the path: blocked as before
+    # a path the reading only reads (a question naming it), or no reading: blocked
+    question = "how many lines does notes/todo.txt have?"
     for g in (
-        gradient(request=request, kind="change"),
-        gradient(
-            request="how many lines does notes/todo.txt have?",
-            kind="question",
-            keep_request_targets=True,
-        ),
+        gradient(spec=reading(question, "question", "number", [("notes/todo.txt", "read")])),
+        gradient(),
     ):
         step = g.step(replan(0, *failures), elapsed_ms=S, now=1.0)
         assert step.directive is not None
@@ -378,6 +376,6 @@ def test_a_denied_path_stays_blocked_even_when_the_request_names_it() -> None:
     request = "delete the old log archive/old.log"
     call = ToolCall(tool="shell", target="archive/old.log", ok=False, refusal="law1_denied")
     denied = outcome("a", [v("a.c", False, "environmental")], calls=[call], fc="environmental")
-    g = gradient(request=request, kind="change", keep_request_targets=True)
+    g = gradient(spec=reading(request, "change", targets=[("archive/old.log", "delete")]))
     step = g.step(replan(0, denied), elapsed_ms=S, now=1.0)
     assert step.directive is not None and step.directive.blocked_targets == ["archive/old.log"]

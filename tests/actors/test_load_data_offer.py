@@ -1,6 +1,5 @@
 """``load_data`` is offered to the Executor's model only once a call of its conversation
-gave a result too large for the context (``ToolCall.spill_ref``;
-``Config.offer_load_data_on_spill``).
+gave a result too large for the context (``ToolCall.spill_ref``).
 
 The class, seen on a real small model: with nothing spilled, it called
 ``load_data({"filename": "data/sales.csv"})`` about 30 times a run, and names from the
@@ -83,10 +82,3 @@ def test_a_retry_keeps_it_and_a_second_derivation_starts_without(tmp_path: Path)
     offered, results = _offered(tmp_path, entries, Config(max_turns=4, tools=SMALL), signals)
     assert [len(r.tool_calls) for r in results] == [1, 1, 1]
     assert ["load_data" in tools for tools in offered] == [False, True, True, True, False, False]
-
-
-def test_off_load_data_is_always_offered(tmp_path: Path) -> None:
-    config = Config(max_turns=4, tools=SMALL, offer_load_data_on_spill=False)
-    entries = [_call("glob", pattern="*"), _answer("none")]
-    offered, _ = _offered(tmp_path, entries, config)
-    assert offered == [[*BASE, "load_data"]] * 2

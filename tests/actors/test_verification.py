@@ -1,4 +1,4 @@
-"""The verification ladder's shared rungs (actors/verification.py)."""
+"""The verification ladder's shared rungs (actors/verification/ladder.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from artoo.actors.llm import LLMRequest, ScriptedBackend
 from artoo.actors.verification.ladder import majority_class, model_verdict, rule_verdict
-from artoo.schemas import Check, Criterion, ToolCall, Verdict
+from artoo.schemas import Check, Criterion, Target, ToolCall, Verdict
 
 CRITERION = Criterion(id="c1", text="the answer is polite")
 REQUEST = LLMRequest(
@@ -69,27 +69,27 @@ def test_unparsable_twice_fails_closed() -> None:
     assert "fails closed" in verdict.evidence
 
 
+TOTAL = Criterion(
+    id="c", text="states the total", mode="verifiable", check=Check(kind="answered", shape="number")
+)
+
+
 def test_rule_verdict_blames_the_environment_when_a_tool_failed(tmp_path: Path) -> None:
-    criterion = Criterion(
-        id="c", text="total", mode="verifiable", check=Check(kind="output_contains", value="42")
-    )
     failed_call = ToolCall(tool="read_file", target="x.csv", ok=False, error="no such file")
-    verdict = rule_verdict(criterion, "I could not read it", [failed_call], tmp_path)
+    verdict = rule_verdict(TOTAL, "I could not read it", [failed_call], tmp_path)
     assert not verdict.passed and verdict.failure_class == "environmental"
-    verdict = rule_verdict(criterion, "the total is 41", [], tmp_path)
+    verdict = rule_verdict(TOTAL, "the total is 41", [], tmp_path)
     assert not verdict.passed and verdict.failure_class == "logical"
-    assert rule_verdict(criterion, "the total is 42", [], tmp_path).passed
+    read = ToolCall(tool="read_file", args={"path": "x.csv"}, content="total\n42\n")
+    assert rule_verdict(TOTAL, "the total is 42", [read], tmp_path).passed
 
 
 def test_a_call_refused_as_a_repeat_is_no_failure_of_the_environment(tmp_path: Path) -> None:
     """The model read the file, made the same call again (refused: its result was above)
     and answered wrong: the work is wrong, not the environment."""
-    criterion = Criterion(
-        id="c", text="total", mode="verifiable", check=Check(kind="output_contains", value="42")
-    )
-    read = ToolCall(tool="read_file", args={"path": "x.csv"}, target="x.csv")
+    read = ToolCall(tool="read_file", args={"path": "x.csv"}, target="x.csv", content="42")
     again = ToolCall(tool="read_file", args={"path": "x.csv"}, ok=False, refusal="repeated_call")
-    verdict = rule_verdict(criterion, "the total is 41", [read, again], tmp_path)
+    verdict = rule_verdict(TOTAL, "the total is 41", [read, again], tmp_path)
     assert not verdict.passed and verdict.failure_class == "logical"
 
 
@@ -104,11 +104,9 @@ def test_majority_class() -> None:
 
 
 REPORT = Criterion(
-    id="c",
-    text="report.txt exists",
-    mode="verifiable",
-    check=Check(kind="file_exists", path="report.txt"),
+    id="c", text="report.txt was created", mode="verifiable", check=Check(kind="changed")
 )
+CREATED = [Target(path="report.txt", role="create")]
 
 
 @pytest.mark.parametrize(
@@ -127,8 +125,11 @@ REPORT = Criterion(
         ),
     ],
 )
-def test_a_missing_file_is_attributed_by_what_the_tools_did(
+def test_a_missing_change_is_attributed_by_what_the_tools_did(
     tmp_path: Path, calls: list[ToolCall], expected: str
 ) -> None:
-    verdict = rule_verdict(REPORT, "I created report.txt", calls, tmp_path)
+    """A claimed change with no effect fails ``changed``; it is the environment's fault
+    only when a call on the reading's target failed (paper §9: misattribution is a Law 0
+    violation), not when another call failed on the way."""
+    verdict = rule_verdict(REPORT, "I created report.txt", calls, tmp_path, targets=CREATED)
     assert not verdict.passed and verdict.failure_class == expected

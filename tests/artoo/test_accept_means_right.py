@@ -1,7 +1,8 @@
-"""Issue 23, "accept means right", end to end on scripted Systems: a task is accepted only
-when the answer is proven right — a Law 1 denial, a fabricated "Done", an answer that
-describes the process, a check copied from the request, a number from a failed command
-never end ``accept``; ``replay --verify`` recomputes each of these ends."""
+"""Issue 23, "accept means right", end to end on scripted Systems under policy 1: a task
+is accepted only when code proved the answer — a Law 1 denial, a fabricated "Done", an
+answer that describes the process, a model's check copied from the request, a number from
+a failed command, one derivation of a wrong total never end ``accept``; ``replay
+--verify`` recomputes each of these ends."""
 
 from __future__ import annotations
 
@@ -12,232 +13,231 @@ from typing import Any
 
 import artoo
 from artoo.replay import verify
-from artoo.schemas import CorrectionSignal, ExecutionResult, FinalResult, ReplanRequest
+from artoo.schemas import (
+    CorrectionSignal,
+    ExecutionResult,
+    FinalResult,
+    SubTaskOutcome,
+    TaskSpec,
+)
 from artoo.testing import write_script
 
 from .helpers import CONFIG, DATA, all_events
 from .helpers import run_verified as _run
 
 
-def _plan(instruction: str, times: int = 0) -> dict[str, Any]:
+def _plan(instruction: str, times: int = 0, tools: list[str] | None = None) -> dict[str, Any]:
+    subtask: dict[str, Any] = {"instruction": instruction, "sequence": 1}
+    if tools is not None:
+        subtask["tools"] = tools
+    return {"role": "planner", "times": times, "content": {"subtasks": [subtask]}}
+
+
+def _perceive(intent: str, kind: str, times: int = 1, **reading: Any) -> dict[str, Any]:
+    """The Perceiver's reading: its ``kind`` and any other field (targets, answer, …)."""
     return {
-        "role": "planner",
+        "role": "perceiver",
         "times": times,
-        "content": {"subtasks": [{"instruction": instruction, "sequence": 1}]},
+        "content": {"intent": intent, "kind": kind, **reading},
     }
+
+
+def _shell(command: str) -> dict[str, Any]:
+    return {"name": "shell", "arguments": {"command": command}}
+
+
+def _verdicts(store: Path) -> list[Any]:
+    """Every verdict the task's subtasks ended with."""
+    return [
+        v for e in all_events(store) if isinstance(e.body, SubTaskOutcome) for v in e.body.verdicts
+    ]
 
 
 # --------------------------------------------------------------------------- Law 1
 def test_a_law1_denial_never_ends_accept_and_the_output_says_what_was_not_done(
     tmp_path: Path,
 ) -> None:
-    said = {"kind": "output_contains", "value": "deleted"}
+    """The request deletes what its reading names; the operator (none: the Queen) denies
+    ``rm``, and the model claims the file gone. Code's ``changed`` check catches the
+    claim (nothing was applied) in every round, and the output says what was not done."""
     entries = [
-        {
-            "role": "perceiver",
-            "content": {
-                "intent": "delete notes/todo.txt",
-                "kind": "change",
-                "criteria": [{"text": "it says deleted", "mode": "verifiable", "check": said}],
-            },
-        },
+        _perceive(
+            "delete notes/todo.txt",
+            "change",
+            targets=[{"path": "notes/todo.txt", "role": "delete"}],
+        ),
         _plan("Delete notes/todo.txt with rm", times=1),
         _plan("Tidy the notes folder"),  # names no blocked target: not rejected
-        {
-            "role": "executor",
-            "tool_calls": [{"name": "shell", "arguments": {"command": "rm notes/todo.txt"}}],
-        },
+        {"role": "executor", "tool_calls": [_shell("rm notes/todo.txt")]},
         # the model's false claim: the deletion was denied, the file is there
         {"role": "executor", "times": 0, "content": "I deleted notes/todo.txt."},
     ]
     # the request names what it deletes: with its own consent on it would be approved
     asks = CONFIG.model_copy(update={"request_consent": False})
-    result, _ = _run(tmp_path, entries, "delete notes/todo.txt", asks)
+    result, store = _run(tmp_path, entries, "delete notes/todo.txt", asks)
     assert (tmp_path / "workspace" / "notes" / "todo.txt").exists()
     assert result.law1_denied
     assert result.status not in ("accept", "success")
     assert "I deleted" not in result.output
     assert result.output.startswith("Not done")
     assert "rm notes/todo.txt" in result.output
-    assert result.reason == "law1_denied"  # the lie passed its check: the denial ends it
+    # the claim of a later round, with no call, failed code's check of the change
+    assert any(
+        not v.passed and v.evidence.startswith("nothing was changed") for v in _verdicts(store)
+    )
 
 
-_PASS = {"passed": True, "confidence": 0.95, "evidence": "looks right"}
-
-
-def _validators_pass(*ids: str) -> list[dict[str, Any]]:
-    """Model validators that pass whatever they are shown (the small model's say-so); with
-    ``ids``, the Meta-Validator's answer for several task criteria at once."""
-    many = {"verdicts": [{"criterion": i, **_PASS} for i in ids]}
-    return [
-        {"role": "agent_validator", "times": 0, "content": _PASS},
-        {"role": "meta_validator", "times": 0, "content": many if ids else _PASS},
+def test_a_denial_ends_the_task_even_when_its_change_was_proven(tmp_path: Path) -> None:
+    """The change the request asks is made and read back by code — it would be accepted —
+    but on the way the operator denied a deletion the reading does not name: a denial is
+    never a success (reason ``law1_denied``), and the output says what was not done."""
+    text = "append the line 'TODO: call Bob' to notes/todo.txt"
+    todo = (DATA / "workspace" / "notes" / "todo.txt").read_text()
+    write = {
+        "name": "write_file",
+        "arguments": {"path": "notes/todo.txt", "content": todo + "TODO: call Bob\n"},
+    }
+    entries = [
+        _perceive(
+            "append a line to the todo list",
+            "change",
+            targets=[{"path": "notes/todo.txt", "role": "write"}],
+            values=["TODO: call Bob"],
+        ),
+        _plan("Append the line 'TODO: call Bob' to notes/todo.txt", tools=["write_file"]),
+        {
+            "role": "executor",
+            "match": "Subtask: append",
+            "tool_calls": [_shell("rm archive/old.log")],
+        },
+        {"role": "executor", "match": "Subtask: append", "content": "Done."},
+        {"role": "executor", "match": "Subtask: Append", "tool_calls": [write]},
+        {"role": "executor", "match": "Subtask: Append", "content": "Appended the line."},
     ]
+    result, _ = _run(tmp_path, entries, text)
+    workspace = tmp_path / "workspace"
+    assert (workspace / "archive" / "old.log").exists()
+    assert (workspace / "notes" / "todo.txt").read_text().endswith("TODO: call Bob\n")
+    assert result.law1_denied and result.status == "abandon"
+    assert result.reason == "law1_denied"  # every check passed: the denial ends it
+    assert result.output.startswith("Not done") and "rm archive/old.log" in result.output
 
 
 # --------------------------------------------------------------------------- the kind
-def test_an_imperative_read_as_a_question_keeps_its_file_check_and_a_fabricated_done_fails(
+def test_a_question_read_with_a_file_to_make_keeps_its_change_and_a_fabricated_done_fails(
     tmp_path: Path,
 ) -> None:
     """The hole: "Do …" was read as a question, its file check dropped, and an invented
-    "Done. I created report.txt" accepted with no file. The model's reading (question) and
-    code's (no question: no ``?``, no question word) disagree: the stricter duties keep
-    the file check, and the file is not there."""
-    exists = {"kind": "file_exists", "path": "report.txt"}
+    "Done. I created report.txt" accepted with no file. The model still says question, but
+    names report.txt to create: code reads it as mixed (the stricter reading), so the
+    change must be there — and it is not."""
     entries = [
-        {
-            "role": "perceiver",
-            "times": 0,
-            "content": {
-                "intent": "do the weekly report",
-                "kind": "question",
-                "criteria": [
-                    {"text": "report.txt exists", "mode": "verifiable", "check": exists},
-                    {"text": "the report covers the week", "mode": "plausible"},
-                ],
-            },
-        },
+        _perceive(
+            "do the weekly report",
+            "question",
+            times=0,
+            targets=[{"path": "report.txt", "role": "create"}],
+        ),
         _plan("Write the weekly report"),
         {"role": "executor", "times": 0, "content": "Done. I created report.txt."},
-        *_validators_pass("t1", "t2"),
     ]
-    result, _ = _run(tmp_path, entries, "Do the weekly report from data/sales.csv in report.txt")
+    config = CONFIG.model_copy(update={"ggs": CONFIG.ggs.model_copy(update={"max_replans": 1})})
+    text = "Do the weekly report from data/sales.csv in report.txt"
+    result, store = _run(tmp_path, entries, text, config)
     assert not (tmp_path / "workspace" / "report.txt").exists()
-    assert result.status != "accept"
+    (spec,) = [e.body for e in all_events(store) if isinstance(e.body, TaskSpec)]
+    assert spec.kind == "mixed"
+    assert result.status not in ("accept", "success")
 
 
-def test_a_change_named_by_the_model_and_seen_by_code_keeps_its_answer_free_of_question_rules(
+def test_a_change_read_back_is_accepted_its_answer_held_to_no_question_rule(
     tmp_path: Path,
 ) -> None:
-    """The same imperative, read as a change, with the file really written and read back:
-    accepted (the stricter duties apply only where the readings disagree)."""
-    holds = {"kind": "file_contains", "path": "report.txt", "value": "week:"}
+    """The same kind of request read as a change, the file really written and the value the
+    request gives read back by code: accepted, though its answer states nothing."""
+    write = {"name": "write_file", "arguments": {"path": "report.txt", "content": "week: ok\n"}}
     entries = [
-        {
-            "role": "perceiver",
-            "content": {
-                "intent": "write the weekly report",
-                "kind": "change",
-                "criteria": [
-                    {"text": "report.txt has the week", "mode": "verifiable", "check": holds}
-                ],
-            },
-        },
-        _plan("Write the weekly report"),
-        {
-            "role": "executor",
-            "tool_calls": [
-                {"name": "shell", "arguments": {"command": "echo 'week: ok' > report.txt"}}
-            ],
-        },
+        _perceive(
+            "write the weekly report",
+            "creation",
+            targets=[{"path": "report.txt", "role": "create"}],
+            values=["week: ok"],
+        ),
+        {"role": "executor", "tool_calls": [write]},
         {"role": "executor", "times": 0, "content": "Wrote report.txt."},
     ]
-    result, _ = _run(tmp_path, entries, "Do the weekly report in report.txt")
-    assert (tmp_path / "workspace" / "report.txt").exists()
-    assert result.status == "accept"
+    result, _ = _run(tmp_path, entries, "Do the weekly report in report.txt: 'week: ok'")
+    assert (tmp_path / "workspace" / "report.txt").read_text() == "week: ok\n"
+    assert (result.status, result.established) == ("accept", "code")
 
 
 # --------------------------------------------------------------------------- the answer
 def test_an_answer_that_describes_the_process_does_not_answer_a_question(
     tmp_path: Path,
 ) -> None:
-    """A model validator passes "The command successfully captured the output of the grep
-    command…" (the issue's run); the request verdict, by code, does not."""
+    """A model validator passed "The command successfully captured the output of the grep
+    command…" (the issue's run); no model judges it now: code's ``answered`` check finds no
+    number in it, in every attempt."""
     entries = [
-        {
-            "role": "perceiver",
-            "times": 0,
-            "content": {
-                "intent": "count the TODO lines",
-                "kind": "question",
-                "answer": "number",
-                "criteria": [{"text": "the answer states how many TODO lines there are"}],
-            },
-        },
+        _perceive("count the TODO lines", "question", times=0, answer="number"),
         _plan("Count the lines with TODO in notes/todo.txt"),
-        {
-            "role": "executor",
-            "tool_calls": [
-                {"name": "shell", "arguments": {"command": "grep -c TODO notes/todo.txt"}}
-            ],
-        },
+        {"role": "executor", "tool_calls": [_shell("grep -c TODO notes/todo.txt")]},
         {
             "role": "executor",
             "times": 0,
             "content": "The command successfully captured the output of the grep command.",
         },
-        *_validators_pass(),
     ]
-    result, _ = _run(tmp_path, entries, "How many lines of notes/todo.txt mention TODO?")
+    result, store = _run(tmp_path, entries, "How many lines of notes/todo.txt mention TODO?")
     assert result.status != "accept" and result.status != "success"
+    assert any("states no number" in v.evidence for v in _verdicts(store))
 
 
 # --------------------------------------------------------------------------- proof
-def test_an_output_check_copied_from_the_request_is_not_proof(tmp_path: Path) -> None:
+def test_a_check_copied_from_the_request_is_no_proof_code_runs_the_call(tmp_path: Path) -> None:
     """The issue's run: ``output_contains 'artoo'`` (the request's own word) passed on an
-    answer that repeats the question. The request verdict fails it; and an answer with a
-    real value, read by one tool, is not accepted either — one tool result and a check of
-    the answer's text are not proof by code (at best success)."""
+    answer that repeats the question. A model's check is dropped now; code runs the
+    request's own call in the sandbox, and the answer must state what it returned: the
+    repeat fails, the value is accepted (by code)."""
     copied = {"kind": "output_contains", "value": "artoo"}
     entries = [
-        {
-            "role": "perceiver",
-            "times": 0,
-            "content": {
-                "intent": "say what greet('artoo') returns",
-                "kind": "question",
-                "answer": "value",
-                "criteria": [{"text": "names artoo", "mode": "verifiable", "check": copied}],
-            },
-        },
-        _plan("Read src/util.py and say what greet('artoo') returns"),
+        _perceive(
+            "say what greet('artoo') returns",
+            "question",
+            times=0,
+            answer="value",
+            call="greet('artoo')",
+            criteria=[{"text": "names artoo", "mode": "verifiable", "check": copied}],
+        ),
         {
             "role": "executor",
             "tool_calls": [{"name": "read_file", "arguments": {"path": "src/util.py"}}],
         },
         {"role": "executor", "content": "It returns a string that includes 'artoo'."},
-        {
-            "role": "executor",
-            "tool_calls": [{"name": "read_file", "arguments": {"path": "src/util.py"}}],
-        },
         {"role": "executor", "times": 0, "content": "It returns 'hello artoo'."},
     ]
     text = "What does greet('artoo') in src/util.py return?"
     result, store = _run(tmp_path, entries, text)
-    assert result.status == "success" and result.established == "model"
+    assert (result.status, result.established) == ("accept", "code")
     assert result.output == "It returns 'hello artoo'."
-    # the first answer, which only repeated the request, failed the request verdict
-    (first,) = [e.body for e in all_events(store) if isinstance(e.body, ReplanRequest)]
-    request = {v.criterion_id: v for v in first.task_verdicts}["request"]
-    assert not request.passed and "copied" not in request.evidence
+    (spec,) = [e.body for e in all_events(store) if isinstance(e.body, TaskSpec)]
+    assert [c.check.kind for c in spec.criteria if c.check] == ["answered", "evaluates"]
+    # the first answer, which only repeated the request, failed code's run of the call
+    (signal,) = [e.body for e in all_events(store) if isinstance(e.body, CorrectionSignal)]
+    (failed,) = [v for v in signal.verdicts if not v.passed]
+    assert "hello artoo" in failed.evidence and "does not state it" in failed.evidence
 
 
 def test_a_number_printed_by_a_failed_command_does_not_ground_the_answer(
     tmp_path: Path,
 ) -> None:
     """``cat`` of a missing file piped to ``wc -l`` prints 0 and exits 0, with the error
-    on stderr: the 0 grounded the answer before; a command that wrote an error grounds
-    nothing now, and the model validators' pass does not save it."""
+    on stderr: a command that wrote an error shows nothing, so the 0 traces to no tool
+    result and the answer fails code's check."""
     entries = [
-        {
-            "role": "perceiver",
-            "times": 0,
-            "content": {
-                "intent": "count the rows of data/sales_2024.csv",
-                "kind": "question",
-                "answer": "number",
-                "criteria": [{"text": "states the number of rows"}],
-            },
-        },
-        _plan("Count the rows of data/sales_2024.csv"),
-        {
-            "role": "executor",
-            "tool_calls": [
-                {"name": "shell", "arguments": {"command": "cat data/sales_2024.csv | wc -l"}}
-            ],
-        },
+        _perceive("count the rows of data/sales_2024.csv", "question", times=0, answer="number"),
+        {"role": "executor", "tool_calls": [_shell("cat data/sales_2024.csv | wc -l")]},
         {"role": "executor", "times": 0, "content": "The file has 0 rows."},
-        *_validators_pass(),
     ]
     config = CONFIG.model_copy(update={"ggs": CONFIG.ggs.model_copy(update={"max_replans": 0})})
     result, store = _run(tmp_path, entries, "How many rows does data/sales_2024.csv have?", config)
@@ -247,62 +247,52 @@ def test_a_number_printed_by_a_failed_command_does_not_ground_the_answer(
         for c in e.body.tool_calls
     ]  # fmt: skip
     assert ran.exit_code == 0 and (ran.stdout or "").strip() == "0" and ran.stderr
+    assert any("which no tool result shows" in v.evidence for v in _verdicts(store))
 
 
 def test_an_awk_sum_of_a_missing_column_is_one_derivation_not_proof(tmp_path: Path) -> None:
-    """awk summing a column that does not exist prints 0 (exit 0, no error): grounded in
-    that output, passed by the model, but one command's word — success at best, never
-    accept; and a zero is never what derivations prove, so nothing is asked of it; a
-    second, different tool that agrees on a non-zero total makes it proof. (Without the
-    check code writes for a question about a table: with it, code computes 4250 and the 0
-    fails outright — tests/artoo/test_table_value_run.py.)"""
+    """awk summing a column that does not exist prints 0 (exit 0, no error): the answer
+    traces to that output, but one command's word is no proof. The reading names no key
+    or unit code could derive a total from, so a second derivation is asked in a fresh
+    conversation, told only not to use awk: python adds the column to 4250 — two
+    derivations disagree, and the task fails. With the right column the two agree by
+    different methods: proof (accept)."""
+    awk9 = "awk -F, 'NR > 1 { s += $9 } END { print s + 0 }' data/sales.csv"
+    awk2 = "awk -F, 'NR > 1 { s += $2 } END { print s }' data/sales.csv"
+    python = (
+        "python3 -c \"import csv; print(sum(int(r['amount']) "
+        "for r in csv.DictReader(open('data/sales.csv'))))\""
+    )
 
-    def entries(calls: list[dict[str, Any]], answer: str, times: int = 1) -> list[dict[str, Any]]:
+    def entries(command: str, answer: str) -> list[dict[str, Any]]:
         return [
-            {
-                "role": "perceiver",
-                "content": {
-                    "intent": "total the amount column",
-                    "kind": "question",
-                    "answer": "number",
-                },
-            },
-            _plan("Add up the amount column of data/sales.csv"),
-            *[
-                entry
-                for _ in range(times)
-                for entry in (
-                    {"role": "executor", "tool_calls": calls},
-                    {"role": "executor", "content": answer},
-                )
-            ],
+            _perceive("total the amount column", "question", answer="number"),
+            {"role": "executor", "match": "another method", "tool_calls": [_shell(python)]},
+            {"role": "executor", "match": "another method", "content": "The total is 4250."},
+            {"role": "executor", "tool_calls": [_shell(command)]},
+            {"role": "executor", "content": answer},
         ]
 
     text = "What is the total of the amount column in data/sales.csv?"
-    awk9 = "awk -F, 'NR > 1 { s += $9 } END { print s + 0 }' data/sales.csv"
-    wrong = [{"name": "shell", "arguments": {"command": awk9}}]
-    untabled = CONFIG.model_copy(update={"code_table_check": False})
-    result, store = _run(tmp_path / "a", entries(wrong, "The total is 0.", times=2), text, untabled)
-    assert result.status == "success" and result.established == "model"
+    once = CONFIG.model_copy(update={"ggs": CONFIG.ggs.model_copy(update={"max_replans": 0})})
+    result, store = _run(tmp_path / "a", entries(awk9, "The total is 0."), text, once)
+    assert (result.status, result.established) == ("abandon", "none")
     asked = [e.body.corroborate for e in all_events(store) if isinstance(e.body, CorrectionSignal)]
-    # a zero is never what derivations prove (tests/actors/test_proof_zero.py): no
-    # second derivation of it is asked for
-    assert asked == []
-    awk2 = "awk -F, 'NR > 1 { s += $2 } END { print s }' data/sales.csv"
-    right = [
-        {"name": "shell", "arguments": {"command": awk2}},
-        {"name": "read_file", "arguments": {"path": "data/sales.csv"}},
-    ]
-    result, _ = _run(tmp_path / "b", entries(right, "The total is 4250."), text, untabled)
-    assert result.status == "accept" and result.established == "code"
-    tabled, _ = _run(tmp_path / "c", entries(wrong, "The total is 0.", times=4), text)
-    assert tabled.status != "accept"
+    assert asked == ["0"]  # asked afresh, never told the 0
+    assert any(
+        v.criterion_id == "agree" and "two derivations disagree" in v.evidence
+        for v in _verdicts(store)
+    )
+    result, _ = _run(tmp_path / "b", entries(awk2, "The total is 4250."), text)
+    assert (result.status, result.established) == ("accept", "code")
 
 
 # --------------------------------------------------------------------------- shown
 def test_run_replay_and_the_audit_report_say_how_the_answer_was_established(
     tmp_path: Path, capsys: Any
 ) -> None:
+    """A free-text answer is never proven (no value code could compare): success, on the
+    model's word — which ``artoo run``, the replay timeline and every audit format say."""
     from artoo.cli import main
 
     workspace = tmp_path / "workspace"
@@ -310,17 +300,8 @@ def test_run_replay_and_the_audit_report_say_how_the_answer_was_established(
     model = write_script(
         tmp_path / "s.toml",
         [
-            {
-                "role": "perceiver",
-                "content": {
-                    "intent": "greet",
-                    # no kind: a sure change would need a call that changed the workspace
-                    "criteria": [{"text": "the reply greets the user", "mode": "plausible"}],
-                },
-            },
-            _plan("Greet the user"),
+            _perceive("greet", "question", answer="text"),
             {"role": "executor", "content": "Hello there!"},
-            {"role": "meta_validator", "content": _PASS},
         ],
     )
     store = tmp_path / "store"
@@ -329,13 +310,13 @@ def test_run_replay_and_the_audit_report_say_how_the_answer_was_established(
     )
     out = capsys.readouterr().out
     assert code == 0 and "success" in out
-    assert "judged by a model (some of it not proven by code)" in out
+    assert "rests on a model's word" in out
     (final,) = [e.body for e in all_events(store) if isinstance(e.body, FinalResult)]
     assert main(["replay", str(store), "--task", final.task_id]) == 0  # the timeline
-    assert "judged by a model" in capsys.readouterr().out
-    for fmt in ("md", "html"):
+    assert "rests on a model's word" in capsys.readouterr().out
+    for fmt, said in (("md", "rests on a model's word"), ("html", "rests on a model&#x27;s word")):
         assert main(["audit", str(store), "--format", fmt]) == 0
-        assert "judged by a model" in capsys.readouterr().out, fmt
+        assert said in capsys.readouterr().out, fmt
     assert main(["audit", str(store), "--format", "json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert [t["established"] for t in report["tasks"]] == ["model"]
@@ -349,20 +330,11 @@ def _mixed_outcomes(tmp_path: Path, approve: bool) -> tuple[Any, list[Any]]:
     asked. The replan budget of the third run is 3."""
     from artoo.schemas import ConfirmationRequest
 
-    said = {"kind": "output_contains", "value": "hello"}
     entries = [
-        {
-            "role": "perceiver",
-            "times": 0,
-            "content": {
-                "intent": "say hello",
-                # no kind: a sure change would need a call that changed the workspace
-                "criteria": [{"text": "says hello", "mode": "verifiable", "check": said}],
-            },
-        },
+        _perceive("say hello", "question", times=0, answer="text"),
         {**_plan("Say hello"), "times": 0},
         {"role": "executor", "content": "hello"},
-        {"role": "executor", "times": 3, "content": "bye"},  # an attempt and two retries
+        {"role": "executor", "times": 3, "content": ""},  # an attempt and two retries: no answer
         {"role": "executor", "times": 0, "content": "hello"},
     ]
     workspace = tmp_path / "workspace"
@@ -383,7 +355,7 @@ def _mixed_outcomes(tmp_path: Path, approve: bool) -> tuple[Any, list[Any]]:
     with artoo.System.open(
         store, model=model, workspace=workspace, config=config(0), operator=operator
     ) as s:
-        # "hello" is the request's own word: success, not accept (not proof by code)
+        # free text: success, not accept (nothing code could prove); then no answer at all
         assert s.run("say hello", timeout=30).status == "success"
         assert s.run("say hello", timeout=30).status == "abandon"
     assert asked == []  # no caution yet: one outcome, then two
@@ -441,7 +413,8 @@ def test_each_role_asks_for_an_answer_no_longer_than_it_needs(
 ) -> None:
     """Per-role output caps (Config.output_caps): a reading, a plan and a verdict are
     small JSON objects, an Executor turn a tool call or a short answer: none keeps the
-    backend's whole cap."""
+    backend's whole cap. (Round 0 answers nothing, so round 1 is the Planner's; code
+    writes every criterion, so no validator asks a model.)"""
     from artoo.actors.llm._scripted import ScriptedBackend
 
     caps: dict[str, set[int | None]] = {}
@@ -453,23 +426,13 @@ def test_each_role_asks_for_an_answer_no_longer_than_it_needs(
 
     monkeypatch.setattr(ScriptedBackend, "complete", recording)
     entries = [
-        {
-            "role": "perceiver",
-            "content": {
-                "intent": "greet",
-                "kind": "change",
-                "criteria": [{"text": "the reply greets the user", "mode": "plausible"}],
-            },
-        },
-        _plan("Greet the user"),
-        {"role": "executor", "content": "Hello there!"},
-        {"role": "meta_validator", "content": _PASS},
+        _perceive("count the lines", "question", answer="number", count="lines"),
+        _plan("Count the lines of notes/todo.txt", tools=["shell"]),
+        {"role": "executor", "match": "Subtask: how many", "content": "I cannot tell."},
+        {"role": "executor", "tool_calls": [_shell("wc -l notes/todo.txt")]},
+        {"role": "executor", "content": "7 lines."},
     ]
-    planned = CONFIG.model_copy(update={"direct_kinds": []})  # round 0 asks the Planner too
-    _run(tmp_path, entries, "greet me", planned)
-    assert caps == {
-        "perceiver": {384},
-        "planner": {512},
-        "executor": {512},
-        "meta_validator": {256},
-    }
+    once = CONFIG.model_copy(update={"max_retries": 0})
+    result, _ = _run(tmp_path, entries, "how many lines are in notes/todo.txt?", once)
+    assert (result.status, result.established) == ("accept", "code")
+    assert caps == {"perceiver": {384}, "planner": {512}, "executor": {512}}

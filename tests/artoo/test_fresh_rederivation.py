@@ -1,8 +1,9 @@
 """End to end: an ask for a second derivation (``CorrectionSignal.corroborate``) starts a
-fresh Executor conversation — the system prompt and the subtask, nothing of the first
-answer or the ask — whose tool calls carry ``ToolCall.conversation == 1``; a listing read
-again there is an independent derivation. And the subtask prompt lists only the criteria a
-model judges (code decides the others). Run on a workspace of the test's own."""
+fresh Executor conversation — the system prompt and the subtask, told only which method
+the first derivation used, nothing of its answer — whose tool calls carry
+``ToolCall.conversation == 1``; the fresh answer is proof only by another method (the
+same command run again is one method). And the subtask prompt lists only the criteria a model
+judges (code decides the others). Run on a workspace of the test's own."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from artoo.schemas import (
     FinalResult,
     LLMCall,
     SubTask,
+    SubTaskOutcome,
     ToolCallEnded,
 )
 
@@ -26,21 +28,20 @@ BINS = "bolts\nnuts\nwashers\nhinges\nscrews\nrivets\n"
 QUESTION = "how many entries does inventory/bins.txt list?"
 WC = {"name": "shell", "arguments": {"command": "wc -l inventory/bins.txt"}}
 GREP = {"name": "shell", "arguments": {"command": "grep -c '' inventory/bins.txt"}}
-READ = {"name": "read_file", "arguments": {"path": "inventory/bins.txt"}}
 
 
-def _entries(*attempts: tuple[dict[str, Any], str]) -> list[dict[str, Any]]:
-    """A how-many question with no check tied to it, a plan (round 0 is the request itself:
-    the plan is not used) and the Executor's attempts: one tool call, then an answer, each."""
+def _entries(*attempts: tuple[dict[str, Any], str], **reading: Any) -> list[dict[str, Any]]:
+    """A how-many question read with no count's unit, so code derives nothing (unless
+    ``reading`` gives one), and the Executor's attempts: one tool call, then an answer,
+    each (round 0 is the request itself: no plan is asked)."""
     executor: list[dict[str, Any]] = []
     for call, answer in attempts:
         executor += [
             {"role": "executor", "tool_calls": [call]},
             {"role": "executor", "content": answer},
         ]
-    perceive = {"intent": "count the bins", "kind": "question", "answer": "number"}
-    plan = {"role": "planner", "content": {"subtasks": [{"instruction": QUESTION}]}}
-    return [{"role": "perceiver", "content": {**perceive, "criteria": []}}, plan, *executor]
+    perceive = {"intent": "count the bins", "kind": "question", "answer": "number", **reading}
+    return [{"role": "perceiver", "content": perceive}, *executor]
 
 
 def _run(tmp: Path, entries: list[dict[str, Any]]) -> tuple[FinalResult, list[Any]]:
@@ -61,16 +62,22 @@ def test_a_second_derivation_is_asked_in_a_fresh_conversation(tmp_path: Path) ->
     assert signal.corroborate == "6"
     first, _answered, fresh, again = _executor_calls(bodies)
     (subtask,) = [b for b in bodies if isinstance(b, SubTask)]
-    # the new conversation holds the system prompt and the subtask, nothing else
+    # the new conversation holds the system prompt and the subtask, told only the method
+    # not to repeat
+    told = "Work it out with another method than: `wc -l inventory/bins.txt`."
+    assert signal.feedback == told
     assert fresh.request["messages"] == [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "user", "content": subtask_prompt(subtask) + "\n" + told},
+    ]
+    assert first.request["messages"] == [
         {"role": "system", "content": SYSTEM_PROMPT},
         {"role": "user", "content": subtask_prompt(subtask)},
     ]
-    assert fresh.request["messages"] == first.request["messages"]
     assert fresh.request.get("tool_choice") == "required"  # a tool call first, as at the start
     seen = str(fresh.request["messages"]) + str(again.request["messages"])
-    assert "6 entries" not in seen and "second derivation" not in seen
-    assert "wc -l" not in seen  # nor the call that backed the first answer
+    assert "6 entries" not in seen and "second derivation" not in seen  # nor the answer
+    assert "6 inventory" not in seen  # nor what the first call printed
     ended = [b.call for b in bodies if isinstance(b, ToolCallEnded)]
     assert [(c.args["command"], c.conversation, c.attempt) for c in ended] == [
         ("wc -l inventory/bins.txt", 0, 1),
@@ -78,27 +85,30 @@ def test_a_second_derivation_is_asked_in_a_fresh_conversation(tmp_path: Path) ->
     ]
 
 
-def test_a_file_read_again_in_the_fresh_conversation_is_a_second_derivation(
+def test_a_command_run_again_the_same_way_afresh_is_not_a_second_method(
     tmp_path: Path,
 ) -> None:
-    """The same ``read_file`` in both conversations: two independent readings of the
-    listing that agree on 6 — proof (in one conversation they would be one)."""
-    result, bodies = _run(tmp_path, _entries((READ, "6 entries."), (READ, "6 entries.")))
-    assert (result.status, result.established) == ("accept", "code")
+    """The same ``wc -l`` in both conversations: they agree on 6, but by one method — the
+    second derivation must come by another (docs/proof.md; the first test's ``grep -c``
+    does) — so the answer rests on a model's word: success, not accept."""
+    result, bodies = _run(tmp_path, _entries((WC, "6 entries."), (WC, "6 entries.")))
+    assert (result.status, result.established) == ("success", "model")
     ended = [b.call for b in bodies if isinstance(b, ToolCallEnded)]
-    assert [(c.tool, c.conversation) for c in ended] == [("read_file", 0), ("read_file", 1)]
+    assert [(c.args["command"], c.conversation) for c in ended] == [
+        ("wc -l inventory/bins.txt", 0),
+        ("wc -l inventory/bins.txt", 1),  # a new conversation: not refused as a repeat
+    ]
+    (outcome,) = [b for b in bodies if isinstance(b, SubTaskOutcome)]
+    assert (outcome.status, outcome.asked) == ("matched", "6")  # they agreed
 
 
 def test_a_rejected_result_is_retried_in_the_same_conversation(tmp_path: Path) -> None:
     """Only the ask for a second derivation starts afresh: a retry after a failed check
     still continues the conversation with the validator's reason, in conversation 0."""
-    lines = {"kind": "count_matches", "path": "inventory/bins.txt", "value": "lines"}
-    entries = _entries((WC, "7 entries."), (WC, "6 entries."))
-    entries[0]["content"]["criteria"] = [
-        {"text": "states the count", "mode": "verifiable", "check": lines}
-    ]
+    # code counts the lines of the file (the reading's unit): the first answer's 7 fails
+    entries = _entries((WC, "7 entries."), (WC, "6 entries."), count="lines")
     result, bodies = _run(tmp_path, entries)
-    assert result.status == "accept"
+    assert (result.status, result.established) == ("accept", "code")
     (signal,) = [b for b in bodies if isinstance(b, CorrectionSignal)]
     assert not signal.corroborate
     retry = _executor_calls(bodies)[2]

@@ -4,11 +4,11 @@ The class, seen on a real model: an ``awk`` summing a column that does not exist
 0; asked for a second derivation, the fresh conversation read the file at ``offset=1024``,
 past its end, and got only artoo's note "… Use read_file(path=…, offset=0) to read it." —
 whose ``0`` counted as a second call agreeing on 0, and the wrong total ended ``accept``.
-(A zero is no longer proven by derivations at all, so the test's wrong total is the
-file's size, 41, which ``wc -c`` prints and the note states as its character count.)
-Run on a workspace of the test's own; ``replay --verify`` of each log is clean. A note
-the shell tool adds (a missing program's installed sibling) is likewise shown, never
-output."""
+(Here the wrong total is the file's size, 41, which ``wc -c`` prints and the note states
+as its character count; the reading names no key or unit, so code derives nothing and
+only derivations could prove it.) Run on a workspace of the test's own; ``replay
+--verify`` of each log is clean. A note the shell tool adds (a missing program's
+installed sibling) is likewise shown, never output."""
 
 from __future__ import annotations
 
@@ -22,12 +22,7 @@ from artoo.actors.tools import ToolOutcome, ToolRegistry
 from artoo.replay import verify
 from artoo.schemas import CorrectionSignal, FinalResult, ToolCallEnded
 
-from .helpers import CONFIG as _CONFIG
-from .helpers import all_events, run_verified
-
-# the derivations themselves: no table check code writes decides (Config.code_table_check:
-# tests/artoo/test_table_value_run.py)
-CONFIG = _CONFIG.model_copy(update={"code_table_check": False})
+from .helpers import CONFIG, all_events, run_verified
 
 CRATES = "crate,weight\nA,12\nB,31\nC,7\nD,44\nE,5\nF,19\n"
 TOTAL = "what is the total of the weight column in yard/crates.csv?"
@@ -37,14 +32,12 @@ WRONG = "The total of the weight column in yard/crates.csv is 41."
 
 
 def _entries() -> list[dict[str, Any]]:
-    """A total asked (no check ties to it), a plan (round 0 is the request itself), the
+    """A total asked (no code derivation ties to it), round 0 the request itself, the
     wrong awk and its answer, then the fresh conversation's read past the end and the
-    same answer — as often as the run asks for it."""
+    same answer."""
     perceive = {"intent": "sum the weights", "kind": "question", "answer": "number"}
-    plan = {"role": "planner", "times": 0, "content": {"subtasks": [{"instruction": TOTAL}]}}
     return [
-        {"role": "perceiver", "content": {**perceive, "criteria": []}},
-        plan,
+        {"role": "perceiver", "content": perceive},
         {"role": "executor", "tool_calls": [AWK]},
         {"role": "executor", "content": WRONG},
         {"role": "executor", "tool_calls": [PAST]},
@@ -110,7 +103,7 @@ def test_a_missing_commands_note_is_shown_and_served_not_output(
     monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
     config = CONFIG.model_copy(update={"tools": CONFIG.tools.model_copy(update={"sandbox": "off"})})
     ask = "what does fakecmd print?"
-    perceive = {"intent": "run fakecmd", "kind": "question", "criteria": []}
+    perceive = {"intent": "run fakecmd", "kind": "question"}
     shell = {"name": "shell", "arguments": {"command": "fakecmd"}}
     entries = [
         {"role": "perceiver", "content": perceive},

@@ -253,7 +253,7 @@ def test_is_refusal_loop_needs_two_refusals_of_one_kind_in_a_row() -> None:
 
 # ---------------------------------------------------------------- repeated calls, cycles
 def _cycle_run(
-    tmp_path: Path, entries: list[dict[str, Any]], config: Config | None = None
+    tmp_path: Path, entries: list[dict[str, Any]]
 ) -> tuple[ExecutionResult, list[str], int]:
     """One attempt over a workspace of one file: its result, what the model was shown of
     each call, and how many model calls it made."""
@@ -263,7 +263,7 @@ def _cycle_run(
     ws.mkdir(parents=True)
     (ws / "meeting.txt").write_text("decision: ship\naction: test\n", encoding="utf-8")
     model = write_script(tmp_path / "s.toml", entries)
-    config = config or Config(max_turns=8)
+    config = Config(max_turns=8)
     with RoleHarness(Executor, instance="pair-0", model=model, config=config, workspace=ws) as h:
         h.send(SubTask(subtask_id="s1", instruction="count the lines"), to="pair-0")
         (result,) = h.wait_for(ExecutionResult)
@@ -337,13 +337,6 @@ def test_a_call_after_the_workspace_changed_or_a_failed_one_is_run_again(tmp_pat
     assert calls[1].effects and not calls[3].ok and not calls[4].ok
     assert result.stop == "answer"
     assert "count.txt" not in shown[0] and "count.txt" in shown[2]
-
-
-def test_off_a_cycle_runs_to_the_turn_cap_as_before(tmp_path: Path) -> None:
-    config = Config(max_turns=8, refuse_repeated_calls=False)
-    result, _shown, asked = _cycle_run(tmp_path, [*READS, *READS, *READS], config)
-    assert result.stop == "turn_cap" and asked == 8
-    assert [c.refusal for c in result.tool_calls] == [None] * 8
 
 
 def test_a_retry_of_the_same_conversation_is_refused_a_call_it_made_a_fresh_one_is_not(

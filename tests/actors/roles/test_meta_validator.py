@@ -17,8 +17,12 @@ from artoo.schemas import (
 from artoo.testing import RoleHarness
 
 TASK = Criterion(
-    id="t1", text="mentions 7", mode="verifiable", check=Check(kind="output_contains", value="7")
+    id="t1",
+    text="the answer states the number asked",
+    mode="verifiable",
+    check=Check(kind="answered", shape="number"),
 )
+SEVEN = ToolCall(tool="read_file", args={"path": "sum.txt"}, output_preview="7")
 MANIFEST = DispatchManifest(
     round=0,
     subtasks=[SubTask(subtask_id="a"), SubTask(subtask_id="b", sequence=2)],
@@ -32,13 +36,14 @@ def test_a_round_is_summarised_only_once_every_subtask_reported() -> None:
         h.send(SubTaskOutcome(subtask_id="a", output="3 + 4"))
         h.sync()
         assert h.published() == []
-        h.send(SubTaskOutcome(subtask_id="b", output="= 7"))
+        h.send(SubTaskOutcome(subtask_id="b", output="= 7", tool_calls=[SEVEN]))
         (summary,) = h.wait_for(OutcomeSummary)
     assert [v.passed for v in summary.body.task_verdicts] == [True]
     assert [o.subtask_id for o in summary.body.outcomes] == ["a", "b"]
 
 
 def test_a_failed_task_criterion_asks_for_a_replan() -> None:
+    # numbers no tool result shows: the task's check fails, by code
     with RoleHarness(MetaValidator) as h:
         h.send(MANIFEST)
         h.send(SubTaskOutcome(subtask_id="a", output="3"))
@@ -57,13 +62,11 @@ def test_a_failed_subtasks_claim_never_reaches_the_merged_output() -> None:
 
 
 def test_a_task_criterion_fails_on_a_number_no_tool_showed() -> None:
-    """A check too weak to catch a made-up figure (any number) is overruled by grounding;
-    the same answer backed by a tool result passes."""
-    weak = Criterion(
-        id="t1", text="a number", mode="verifiable", check=Check(kind="output_matches", value=r"\d")
-    )
-    manifest = DispatchManifest(round=0, subtasks=[SubTask(subtask_id="a")], task_criteria=[weak])
-    spec = TaskSpec(text="what is the amount for east?", intent="amount", slug="a")
+    """The task's ``answered`` check (code's, from the reading) traces the number the
+    answer states to a tool result of the task: a made-up figure beside a command that
+    printed nothing fails; the same answer backed by a tool result passes."""
+    manifest = DispatchManifest(round=0, subtasks=[SubTask(subtask_id="a")], task_criteria=[TASK])
+    spec = TaskSpec(text="what is the amount for east?", intent="amount", slug="a", kind="question")
     empty = ToolCall(tool="shell", output_preview="exit code: 0")
     shown = ToolCall(tool="read_file", output_preview="east,1300")
     with RoleHarness(MetaValidator) as h:
@@ -73,6 +76,7 @@ def test_a_task_criterion_fails_on_a_number_no_tool_showed() -> None:
         (replan,) = h.wait_for(ReplanRequest)
     (verdict,) = replan.body.task_verdicts
     assert not verdict.passed and "1500" in verdict.evidence
+    assert verdict.signal == "rule" and verdict.failure_class == "logical"
     with RoleHarness(MetaValidator) as h:
         h.send(spec)
         h.send(manifest)

@@ -8,7 +8,6 @@ from typing import Any
 from artoo.actors.roles.planner import Planner
 from artoo.schemas import (
     Check,
-    Config,
     Criterion,
     DispatchManifest,
     LLMCall,
@@ -79,17 +78,19 @@ def test_no_valid_plan_is_a_clean_step_failure(tmp_path: Path) -> None:
     assert failed.body.step == "plan" and failed.body.round == 0
 
 
-def test_a_plan_whose_checks_or_tools_cannot_be_used_is_asked_again(tmp_path: Path) -> None:
-    """A plan whose checks cannot be used is asked again with the reasons; a tool name that
-    is no tool ('teleport', 'wc -l') is no reason to ask again: it is dropped for ``shell``
-    (``repaired_tools``), in the retry's plan as in the first."""
+def test_a_plans_own_checks_are_dropped_and_a_tool_name_repaired_without_a_reask(
+    tmp_path: Path,
+) -> None:
+    """No model writes a criterion: checks a plan adds (here unusable ones) are dropped,
+    never a reason to ask again; a tool name that is no tool ('teleport', 'wc -l') is
+    dropped for ``shell`` (``repaired_tools``). One model call, the plan dispatched."""
     bad = {
         "role": "planner",
         "content": {
             "subtasks": [
                 {
                     "instruction": "Count the files",
-                    "tools": ["teleport"],
+                    "tools": ["teleport", "glob", "wc -l"],
                     "criteria": [
                         {
                             "text": "the file is there",
@@ -106,36 +107,22 @@ def test_a_plan_whose_checks_or_tools_cannot_be_used_is_asked_again(tmp_path: Pa
             ]
         },
     }
-    good = _plan("List the files", ["glob", "wc -l"])
-    model = write_script(tmp_path / "s.toml", [bad, good])
-    with RoleHarness(Planner, model=model, workspace=tmp_path) as h:
-        h.send(SPEC)
-        h.send(_recall())
-        (manifest,) = h.wait_for(DispatchManifest)
-        calls = [e.body for e in h.recorder.envelopes if isinstance(e.body, LLMCall)]
-    assert len(calls) == 2  # asked again once, for the checks
-    (subtask,) = manifest.body.subtasks
-    assert subtask.instruction == "List the files" and subtask.tools == ["glob", "shell"]
-    retry = calls[1].request["messages"][-1]["content"]
-    assert "outside the workspace" in retry and "count_equals" in retry
-    assert "teleport" not in retry  # repaired, not a reason to ask again
-
-    # a plan whose only fault is a tool name is dispatched at once, the name replaced
-    model = write_script(tmp_path / "tools.toml", [_plan("Count the files", ["teleport"])])
+    model = write_script(tmp_path / "s.toml", [bad, _plan("never asked", ["glob"])])
     with RoleHarness(Planner, model=model, workspace=tmp_path) as h:
         h.send(SPEC)
         h.send(_recall())
         (manifest,) = h.wait_for(DispatchManifest)
         assert len(h.published(LLMCall)) == 1 and h.published(PlanRejected) == []
-    assert [s.tools for s in manifest.body.subtasks] == [["shell"]]
+    (subtask,) = manifest.body.subtasks
+    assert subtask.instruction == "Count the files" and subtask.tools == ["glob", "shell"]
+    assert subtask.criteria == []  # the task (SPEC) has none of code's either
 
 
-def test_a_subtask_check_still_unusable_after_the_retry_drops_the_criterion_not_the_round(
-    tmp_path: Path,
-) -> None:
+def test_a_plans_own_criteria_never_reach_a_subtask_the_tasks_do(tmp_path: Path) -> None:
     """Real-model bench, tasks 3 and 5: a small model repeated a broken count_matches on its
     retry (once copying the reason into the criterion) and three rounds were rejected until
-    the deadline. The unusable criterion goes; the task's checked criteria judge instead."""
+    the deadline. A plan's criteria are the model's: none reaches the subtask, and the
+    task's criteria, which code wrote from the reading, judge it instead."""
     broken = {
         "role": "planner",
         "content": {
@@ -156,27 +143,21 @@ def test_a_subtask_check_still_unusable_after_the_retry_drops_the_criterion_not_
         },
     }
     model = write_script(tmp_path / "s.toml", [broken, broken])
+    counted = Check(kind="count_matches", path="archive/", value="files")
     spec = TaskSpec(
         text="how many files are in the archive directory?",
         intent="count files",
         slug="count-files",
-        criteria=[
-            Criterion(
-                id="t1",
-                text="states the count",
-                mode="verifiable",
-                check=Check(kind="count_matches", path="archive", value="files"),
-            )
-        ],
-    )
+        criteria=[Criterion(id="t1", text="states the count", mode="verifiable", check=counted)],
+    )  # no kind (as a log's reading from before kinds): round 0 is the model's plan
     with RoleHarness(Planner, model=model, workspace=tmp_path) as h:
         h.send(spec)
         h.send(MemoryRecall(space="intent:count-files", entity="env:local", round=0))
         (manifest,) = h.wait_for(DispatchManifest)
-        assert h.published(PlanRejected) == []
+        assert h.published(PlanRejected) == [] and len(h.published(LLMCall)) == 1
     (subtask,) = manifest.body.subtasks
-    assert [c.id for c in subtask.criteria] == ["s1c2", "t1"]  # the broken one dropped
-    assert subtask.criteria[1].check == Check(kind="count_matches", path="archive", value="files")
+    assert [c.id for c in subtask.criteria] == ["t1"] and subtask.criteria[0].check == counted
+    assert manifest.body.task_criteria == spec.criteria
 
 
 def _caution(round: int = 0) -> MemoryRecall:
@@ -228,44 +209,3 @@ def test_a_denied_intent_caution_fails_the_round_without_a_model_call(tmp_path: 
         assert len(h.published(ConfirmationRequest)) == 1  # not asked again
         assert h.published(LLMCall) == [] and h.published(DispatchManifest) == []
     assert failed.body.step == "caution" and "denied" in failed.body.error
-
-
-def test_a_plan_that_measures_another_quantity_is_asked_again_then_rejected(
-    tmp_path: Path,
-) -> None:
-    """Bench class A ("the plan replaces the request"), on a request not the bench's: a plan
-    that counts the file's lines for a question asking a name is asked again with the
-    reason (read from the TaskSpec's kind and shape); a model that repeats it gets a
-    PlanRejected, never a dispatched plan."""
-    spec = TaskSpec(
-        text="Which supplier in ledger/q3.tsv has the largest fee?",
-        intent="find the supplier with the largest fee",
-        slug="ledger-q3-tsv-fee-largest-supplier",
-        kind="question",
-        shape="name",
-    )
-    recall = MemoryRecall(space=f"intent:{spec.slug}", entity="env:local")
-    counting = _plan("Run wc -l ledger/q3.tsv and answer with the number of lines", ["shell"])
-    serving = _plan(
-        "Run python3 to print the supplier of the largest fee in ledger/q3.tsv", ["shell"]
-    )
-    model = write_script(tmp_path / "s.toml", [counting, serving])
-    planned = Config(direct_kinds=[])  # a question's round 0 is the request itself by default
-    with RoleHarness(Planner, model=model, config=planned) as h:
-        h.send(spec)
-        h.send(recall)
-        (manifest,) = h.wait_for(DispatchManifest)
-        calls = [e.body for e in h.recorder.envelopes if isinstance(e.body, LLMCall)]
-    assert [s.instruction for s in manifest.body.subtasks] == [
-        serving["content"]["subtasks"][0]["instruction"]
-    ]
-    retry = calls[1].request["messages"][-1]["content"]
-    assert "measures the file's lines" in retry and "asks for a name" in retry
-
-    model = write_script(tmp_path / "again.toml", [counting, counting])
-    with RoleHarness(Planner, model=model, config=planned) as h:
-        h.send(spec)
-        h.send(recall)
-        (rejected,) = h.wait_for(PlanRejected)
-        assert h.published(DispatchManifest) == []
-    assert any("serve the request's own quantity" in v for v in rejected.body.violations)

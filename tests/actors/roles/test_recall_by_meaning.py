@@ -408,8 +408,9 @@ def test_the_same_requests_episode_leads_however_many_newer_its_tag_holds(
 ) -> None:
     """Memory-effect bench, pass 3: "how many lines are in notes/todo.txt?" recalled its
     tag's three newest accepted episodes — all of word counts written there — and not its
-    own, so its accepted plan was not reused (9 model calls, against 2 in pass 2). With
-    ``same_first`` the very same request's episode leads; without, newest first."""
+    own, so its accepted plan was not reused (9 model calls, against 2 in pass 2). The very
+    same request's episode (case and spacing aside) leads; the tag's others follow, newest
+    first."""
     s = MegramStore.open(tmp_path / "memory")
     ask = "how many lines are in notes/todo.txt?"
     s.apply(MegramRecorded(megram=_episode("own", ask, "intent:lines", now=0.0, steps=COUNT_STEPS)))
@@ -426,7 +427,5 @@ def test_the_same_requests_episode_leads_however_many_newer_its_tag_holds(
         space="intent:lines", entity="env:local", text="How many lines are in  notes/todo.txt?"
     )
     memory = Recollection.of(s, RecallIndex(HashEmbedder()))
-    newest = recall(s, query, 10.0, memory=memory)
-    assert [m.id for m in newest.episodes] == ["w3", "w2", "w1"]
-    same = recall(s, query, 10.0, memory=memory, same_first=True)
+    same = recall(s, query, 10.0, memory=memory)
     assert [m.id for m in same.episodes] == ["own", "w3", "w2"]
