@@ -169,6 +169,9 @@ def subtask_prompt(st: SubTask) -> str:
     if st.kind == "question":
         parts.append("This is a question: answer it; change no file.")
     roles = {"write": "change", "create": "create", "delete": "delete"}
+    read = [t.path for t in st.targets if t.role == "read"]
+    if read:  # the reading's sources, as the workspace holds them
+        parts.append("Files to read: " + ", ".join(read))
     named = [f"{roles[t.role]} {t.path}" for t in st.targets if t.role in roles]
     if named:  # the reading's targets: where a change may go (the scope gate's)
         parts.append("Files to change: " + "; ".join(named) + " (no other file).")

@@ -665,8 +665,9 @@ def direct_plan(
     tools that do not exist and guessed the answer's wording — each a lost round. The
     task's criteria go with it (:func:`with_task_checks`), the calibration too; a later
     round is planned by the model, told why this one failed. A question is not offered
-    ``write_file``: answering changes nothing."""
-    offered = [t for t in tools if t != "write_file"] if spec.kind == "question" else []
+    ``write_file`` nor ``run_tests``: answering changes nothing, and tests nothing."""
+    answering = ("write_file", "run_tests")  # a question changes nothing, and tests nothing
+    offered = [t for t in tools if t not in answering] if spec.kind == "question" else []
     return [
         SubTask(subtask_id=new_id(), round=round, sequence=1, instruction=spec.text, tools=offered)
     ]

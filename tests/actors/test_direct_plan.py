@@ -55,11 +55,11 @@ def _planned(instruction: str, tools: list[str]) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- direct_plan (pure)
-def test_a_questions_first_plan_is_the_request_without_write_file() -> None:
+def test_a_questions_first_plan_is_the_request_without_write_file_or_run_tests() -> None:
     (subtask,) = direct_plan(_spec(QUESTION, "question", "number"), 0, _ids(), TOOLS)
     assert subtask.instruction == QUESTION
     assert (subtask.round, subtask.sequence, subtask.subtask_id) == (0, 1, "st1")
-    assert subtask.tools == ["glob", "read_file", "shell", "run_tests", "load_data"]
+    assert subtask.tools == ["glob", "read_file", "shell", "load_data"]  # no write, no tests
     assert subtask.criteria == []  # the task's criteria are added as for any plan
 
 
@@ -69,9 +69,10 @@ def test_a_change_or_a_creation_is_offered_every_tool() -> None:
         assert subtask.instruction == text and subtask.tools == [], kind  # [] = every tool
 
 
-def test_a_question_with_a_target_to_write_keeps_write_file() -> None:
-    """The model says question but names a file to write: code reads it as mixed (it must
-    answer and change), and nothing is taken away."""
+def test_a_question_with_a_target_to_write_writes_nothing() -> None:
+    """The model says question but names a file to create: the stricter reading wins —
+    a question writes nothing (the model has ``mixed`` for a request that answers and
+    changes), so the create target goes and ``write_file`` is not offered."""
     from artoo.actors.roles.perceiver import read_spec
     from artoo.actors.verification.answers import PerceiverAnswer, TargetAnswer
 
@@ -83,9 +84,10 @@ def test_a_question_with_a_target_to_write_keeps_write_file() -> None:
         targets=[TargetAnswer(path="inventory/n.txt", role="create")],
     )
     spec = read_spec(text, answer, {"inventory/bins.txt": True, "inventory/n.txt": False})
-    assert spec.kind == "mixed"
+    assert spec.kind == "question"
+    assert all(t.role == "read" for t in spec.targets)
     (subtask,) = direct_plan(spec, 0, _ids(), TOOLS)
-    assert subtask.instruction == text and subtask.tools == []
+    assert subtask.instruction == text and "write_file" not in subtask.tools
 
 
 @given(

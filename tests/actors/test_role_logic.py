@@ -129,4 +129,4 @@ def test_the_subtask_prompt_states_the_readings_scope() -> None:
     )
     text = subtask_prompt(change)
     assert "Files to change: create changelog.d/ (no other file)." in text
-    assert "README.rst" not in text  # read, not changed
+    assert "Files to read: README.rst" in text  # read, not changed
