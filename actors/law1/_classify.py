@@ -71,6 +71,8 @@ def classify_shell(command: str, cwd: str | os.PathLike[str]) -> Law1Verdict:
     """
     if len(command) > MAX_COMMAND_CHARS:
         return Law1Verdict(True, f"too long to read ({len(command):,} characters)")
+    if "\x00" in command:  # no shell runs it as written; no path with one exists
+        return Law1Verdict(True, "cannot parse: a NUL character in the command")
     root = os.path.abspath(os.fspath(cwd))
     try:
         reason = _classify_text(command, _Ctx(cwd=root, root=root))

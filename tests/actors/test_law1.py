@@ -657,3 +657,10 @@ def test_a_glob_too_wide_to_check_is_refused_without_walking_the_disk(
 def test_a_command_too_long_to_read_is_irreversible(ws: Path) -> None:
     verdict = classify_shell("echo " + "a" * 70_000, ws)
     assert verdict.irreversible and "too long to read" in verdict.reason
+
+
+def test_a_command_with_a_nul_character_asks(tmp_path: Path) -> None:
+    """Hypothesis found ``'\\x00/['``: a NUL reached a path check and raised ValueError
+    (embedded null byte). No shell runs such a command as written: it asks, unread."""
+    verdict = classify_shell("'\x00/['", tmp_path)
+    assert verdict.irreversible and "NUL" in verdict.reason
