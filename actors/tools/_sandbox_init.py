@@ -280,16 +280,18 @@ def _child(words: list[str]) -> None:
         os._exit(125)
     try:  # the next child is the init of a PID namespace of its own
         _check(_libc.unshare(CLONE_NEWPID), "unshare a PID namespace")
-    except SetupError as exc:
-        os.write(2, f"{exc}\n".encode())
+        alive_r, alive_w = os.pipe()  # the command's init sees this helper's end
+        pid = os.fork()
+    except (SetupError, OSError) as exc:
+        os.write(2, f"sandbox: {exc}\n".encode())
         os._exit(125)
-    alive_r, alive_w = os.pipe()  # the command's init sees this helper's end
-    pid = os.fork()
     if pid == 0:
         try:
             os.close(alive_w)
             os.close(GO_FD)
             _command(argv, env, limits, cgroups, base if root else -1, alive_r)
+        except (SetupError, OSError, ValueError) as exc:
+            os.write(2, f"sandbox: {exc}\n".encode())
         finally:
             os._exit(125)
     for fd in (alive_r, 0, 1, 2, SECCOMP_FD, INIT_FD):  # the command's, not the helper's
@@ -315,18 +317,15 @@ def _command(
 ) -> None:
     """Step 7, as the init of the new PID namespace: join the command's cgroups, mount
     a ``/proc`` of this namespace (bwrap writes its child's id maps through it), set the
-    rlimits, drop to ``uid`` (root only; -1: stay), die with the helper, become bwrap."""
+    rlimits, drop to ``uid`` (root only; -1: stay), die with the helper, become bwrap.
+    Raises SetupError or OSError when a step fails."""
     for group in cgroups:  # best effort: where this user may
         try:
             with open(os.path.join(group, "cgroup.procs"), "w") as f:
                 f.write("0")
         except OSError:
             pass
-    try:
-        mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    except SetupError as exc:
-        os.write(2, f"{exc}\n".encode())
-        os._exit(125)
+    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     for item in limits.split(","):
         name, _, value = item.partition("=")
         resource.setrlimit(getattr(resource, name), (int(value), int(value)))
@@ -340,8 +339,7 @@ def _command(
     try:
         os.execve(argv[0], argv, env)
     except OSError as exc:
-        os.write(2, f"cannot run {argv[0]}: {exc.strerror}\n".encode())
-    os._exit(125)
+        raise OSError(f"cannot run {argv[0]}: {exc.strerror}") from None
 
 
 def _fork(words: list[str], fds: list[int]) -> int:
