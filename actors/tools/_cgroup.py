@@ -10,10 +10,12 @@ pid and start time, so a later process can tell an orphan from a live owner's):
 - cgroup v2: the group to kill (``cgroup.kill``, Linux ≥ 5.14) and to watch
   (``cgroup.events``: ``populated 0``), with ``pids.max`` and ``memory.max`` where those
   controllers are delegated to this cgroup (its ``cgroup.subtree_control``);
-- cgroup v1: ``pids`` (``pids.max``) and ``memory`` (``memory.limit_in_bytes``) when v2
-  does not have them, and ``freezer`` when no v2 group can be killed: a kill is then
-  freeze, SIGKILL every listed process (by pidfd, re-checked to be a member), thaw, until
-  the group is empty.
+- cgroup v1: ``memory`` (``memory.limit_in_bytes``) when v2 does not have it, ``freezer``
+  when no v2 group can be killed — a kill is then freeze, SIGKILL every listed process (by
+  pidfd, re-checked to be a member), thaw, until the group is empty — and ``pids``
+  (``pids.max``) only where no other group can be made: moving a process into a v1 group
+  waits for the kernel (an RCU grace period, ~5 ms each), and a command's processes are
+  counted per command already (RLIMIT_NPROC in its own user namespace).
 
 Where nothing is writable (an unprivileged user without cgroup delegation) there is no
 group; the command's own PID namespace still ends it (see :mod:`._sandbox`). Imports
@@ -88,7 +90,7 @@ def _read(path: str) -> str:
         return f.read()
 
 
-def _write(path: str, text: str) -> None:
+def write(path: str, text: str) -> None:
     """Write ``text`` to an existing (cgroup) file: never creates one."""
     fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
     try:
@@ -159,7 +161,7 @@ def kill_group(groups: list[str]) -> None:
     rest = []
     for group in groups:
         try:
-            _write(os.path.join(group, "cgroup.kill"), "1")  # every member, and its forks
+            write(os.path.join(group, "cgroup.kill"), "1")  # every member, and its forks
         except OSError:
             rest.append(group)
     freezers = [g for g in rest if os.path.exists(os.path.join(g, "freezer.state"))]
@@ -172,7 +174,7 @@ def kill_group(groups: list[str]) -> None:
 def _freeze(groups: list[str], state: str) -> None:
     for group in groups:
         try:
-            _write(os.path.join(group, "freezer.state"), state)
+            write(os.path.join(group, "freezer.state"), state)
         except OSError:
             pass
 
@@ -273,7 +275,7 @@ def make_groups(processes: int, memory_bytes: int) -> list[str]:
             file, value = limits.get((version, controller), ("", 0))
             if file:
                 try:
-                    _write(os.path.join(group, file), str(value))
+                    write(os.path.join(group, file), str(value))
                 except OSError:
                     pass
         return True
@@ -286,10 +288,15 @@ def make_groups(processes: int, memory_bytes: int) -> list[str]:
             covered |= controllers
             killable = os.path.exists(os.path.join(made[-1], "cgroup.kill"))
         break
-    for _, parent, controllers in (p for p in found if p[0] == 1):
-        wanted = (controllers & {"pids", "memory"}) - covered
+    v1 = [(parent, controllers) for version, parent, controllers in found if version == 1]
+    for parent, controllers in v1:
+        wanted = (controllers & {"memory"}) - covered
         if not killable:  # no cgroup.kill: a freezer makes the kill loop safe
             wanted |= controllers & {"freezer"}
         if wanted and make(1, parent, frozenset(wanted)):
             covered |= wanted
+    for parent, controllers in v1:  # v1 pids only to have a group at all: each v1
+        if made or "pids" not in controllers:  # group costs the move ~5 ms, and the
+            continue  # processes are counted per command already (RLIMIT_NPROC)
+        make(1, parent, frozenset({"pids"}))
     return made

@@ -33,21 +33,23 @@ libseccomp (``pyseccomp``). The command runs
 
 **A command ends when everything it started has ended.** It runs in a PID namespace of
 its own whose init is bwrap, itself in a PID namespace and cgroups (:mod:`._cgroup`) made
-for that command alone. When the command's init exits — or at its timeout, when the
-host closes the helper's go pipe, or when the host dies and the pipe closes with it —
-the helper kills that outer init; the kernel kills every process of the namespace, and
-the helper reaps the init only once they are all gone. Then the host kills whatever the
-command's cgroups still hold and checks them empty — only then are its effects observed
-(otherwise discarded) and the cgroups removed. The helper dies with the fork server, the
-outer init with the helper (parent-death signals the command cannot reach); the fork
-server, seeing the host gone, kills what still runs and removes its cgroups.
+for that command alone (the host moves the helper into them while the helper makes the
+storage — a move into a v1 group waits for the kernel — so the command's processes are
+born there). When the command's init exits — or at its timeout, when the host closes the
+helper's go pipe, or when the host dies and the pipe closes with it — the helper kills
+that outer init; the kernel kills every process of the namespace, and the helper reaps
+the init only once they are all gone. Then the host kills whatever the command's cgroups
+still hold and checks them empty — only then are its effects observed (otherwise
+discarded) and the cgroups removed. The helper dies with the fork server, the outer init
+with the helper (parent-death signals the command cannot reach); the fork server, seeing
+the host gone, kills what still runs and removes its cgroups and scratch directories.
 
 Why an outer helper (:mod:`._sandbox_init`) and not bwrap's own ``--overlay``: the upper
 layer must be size-limited storage the host can still read after the command ended, and
 the workspace must be idmapped when artoo is root. The helper mounts a tmpfs and the
 overlay in a mount namespace of its own, sends the host a descriptor of that tmpfs, and
-becomes bwrap, which binds the overlay at the workspace's path. It works with any bwrap
-≥ 0.5 (Debian's too).
+starts bwrap, which binds the overlay at the workspace's path. It works with any bwrap
+≥ 0.7 (``--size``, ``--perms``; Debian's too).
 
 When the command ends, its upper layer is compared with the workspace
 (:func:`~._observe.observe`), within the call's deadline (timeout + :data:`GRACE_S`). A
@@ -515,13 +517,33 @@ def restart_server() -> None:
 class _Go:
     """The host's end of a helper's go pipe: :meth:`go` lets the command start; the end
     of the pipe — :meth:`stop` at the command's timeout or end, or this process dying —
-    makes the helper kill the command's PID namespace."""
+    makes the helper kill the command's PID namespace. :meth:`join` moves the helper into
+    the command's cgroups first (its children are born there)."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, groups: list[str]) -> None:
         self._fd = fd
         self._lock = threading.Lock()
+        self._groups = groups
+        self._joined = threading.Event()
+        if not groups:
+            self._joined.set()
+
+    def join(self, pid: int) -> None:
+        """Move the helper ``pid`` into the cgroups, best effort, in a thread: moving a
+        process waits for the kernel (an RCU grace period, ~10 ms), which thus overlaps
+        the helper making the storage; :meth:`go` waits for it."""
+        threading.Thread(target=self._join, args=(pid,), daemon=True).start()
+
+    def _join(self, pid: int) -> None:
+        try:
+            for group in self._groups:
+                with contextlib.suppress(OSError):
+                    _cgroup.write(os.path.join(group, "cgroup.procs"), str(pid))
+        finally:
+            self._joined.set()
 
     def go(self) -> None:
+        self._joined.wait(END_S)
         with self._lock:
             if self._fd >= 0:
                 os.write(self._fd, b"g")
@@ -549,6 +571,7 @@ def _run_served(
     finally:
         for end in (null, out_w, err_w):
             os.close(end)
+    go.join(pid)
     deadline = time.monotonic() + timeout_s
     budget = _Budget(cap)
     out: list[bytes] = []
@@ -771,7 +794,9 @@ class Sandbox:
             init_fd = os.open(init_binary(), os.O_RDONLY | os.O_CLOEXEC)
             status_r, status_w = os.pipe()
             go_r, go_w = os.pipe()
-            go = _Go(go_w)
+            # +2: the helper and bwrap
+            groups = _cgroup.make_groups(self.limits.processes + 2, self.limits.memory_bytes)
+            go = _Go(go_w, groups)
             root = os.getuid() == 0
             limits = self.limits.rlimits(timeout_s)
             reads = tuple(p for p in self.read if p.exists())
@@ -786,9 +811,6 @@ class Sandbox:
                 reads,
             )
             own_env = [f"{k}={v}" for k, v in env.items() if not k.startswith("LD_")]
-            groups = _cgroup.make_groups(
-                self.limits.processes + 1, self.limits.memory_bytes
-            )  # +bwrap
             words = [
                 *(str(workspace), str(scratch), str(self.limits.write_bytes)),
                 *(str(self.limits.write_files), str(UID_BASE)),

@@ -15,7 +15,9 @@ workspace; ``BYTES`` and ``INODES`` the size of the storage; ``UID_BASE`` (when 
 root) the unprivileged host id the workspace's owner is shown as; ``LIMITS``
 ``NAME=value`` rlimits joined by commas; ``N`` host paths the command may read, bound at
 ``SCRATCH/read/I`` (where bwrap, run as ``UID_BASE``, can reach them); ``M`` cgroup
-directories the init joins, best effort; ``K`` ``NAME=value`` items, bwrap's whole
+directories of the command (the host moves the helper into them before it lets it go on,
+so the command's processes are born there; this server removes them if the host dies);
+``K`` ``NAME=value`` items, bwrap's whole
 environment (which it passes on to the command); ``BWRAP…`` binds ``SCRATCH/merged`` at
 the workspace's path and ``SCRATCH/read/I`` at each ``READ``.
 
@@ -40,13 +42,13 @@ A helper's steps (the only mounts artoo makes itself; the boundary is bubblewrap
    init; the kernel then kills every process of the namespace, and the helper reaps the
    init only once they have all ended. It exits with the init's code (128 + N for a
    signal N), so when the host hears ``exit``, nothing of the command runs any more.
-7. The init: joins the cgroups, mounts a ``/proc`` of its namespace, sets the rlimits,
+7. The init: mounts a ``/proc`` of its namespace, sets the rlimits,
    as root drops every id to ``UID_BASE``, takes SIGKILL as its parent-death signal, and
    ``execve``s bwrap — which the command cannot see, in a namespace of its own.
 
 The helper dies with this server, and the init with the helper (parent-death signals the
-command cannot reach). When the host goes (end of file), every helper is killed, and its
-cgroups emptied and removed.
+command cannot reach). When the host goes (end of file), every helper is killed, its
+cgroups emptied and removed, and its scratch directory removed.
 """
 
 from __future__ import annotations
@@ -264,7 +266,7 @@ def _parse(words: list[str]) -> tuple[list[str], list[str], list[str], dict[str,
 
 def _child(words: list[str]) -> None:
     """Steps 1–7 of the module docstring, as the helper (never returns)."""
-    (workspace, scratch, size, inodes, base_s, limits), reads, cgroups, env, argv = _parse(words)
+    (workspace, scratch, size, inodes, base_s, limits), reads, _, env, argv = _parse(words)
     base = int(base_s)
     root = os.getuid() == 0
     try:
@@ -289,7 +291,7 @@ def _child(words: list[str]) -> None:
         try:
             os.close(alive_w)
             os.close(GO_FD)
-            _command(argv, env, limits, cgroups, base if root else -1, alive_r)
+            _command(argv, env, limits, base if root else -1, alive_r)
         except (SetupError, OSError, ValueError) as exc:
             os.write(2, f"sandbox: {exc}\n".encode())
         finally:
@@ -312,19 +314,11 @@ def _watch(pid: int) -> int:
     return code if code >= 0 else 128 - code
 
 
-def _command(
-    argv: list[str], env: dict[str, str], limits: str, cgroups: list[str], uid: int, alive: int
-) -> None:
-    """Step 7, as the init of the new PID namespace: join the command's cgroups, mount
-    a ``/proc`` of this namespace (bwrap writes its child's id maps through it), set the
-    rlimits, drop to ``uid`` (root only; -1: stay), die with the helper, become bwrap.
-    Raises SetupError or OSError when a step fails."""
-    for group in cgroups:  # best effort: where this user may
-        try:
-            with open(os.path.join(group, "cgroup.procs"), "w") as f:
-                f.write("0")
-        except OSError:
-            pass
+def _command(argv: list[str], env: dict[str, str], limits: str, uid: int, alive: int) -> None:
+    """Step 7, as the init of the new PID namespace: mount a ``/proc`` of this namespace
+    (bwrap writes its child's id maps through it), set the rlimits, drop to ``uid`` (root
+    only; -1: stay), die with the helper, become bwrap. Raises SetupError or OSError when
+    a step fails."""
     mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     for item in limits.split(","):
         name, _, value = item.partition("=")
