@@ -18,6 +18,10 @@ ratio to the baseline measured in the same run:
 
 CMD is ``ls -l`` (reads, changes nothing).
 
+``--pause S`` waits S seconds before each call (untimed), as a model's calls come: a
+cgroup v1 move waits for an RCU grace period that back-to-back calls share, so calls
+made in a burst understate what each costs alone.
+
 ``--vs PYTHON`` compares two installations of artoo in the same run instead — this
 interpreter's and ``PYTHON``'s (another checkout's virtual environment, e.g. main's): each
 runs this file as a worker, and the driver alternates them call by call (A B, then B A),
@@ -25,7 +29,8 @@ case by case, so that both see the same machine; it prints each side's medians, 
 ratios to that side's own ``plain``, and the paired median of this side's time over the
 other's.
 
-Usage: ``python bench/sandbox.py [--calls 200] [--files 200] [--json] [--vs PYTHON]``.
+Usage: ``python bench/sandbox.py [--calls 200] [--files 200] [--pause 0] [--json]
+[--vs PYTHON]``.
 """
 
 from __future__ import annotations
@@ -89,10 +94,11 @@ def _cases(root: Path, files: int) -> list[tuple[str, Callable[[int], object]]]:
     return cases
 
 
-def _times(fn: Callable[[int], object], n: int) -> list[float]:
+def _times(fn: Callable[[int], object], n: int, pause: float) -> list[float]:
     fn(-1)  # warm up
     out = []
     for i in range(n):
+        time.sleep(pause)
         start = time.perf_counter()
         fn(i)
         out.append((time.perf_counter() - start) * 1000.0)
@@ -136,7 +142,7 @@ def _print(title: str, results: dict[str, dict[str, float]]) -> None:
         )
 
 
-def _versus(other: str, calls: int, files: int) -> dict[str, object]:
+def _versus(other: str, calls: int, files: int, pause: float) -> dict[str, object]:
     """Both installations, call by call (see the module docstring)."""
     here = Path(__file__).resolve()
     sides = {"this": sys.executable, "other": other}
@@ -159,6 +165,7 @@ def _versus(other: str, calls: int, files: int) -> dict[str, object]:
                 for side in ("this", "other") if i % 2 == 0 else ("other", "this"):
                     worker = workers[side]
                     assert worker.stdin is not None and worker.stdout is not None
+                    time.sleep(pause)
                     worker.stdin.write(case + "\n")
                     worker.stdin.flush()
                     times[side].setdefault(case, []).append(float(worker.stdout.readline()))
@@ -182,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--files", type=int, default=200)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--pause", type=float, default=0.0, help="seconds before each call")
     parser.add_argument("--vs", metavar="PYTHON", help="another installation's interpreter")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -194,8 +202,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no sandbox on this machine: {why}")
         return 1
     head = f"{args.calls} calls each, workspace of {args.files} files, command {COMMAND!r}"
+    head += f", {args.pause:g} s before each call" if args.pause else ""
     if args.vs:
-        result = _versus(args.vs, args.calls, args.files)
+        result = _versus(args.vs, args.calls, args.files, args.pause)
         print(head + ", the two installations call by call")
         _print(f"this: {sys.executable}", result["this"])  # type: ignore[arg-type]
         _print(f"other: {args.vs}", result["other"])  # type: ignore[arg-type]
@@ -207,7 +216,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     root = Path(tempfile.mkdtemp(prefix="artoo-bench-sandbox-"))
     try:
-        results = _summary({name: _times(fn, args.calls) for name, fn in _cases(root, args.files)})
+        cases = _cases(root, args.files)
+        results = _summary({name: _times(fn, args.calls, args.pause) for name, fn in cases})
         _print(head, results)
         if args.json:
             print(json.dumps(results))
