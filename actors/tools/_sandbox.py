@@ -33,8 +33,8 @@ libseccomp (``pyseccomp``). The command runs
 
 **A command ends when everything it started has ended.** It runs in a PID namespace of
 its own whose init is bwrap, itself in a PID namespace and cgroups (:mod:`._cgroup`) made
-for that command alone (the host moves the helper into them while the helper makes the
-storage — a move into a v1 group waits for the kernel — so the command's processes are
+for that command alone (the fork server moves the helper into them while the helper makes
+the storage — a move into a v1 group waits for the kernel — so the command's processes are
 born there). When the command's init exits — or at its timeout, when the host closes the
 helper's go pipe, or when the host dies and the pipe closes with it — the helper kills
 that outer init; the kernel kills every process of the namespace, and the helper reaps
@@ -515,35 +515,21 @@ def restart_server() -> None:
 
 
 class _Go:
-    """The host's end of a helper's go pipe: :meth:`go` lets the command start; the end
-    of the pipe — :meth:`stop` at the command's timeout or end, or this process dying —
-    makes the helper kill the command's PID namespace. :meth:`join` moves the helper into
-    the command's cgroups first (its children are born there)."""
+    """The host's end of a helper's go pipe: :meth:`go` lets the command start, once the
+    fork server has answered (:meth:`spawned`: it has moved the helper into the command's
+    cgroups by then); the end of the pipe — :meth:`stop` at the command's timeout or end,
+    or this process dying — makes the helper kill the command's PID namespace."""
 
-    def __init__(self, fd: int, groups: list[str]) -> None:
+    def __init__(self, fd: int) -> None:
         self._fd = fd
         self._lock = threading.Lock()
-        self._groups = groups
-        self._joined = threading.Event()
-        if not groups:
-            self._joined.set()
+        self._spawned = threading.Event()
 
-    def join(self, pid: int) -> None:
-        """Move the helper ``pid`` into the cgroups, best effort, in a thread: moving a
-        process waits for the kernel (an RCU grace period, ~10 ms), which thus overlaps
-        the helper making the storage; :meth:`go` waits for it."""
-        threading.Thread(target=self._join, args=(pid,), daemon=True).start()
-
-    def _join(self, pid: int) -> None:
-        try:
-            for group in self._groups:
-                with contextlib.suppress(OSError):
-                    _cgroup.write(os.path.join(group, "cgroup.procs"), str(pid))
-        finally:
-            self._joined.set()
+    def spawned(self) -> None:
+        self._spawned.set()
 
     def go(self) -> None:
-        self._joined.wait(END_S)
+        self._spawned.wait(30)
         with self._lock:
             if self._fd >= 0:
                 os.write(self._fd, b"g")
@@ -571,7 +557,7 @@ def _run_served(
     finally:
         for end in (null, out_w, err_w):
             os.close(end)
-    go.join(pid)
+    go.spawned()
     deadline = time.monotonic() + timeout_s
     budget = _Budget(cap)
     out: list[bytes] = []
@@ -796,7 +782,7 @@ class Sandbox:
             go_r, go_w = os.pipe()
             # +2: the helper and bwrap
             groups = _cgroup.make_groups(self.limits.processes + 2, self.limits.memory_bytes)
-            go = _Go(go_w, groups)
+            go = _Go(go_w)
             root = os.getuid() == 0
             limits = self.limits.rlimits(timeout_s)
             reads = tuple(p for p in self.read if p.exists())

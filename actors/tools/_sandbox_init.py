@@ -15,8 +15,9 @@ workspace; ``BYTES`` and ``INODES`` the size of the storage; ``UID_BASE`` (when 
 root) the unprivileged host id the workspace's owner is shown as; ``LIMITS``
 ``NAME=value`` rlimits joined by commas; ``N`` host paths the command may read, bound at
 ``SCRATCH/read/I`` (where bwrap, run as ``UID_BASE``, can reach them); ``M`` cgroup
-directories of the command (the host moves the helper into them before it lets it go on,
-so the command's processes are born there; this server removes them if the host dies);
+directories of the command: this server moves the helper into them before it answers
+``pid`` (while the helper makes the storage: a move into a v1 group waits ~10 ms for the
+kernel), so the command's processes are born there; it removes them if the host dies;
 ``K`` ``NAME=value`` items, bwrap's whole
 environment (which it passes on to the command); ``BWRAP…`` binds ``SCRATCH/merged`` at
 the workspace's path and ``SCRATCH/read/I`` at each ``READ``.
@@ -391,7 +392,13 @@ def serve(sock: socket.socket) -> None:
                 pid = _fork(words, fds)
                 for received in fds:
                     os.close(received)
-                children[os.pidfd_open(pid)] = (pid, _parse(words)[2], words[1])
+                groups = _parse(words)[2]
+                for group in groups:  # while the helper makes the storage; not yet
+                    try:  # reaped, its pid cannot be another process's
+                        _cgroup.write(os.path.join(group, "cgroup.procs"), str(pid))
+                    except OSError:
+                        pass  # best effort: where this user may
+                children[os.pidfd_open(pid)] = (pid, groups, words[1])
                 sock.sendall(f"pid {pid}\n".encode())
             else:
                 pid, _, _ = children.pop(fd)
