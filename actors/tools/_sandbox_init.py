@@ -18,9 +18,9 @@ root) the unprivileged host id the workspace's owner is shown as; ``LIMITS``
 directories of the command: this server moves the helper into them before it answers
 ``pid`` (while the helper makes the storage: a move into a v1 group waits ~10 ms for the
 kernel), so the command's processes are born there; it removes them if the host dies;
-``K`` ``NAME=value`` items, bwrap's whole
-environment (which it passes on to the command); ``BWRAP…`` binds ``SCRATCH/merged`` at
-the workspace's path and ``SCRATCH/read/I`` at each ``READ``.
+``K`` ``NAME=value`` items, bwrap's whole environment (which it passes on to the
+command); ``BWRAP…`` binds ``SCRATCH/merged`` at the workspace's path and
+``SCRATCH/read/I`` at each ``READ``.
 
 A helper's steps (the only mounts artoo makes itself; the boundary is bubblewrap's):
 
@@ -43,9 +43,9 @@ A helper's steps (the only mounts artoo makes itself; the boundary is bubblewrap
    init; the kernel then kills every process of the namespace, and the helper reaps the
    init only once they have all ended. It exits with the init's code (128 + N for a
    signal N), so when the host hears ``exit``, nothing of the command runs any more.
-7. The init: mounts a ``/proc`` of its namespace, sets the rlimits,
-   as root drops every id to ``UID_BASE``, takes SIGKILL as its parent-death signal, and
-   ``execve``s bwrap — which the command cannot see, in a namespace of its own.
+7. The init: mounts a ``/proc`` of its namespace, sets the rlimits, as root drops every
+   id to ``UID_BASE``, takes SIGKILL as its parent-death signal, and ``execve``s bwrap —
+   which the command cannot see, in a namespace of its own.
 
 The helper dies with this server, and the init with the helper (parent-death signals the
 command cannot reach). When the host goes (end of file), every helper is killed, its
