@@ -551,6 +551,10 @@ ESCAPES: list[str] = [
     "ulimit -u unlimited && echo x > nproc-raised.txt; ulimit -Hu 100000 && echo x > nproc2.txt",
     "echo -1000 > /proc/self/oom_score_adj && echo x > oom.txt; echo -1000 > /proc/1/oom_score_adj",
     "systemd-run --user --scope sleep 300 2>&1 | head -2; echo 'touch {canary}/at' | at now 2>&1",
+    'python3 -c "import ctypes, os\nfd = os.pidfd_open(1)\n'
+    'assert ctypes.CDLL(None).syscall(438, fd, 1, 0) >= 0" && echo x > init-fd-stolen.txt',
+    "prlimit --pid 1 --nproc=100000:100000 && echo x > init-prlimit.txt; "
+    "prlimit --pid $$ --nproc=100000:100000 && echo x > self-prlimit.txt",
 ]
 """Escape attempts; each must fail (see :func:`run_escapes`)."""
 

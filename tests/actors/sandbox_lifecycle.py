@@ -357,6 +357,8 @@ for name, number in (('process_vm_writev', 311), ('process_vm_readv', 310)):
     out.append(name + (':denied' if r < 0 and ctypes.get_errno() == 1 else ':OPEN'))
 r = libc.ptrace(16, 1, 0, 0)
 out.append('ptrace:' + ('denied' if r < 0 else 'OPEN'))
+r = libc.syscall(438, os.pidfd_open(1), 1, 0)  # pidfd_getfd: one of the init's descriptors
+out.append('pidfd_getfd:' + ('denied' if r < 0 else 'OPEN'))
 for pid in os.listdir('/proc'):
     if pid.isdigit():
         cmd = open('/proc/%s/cmdline' % pid, 'rb').read()
@@ -368,8 +370,8 @@ print(' '.join(out))
 
 def init_memory(base: Path) -> dict[str, object]:
     """From inside: the init's memory (``/proc/1/mem``, its thread's), environment,
-    descriptors, registers and root are out of reach; ``process_vm_*`` and ``ptrace``
-    refused; no helper of artoo is visible at all."""
+    descriptors (``/proc/1/fd``, ``pidfd_getfd``), registers and root are out of reach;
+    ``process_vm_*`` and ``ptrace`` refused; no helper of artoo is visible at all."""
     from artoo.actors.tools import Sandbox
 
     ws = _ws(base, "ws")
@@ -377,7 +379,7 @@ def init_memory(base: Path) -> dict[str, object]:
     run.discard()
     words = run.run.stdout.split()
     failures = [w for w in words if not w.endswith(":denied")]
-    if len(words) < 9:
+    if len(words) < 10:
         failures.append(f"the probe did not run: {run.run}")
     return {"failures": failures, "seen": words}
 
