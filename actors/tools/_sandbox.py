@@ -9,8 +9,10 @@ libseccomp (``pyseccomp``). The command runs
   nested user namespace (every mount locked) as uid/gid 1000 — never host uid 0: run as
   root, artoo drops to the unprivileged host id :data:`UID_BASE` and shows the workspace
   to it through an idmapped mount;
-- in new PID, IPC, UTS, cgroup and (unless the network is allowed) network namespaces;
-  when it ends, every process it left ends too;
+- in new PID, IPC, UTS, cgroup and (unless the network is allowed) network namespaces,
+  under an init of its own (:data:`INIT_PATH`) that it may run but not read, so the
+  kernel keeps every process of the command out of the init's memory, environment and
+  descriptors; artoo's helpers are outside its PID namespace, out of its sight;
 - under a seccomp filter refusing (EPERM) :data:`DENIED_SYSCALLS` (mount, umount2,
   pivot_root, unshare, setns, ptrace, keyctl, bpf, perf_event_open, kernel modules,
   reboot, open_by_handle_at …) and ``clone`` with namespace flags (``clone3``: ENOSYS);
@@ -21,17 +23,33 @@ libseccomp (``pyseccomp``). The command runs
   ``/tmp``, ``/var/tmp``, ``/dev/shm`` and the home directory, and the paths of
   ``Config.tools.read``. Nothing else of the host exists in it (no ``/run``, no host Unix
   socket, no home, no store); hidden paths inside a visible one are shown empty;
-- under resource limits (:class:`Limits`): processes (a fresh PID namespace and
-  RLIMIT_NPROC, counted per user namespace), address space, CPU time, file size, open
-  files, and the bytes and files it may write (the overlay's upper layer is a tmpfs of
-  that size).
+- under resource limits (:class:`Limits`): processes (RLIMIT_NPROC, set by its init in
+  its own user namespace, so counted per command; ``pids.max`` of its cgroup where there
+  is one), address space, CPU time, file size, open files, and the bytes and files it may
+  write (the overlay's upper layer is a tmpfs of that size);
+- with nothing of the host's environment: the fork server and its helpers start with
+  :data:`SERVER_ENV` only, and bwrap (hence the init and the command) with the tool
+  environment the caller gives (``Config.tools.env_allow``) and :data:`SANDBOX_ENV`.
+
+**A command ends when everything it started has ended.** It runs in a PID namespace of
+its own whose init is bwrap, itself in a PID namespace and cgroups (:mod:`._cgroup`) made
+for that command alone (the fork server moves the helper into them while the helper makes
+the storage — a move into a v1 group waits for the kernel — so the command's processes are
+born there). When the command's init exits — or at its timeout, when the host closes the
+helper's go pipe, or when the host dies and the pipe closes with it — the helper kills
+that outer init; the kernel kills every process of the namespace, and the helper reaps
+the init only once they are all gone. Then the host kills whatever the command's cgroups
+still hold and checks them empty — only then are its effects observed (otherwise
+discarded) and the cgroups removed. The helper dies with the fork server, the outer init
+with the helper (parent-death signals the command cannot reach); the fork server, seeing
+the host gone, kills what still runs and removes its cgroups and scratch directories.
 
 Why an outer helper (:mod:`._sandbox_init`) and not bwrap's own ``--overlay``: the upper
 layer must be size-limited storage the host can still read after the command ended, and
 the workspace must be idmapped when artoo is root. The helper mounts a tmpfs and the
 overlay in a mount namespace of its own, sends the host a descriptor of that tmpfs, and
-becomes bwrap, which binds the overlay at the workspace's path. It works with any bwrap
-≥ 0.5 (Debian's too).
+starts bwrap, which binds the overlay at the workspace's path. It works with any bwrap
+≥ 0.7 (``--size``, ``--perms``; Debian's too).
 
 When the command ends, its upper layer is compared with the workspace
 (:func:`~._observe.observe`), within the call's deadline (timeout + :data:`GRACE_S`). A
@@ -46,7 +64,7 @@ import contextlib
 import functools
 import os
 import queue
-import secrets
+import resource
 import shutil
 import signal
 import socket
@@ -60,6 +78,7 @@ from pathlib import Path
 
 from artoo.actors.law1 import describe_effects
 
+from . import _cgroup
 from ._apply import ApplyFailed, Record, StaleEffects, apply
 from ._observe import MAX_LISTED, Observed, ObserveTimeout, observe, write_effect
 from ._resolve import visible_in
@@ -167,8 +186,20 @@ _CLONE_NAMESPACES = (
 )
 
 
-SECCOMP_FD = 5
-"""The seccomp program's descriptor in the helper (see :mod:`._sandbox_init`)."""
+SECCOMP_FD, INIT_FD = 5, 6
+"""The seccomp program's and the init binary's descriptors in the helper (see
+:mod:`._sandbox_init`)."""
+INIT_PATH = "/.sandbox-init"
+"""Where the command's init lies in the sandbox: a copy of :func:`init_binary`, mode 0111
+— the command may run it but not read it, so the kernel makes the init non-dumpable:
+no process of the command may open its ``/proc/1/mem``, ``environ`` or descriptors."""
+INIT_SCRIPT = (
+    'ulimit -u {n} 2>/dev/null || ulimit -p {n} 2>/dev/null || {{ echo "sandbox: cannot '
+    'limit processes" >&2; exit 125; }}; "$@"; exit $?'
+)
+"""What the init runs: caps the processes of the command's user namespace (one per
+command, so one command's fork bomb leaves every other sandbox's count alone), runs the
+command, and exits with its code; every other process of the namespace dies with it."""
 
 
 class SandboxUnavailable(RuntimeError):
@@ -188,7 +219,8 @@ class Limits:
     memory_bytes: int = 4 << 30
     """The address space of each process (RLIMIT_AS)."""
     processes: int = 256
-    """Processes and threads at once (RLIMIT_NPROC in its own user namespace)."""
+    """Processes and threads at once: RLIMIT_NPROC set by its init in its own user
+    namespace (so counted per command), and ``pids.max`` of its cgroup where there is one."""
     open_files: int = 1024
     """Open files per process (RLIMIT_NOFILE)."""
     ask_bytes: int = 100 << 20
@@ -197,9 +229,9 @@ class Limits:
     """Creating more paths than this asks."""
 
     def rlimits(self, timeout_s: float) -> dict[str, int]:
-        """The rlimits the command runs under (CPU time: the timeout, rounded up, + 1 s)."""
+        """The per-process rlimits the command runs under (CPU time: the timeout, rounded
+        up, + 1 s). Not RLIMIT_NPROC, which counts per user: the init sets it."""
         return {
-            "RLIMIT_NPROC": self.processes,
             "RLIMIT_AS": self.memory_bytes,
             "RLIMIT_FSIZE": self.write_bytes,
             "RLIMIT_NOFILE": self.open_files,
@@ -284,6 +316,13 @@ def seccomp_program() -> bytes:
         return out.read()
 
 
+@functools.cache
+def init_binary() -> str:
+    """The shell the command's init is a copy of: ``dash`` where installed (the
+    smallest), else the command's shell."""
+    return shutil.which("dash") or _SHELL
+
+
 def _memfd(data: bytes) -> int:
     fd = os.memfd_create("artoo-seccomp", os.MFD_CLOEXEC)  # sent to the helper
     os.write(fd, data)
@@ -337,75 +376,24 @@ def _scratch_base(given: Path | None) -> Path | None:
     return None
 
 
-_CGROUP_FILES = {  # controller -> (cgroup v1 limit file, cgroup v2 limit file)
-    "memory": ("memory.limit_in_bytes", "memory.max"),
-    "pids": ("pids.max", "pids.max"),
-}
+END_S = 1.0
+"""How long ending a command may take once it is stopped (its namespace killed, its
+cgroups emptied); past it, its changes are discarded."""
 
-
-@functools.cache
-def _cgroup_parents() -> tuple[tuple[str, Path, str], ...]:
-    """``(controller, directory, limit file)`` of the cgroups of this process in which it
-    may make children with a memory or pids limit: cgroup v2 where the controller is
-    delegated (in ``cgroup.subtree_control``), cgroup v1 where the hierarchy is writable."""
-    try:
-        lines = Path("/proc/self/cgroup").read_text().splitlines()
-    except OSError:
-        return ()
-    found = []
-    for line in lines:
-        _, controllers, path = line.split(":", 2)
-        if not controllers:  # v2
-            where = Path("/sys/fs/cgroup") / path.lstrip("/")
-            try:
-                delegated = (where / "cgroup.subtree_control").read_text().split()
-            except OSError:
-                continue
-            found += [(c, where, f[1]) for c, f in _CGROUP_FILES.items() if c in delegated]
-            continue
-        for c, files in _CGROUP_FILES.items():
-            if c in controllers.split(","):
-                found.append((c, Path("/sys/fs/cgroup", c) / path.lstrip("/"), files[0]))
-    return tuple((c, d, f) for c, d, f in found if d.is_dir() and os.access(d, os.W_OK))
-
-
-def _make_cgroups(limits: Limits) -> list[Path]:
-    """A cgroup per usable controller for one command: all its processes together get
-    ``limits.memory_bytes`` and ``limits.processes`` (best effort; none where not allowed)."""
-    made = []
-    for controller, parent, limit_file in _cgroup_parents():
-        value = limits.memory_bytes if controller == "memory" else limits.processes
-        group = parent / f"artoo-sandbox-{os.getpid()}-{secrets.token_hex(4)}"
-        try:
-            group.mkdir()
-            (group / limit_file).write_text(str(value))
-            made.append(group)
-        except OSError:
-            with contextlib.suppress(OSError):
-                group.rmdir()
-    return made
-
-
-_busy_cgroups: set[Path] = set()
+_busy_cgroups: set[str] = set()
 _busy_lock = threading.Lock()
 
 
-def _remove_cgroups(groups: list[Path] | set[Path], tries: int = 1) -> None:
-    """Remove the command's cgroups; one whose last processes are still exiting is left
-    to a background timer (the call does not wait for it), and to the end of the
-    process at the latest."""
-    busy = set()
-    for group in groups:
-        try:
-            group.rmdir()
-        except FileNotFoundError:
-            pass
-        except OSError:
-            busy.add(group)
+def _remove_cgroups(groups: list[str] | set[str], tries: int = 1) -> None:
+    """Remove a command's (empty) cgroups; one the kernel still holds is killed and
+    retried by a background timer (the call does not wait for it), and at the end of
+    this process at the latest."""
+    busy = set(_cgroup.remove_groups(list(groups)))
     with _busy_lock:
         _busy_cgroups.difference_update(set(groups) - busy)
         _busy_cgroups.update(busy)
     if busy and tries < 100:
+        _cgroup.kill_group(sorted(busy))
         retry = threading.Timer(0.05, _remove_cgroups, args=(busy, tries + 1))
         retry.daemon = True
         retry.start()
@@ -413,13 +401,11 @@ def _remove_cgroups(groups: list[Path] | set[Path], tries: int = 1) -> None:
 
 @atexit.register
 def _remove_busy_cgroups() -> None:
-    for _ in range(100):
-        with _busy_lock:
-            left = set(_busy_cgroups)
-        if not left:
-            return
+    with _busy_lock:
+        left = sorted(_busy_cgroups)
+    if left:
+        _cgroup.end_group(left, time.monotonic() + 2.0)
         _remove_cgroups(left, tries=100)
-        time.sleep(0.02)
 
 
 def _under(path: Path, roots: tuple[Path, ...]) -> bool:
@@ -427,6 +413,10 @@ def _under(path: Path, roots: tuple[Path, ...]) -> bool:
 
 
 # =========================================================================== the server
+SERVER_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+"""The fork server's whole environment (its helpers', and bwrap gets the command's)."""
+
+
 class _Server:
     """The fork server (:mod:`._sandbox_init`), one per process: spawns a command's
     helper and reports when it ends."""
@@ -439,6 +429,7 @@ class _Server:
             pass_fds=(child.fileno(),),
             stdin=subprocess.DEVNULL,
             start_new_session=True,
+            env=SERVER_ENV,  # nothing of this process's environment reaches a helper
         )
         child.close()
         self._sock = host
@@ -480,6 +471,18 @@ class _Server:
             self._ended.setdefault(pid, threading.Event())
         return pid
 
+    def close(self) -> None:
+        """End the server: it kills the commands still running, removes their cgroups
+        and exits (waited for)."""
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)
+        self._sock.close()
+        try:
+            self._proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+
     def wait(self, pid: int, timeout_s: float | None) -> int | None:
         """The exit code of ``pid`` (negative: a signal), None if not ended in time."""
         with self._state:
@@ -503,9 +506,50 @@ def _the_server() -> _Server:
         return _server
 
 
-def _run_served(words: list[str], fds: list[int], timeout_s: float, cap: int) -> _Run:
+def restart_server() -> None:
+    """End this process's fork server, if it runs; the next command starts a new one
+    (tests: one started after the environment changed)."""
+    global _server
+    with _server_lock:
+        if _server is not None and _server.owner == os.getpid():
+            _server.close()
+        _server = None
+
+
+class _Go:
+    """The host's end of a helper's go pipe: :meth:`go` lets the command start, once the
+    fork server has answered (:meth:`spawned`: it has moved the helper into the command's
+    cgroups by then); the end of the pipe — :meth:`stop` at the command's timeout or end,
+    or this process dying — makes the helper kill the command's PID namespace."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._lock = threading.Lock()
+        self._spawned = threading.Event()
+
+    def spawned(self) -> None:
+        self._spawned.set()
+
+    def go(self) -> None:
+        self._spawned.wait(30)
+        with self._lock:
+            if self._fd >= 0:
+                os.write(self._fd, b"g")
+
+    def stop(self) -> None:
+        with self._lock:
+            if self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1
+
+
+def _run_served(
+    words: list[str], fds: list[int], timeout_s: float, cap: int, go: _Go
+) -> tuple[_Run, bool]:
     """Run a helper through the fork server as :func:`~._shell._run_shell` runs a
-    command: output capped, killed (its process group) at the timeout."""
+    command: output capped, stopped (``go``) at the timeout. Also returns whether the
+    command has surely ended — its helper reported its PID namespace empty — rather than
+    its helper having been killed outright (:data:`END_S` after the stop)."""
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     null = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
@@ -515,6 +559,7 @@ def _run_served(words: list[str], fds: list[int], timeout_s: float, cap: int) ->
     finally:
         for end in (null, out_w, err_w):
             os.close(end)
+    go.spawned()
     deadline = time.monotonic() + timeout_s
     budget = _Budget(cap)
     out: list[bytes] = []
@@ -529,6 +574,10 @@ def _run_served(words: list[str], fds: list[int], timeout_s: float, cap: int) ->
     code = server.wait(pid, timeout_s)
     timed_out = code is None and server.alive
     if code is None:
+        go.stop()  # the helper kills the command's namespace, then reports
+        code = server.wait(pid, END_S)
+    ended = code is not None and code >= 0  # the helper itself exits, never killed
+    if code is None and server.alive:  # (a dead server's helpers died with it)
         _kill_pgid(pid)
         code = server.wait(pid, 5.0)
     if not server.alive and code is None:
@@ -537,13 +586,14 @@ def _run_served(words: list[str], fds: list[int], timeout_s: float, cap: int) ->
         reader.join(timeout=min(0.2, max(0.0, deadline - time.monotonic())))
     for reader in readers:
         reader.join(timeout=1.0)
-    return _Run(
+    run = _Run(
         exit_code=None if timed_out else code,
         stdout=b"".join(out).decode("utf-8", "replace"),
         stderr=b"".join(err).decode("utf-8", "replace"),
         timed_out=timed_out,
         dropped=budget.dropped,
     )
+    return run, ended
 
 
 def _kill_pgid(pid: int) -> None:
@@ -669,10 +719,11 @@ class Sandbox:
         argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
         if not self.network:
             argv.append("--unshare-net")
-        argv += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
-        argv += ["--hostname", "sandbox", "--clearenv"]
-        for key, value in env.items():
-            argv += ["--setenv", key, value]
+        argv += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--as-pid-1"]
+        argv += ["--hostname", "sandbox"]
+        for key, value in env.items():  # the rest is bwrap's own environment (passed on)
+            if key.startswith("LD_"):  # for the command, not for bwrap itself
+                argv += ["--setenv", key, value]
         argv += _system_binds()
         tmp = str(self.limits.tmp_bytes)
         home = Path(env.get("HOME", "/nonexistent"))
@@ -693,8 +744,14 @@ class Sandbox:
         for path in hide:
             if _under(path, visible):
                 argv += _hide_args(path)
+        argv += ["--perms", "0111", "--ro-bind-data", str(INIT_FD), INIT_PATH]
         argv += ["--chdir", str(workspace), "--seccomp", str(seccomp_fd), "--"]
-        return [*argv, *shell_argv(_SHELL), command]
+        nproc = self.limits.processes  # the init is one of them
+        hard = resource.getrlimit(resource.RLIMIT_NPROC)[1]
+        if hard != resource.RLIM_INFINITY:
+            nproc = min(nproc, hard)
+        init = [INIT_PATH, "-c", INIT_SCRIPT.format(n=nproc), "sandbox-init"]
+        return [*argv, *init, *shell_argv(_SHELL), command]
 
     def run(
         self,
@@ -707,8 +764,10 @@ class Sandbox:
         hide: tuple[Path, ...] = (),
     ) -> SandboxRun:
         """Run ``command`` with ``env`` in the sandbox (``hide``: more paths shown empty);
-        the workspace is not touched. Raises SandboxUnavailable when the sandbox could
-        not be made."""
+        the workspace is not touched. Every process of the command has ended — its PID
+        namespace and cgroups killed and found empty — before its effects are observed;
+        if that cannot be made sure of within :data:`END_S`, they are discarded. Raises
+        SandboxUnavailable when the sandbox could not be made."""
         if sys.platform != "linux":
             raise SandboxUnavailable(f"no sandbox on {sys.platform} (it needs Linux namespaces)")
         start = time.monotonic()
@@ -722,44 +781,54 @@ class Sandbox:
             if scratch == workspace or workspace in scratch.parents:
                 raise SandboxUnavailable("the sandbox's scratch directory lies in the workspace")
             seccomp_fd = _memfd(seccomp_program())
+            init_fd = os.open(init_binary(), os.O_RDONLY | os.O_CLOEXEC)
             status_r, status_w = os.pipe()
             go_r, go_w = os.pipe()
+            # +2: the helper and bwrap
+            groups = _cgroup.make_groups(self.limits.processes + 2, self.limits.memory_bytes)
+            go = _Go(go_w)
             root = os.getuid() == 0
             limits = self.limits.rlimits(timeout_s)
             reads = tuple(p for p in self.read if p.exists())
-            groups = _make_cgroups(self.limits)
+            env = {**env, **SANDBOX_ENV}
             bwrap = self._bwrap_argv(
                 command,
                 workspace,
                 scratch,
-                {**env, **SANDBOX_ENV},
+                env,
                 (*self.hide, *(Path(p).resolve() for p in hide)),
                 SECCOMP_FD,
                 reads,
             )
+            own_env = [f"{k}={v}" for k, v in env.items() if not k.startswith("LD_")]
             words = [
                 *(str(workspace), str(scratch), str(self.limits.write_bytes)),
                 *(str(self.limits.write_files), str(UID_BASE)),
                 ",".join(f"{k}={v}" for k, v in limits.items()),
-                str(len(reads)),
-                *(str(p) for p in reads),
-                str(len(groups)),
-                *(str(g / "cgroup.procs") for g in groups),
+                *(str(len(reads)), *(str(p) for p in reads)),
+                *(str(len(groups)), *groups),
+                *(str(len(own_env)), *own_env),
                 *bwrap,
             ]
             status = _Status()
             receiver = threading.Thread(
-                target=_receive, args=(status_r, go_w, scratch, status), daemon=True
+                target=_receive, args=(status_r, go, scratch, status), daemon=True
             )
             receiver.start()
+            ended = False
             try:
-                run = _run_served(words, [status_w, go_r, seccomp_fd], timeout_s, cap)
+                run, ended = _run_served(
+                    words, [status_w, go_r, seccomp_fd, init_fd], timeout_s, cap, go
+                )
             finally:
-                for end in (status_w, go_r, seccomp_fd):
+                go.stop()
+                for end in (status_w, go_r, seccomp_fd, init_fd):
                     os.close(end)
                 receiver.join()
                 os.close(status_r)
-                _remove_cgroups(groups)
+                if groups:  # belt and braces: the namespace is gone, so should they be
+                    ended = _cgroup.end_group(groups, time.monotonic() + END_S) and ended
+                    _remove_cgroups(groups)
             fd, status.fd = status.fd, -1
             if not status.message.startswith(b"ok") or fd < 0:
                 lines = run.stderr.strip().splitlines()
@@ -779,7 +848,11 @@ class Sandbox:
                 timeout_s=timeout_s,
             )
             fd = -1
-            box.discarded = _killed_by_limit(run)
+            box.discarded = _killed_by_limit(run) or (
+                ""
+                if ended
+                else "the command's processes could not be ended; its changes were discarded"
+            )
             if not box.discarded:
                 try:
                     box.observed = observe(
@@ -808,20 +881,20 @@ class _Status:
     fd: int = -1
 
 
-def _receive(status: int, go: int, scratch: Path, out: _Status) -> None:
+def _receive(status: int, go: _Go, scratch: Path, out: _Status) -> None:
     """The helper's status; on ``ok``, open its tmpfs through its root (the descriptor
-    outlives its namespace) and let it go on."""
+    outlives its namespace) and let it go on (``go``; stopped instead on an error)."""
     try:
         out.message = os.read(status, 4096)
         if out.message.startswith(b"ok "):
             pid = int(out.message.split()[1])
             flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
             out.fd = os.open(f"/proc/{pid}/root{scratch}", flags)
-            os.write(go, b"g")
+            go.go()
+            return
     except (OSError, ValueError) as exc:
         out.message = f"error: {exc}".encode()
-    finally:
-        os.close(go)
+    go.stop()
 
 
 _probe_lock = threading.Lock()

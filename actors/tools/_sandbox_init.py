@@ -1,24 +1,28 @@
 """The sandbox's fork server: run once per host process as ``python -I -S
-_sandbox_init.py SOCKET_FD`` (a single-threaded interpreter — a threaded process cannot
-enter a user namespace, and forking this one costs a millisecond where starting an
-interpreter per command cost ten). For each request it forks a child that makes the
-storage the command writes to, hands it to the host, and becomes ``bwrap``.
+_sandbox_init.py SOCKET_FD``, with an environment of ``PATH`` and ``LANG`` only (a
+single-threaded interpreter — a threaded process cannot enter a user namespace, and
+forking this one costs a millisecond where starting an interpreter per command cost
+ten). For each request it forks a helper that makes the storage the command writes to,
+hands it to the host, and starts the command's init, which becomes ``bwrap``.
 
-Imports nothing of artoo. The protocol on the Unix socket ``SOCKET_FD``: the host sends a
-request — NUL-separated words ``WORKSPACE SCRATCH BYTES INODES UID_BASE LIMITS N READ…
-M CGROUP… BWRAP…``
-with six descriptors (stdin, stdout, stderr, status, go, seccomp; the child gets them as
-0–5) — and gets ``pid PID`` back, then ``exit PID CODE`` when that child ends (``CODE``
-as ``subprocess``'s: negative for a signal). ``SCRATCH`` is an empty directory outside
-the workspace; ``BYTES`` and ``INODES`` the size of the storage; ``UID_BASE`` (when run
-as root) the unprivileged host id the workspace's owner is shown as; ``LIMITS``
+Imports nothing of artoo but its stdlib-only sibling :mod:`._cgroup`. The protocol on the
+Unix socket ``SOCKET_FD``: the host sends a request — NUL-separated words ``WORKSPACE
+SCRATCH BYTES INODES UID_BASE LIMITS N READ… M CGROUP… K ENV… BWRAP…`` with seven
+descriptors (stdin, stdout, stderr, status, go, seccomp, the sandbox init's binary; the
+helper gets them as 0–6) — and gets ``pid PID`` back, then ``exit PID CODE`` when that
+helper ends (``CODE`` as ``subprocess``'s). ``SCRATCH`` is an empty directory outside the
+workspace; ``BYTES`` and ``INODES`` the size of the storage; ``UID_BASE`` (when run as
+root) the unprivileged host id the workspace's owner is shown as; ``LIMITS``
 ``NAME=value`` rlimits joined by commas; ``N`` host paths the command may read, bound at
-``SCRATCH/read/I`` (where bwrap, run as ``UID_BASE``, can reach them); ``M`` cgroups
-(their ``cgroup.procs`` files) the child joins, best effort; ``BWRAP…`` binds
-``SCRATCH/merged`` at the workspace's path and ``SCRATCH/read/I`` at each ``READ``. When
-the host goes (end of file), every child is killed.
+``SCRATCH/read/I`` (where bwrap, run as ``UID_BASE``, can reach them); ``M`` cgroup
+directories of the command: this server moves the helper into them before it answers
+``pid`` (while the helper makes the storage: a move into a v1 group waits ~10 ms for the
+kernel), so the command's processes are born there; it removes them if the host dies;
+``K`` ``NAME=value`` items, bwrap's whole environment (which it passes on to the
+command); ``BWRAP…`` binds ``SCRATCH/merged`` at the workspace's path and
+``SCRATCH/read/I`` at each ``READ``.
 
-A child's steps (the only mounts artoo makes itself; the boundary is bubblewrap's):
+A helper's steps (the only mounts artoo makes itself; the boundary is bubblewrap's):
 
 1. A new session; a new mount namespace (and, when not root, a user namespace mapping the
    caller to 0, which the command never runs as: bwrap nests its own). Mounts private.
@@ -33,9 +37,19 @@ A child's steps (the only mounts artoo makes itself; the boundary is bubblewrap'
    ``READ`` bound at ``SCRATCH/read/I``.
 5. ``ok PID`` written on the status pipe (or ``error: …``); the host opens the tmpfs
    through ``/proc/PID/root`` — it reads the upper layer through that descriptor after
-   the namespace is gone — and then writes ``g`` on the go pipe.
-6. The cgroups joined, resource limits set; as root, every id dropped to ``UID_BASE``;
-   ``execve`` bwrap.
+   the namespace is gone — and then writes ``g`` on the go pipe, which it keeps open.
+6. A new PID namespace, whose init the helper forks and waits for. When the go pipe ends
+   — the host closed it (the command's timeout) or the host died — the helper kills that
+   init; the kernel then kills every process of the namespace, and the helper reaps the
+   init only once they have all ended. It exits with the init's code (128 + N for a
+   signal N), so when the host hears ``exit``, nothing of the command runs any more.
+7. The init: mounts a ``/proc`` of its namespace, sets the rlimits, as root drops every
+   id to ``UID_BASE``, takes SIGKILL as its parent-death signal, and ``execve``s bwrap —
+   which the command cannot see, in a namespace of its own.
+
+The helper dies with this server, and the init with the helper (parent-death signals the
+command cannot reach). When the host goes (end of file), every helper is killed, its
+cgroups emptied and removed, and its scratch directory removed.
 """
 
 from __future__ import annotations
@@ -45,9 +59,17 @@ import fcntl
 import os
 import resource
 import select
+import shutil
 import signal
 import socket
 import sys
+import time
+
+if __package__:
+    from . import _cgroup
+else:  # run as a script (the fork server): its sibling, which imports only the stdlib
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import _cgroup  # type: ignore[no-redef, import-not-found]
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
@@ -221,14 +243,31 @@ def _storage(
     )
 
 
-STATUS_FD, GO_FD = 3, 4
+STATUS_FD, GO_FD, SECCOMP_FD, INIT_FD = 3, 4, 5, 6
+FDS = 7
+"""A request's descriptors: stdin, stdout, stderr, status, go, seccomp, the init's binary."""
+CLONE_NEWPID = 0x20000000
+MS_NOEXEC = 8
+PR_SET_PDEATHSIG = 1
+_libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+_libc.prctl.argtypes.append(ctypes.c_ulong)
+
+
+def _parse(words: list[str]) -> tuple[list[str], list[str], list[str], dict[str, str], list[str]]:
+    """A request's words: ``(head, reads, cgroups, env, bwrap argv)`` (see the docstring)."""
+    head, rest = words[:6], words[6:]
+    lists: list[list[str]] = []
+    for _ in range(3):  # READ…, CGROUP…, ENV…: each a count, then its items
+        count = int(rest[0])
+        lists.append(rest[1 : 1 + count])
+        rest = rest[1 + count :]
+    env = dict(item.split("=", 1) for item in lists[2])
+    return head, lists[0], lists[1], env, rest
 
 
 def _child(words: list[str]) -> None:
-    """Steps 1–6 of the module docstring (never returns)."""
-    workspace, scratch, size, inodes, base_s, limits, count = words[:7]
-    reads, rest = words[7 : 7 + int(count)], words[7 + int(count) :]
-    cgroups, argv = rest[1 : 1 + int(rest[0])], rest[1 + int(rest[0]) :]
+    """Steps 1–7 of the module docstring, as the helper (never returns)."""
+    (workspace, scratch, size, inodes, base_s, limits), reads, _, env, argv = _parse(words)
     base = int(base_s)
     root = os.getuid() == 0
     try:
@@ -242,33 +281,73 @@ def _child(words: list[str]) -> None:
     os.close(STATUS_FD)
     if os.read(GO_FD, 1) != b"g":  # the host could not take the storage
         os._exit(125)
-    os.close(GO_FD)
-    for procs in cgroups:  # best effort: where this user may, all its processes together
+    try:  # the next child is the init of a PID namespace of its own
+        _check(_libc.unshare(CLONE_NEWPID), "unshare a PID namespace")
+        alive_r, alive_w = os.pipe()  # the command's init sees this helper's end
+        pid = os.fork()
+    except (SetupError, OSError) as exc:
+        os.write(2, f"sandbox: {exc}\n".encode())
+        os._exit(125)
+    if pid == 0:
         try:
-            with open(procs, "w") as f:
-                f.write(str(os.getpid()))
-        except OSError:
-            pass
+            os.close(alive_w)
+            os.close(GO_FD)
+            _command(argv, env, limits, base if root else -1, alive_r)
+        except (SetupError, OSError, ValueError) as exc:
+            os.write(2, f"sandbox: {exc}\n".encode())
+        finally:
+            os._exit(125)
+    for fd in (alive_r, 0, 1, 2, SECCOMP_FD, INIT_FD):  # the command's, not the helper's
+        os.close(fd)
+    os._exit(_watch(pid))
+
+
+def _watch(pid: int) -> int:
+    """Wait for the init ``pid``; kill it when the go pipe ends (the host stopped the
+    command, or died). Its exit code (128 + N for signal N): it is reaped only once every
+    process of its PID namespace, the command's nested ones included, has ended."""
+    pidfd = os.pidfd_open(pid)
+    ready, _, _ = select.select([pidfd, GO_FD], [], [])
+    if GO_FD in ready:
+        os.kill(pid, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    return code if code >= 0 else 128 - code
+
+
+def _command(argv: list[str], env: dict[str, str], limits: str, uid: int, alive: int) -> None:
+    """Step 7, as the init of the new PID namespace: mount a ``/proc`` of this namespace
+    (bwrap writes its child's id maps through it), set the rlimits, drop to ``uid`` (root
+    only; -1: stay), die with the helper, become bwrap. Raises SetupError or OSError when
+    a step fails."""
+    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     for item in limits.split(","):
         name, _, value = item.partition("=")
         resource.setrlimit(getattr(resource, name), (int(value), int(value)))
-    if root:
+    if uid >= 0:
         os.setgroups([])
-        os.setresgid(base, base, base)
-        os.setresuid(base, base, base)
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # after the ids: they reset it
+    if select.select([alive], [], [], 0)[0]:  # the helper is gone already
+        os._exit(125)
     try:
-        os.execv(argv[0], argv)
+        os.execve(argv[0], argv, env)
     except OSError as exc:
-        os.write(2, f"cannot run {argv[0]}: {exc.strerror}\n".encode())
-    os._exit(125)
+        raise OSError(f"cannot run {argv[0]}: {exc.strerror}") from None
 
 
 def _fork(words: list[str], fds: list[int]) -> int:
-    """Fork a child running ``words`` with ``fds`` as its descriptors 0–5."""
+    """Fork a helper running ``words`` with ``fds`` as its descriptors 0–6; it dies with
+    this server."""
+    server = os.getpid()
     pid = os.fork()
     if pid != 0:
         return pid
     try:
+        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != server:
+            os._exit(125)
         high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 100) for fd in fds]  # out of the way
         for target, fd in enumerate(high):
             os.dup2(fd, target)  # inheritable
@@ -289,7 +368,7 @@ def _exactly(sock: socket.socket, n: int, got: bytes = b"") -> bytes | None:
 
 def _request(sock: socket.socket) -> tuple[bytes | None, list[int]]:
     """One request: its length (8 bytes, with the descriptors), then its words."""
-    head, fds, _flags, _addr = socket.recv_fds(sock, 8, 6)
+    head, fds, _flags, _addr = socket.recv_fds(sock, 8, FDS)
     if not head:
         return None, fds
     full = _exactly(sock, 8, head)
@@ -299,7 +378,7 @@ def _request(sock: socket.socket) -> tuple[bytes | None, list[int]]:
 
 def serve(sock: socket.socket) -> None:
     """Answer the host's requests until it goes (see the module docstring)."""
-    children: dict[int, int] = {}  # pidfd -> pid
+    children: dict[int, tuple[int, list[str], str]] = {}  # pidfd -> pid, cgroups, scratch
     listening = sock.fileno()
     while True:
         ready, _, _ = select.select([listening, *children], [], [])
@@ -307,27 +386,44 @@ def serve(sock: socket.socket) -> None:
             if fd == listening:
                 message, fds = _request(sock)
                 if message is None:  # the host is gone: so are its commands
-                    for pid in children.values():
-                        with_suppress_kill(pid)
+                    _end(list(children.values()))
                     return
-                pid = _fork(message.decode("utf-8", "surrogateescape").split("\0"), fds)
+                words = message.decode("utf-8", "surrogateescape").split("\0")
+                pid = _fork(words, fds)
                 for received in fds:
                     os.close(received)
-                children[os.pidfd_open(pid)] = pid
+                groups = _parse(words)[2]
+                for group in groups:  # while the helper makes the storage; not yet
+                    try:  # reaped, its pid cannot be another process's
+                        _cgroup.write(os.path.join(group, "cgroup.procs"), str(pid))
+                    except OSError:
+                        pass  # best effort: where this user may
+                children[os.pidfd_open(pid)] = (pid, groups, words[1])
                 sock.sendall(f"pid {pid}\n".encode())
             else:
-                pid = children.pop(fd)
+                pid, _, _ = children.pop(fd)
                 os.close(fd)
                 _, status = os.waitpid(pid, 0)
                 sock.sendall(f"exit {pid} {os.waitstatus_to_exitcode(status)}\n".encode())
 
 
-def with_suppress_kill(pid: int) -> None:
-    """SIGKILL ``pid``'s process group, if it is still there."""
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except OSError:
-        pass
+def _end(children: list[tuple[int, list[str], str]]) -> None:
+    """Kill the helpers still running (their commands' inits die with them) and their
+    cgroups' processes; remove those cgroups and the commands' scratch directories."""
+    for pid, _, _ in children:
+        try:
+            os.killpg(pid, signal.SIGKILL)  # the helper and its init (the same group)
+        except OSError:
+            pass
+    for pid, groups, scratch in children:
+        try:
+            os.waitpid(pid, 0)
+        except OSError:
+            pass
+        if groups:
+            _cgroup.end_group(groups, time.monotonic() + 2.0)
+            _cgroup.remove_groups(groups)
+        shutil.rmtree(scratch, ignore_errors=True)  # its tmpfs went with the helper
 
 
 if __name__ == "__main__":

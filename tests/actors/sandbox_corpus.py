@@ -5,6 +5,7 @@ they run in."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sqlite3
 import subprocess
@@ -505,8 +506,60 @@ ESCAPES: list[str] = [
     "echo 'touch {canary}/root' >> /root/.bashrc",
     "echo '* * * * * touch {canary}/cron' | crontab -",
     "echo x > /tmp/artoo-escape-tmp; echo x > /dev/shm/artoo-escape-shm",
+    # issue 41: outliving the command; the init's memory; the helpers; the host's environment
+    "echo {hijack} | base64 -d | python3; (sleep 1; echo late > late.txt) & echo done",
+    "python3 -c \"open('/proc/1/mem', 'r+b')\" && echo x > init-mem-writable.txt",
+    "python3 -c \"open('/proc/1/task/1/mem', 'r+b')\" && echo x > init-task-mem.txt",
+    "ls /proc/1/fd/ && echo x > init-fd-readable.txt; cat /proc/1/fdinfo/* && echo x > fdinfo.txt",
+    "cat /proc/1/syscall && echo x > init-syscall.txt; ls /proc/1/root/ && echo x > init-root.txt",
+    "python3 -c \"open('/.sandbox-init', 'rb').read()\" && echo x > init-readable.txt",
+    "chmod 755 /.sandbox-init && echo x > init-chmod.txt; cp /.sandbox-init i && echo x > i.txt",
+    "cat /proc/1/environ | tr '\\0' '\\n'; cat /proc/*/environ | rev; "
+    "cat /proc/[0-9]*/environ /proc/*/task/*/environ | base64 -w0; env; set",
+    "strings /proc/1/environ; od -c /proc/1/environ | head; xxd /proc/self/environ | head",
+    "(setsid sh -c 'sleep 300; :' &) ; echo started",
+    "nohup sleep 300 >/dev/null 2>&1 & disown; echo started",
+    "setsid -f sleep 300; echo started",
+    "sleep 300 & kill -STOP $!; echo stopped",
+    "(exec -a '[kworker/0:1]' sleep 300) & echo hidden",
+    "coproc sleep 300; echo $COPROC_PID",
+    "tail -f /dev/null & disown; echo tail",
+    "(trap '' HUP INT QUIT TERM; exec sleep 300) & echo trapped",
+    'python3 -c "import os, signal, time\nfor s in (1, 2, 3, 15):\n'
+    " signal.signal(s, signal.SIG_IGN)\nos.fork() and os._exit(0)\nos.setsid()\n"
+    'os.fork() and os._exit(0)\ntime.sleep(300)" & '
+    "echo daemon",
+    'python3 -c "import ctypes, os, time\nl = ctypes.CDLL(None)\nl.prctl(36, 1)\n'
+    "if os.fork() == 0:\n l.prctl(1, 0)\n os.fork() or time.sleep(300)\n os._exit(0)\n"
+    'time.sleep(0.2)"',
+    'python3 -c "import ctypes, time\nctypes.CDLL(None).syscall(56, 0x8000 | 17, 0, 0, 0, 0)\n'
+    'time.sleep(300)" & sleep 0.2',
+    'python3 -c "import os, time\nos.environ.clear()\nos.fork() and os._exit(0)\nos.setsid()\n'
+    "os.execv('/bin/sleep', ['sleep', '300'])\" & sleep 0.2",
+    'python3 -c "import os, threading, time\nos.fork() and os._exit(0)\nos.setsid()\n'
+    'for _ in range(20): threading.Thread(target=time.sleep, args=(300,)).start()" & sleep 0.2',
+    "unshare -p -f sleep 300 & unshare -U sleep 300 & sleep 0.2",
+    "for f in /sys/fs/cgroup/cgroup.procs /sys/fs/cgroup/*/cgroup.procs; do echo $$ > $f; done "
+    "2>/dev/null; cat /proc/self/cgroup; sleep 300 & sleep 0.1",
+    "mkdir /sys/fs/cgroup/pids/artoo-escape && echo x > cg1.txt; "
+    "mkdir /sys/fs/cgroup/unified/artoo-escape && echo x > cg2.txt; "
+    "echo max > /sys/fs/cgroup/pids.max && echo x > cg3.txt",
+    "kill -9 -1; kill -KILL 1; kill -STOP 1; kill -TERM 1; sleep 300 & sleep 0.1",
+    'python3 -c "import os; [os.kill(p, 9) for p in range(1, 300) if p != os.getpid()]"; echo x',
+    'sleep 300 & python3 -c "import ctypes, sys; '
+    'print(ctypes.CDLL(None).ptrace(16, int(sys.argv[1]), 0, 0))" $!',
+    "ulimit -u unlimited && echo x > nproc-raised.txt; ulimit -Hu 100000 && echo x > nproc2.txt",
+    "echo -1000 > /proc/self/oom_score_adj && echo x > oom.txt; echo -1000 > /proc/1/oom_score_adj",
+    "systemd-run --user --scope sleep 300 2>&1 | head -2; echo 'touch {canary}/at' | at now 2>&1",
+    'python3 -c "import ctypes, os\nfd = os.pidfd_open(1)\n'
+    'assert ctypes.CDLL(None).syscall(438, fd, 1, 0) >= 0" && echo x > init-fd-stolen.txt',
+    "prlimit --pid 1 --nproc=100000:100000 && echo x > init-prlimit.txt; "
+    "prlimit --pid $$ --nproc=100000:100000 && echo x > self-prlimit.txt",
 ]
-"""At least 60 escape attempts; each must fail (see :func:`run_escapes`)."""
+"""Escape attempts; each must fail (see :func:`run_escapes`)."""
+
+ENV_CANARY = ("ARTOO_CORPUS_CANARY", "env-canary-" + "5d0e77b1c3a9f2e8")
+"""Set in the runner's environment before its fork server starts: in no output, ever."""
 
 # Attempts on what is applied (issue 41): each that changes anything must ask (and, denied,
 # leave the workspace as it was) or be refused, and end within the call's timeout + 2 s.
@@ -584,7 +637,13 @@ def _digest(root: Path) -> dict[str, str]:
 def run_escapes(base: Path) -> dict[str, object]:
     """Run :data:`ESCAPES` through the shell tool in a sandbox, as the calling user, with
     an operator who denies everything; ``base`` is an empty directory this user owns.
-    Returns what went wrong (``failures``: command and why), and ``ran``."""
+    After each: the host's canaries, settings and processes as they were, the workspace
+    unchanged, no secret — nor :data:`ENV_CANARY`, set in this process's environment —
+    in any output, no process of the command left (this process is a child subreaper
+    meanwhile: an orphan would become its descendant), no cgroup of it left. Returns what
+    went wrong (``failures``: command and why), and ``ran``."""
+    import base64
+    import ctypes
     import os
     import socket
     import subprocess
@@ -592,6 +651,8 @@ def run_escapes(base: Path) -> dict[str, object]:
 
     from artoo.actors.tools import Sandbox, ToolRegistry
     from artoo.actors.tools import _sandbox as sandbox_module
+
+    from .sandbox_lifecycle import HIJACK, _descendants, cgroups_of, encodings
 
     canary, home, parent = base / "canary", base / "home", base / "parent"
     ws = parent / "ws"
@@ -655,6 +716,32 @@ def run_escapes(base: Path) -> dict[str, object]:
             out[tmp] = str(os.path.exists(tmp))
         return out
 
+    libc = ctypes.CDLL(None)
+    libc.prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
+    os.environ[ENV_CANARY[0]] = ENV_CANARY[1]
+    sandbox_module.restart_server()  # started again with the canary in its environment
+    known = set(_descendants(os.getpid()))
+
+    def survivors() -> list[int]:
+        """Live descendants of this process but its fork server and ``known`` ones;
+        zombies among its own children reaped."""
+        server = sandbox_module._server
+        skip = {*known, server._proc.pid if server is not None else -1}
+        left = []
+        for pid in _descendants(os.getpid()):
+            if pid in skip:
+                continue
+            try:
+                stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if stat[0] != "Z":
+                left.append(pid)
+            elif int(stat[1]) == os.getpid():
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pid, os.WNOHANG)
+        return left
+
     before, ws_before = state(), _digest(ws)
     asked: list[str] = []
     tools = ToolRegistry(
@@ -683,6 +770,7 @@ def run_escapes(base: Path) -> dict[str, object]:
                 abstract=abstract,
                 hostpid=sleeper.pid,
                 deep="d/" * 1900,
+                hijack=base64.b64encode(HIJACK.encode()).decode(),
             )
             ran += 1
             start = time.monotonic()
@@ -708,6 +796,17 @@ def run_escapes(base: Path) -> dict[str, object]:
                 why.append("a host process was killed")
             if not outcome.call.sandboxed:
                 why.append("it did not run in the sandbox: " + outcome.content[:200])
+            if any(form in record for form in encodings(ENV_CANARY[1])):
+                why.append("the host's environment reached the output")
+            left = survivors()
+            if left:
+                why.append(f"{len(left)} process(es) of it outlived the call")
+                for pid in left:
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, 9)
+            groups = cgroups_of(os.getpid())
+            if groups:
+                why.append(f"cgroups left: {groups}")
             if why:
                 failures.append((command, "; ".join(why)))
                 connected.clear()
@@ -716,6 +815,9 @@ def run_escapes(base: Path) -> dict[str, object]:
         sleeper.kill()
         unix.close()
         abs_sock.close()
+        del os.environ[ENV_CANARY[0]]
+        sandbox_module.restart_server()
+        libc.prctl(36, 0)
     return {"ran": ran, "failures": failures, "asked": len(asked)}
 
 
