@@ -30,6 +30,9 @@ from ._sandbox import ApplyFailed, Sandbox, SandboxUnavailable, StaleEffects, wr
 from ._shell import NOT_FOUND, _format_run, _Run, _run_shell, sibling_notes
 from ._types import SPILL_LIMIT, _Call, _Result, _ToolError
 
+MIN_PAGE = 2048
+"""The fewest characters a ``read_file`` page holds (a smaller ``limit`` is raised to it)."""
+
 _SKIP_CHUNK = 1 << 20  # characters read (and dropped) at a time to reach an offset
 
 
@@ -155,13 +158,16 @@ class _Builtins(_Guards, _ByEffect):
         Args:
             path: the file, relative to the workspace root.
             offset: the first character to read (0 = start of the file).
-            limit: how many characters to read at most (0: a whole page).
+            limit: how many characters to read at most (0: a whole page; at least 2,048).
         """
         relative, full = self._file(path, call)
         if offset < 0:
             raise _ToolError("offset must be >= 0", relative)
         if limit <= 0:  # a small model fills an optional number with 0: the default page
             limit = SPILL_LIMIT
+        # a page is at least MIN_PAGE: a small model asked for 20 or 40 characters of a
+        # config file, never read the line it was asked about, and answered from belief
+        limit = max(limit, MIN_PAGE)
         if full.is_dir():
             raise _ToolError(f"'{relative}' is a directory; use glob to list it", relative)
         if not full.exists():
@@ -353,7 +359,7 @@ class _Builtins(_Guards, _ByEffect):
         Args:
             filename: the saved result's file name, such as "shell_3.txt".
             offset: the first character to read.
-            limit: how many characters to read at most (0: a whole page).
+            limit: how many characters to read at most (0: a whole page; at least 2,048).
         """
         if not filename or "/" in filename or "\\" in filename or filename in (".", ".."):
             raise _ToolError(f"invalid file name {filename!r}: give a name such as 'shell_3.txt'")

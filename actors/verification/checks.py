@@ -307,6 +307,10 @@ def _answered(
     if not values:
         return _fail(f"the answer states no {shape} ({_clip(output)})")
     shown = [v for v in values if traced(v, calls, shape)]
+    if not shown:  # a value the answer marks (a code span, quotes), shown as it is written
+        shown = [
+            v for v in stated(output, "value") if v not in values and traced(v, calls, "value")
+        ]
     if not shown:
         return _fail(f"the answer states {', '.join(values[:3])}, which no tool result shows")
     return _pass(f"the answer states {shown[0]}, shown by a tool result")

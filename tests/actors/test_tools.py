@@ -615,13 +615,27 @@ def test_record_carries_identity_and_elapsed_time(ws: Path, spill: Path) -> None
 
 
 def test_read_file_pages_by_characters(ws: Path, spill: Path) -> None:
-    (ws / "long.txt").write_text("0123456789" * 3)
+    (ws / "long.txt").write_text("0123456789" * 300)
     tools = registry(ws, spill)
-    page = tools.call("read_file", {"path": "long.txt", "offset": 5, "limit": 10})
-    assert page.output.startswith("5678901234\n[characters 5–15 shown")
-    assert "read_file(path='long.txt', offset=15)" in page.output
-    last = tools.call("read_file", {"path": "long.txt", "offset": 25})
+    page = tools.call("read_file", {"path": "long.txt", "offset": 5, "limit": 2048})
+    assert page.call.content == ("0123456789" * 300)[5:2053]
+    assert page.output.endswith(
+        "[characters 5–2053 shown; the file continues. "
+        "Use read_file(path='long.txt', offset=2053) to read more.]"
+    )
+    last = tools.call("read_file", {"path": "long.txt", "offset": 2995})
     assert last.output == "56789"
+
+
+def test_a_read_file_page_is_never_smaller_than_the_floor(ws: Path, spill: Path) -> None:
+    """A small model asked for 20 or 40 characters of a config file, never read the line
+    it was asked about, and answered from belief: a page holds at least MIN_PAGE."""
+    from artoo.actors.tools._builtins import MIN_PAGE
+
+    text = "".join(f"line {i}\n" for i in range(1000))
+    (ws / "long.txt").write_text(text)
+    page = registry(ws, spill).call("read_file", {"path": "long.txt", "limit": 20})
+    assert page.call.content == text[:MIN_PAGE]
     assert "is a directory" in (tools.call("read_file", {"path": "src"}).call.error or "")
 
 
