@@ -625,6 +625,7 @@ def test_read_file_pages_by_characters(ws: Path, spill: Path) -> None:
     )
     last = tools.call("read_file", {"path": "long.txt", "offset": 2995})
     assert last.output == "56789"
+    assert "is a directory" in (tools.call("read_file", {"path": "src"}).call.error or "")
 
 
 def test_a_read_file_page_is_never_smaller_than_the_floor(ws: Path, spill: Path) -> None:
@@ -636,7 +637,6 @@ def test_a_read_file_page_is_never_smaller_than_the_floor(ws: Path, spill: Path)
     (ws / "long.txt").write_text(text)
     page = registry(ws, spill).call("read_file", {"path": "long.txt", "limit": 20})
     assert page.call.content == text[:MIN_PAGE]
-    assert "is a directory" in (tools.call("read_file", {"path": "src"}).call.error or "")
 
 
 def test_line_endings_survive_the_round_trip(ws: Path, spill: Path) -> None:
