@@ -85,7 +85,12 @@ from artoo.actors.verification.answers import (
     bounded_question,
     user_question,
 )
-from artoo.actors.verification.derive import evaluation_command, import_root
+from artoo.actors.verification.derive import (
+    call_root,
+    evaluation_command,
+    import_root,
+    module_of_name,
+)
 from artoo.actors.verification.request import request_paths, same_request
 from artoo.eventstore import task_text
 from artoo.schemas import (
@@ -463,7 +468,12 @@ def with_evaluation(subtasks: list[SubTask], workspace: Path) -> list[SubTask]:
             check = c.check
             if check is None or check.kind != "evaluates":
                 continue
-            found = import_root(check.path, lambda d: (workspace / d / "__init__.py").is_file())
+            path = check.path or module_of_name(
+                call_root(str(check.value)) or "", lambda p: (workspace / p).is_file()
+            )
+            if not path:
+                continue
+            found = import_root(path, lambda d: (workspace / d / "__init__.py").is_file())
             if found is not None:
                 commands.append(evaluation_command(found[0], found[1], str(check.value)))
         fresh = [c for c in commands if c not in s.commands]

@@ -295,14 +295,14 @@ def _answered(
         return _fail("no answer was given")
     if shape == "text":
         return _pass("a free-text answer (no value to trace)")
-    if shape == "list":
+    if shape == "list":  # its completeness is the derivations' to agree on (the proof)
         named = items(output)
-        if not named:
-            return _fail("the answer names no items")
-        unshown = [i for i in named if not traced(i, calls, "name")]
-        if unshown:
-            return _fail(f"no tool result shows {', '.join(unshown[:5])}")
-        return _pass(f"every item named ({len(named)}) is shown by a tool result")
+        shown_items = [i for i in named if traced(i, calls, "name")]
+        if not shown_items:
+            shown_items = [v for v in stated(output, "value") if traced(v, calls, "value")]
+        if not shown_items:
+            return _fail(f"no tool result shows what the answer names ({_clip(output)})")
+        return _pass(f"the answer names {', '.join(shown_items[:5])}, shown by a tool result")
     values = stated(output, shape)
     if not values:
         return _fail(f"the answer states no {shape} ({_clip(output)})")
@@ -329,8 +329,8 @@ def _value_at(
     shape = check.shape or "value"
     if isinstance(want, list):
         ok = same_set(items(output), [str(v) for v in want])
-    else:
-        ok = states(output, want, shape)
+    else:  # by the reading's shape, or as the value the file holds (a version read as a name)
+        ok = states(output, want, shape) or states(output, want, "value")
     if ok:
         return _pass(f"code reads {_clip(str(want))} at {where}; the answer states it")
     # the value code read stays in ``observed``: told it, a model would copy it, and its
@@ -371,7 +371,7 @@ def _evaluates(
     printed = str(result.get("printed", "")).strip()
     if printed:
         candidates.append(printed)
-    if any(c and states(output, c, shape) for c in candidates):
+    if any(c and (states(output, c, shape) or states(output, c, "value")) for c in candidates):
         return _pass(f"code ran {check.value}: {_clip(candidates[1])}; the answer states it")
     return _fail(f"the answer does not state what {check.value} gives when it runs")
 

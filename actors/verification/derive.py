@@ -10,6 +10,7 @@ evaluated in the sandbox (:func:`evaluation_command`, :func:`evaluation_of`), ma
 
 from __future__ import annotations
 
+import ast
 import json
 import shlex
 from collections.abc import Callable, Iterable, Sequence
@@ -23,10 +24,12 @@ from ._values import shows as value_shows
 __all__ = [
     "EVALUATED",
     "applied_effects",
+    "call_root",
     "evaluation_command",
     "evaluation_of",
     "import_root",
     "method",
+    "module_of_name",
     "showing",
     "tool_outputs",
     "traced",
@@ -41,7 +44,10 @@ out = io.StringIO()
 try:
     with contextlib.redirect_stdout(out):
         m = importlib.import_module({module!r})
-        v = eval({call!r}, vars(m))
+        ns = dict(vars(m))
+        top = {module!r}.split(".")[0]
+        ns[top] = importlib.import_module(top)
+        v = eval({call!r}, ns)
     r = {{"repr": repr(v), "str": str(v), "printed": out.getvalue()}}
 except BaseException as e:
     r = {{"raised": type(e).__name__ + ": " + str(e), "printed": out.getvalue()}}
@@ -135,6 +141,32 @@ def import_root(path: str, is_package: Callable[[str], bool]) -> tuple[str, str]
     if parts[-1] == "__init__":
         module = ".".join(parts[i:-1])
     return (root, module) if module else None
+
+
+def call_root(call: str) -> str | None:
+    """The name a call starts from (pure): ``pkg`` of ``pkg.mod.f(1)``, ``f`` of ``f(1)``;
+    None for no call."""
+    try:
+        node: ast.expr = ast.parse(call.strip(), mode="eval").body
+    except (SyntaxError, ValueError):
+        return None
+    if not isinstance(node, ast.Call):
+        return None
+    node = node.func
+    while isinstance(node, ast.Attribute | ast.Call | ast.Subscript):
+        node = node.value if not isinstance(node, ast.Call) else node.func
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def module_of_name(name: str, exists: Callable[[str], bool]) -> str | None:
+    """The workspace file Python imports a top-level ``name`` from (pure but for
+    ``exists``): ``name.py`` or ``name/__init__.py`` at the root or under ``src/`` — the
+    two roots a project's code imports from; None when none is there."""
+    for base in ("", "src/"):
+        for path in (f"{base}{name}/__init__.py", f"{base}{name}.py"):
+            if exists(path):
+                return path
+    return None
 
 
 def evaluation_command(root: str, module: str, call: str) -> str:

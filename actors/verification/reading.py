@@ -26,6 +26,7 @@ import msgspec
 from artoo.schemas import Check, Criterion, Target, TargetRole, TaskSpec
 
 from ._formats import format_of
+from .derive import call_root
 
 __all__ = [
     "ANSWERS",
@@ -233,6 +234,12 @@ def checked(
     if call.strip() and not _call_named(call, text):
         notes.append(f"call {call!r} is not the request's own: dropped")
         call = ""
+    if not call.strip():  # a value that is the request's own call is the call asked
+        found = next((v for v in kept_values if _call_named(v, text)), "")
+        if found:
+            notes.append(f"value {found!r} is the request's own call: the call")
+            kept_values = [v for v in kept_values if v != found]
+            call = found
     if kind == "question" and writes(out):  # a question writes nothing: the stricter
         notes.append("a question writes nothing: its targets are read")
         out = _deduped([Target(path=t.path, role="read") for t in out if t.role != "create"])
@@ -295,12 +302,20 @@ def _derivation(spec: TaskSpec) -> Check | None:
     the value at the key (a structured read target) — by the file's format."""
     into = next((t.path for t in writes(spec.targets) if t.role in ("create", "write")), "")
     into = into if spec.kind != "question" and not into.endswith("/") else ""
-    if spec.call:
-        py = _source(spec, ("python",))
-        if py is not None:
-            return Check(
-                kind="evaluates", path=py.path, value=spec.call, shape=spec.shape, into=into
-            )
+    if spec.call:  # the module: the read target the call starts from, else the one
+        root = call_root(spec.call) or ""
+        pys = [t for t in spec.targets if t.role == "read" and format_of(t.path) == "python"]
+        own = [
+            t for t in pys if t.path.removeprefix("src/").split("/")[0].removesuffix(".py") == root
+        ]
+        py = own[0] if own else (pys[0] if len(pys) == 1 else None)
+        return Check(  # no target: the Planner finds the module by the call's first name
+            kind="evaluates",
+            path=py.path if py is not None else "",
+            value=spec.call,
+            shape=spec.shape,
+            into=into,
+        )
     reads = [t for t in spec.targets if t.role == "read"]
     if spec.unit and len(reads) == 1:
         unit = spec.unit if spec.unit != "matches" else f"lines containing {spec.values[0]}"

@@ -286,3 +286,18 @@ def test_verify_takes_a_retired_policys_reused_reading_as_logged() -> None:
     report = VerifyReport()
     _readings(envelopes, {"t"}, report)
     assert report.ok and report.retired["reading"] == 1 and not report.checked["reading"]
+
+
+def test_a_value_that_is_the_requests_own_call_is_the_call() -> None:
+    """A small model put the call it was asked about among the values (and none as the
+    call): code reads it by its form — one Python call of the request's own names."""
+    text = "What does `more_itertools.ilen(more_itertools.powerset([1, 2, 3, 4]))` return?"
+    c = checked(
+        text,
+        kind="question",
+        shape="number",
+        values=["more_itertools.ilen(more_itertools.powerset([1, 2, 3, 4]))"],
+        seen={},
+    )
+    assert c.call == "more_itertools.ilen(more_itertools.powerset([1, 2, 3, 4]))"
+    assert c.values == []
