@@ -111,7 +111,7 @@ SYSTEM_PROMPT = (
     "add, a name to search for), else []\n"
     '- "intent": one sentence.\n'
     'Example: "What line length does black use in pyproject.toml?" -> {"intent": "find '
-    "black's line length\", \"kind\": \"question\", \"answer\": \"number\", \"targets\": "
+    'black\'s line length", "kind": "question", "answer": "number", "targets": '
     '[{"path": "pyproject.toml", "role": "read"}], "key": "tool.black.line-length", '
     '"count": "", "call": "", "values": []}\n'
     "Only when the request is ambiguous in a way only the user can settle, add "
