@@ -49,6 +49,7 @@ from artoo.schemas import (
     QuestionAnswered,
     TaskPaused,
     TaskResumed,
+    TaskSpec,
     TaskUnpaused,
     ToolCall,
     UserQuestion,
@@ -73,9 +74,11 @@ _NOT_REPLAYED = frozenset({TaskResumed, TaskPaused, TaskUnpaused})
 operator's, logged when it happens (:mod:`artoo._pause` restores the gate from the log)."""
 _QUIET = frozenset(MEMORY_EVENTS)
 """Replayed kinds not delivered again: Memory applied them when they were logged."""
-_AS_RECORDED = frozenset({MemoryRecall})
+_AS_RECORDED = frozenset({MemoryRecall, TaskSpec})
 """Replayed kinds delivered with their recorded body: what memory held when the task first
-ran (other tasks may have changed memory since), which is what replay recomputes from."""
+ran (other tasks may have changed memory since), and the reading as the task first made it
+— what it saw of the workspace (``TaskSpec.seen``), before the task's own changes (a file
+it created is no longer one to create) — which is what replay recomputes from."""
 
 
 @dataclass

@@ -118,6 +118,17 @@ def test_a_question_writes_nothing_and_an_unknown_kind_is_mixed() -> None:
     assert checked("x", kind="frobnicate", seen={}).kind == "mixed"
 
 
+def test_a_kind_outside_the_vocabulary_is_held_to_both_duties() -> None:
+    """For a caller of :func:`checked` (a decoded model answer can no longer carry one: its
+    kind is an enum), a kind outside the vocabulary, or none, is read as ``mixed`` — the
+    stricter reading: it must answer (free text, never proof) and change something."""
+    for kind in ("", "frobnicate"):
+        spec = _spec("tidy up the notes", {}, kind=kind)
+        assert (spec.kind, spec.shape) == ("mixed", "text")
+        assert any("read as mixed" in n for n in spec.notes)
+        assert _kinds(spec) == ["answered", "changed"]
+
+
 def test_a_change_with_nothing_to_write_writes_what_the_request_names() -> None:
     c = checked(
         "Set max-complexity to 25 in .flake8",

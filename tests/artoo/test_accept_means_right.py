@@ -19,6 +19,7 @@ from artoo.schemas import (
     FinalResult,
     SubTaskOutcome,
     TaskSpec,
+    ToolCallEnded,
 )
 from artoo.testing import write_script
 
@@ -124,13 +125,46 @@ def test_a_denial_ends_the_task_even_when_its_change_was_proven(tmp_path: Path) 
 
 
 # --------------------------------------------------------------------------- the kind
-def test_a_question_read_with_a_file_to_make_keeps_its_change_and_a_fabricated_done_fails(
+def test_a_request_read_mixed_keeps_its_change_and_a_fabricated_done_fails(
     tmp_path: Path,
 ) -> None:
     """The hole: "Do …" was read as a question, its file check dropped, and an invented
-    "Done. I created report.txt" accepted with no file. The model still says question, but
-    names report.txt to create: code reads it as mixed (the stricter reading), so the
-    change must be there — and it is not."""
+    "Done. I created report.txt" accepted with no file. A request that must both answer
+    and make a file is read ``mixed`` by the model, naming report.txt to create: the
+    change must be there — and it is not, so the claim fails code's ``changed`` check."""
+    entries = [
+        _perceive(
+            "do the weekly report",
+            "mixed",
+            times=0,
+            targets=[{"path": "report.txt", "role": "create"}],
+        ),
+        _plan("Write the weekly report"),
+        {"role": "executor", "times": 0, "content": "Done. I created report.txt."},
+    ]
+    config = CONFIG.model_copy(update={"ggs": CONFIG.ggs.model_copy(update={"max_replans": 1})})
+    text = "Do the weekly report from data/sales.csv in report.txt"
+    result, store = _run(tmp_path, entries, text, config)
+    assert not (tmp_path / "workspace" / "report.txt").exists()
+    (spec,) = [e.body for e in all_events(store) if isinstance(e.body, TaskSpec)]
+    assert spec.kind == "mixed"
+    assert ("report.txt", "create") in [(t.path, t.role) for t in spec.targets]
+    assert "changed" in [c.check.kind for c in spec.criteria if c.check]
+    assert result.status not in ("accept", "success")
+    assert any(
+        not v.passed and v.evidence.startswith("nothing was changed") for v in _verdicts(store)
+    )
+
+
+def test_a_request_read_as_a_question_writes_nothing_and_a_fabricated_done_is_no_proof(
+    tmp_path: Path,
+) -> None:
+    """The same request read ``question`` with a file to make: a question writes nothing
+    (the stricter reading), so the file to make is dropped, not turned into a change; a
+    question is answered, never changed — no write is offered, no criterion asks for a
+    change. The invented "Done" states no proven answer: never ``accept`` (free text
+    ends ``success`` at best, ``established`` "model": the end rests on the model's
+    reading and word, and the FinalResult says so)."""
     entries = [
         _perceive(
             "do the weekly report",
@@ -146,8 +180,13 @@ def test_a_question_read_with_a_file_to_make_keeps_its_change_and_a_fabricated_d
     result, store = _run(tmp_path, entries, text, config)
     assert not (tmp_path / "workspace" / "report.txt").exists()
     (spec,) = [e.body for e in all_events(store) if isinstance(e.body, TaskSpec)]
-    assert spec.kind == "mixed"
-    assert result.status not in ("accept", "success")
+    assert spec.kind == "question"
+    assert all(t.role == "read" for t in spec.targets)
+    assert "report.txt" not in [t.path for t in spec.targets]
+    assert any("a question writes nothing" in n for n in spec.notes)
+    assert "changed" not in [c.check.kind for c in spec.criteria if c.check]
+    # free text is never proven: at best it rests on the model's word, and says so
+    assert result.status != "accept" and result.established in ("model", "none")
 
 
 def test_a_change_read_back_is_accepted_its_answer_held_to_no_question_rule(
@@ -225,7 +264,17 @@ def test_a_check_copied_from_the_request_is_no_proof_code_runs_the_call(tmp_path
     # the first answer, which only repeated the request, failed code's run of the call
     (signal,) = [e.body for e in all_events(store) if isinstance(e.body, CorrectionSignal)]
     (failed,) = [v for v in signal.verdicts if not v.passed]
-    assert "hello artoo" in failed.evidence and "does not state it" in failed.evidence
+    assert "greet('artoo')" in failed.evidence and "does not state" in failed.evidence
+    # code's value is not told: a model told it would copy it, and derive nothing itself
+    assert "hello artoo" not in failed.evidence
+    # code ran the call itself, and its own run shows the value the answer had to state
+    ran = [
+        e.body.call
+        for e in all_events(store)
+        if isinstance(e.body, ToolCallEnded) and e.body.call.by == "code"
+    ]
+    (run,) = ran
+    assert "greet" in run.args["command"] and "hello artoo" in (run.stdout or "")
 
 
 def test_a_number_printed_by_a_failed_command_does_not_ground_the_answer(

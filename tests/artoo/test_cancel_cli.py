@@ -25,7 +25,7 @@ def test_ctrl_c_ends_the_task_in_one_line_with_exit_130(tmp_path: Path, workspac
             {
                 "role": "perceiver",
                 "delay_ms": 20_000,  # a long model call, as a hosted model's can be
-                "content": {"intent": "say hello", "slug": "hello"},
+                "content": {"intent": "say hello", "kind": "question", "answer": "text"},
             }
         ],
     )
@@ -68,7 +68,10 @@ def test_no_model_call_starts_after_a_cancel(tmp_path: Path, workspace: Path) ->
         [
             # an answer the Perceiver must repair: a second call would follow
             {"role": "perceiver", "delay_ms": 300, "content": "not json"},
-            {"role": "perceiver", "content": {"intent": "say hello", "slug": "hello"}},
+            {
+                "role": "perceiver",
+                "content": {"intent": "say hello", "kind": "question", "answer": "text"},
+            },
         ],
     )
     asked = threading.Event()
@@ -109,7 +112,7 @@ def test_no_tool_call_starts_after_a_cancel(tmp_path: Path, workspace: Path) -> 
     model = write_script(
         tmp_path / "s.toml",
         [
-            {"role": "perceiver", "content": {"intent": "x", "slug": "x"}},
+            {"role": "perceiver", "content": {"intent": "x", "kind": "change"}},
             {"role": "planner", "content": {"subtasks": [{"instruction": "Do it"}]}},
             {"role": "executor", "tool_calls": [{"name": "stop_now"}, {"name": "record"}]},
             {"role": "executor", "times": 0, "content": "done"},

@@ -28,6 +28,7 @@ from artoo.actors.roles.planner import (
 )
 from artoo.replay import rerun, verify
 from artoo.schemas import (
+    POLICY,
     Config,
     DispatchManifest,
     EpisodeStep,
@@ -176,7 +177,9 @@ def test_a_wrong_answer_after_the_replayed_command_is_not_accepted(tmp_path: Pat
         for v in e.body.verdicts
         if not v.passed
     ]
-    assert any(v.evidence.endswith("the answer states 9") for v in failed)
+    counted = [v.evidence for v in failed if v.evidence.startswith("the answer states 9:")]
+    assert counted and all("lines code counts in notes/todo.txt" in e for e in counted)
+    assert not any("7" in e for e in counted)  # code's count is not told: it would be copied
     assert verify(tmp_path / "store").ok
 
 
@@ -193,7 +196,7 @@ def test_case_and_spacing_aside_the_request_is_the_same() -> None:
     episode = _episode_megram(
         ASK,
         space="intent:notes-todo-txt-lines",
-        reading=Reading(intent="count the lines", kind="question", shape="number"),
+        reading=Reading(intent="count the lines", kind="question", shape="number", policy=POLICY),
     )
     readings = Readings()
     readings.add(episode)

@@ -26,7 +26,15 @@ from artoo.testing import write_script
 from .helpers import DATA
 
 SCRIPT = [
-    {"role": "perceiver", "match": "delete", "content": {"intent": "delete old log", "slug": "rm"}},
+    {
+        "role": "perceiver",
+        "match": "delete",
+        "content": {
+            "intent": "delete old log",
+            "kind": "change",
+            "targets": [{"path": "archive/old.log", "role": "delete"}],
+        },
+    },
     {
         "role": "planner",
         "match": "delete",
@@ -35,25 +43,20 @@ SCRIPT = [
     },
     {
         "role": "executor",
-        "match": "Delete",
+        "match": "(?i)delete",  # round 0 is the request itself, "delete the old log"
         "tool_calls": [{"name": "shell", "arguments": {"command": "rm archive/old.log"}}],
     },
-    {"role": "executor", "match": "Delete", "times": 0, "content": "done"},
-    {"role": "perceiver", "match": "greet", "content": {"intent": "greet", "slug": "greet"}},
+    {"role": "executor", "match": "(?i)delete", "times": 0, "content": "done"},
     {
         "role": "perceiver",
+        "match": "greet",
+        "content": {"intent": "greet", "kind": "question", "answer": "text"},
+    },
+    {
+        # the magic word is a value no tool result shows: every round's answer fails
+        "role": "perceiver",
         "match": "magic",
-        "content": {
-            "intent": "say the magic word",
-            "slug": "magic",
-            "criteria": [
-                {
-                    "text": "the answer says XYZZY",
-                    "verifiable": True,
-                    "check": {"kind": "output_contains", "value": "XYZZY"},
-                }
-            ],
-        },
+        "content": {"intent": "say the magic word", "kind": "question", "answer": "value"},
     },
     {
         "role": "planner",

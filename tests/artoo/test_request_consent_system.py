@@ -27,13 +27,12 @@ from artoo.schemas import (
     ConfirmationRequest,
     ExecutionResult,
     FinalResult,
-    Target,
     TaskRequest,
     ToolCall,
     ToolCallEnded,
 )
 
-from .helpers import CONFIG, DATA, all_events, read_with_targets, rewrite_event, run_verified
+from .helpers import CONFIG, DATA, all_events, rewrite_event, run_verified
 
 NO_ASK = CONFIG
 SANDBOXED = NO_ASK.model_copy(
@@ -43,10 +42,16 @@ APPEND = "append the line 'TODO: call Bob' to notes/todo.txt"
 TODO = "TODO: call Bob"
 
 
-def _perceive(kind: str, answer: str = "") -> dict[str, Any]:
+def _perceive(kind: str, *targets: tuple[str, str], answer: str = "text") -> dict[str, Any]:
+    """The Perceiver's reading: its ``kind`` and its targets, each (path, role)."""
     return {
         "role": "perceiver",
-        "content": {"intent": "the notes", "kind": kind, "answer": answer},
+        "content": {
+            "intent": "the notes",
+            "kind": kind,
+            "answer": answer,
+            "targets": [{"path": path, "role": role} for path, role in targets],
+        },
     }
 
 
@@ -87,9 +92,11 @@ def _reruns_the_same(store: Path) -> None:
     assert not report.unanswered, report.unanswered
 
 
-def _append_entries(tmp: Path) -> list[dict[str, Any]]:
+def _append_entries(tmp: Path, *targets: tuple[str, str]) -> list[dict[str, Any]]:
+    """The append of :data:`TODO` to notes/todo.txt, read as a change of ``targets``."""
     todo = tmp / "workspace" / "notes" / "todo.txt"
-    return [_perceive("change"), *_executor(_write("notes/todo.txt", todo.read_text() + TODO))]
+    append = _write("notes/todo.txt", todo.read_text() + TODO)
+    return [_perceive("change", *targets), *_executor(append)]
 
 
 def _workspace(tmp: Path) -> Path:
@@ -100,12 +107,10 @@ def _workspace(tmp: Path) -> Path:
     return ws
 
 
-def test_a_change_to_a_file_the_reading_targets_needs_no_consent(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    read_with_targets(monkeypatch, [Target(path="notes/todo.txt", role="write")])
+def test_a_change_to_a_file_the_reading_targets_needs_no_consent(tmp_path: Path) -> None:
     ws = _workspace(tmp_path)
-    result, bodies, store = _run(tmp_path, _append_entries(tmp_path), APPEND)
+    entries = _append_entries(tmp_path, ("notes/todo.txt", "write"))
+    result, bodies, store = _run(tmp_path, entries, APPEND)
     assert (ws / "notes" / "todo.txt").read_text().endswith(TODO)  # applied
     assert not [b for b in bodies if isinstance(b, ConfirmationRequest)]  # never asked
     (ended,) = [b for b in bodies if isinstance(b, ToolCallEnded)]
@@ -115,11 +120,13 @@ def test_a_change_to_a_file_the_reading_targets_needs_no_consent(
 
 
 def test_the_requests_wording_alone_consents_to_no_change(tmp_path: Path) -> None:
-    """Read with no target to write (the file it names is read as one to read), the same
-    append asks, and headless it is denied: the request's words are no operator's yes."""
+    """Read as a change of another file, the file the request names read as one to read,
+    the same append asks, and headless it is denied: the request's words are no
+    operator's yes — only the reading's targets to write are."""
     ws = _workspace(tmp_path)
     before = (ws / "notes" / "todo.txt").read_text()
-    result, bodies, store = _run(tmp_path, _append_entries(tmp_path), APPEND)
+    targets = [("notes/todo.txt", "read"), ("notes/meeting.txt", "write")]
+    result, bodies, store = _run(tmp_path, _append_entries(tmp_path, *targets), APPEND)
     assert (ws / "notes" / "todo.txt").read_text() == before
     (decision,) = _decisions(bodies)
     assert (decision.approved, decision.by) == (False, "queen")
@@ -129,12 +136,14 @@ def test_the_requests_wording_alone_consents_to_no_change(tmp_path: Path) -> Non
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the sandbox needs Linux")
 def test_a_removal_the_request_asks_for_runs_in_the_sandbox_and_is_applied(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
-    read_with_targets(monkeypatch, [Target(path="notes/meeting.txt", role="delete")])
     ws = _workspace(tmp_path)
     text = "Do remove notes/meeting.txt, it is not needed any more"
-    entries = [_perceive("change"), *_executor(_shell("rm notes/meeting.txt"))]
+    entries = [
+        _perceive("change", ("notes/meeting.txt", "delete")),
+        *_executor(_shell("rm notes/meeting.txt")),
+    ]
     config = SANDBOXED
     result, bodies, store = _run(tmp_path, entries, text, config)
     assert not (ws / "notes" / "meeting.txt").exists()
@@ -188,7 +197,10 @@ def test_an_overwrite_of_a_file_the_request_does_not_name_is_denied(tmp_path: Pa
     (ws / "a.txt").write_text("alpha\n")
     (ws / "b.txt").write_text("beta\n")
     text = "append the line 'gamma' to a.txt"
-    entries = [_perceive("change"), *_executor(_write("b.txt", "beta\ngamma\n"))]
+    entries = [
+        _perceive("change", ("a.txt", "write")),
+        *_executor(_write("b.txt", "beta\ngamma\n")),
+    ]
     result, bodies, store = _run(tmp_path, entries, text)
     assert (ws / "b.txt").read_text() == "beta\n"
     (decision,) = _decisions(bodies)
@@ -201,14 +213,14 @@ def test_an_overwrite_of_a_file_the_request_does_not_name_is_denied(tmp_path: Pa
 REMOVE = "Do remove notes/meeting.txt, it is not needed any more"
 
 
-def _removal(
-    tmp: Path, monkeypatch: pytest.MonkeyPatch, config: Config
-) -> tuple[FinalResult, list[Any], Path]:
+def _removal(tmp: Path, config: Config) -> tuple[FinalResult, list[Any], Path]:
     """The removal the request asks for (the reading names the file to delete), run in
     the sandbox under ``config`` with no operator attached."""
-    read_with_targets(monkeypatch, [Target(path="notes/meeting.txt", role="delete")])
     _workspace(tmp)
-    entries = [_perceive("change"), *_executor(_shell("rm notes/meeting.txt"))]
+    entries = [
+        _perceive("change", ("notes/meeting.txt", "delete")),
+        *_executor(_shell("rm notes/meeting.txt")),
+    ]
     return _run(tmp, entries, REMOVE, config)
 
 
@@ -216,10 +228,8 @@ CONSENT_OFF = SANDBOXED.model_copy(update={"request_consent": False})
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the sandbox needs Linux")
-def test_with_request_consent_off_the_named_file_is_denied(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    result, bodies, store = _removal(tmp_path, monkeypatch, CONSENT_OFF)
+def test_with_request_consent_off_the_named_file_is_denied(tmp_path: Path) -> None:
+    result, bodies, store = _removal(tmp_path, CONSENT_OFF)
     assert (tmp_path / "workspace" / "notes" / "meeting.txt").exists()
     (decision,) = _decisions(bodies)
     assert (decision.approved, decision.by, decision.reason) == (
@@ -232,18 +242,15 @@ def test_with_request_consent_off_the_named_file_is_denied(
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the sandbox needs Linux")
-def test_the_operator_answers_only_what_the_request_does_not_consent_to(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_operator_answers_only_what_the_request_does_not_consent_to(tmp_path: Path) -> None:
     """One call the request consents to, one it does not: the operator is asked only of the
     second; the timeline says who approved; a rerun gives the operator's recorded answer to
     the second (not the request's approval of the first)."""
-    read_with_targets(monkeypatch, [Target(path="notes/meeting.txt", role="delete")])
     ws = _workspace(tmp_path)
     (ws / "b.txt").write_text("beta\n")
     text = "remove notes/meeting.txt"
     entries = [
-        _perceive("change"),
+        _perceive("change", ("notes/meeting.txt", "delete")),
         *_executor(_shell("rm notes/meeting.txt"), _write("b.txt", "beta\nmore\n")),
     ]
     asked: list[str | None] = []
@@ -278,13 +285,13 @@ def test_the_operator_answers_only_what_the_request_does_not_consent_to(
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the sandbox needs Linux")
 def test_a_log_from_before_request_consent_reruns_with_its_operators_rules(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
     """A TaskRequest whose logged Config has no ``request_consent`` asked the operator of
     every Law 1 action: ``--rerun`` reads it as off, so the logged denial (no operator) of
     the removal the request asks for is decided again rather than replaced by today's
     consent."""
-    _, bodies, store = _removal(tmp_path, monkeypatch, CONSENT_OFF)
+    _, bodies, store = _removal(tmp_path, CONSENT_OFF)
     assert [d.by for d in _decisions(bodies)] == ["queen"]
     (request,) = [e for e in all_events(store) if isinstance(e.body, TaskRequest)]
     older = {k: v for k, v in request.body.config.items() if k != "request_consent"}

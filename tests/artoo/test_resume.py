@@ -404,6 +404,14 @@ def test_a_resumed_task_killed_again_is_resumed_again(tmp_path: Path) -> None:
     assert (got.status, got.established) == ("success", "model")
     assert [c for c, _ in _calls(store)] == ["perceiver", "executor", "executor"]
     assert (workspace / "made.txt").read_text() == "x"
+    # each resume reads the task as it was read: made.txt, which the task itself created
+    # before the second kill, is still the file to create (the logged reading's ``seen``)
+    prompts = [
+        str(e.body.request["messages"][1]["content"])
+        for e in events
+        if isinstance(e.body, LLMCall) and e.body.role == "executor"
+    ]
+    assert len(prompts) == 2 and all("create made.txt" in p for p in prompts), prompts
     assert sum(isinstance(e.body, ToolCallEnded) for e in events) == 1
     assert verify(store).ok
     assert rerun(store).ok

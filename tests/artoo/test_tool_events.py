@@ -17,8 +17,24 @@ from artoo.eventstore import EventLog
 from artoo.schemas import Config, ExecutionResult, ToolCallEnded
 from artoo.testing import write_script
 
-PLAN = {"role": "planner", "content": {"subtasks": [{"instruction": "write made.txt"}]}}
-SPEC = {"role": "perceiver", "content": {"intent": "write a file", "slug": "write-file"}}
+COUNT = {
+    "role": "perceiver",
+    "content": {
+        "intent": "count the lines of a.txt",
+        "kind": "question",
+        "answer": "number",
+        "count": "lines",
+        "targets": [{"path": "a.txt", "role": "read"}],
+    },
+}
+CREATE = {
+    "role": "perceiver",
+    "content": {
+        "intent": "write a file",
+        "kind": "creation",
+        "targets": [{"path": "made.txt", "role": "create"}],
+    },
+}
 
 
 def _events(store: Path) -> list[object]:
@@ -35,8 +51,7 @@ def test_each_call_is_logged_when_it_ends_with_what_the_model_was_shown(
     model = write_script(
         tmp_path / "s.toml",
         [
-            SPEC,
-            PLAN,
+            COUNT,  # round 0 is the request itself: no Planner call
             {
                 "role": "executor",
                 "tool_calls": [{"name": "shell", "arguments": {"command": "wc -l < a.txt"}}],
@@ -78,8 +93,7 @@ def test_a_call_that_changed_the_workspace_is_in_the_log_after_a_sigkill(
     model = write_script(
         tmp_path / "s.toml",
         [
-            SPEC,
-            PLAN,
+            CREATE,  # round 0 is the request itself: no Planner call
             {
                 "role": "executor",
                 "tool_calls": [

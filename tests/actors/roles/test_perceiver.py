@@ -39,19 +39,26 @@ def test_a_valid_reading_becomes_a_task_spec(tmp_path: Path) -> None:
     assert checks[1] == Check(kind="count_matches", path="src/**/*.py", value="files")
 
 
-def test_a_reading_with_no_kind_is_held_to_both_duties(tmp_path: Path) -> None:
-    """A reading whose kind is none of the vocabulary is read as ``mixed``: it must
-    answer (free text, never proof) and change something — the stricter reading."""
+def test_a_reading_with_no_kind_is_no_reading_and_fails_closed(tmp_path: Path) -> None:
+    """``kind`` is required of a reading: an answer with none does not decode. The
+    Perceiver asks for one repair; a repair with no kind either is no valid reading — a
+    StepFailed, and no TaskSpec (no plan can follow: fail closed, never a guessed kind).
+    (:func:`reading.checked` still reads a kind outside the vocabulary as ``mixed`` for a
+    caller that passes one: ``tests/actors/test_reading.py``.)"""
     model = write_script(
-        tmp_path / "s.toml", [{"role": "perceiver", "content": {"intent": "tidy up"}}]
+        tmp_path / "s.toml",
+        [{"role": "perceiver", "times": 2, "content": {"intent": "tidy up", "answer": "text"}}],
     )
     with RoleHarness(Perceiver, model=model, workspace=tmp_path) as h:
         h.send(TaskRequest(text="tidy up the notes"))
-        (spec,) = h.wait_for(TaskSpec)
-    body = spec.body
-    assert (body.kind, body.shape) == ("mixed", "text")
-    assert any("read as mixed" in n for n in body.notes)
-    assert [c.check.kind for c in body.criteria if c.check] == ["answered", "changed"]
+        (failed,) = h.wait_for(StepFailed)
+        h.sync()
+        specs = h.published(TaskSpec)
+        calls = [e.body for e in h.recorder.envelopes if type(e.body).__name__ == "LLMCall"]
+    assert specs == []
+    assert len(calls) == 2  # the answer and its one repair
+    assert failed.body.step == "perceive" and failed.body.role == "perceiver"
+    assert "no valid task reading" in failed.body.error and "kind" in failed.body.error
 
 
 def test_no_valid_reading_is_a_clean_step_failure(tmp_path: Path) -> None:
@@ -97,6 +104,8 @@ def test_the_same_request_three_times_gets_one_memory_tag(tmp_path: Path) -> Non
         {"intent": "return the correct checks to be used", "slug": "return-checks"},
         {"intent": "fix the criterion", "slug": "fix-criterion"},
     ]
+    question = {"kind": "question", "answer": "name"}
+    readings = [{**question, **r} for r in readings]
     model = write_script(
         tmp_path / "s.toml", [{"role": "perceiver", "content": r} for r in readings]
     )
