@@ -33,7 +33,11 @@ FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 RUN = ("python", "console", "sh", "toml", "text", "")  # a bare fence is text
 
 ECHO = [
-    {"role": "perceiver", "times": 0, "content": {"intent": "answer", "slug": "answer"}},
+    {
+        "role": "perceiver",
+        "times": 0,
+        "content": {"intent": "answer", "slug": "answer", "kind": "question", "answer": "text"},
+    },
     {"role": "planner", "times": 0, "content": {"subtasks": [{"instruction": "Answer"}]}},
     {"role": "executor", "times": 0, "content": "done"},
 ]
