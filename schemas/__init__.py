@@ -21,7 +21,7 @@ from .config import (
 from .envelope import CorruptRecord, Envelope, decode_body, decode_envelope, encode_envelope
 from .messages import *  # noqa: F403
 from .messages import __all__ as _messages_all
-from .policy import POLICIES, POLICY
+from .policy import POLICIES, POLICY, RETIRED
 
 __all__ = [
     "AuditConfig",
@@ -42,6 +42,7 @@ __all__ = [
     "encode_envelope",
     "POLICIES",
     "POLICY",
+    "RETIRED",
     *_messages_all,
     *_audit_all,
 ]

@@ -13,14 +13,21 @@ upcasters: docs/replay.md says how an old version is retired).
   two independent derivations, code the second wherever the file's format allows; a
   change proven by its effect (scope, formats, read-back, the workspace's tests); every
   applied change reversible (``artoo undo``).
+- **2** — policy 1, and a task ends ``success`` only when every criterion passed: a
+  round "close enough" (D ≤ δ) with a criterion failed is refined while the replan budget
+  and Law 2 allow, else abandoned (docs/decisions/0003). Policy 1's logs replay by its
+  rule (the GGS branches on ``TaskRequest.policy``).
 """
 
 from __future__ import annotations
 
-__all__ = ["POLICIES", "POLICY"]
+__all__ = ["POLICIES", "POLICY", "RETIRED"]
 
-POLICY = 1
+POLICY = 2
 """The policy a task admitted now runs under."""
 
-POLICIES = (0, 1)
+POLICIES = (0, 1, 2)
 """Every policy a log may hold."""
+
+RETIRED = (0,)
+"""Policies whose proof code was removed: replay takes their proof decisions as logged."""

@@ -402,8 +402,11 @@ class TaskGradient:
         new_id: Callable[[], str] = new_id,
         spec: TaskSpec | None = None,
         redact: Callable[[str], str] = str,
+        policy: int = POLICY,
     ) -> None:
         self.task_id = task_id
+        self.policy = policy
+        """The decision policy the task runs under (``TaskRequest.policy``)."""
         self.spec = spec
         """The task's reading (None: a log with no TaskSpec; no proof is computed)."""
         self.request = spec.text if spec is not None else ""
@@ -512,6 +515,8 @@ class TaskGradient:
                 "every criterion passed, but not all by code (a model's verdict, one tool "
                 "result, or a check of the answer's text): success, not accept"
             )
+        if state in ("accept", "success") and proof == "none" and self.policy >= 2:
+            state, reason, rationale = _not_done(self.worsening, self.replans, params)
         if state in ("accept", "success") and self.denied:  # a denial is never a success
             rationale = f"the operator denied {'; '.join(self.denied)}; would have been {state}"
             state, reason = "abandon", "law1_denied"
@@ -636,7 +641,7 @@ class TaskGradient:
                 key=spec.key,
                 unit=spec.unit,
                 call=spec.call,
-                policy=POLICY,
+                policy=self.policy,
             )
         return msgspec.structs.replace(m, request=request, steps=steps, reading=reading)
 
@@ -763,6 +768,21 @@ def _choose(
     elif state == "success":
         reason = "criteria_met"
     return state, reason, _reason(state, d, p, omega, grad, params)
+
+
+def _not_done(
+    worsening: int, replans: int, params: GGSConfig
+) -> tuple[MacroState, EndReason | None, str]:
+    """Policy 2: a round the cascade calls done (D ≤ δ) whose proof is ``none`` — a
+    criterion failed, or no verdict at all — is not done (fail closed; docs/decisions/0003):
+    refined while Law 2 and the replan budget allow, else abandoned by the one that stops
+    it."""
+    why = "close enough (D ≤ δ), but a criterion failed or none was checked: never success"
+    if worsening >= params.law2_rounds:
+        return "abandon", "law2", f"{why}; Law 2: loss worsened {worsening} rounds in a row"
+    if replans >= params.max_replans:
+        return "abandon", "replan_budget", f"{why}; replan budget spent ({replans})"
+    return "refine", None, f"{why}: refine"
 
 
 def _final_status(state: str) -> FinalStatus:

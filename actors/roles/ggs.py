@@ -201,6 +201,8 @@ class TaskBook:
     round: int = 0
     budgets: dict[str, int | None] = field(default_factory=dict)  # max_model_calls, max_tokens
     ran_out: list[str] = field(default_factory=list)  # roles a scripted model had no entry for
+    policy: int = 0
+    """The decision policy the task's TaskRequest recorded (``schemas.policy``)."""
 
     def see(
         self,
@@ -210,7 +212,9 @@ class TaskBook:
         new_id: Callable[[], str],
     ) -> None:
         """Take one of the task's messages in (the kinds the GGS keeps books on)."""
-        if isinstance(body, TaskSpec):
+        if isinstance(body, TaskRequest):
+            self.policy = body.policy
+        elif isinstance(body, TaskSpec):
             self.gradient = TaskGradient(
                 task_id,
                 slug=body.slug,
@@ -220,6 +224,7 @@ class TaskBook:
                 new_id=new_id,
                 spec=body,
                 redact=_redactor(),
+                policy=self.policy,
             )
         elif isinstance(body, MemoryRecall):
             if body.round == 0 and self.gradient is not None:
@@ -328,6 +333,7 @@ class GGS(Role):
             started=env.ts,
             deadline_s=deadline,
             budgets={"max_model_calls": body.max_model_calls, "max_tokens": body.max_tokens},
+            policy=body.policy,
         )
 
     @handles(TaskSpec, MemoryRecall, DispatchManifest, ConfirmationRequest, ConfirmationDecision)

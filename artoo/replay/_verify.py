@@ -72,7 +72,7 @@ import msgspec
 
 from artoo._store import StoreArg, parse_store
 from artoo.schemas import (
-    POLICY,
+    RETIRED,
     Config,
     CorrectionSignal,
     Criterion,
@@ -132,8 +132,8 @@ def verify(
 class _Task:
     """One task's envelopes, walked in seq order the way the deciding roles saw them.
 
-    A task logged under a retired policy (``TaskRequest.policy`` older than the ones this
-    artoo decides by, ``schemas.POLICIES``) has its proof decisions taken as logged
+    A task logged under a retired policy (``TaskRequest.policy`` in ``schemas.RETIRED``,
+    whose proof code was removed) has its proof decisions taken as logged
     (:attr:`VerifyReport.retired`): how a round's answer was established, the checks of
     its criteria, its asks for a second derivation. Everything else is recomputed."""
 
@@ -154,8 +154,8 @@ class _Task:
 
     @property
     def retired(self) -> bool:
-        """The task ran under policy 0, whose proof is retired."""
-        return self.policy < POLICY
+        """The task ran under a policy whose proof is retired (``schemas.RETIRED``)."""
+        return self.policy in RETIRED
 
     def run(self) -> None:
         from artoo.actors.roles.ggs import TaskBook
@@ -537,7 +537,7 @@ def _readings(envelopes: Iterable[Envelope], tasks: set[str], report: VerifyRepo
         elif isinstance(body, MegramForgotten):
             episodes.pop(body.id, None)
         elif isinstance(body, TaskSpec) and body.reused and env.task_id in tasks:
-            if policies.get(env.task_id, 0) < POLICY:  # read by a retired policy's rules
+            if policies.get(env.task_id, 0) in RETIRED:  # read by a retired policy's rules
                 report.retired["reading"] += 1
                 continue
             report.checked["reading"] += 1

@@ -379,3 +379,47 @@ def test_a_denied_path_stays_blocked_even_when_the_request_names_it() -> None:
     g = gradient(spec=reading(request, "change", targets=[("archive/old.log", "delete")]))
     step = g.step(replan(0, denied), elapsed_ms=S, now=1.0)
     assert step.directive is not None and step.directive.blocked_targets == ["archive/old.log"]
+
+
+def _close_enough(policy: int, replans: int = 0) -> GGSStep:
+    """One round of a change's reading with one of five criteria failed (D = 0.2 ≤ δ)."""
+    spec = reading("set max-complexity to 25 in .flake8", "change", "", [(".flake8", "write")])
+    g = gradient(spec=spec, policy=policy)
+    g.replans = replans
+    return g.step(replan(0, failing("a", 1, 5, "logical")), elapsed_ms=S, now=1.0)
+
+
+def test_close_enough_with_a_criterion_failed_is_refined_never_success() -> None:
+    # a planned round's subtasks passed on "completed" while the task's own check failed,
+    # and D = 0.2 ≤ δ ended the task success with established "none" (bench, issue 40)
+    step = _close_enough(policy=2)
+    assert step.final is None and step.directive is not None
+    assert step.directive.directive == "refine" and step.decision.directive == "refine"
+    assert "never success" in step.decision.rationale
+    spent = _close_enough(policy=2, replans=GGSConfig().max_replans)
+    assert spent.final is not None
+    assert (spent.final.status, spent.final.reason) == ("abandon", "replan_budget")
+    assert spent.final.established == "none"
+
+
+def test_a_policy_1_log_ends_close_enough_as_it_recorded() -> None:
+    # the paper's cell (D ≤ δ: success) is what a policy-1 task decided; replay keeps it
+    step = _close_enough(policy=1)
+    assert step.final is not None
+    assert (step.final.status, step.final.established) == ("success", "none")
+
+
+@settings(max_examples=150, deadline=None)
+@given(outcomes=st.lists(outcome_st, min_size=1, max_size=3), tv=st.lists(verdict_st, max_size=3))
+def test_under_policy_2_no_task_ends_success_or_accept_unless_its_criteria_all_passed(
+    outcomes: list[SubTaskOutcome], tv: list[Verdict]
+) -> None:
+    spec = reading("how many lines does a.txt have?", "question", "number", [("a.txt", "read")])
+    g = gradient(spec=spec)
+    for round_ in range(GGSConfig().max_replans + 2):
+        step = g.step(replan(round_, *outcomes, tv=tv), elapsed_ms=S, now=1.0 + round_)
+        if step.final is not None:
+            break
+    assert step.final is not None
+    if step.final.status in ("accept", "success"):
+        assert step.final.established != "none"

@@ -234,6 +234,29 @@ def test_the_golden_0_1_log_verifies_with_its_retired_proof_taken_as_logged(
     assert dict(report.skipped) == {"law1": 4, "memory": 1}  # the store keeps only its log
 
 
+@pytest.mark.parametrize(
+    ("name", "status", "established"),
+    [
+        ("golden_policy1_sql_cfg_1", "success", "none"),
+        ("golden_policy1_sql_ini_1", "accept", "code"),
+    ],
+)
+def test_a_policy_1_log_verifies_in_full_under_a_later_policy(
+    tmp_path: Path, name: str, status: str, established: str
+) -> None:
+    # two tasks of the issue-40 holdout run (artoo eec54e6, policy 1, the local model): a
+    # config edit that ended success at D = 0.2 with a criterion failed (policy 2 refines
+    # it), and an accepted lookup whose episode records its reading under policy 1
+    shutil.copytree(GOLDEN.parent / name, tmp_path / name)
+    report = verify(tmp_path / name)
+    assert report.ok, [str(m) for m in report.mismatches]
+    assert not report.retired  # policy 1's proof is recomputed, not taken as logged
+    assert report.checked["ggs"] >= 1 and report.checked["reading"] == 1
+    final = next(e.body for e in _logged(tmp_path / name) if isinstance(e.body, FinalResult))
+    request = next(e.body for e in _logged(tmp_path / name) if isinstance(e.body, TaskRequest))
+    assert (request.policy, final.status, final.established) == (1, status, established)
+
+
 def test_a_decision_is_recomputed_under_the_ggs_parameters_it_logged(store: Path) -> None:
     env = next(e for e in _logged(store) if isinstance(e.body, GGSDecision))
     assert env.body.params["theta"] == 0.8  # the runtime logs its GGSConfig
