@@ -17,16 +17,19 @@ upcasters: docs/replay.md says how an old version is retired).
   round "close enough" (D ≤ δ) with a criterion failed is refined while the replan budget
   and Law 2 allow, else abandoned (docs/decisions/0003). Policy 1's logs replay by its
   rule (the GGS branches on ``TaskRequest.policy``).
+- **3** — policy 2, and code's run of the request's call proves a number, boolean or
+  version only when the call gave one (docs/decisions/0003; the proof branches on
+  ``TaskRequest.policy``).
 """
 
 from __future__ import annotations
 
 __all__ = ["POLICIES", "POLICY", "RETIRED"]
 
-POLICY = 2
+POLICY = 3
 """The policy a task admitted now runs under."""
 
-POLICIES = (0, 1, 2)
+POLICIES = (0, 1, 2, 3)
 """Every policy a log may hold."""
 
 RETIRED = (0,)

@@ -507,6 +507,7 @@ class TaskGradient:
                 outcomes=message.outcomes,
                 output=message.merged_output,
                 earlier=self._calls,
+                policy=self.policy,
             )
         self._calls += [c for o in message.outcomes for c in o.tool_calls]
         if state == "accept" and proof == "model":  # a model's word is not proof (Law 0)

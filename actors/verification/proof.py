@@ -26,11 +26,20 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import msgspec
 
-from artoo.schemas import Criterion, Established, SubTaskOutcome, TaskSpec, ToolCall, Verdict
+from artoo.schemas import (
+    POLICY,
+    Check,
+    Criterion,
+    Established,
+    SubTaskOutcome,
+    TaskSpec,
+    ToolCall,
+    Verdict,
+)
 
-from ._values import items, same_set, stated, states
+from ._values import items, normal, same_set, stated, states
 from .checks import COMPUTED, computed
-from .derive import applied_effects, method, showing
+from .derive import applied_effects, evaluation_of, method, showing
 from .reading import answers
 
 __all__ = ["Ask", "established", "how_established", "second_derivation"]
@@ -74,13 +83,32 @@ def _checks_passed(
     ]
 
 
-def _code_derived(checked: Sequence[tuple[Criterion, Verdict]]) -> Verdict | None:
-    """The first passed code derivation that derived a value (pure)."""
+def _code_derived(
+    checked: Sequence[tuple[Criterion, Verdict]],
+    calls: Sequence[ToolCall] = (),
+    shape: str = "",
+    policy: int = 1,
+) -> Verdict | None:
+    """The first passed code derivation that derived a value (pure). From policy 3, a
+    call code ran derives a number, boolean or version only when what it gave is one: a
+    list's repr an answer echoes is not the count asked (docs/decisions/0003)."""
     for c, v in checked:
         assert c.check is not None
         if c.check.kind in COMPUTED and not c.check.into and computed(c.check, v.observed):
+            if policy >= 3 and c.check.kind == "evaluates" and not _gives(c.check, calls, shape):
+                continue
             return v
     return None
+
+
+def _gives(check: Check, calls: Sequence[ToolCall], shape: str) -> bool:
+    """Whether code's run of the check's call gave a value of ``shape`` (pure): what it
+    returned or printed, or what it raised; any value for a shape that is not a scalar."""
+    result = evaluation_of(calls, str(check.value))
+    if result is None or "raised" in result or shape not in ("number", "boolean", "version"):
+        return result is not None
+    given = (result.get("str"), result.get("repr"), str(result.get("printed", "")).strip())
+    return any(g and normal(str(g), shape) is not None for g in given)
 
 
 def _derivation_text(call: ToolCall) -> str:
@@ -120,10 +148,12 @@ def _question(
     checked: Sequence[tuple[Criterion, Verdict]],
     outcomes: Sequence[SubTaskOutcome],
     output: str,
+    calls: Sequence[ToolCall],
+    policy: int,
 ) -> str | None:
     if spec.shape in ("", "text"):
         return None  # free text: no value code could compare
-    derived = _code_derived(checked)
+    derived = _code_derived(checked, calls, spec.shape, policy)
     if derived is not None:
         return derived.evidence
     for o in outcomes:
@@ -185,12 +215,14 @@ def established(
     outcomes: Iterable[SubTaskOutcome],
     output: str,
     earlier: Sequence[ToolCall] = (),
+    policy: int = POLICY,
 ) -> tuple[Established | None, str]:
     """How a round's answer was established, and by what (pure; the module's rule):
     ``none`` when some verdict failed or none passed; ``model`` when some verdict is a
     model's, or the question's value or the change was not proven; ``human`` when a
     person confirmed a verdict; ``code`` otherwise. None for a task read without a kind.
-    ``earlier``: the calls of the task's earlier rounds (their changes are the task's)."""
+    ``earlier``: the calls of the task's earlier rounds (their changes are the task's);
+    ``policy``: the task's (``TaskRequest.policy``)."""
     if not spec.kind:
         return None, ""
     outcomes = list(outcomes)
@@ -205,7 +237,7 @@ def established(
     calls = [*earlier, *(c for o in outcomes for c in o.tool_calls)]
     notes = []
     if answers(spec.kind):
-        how = _question(spec, checked, outcomes, output)
+        how = _question(spec, checked, outcomes, output, calls, policy)
         if how is None:
             return "model", ""
         notes.append(how)

@@ -210,3 +210,44 @@ def test_a_call_is_traced_to_the_module_python_imports_its_first_name_from(
         tool="shell", args={"command": planned.commands[0]}, stdout=ran.stdout, by="code"
     )
     assert evaluation_of([call], "pkg.f(2)") == {"repr": "4", "str": "4", "printed": ""}
+
+
+def test_a_list_echoed_for_a_count_is_not_proven_by_codes_run_of_the_call() -> None:
+    # the policy-2 holdout run: "How many items does split(…) return?" —
+    # code ran the call (a list of 4), the answer echoed the run's output with its list
+    # repr and stated 1, and the task ended accept. A count asked needs a number from code.
+    from artoo.actors.verification.proof import established
+    from artoo.schemas import Criterion, SubTaskOutcome, TaskSpec, Verdict
+
+    call = "split('a; b;; c')"
+    evaluates = Check(kind="evaluates", value=call, shape="number")
+    criteria = {
+        "t1": Criterion(id="t1", text="states", mode="verifiable", check=Check(kind="answered")),
+        "t2": Criterion(id="t2", text="runs", mode="verifiable", check=evaluates),
+    }
+    text = f"How many items does {call} return?"
+    spec = TaskSpec(text=text, intent=text, slug="count", kind="question", shape="number")
+
+    def proof(result: dict[str, str], output: str, policy: int) -> str | None:
+        ran = _evaluation(call, result)
+        passed = [
+            Verdict(criterion_id="t1", passed=True),
+            Verdict(criterion_id="t2", passed=True, observed={"evaluated": True}),
+        ]
+        outcome = SubTaskOutcome(
+            subtask_id="s", status="matched", verdicts=passed, tool_calls=[ran]
+        )
+        how, _ = established(
+            spec=spec, criteria=criteria, task_verdicts=[], outcomes=[outcome],
+            output=output, policy=policy,
+        )  # fmt: skip
+        return how
+
+    listed = {"repr": "['a;', 'b;', ';', 'c']", "str": "['a;', 'b;', ';', 'c']", "printed": ""}
+    echo = "It ran and gave ['a;', 'b;', ';', 'c']: 1 item."
+    assert proof(listed, echo, policy=2) == "code"  # policies 1 and 2 took the echo as proof
+    assert proof(listed, echo, policy=3) == "model"
+    counted = {"repr": "4", "str": "4", "printed": ""}
+    assert proof(counted, "It returns 4.", policy=3) == "code"
+    raised = {"raised": "ValueError: empty", "printed": ""}
+    assert proof(raised, "It raises ValueError.", policy=3) == "code"
